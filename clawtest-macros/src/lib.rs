@@ -1,0 +1,1 @@
+//! Attribute macros for clawtest: `#[clawtest::suite]` and `#[clawtest::harness]` land here.

@@ -1,0 +1,1 @@
+//! Mock services: the service engine and the built-in catalogue.

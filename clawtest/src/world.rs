@@ -1,0 +1,1 @@
+//! Per-trial state: the stores of every service a task uses and the audit log.
