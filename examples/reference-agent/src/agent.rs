@@ -1,0 +1,145 @@
+//! Owns the agent loop: the conversation (system + user messages, assistant tool calls and tool
+//! results), one model call per turn, dispatching tool calls in order, and stopping on the first
+//! answer without tool calls or when the turn budget runs out.
+
+use std::fmt;
+
+use serde_json::{Value, json};
+
+use crate::config::Config;
+use crate::model::{ModelClient, ModelError};
+use crate::tools::{self, Tool, ToolRunner};
+
+/// Fixed so that runs are comparable; the task itself lives in the user message.
+pub const SYSTEM_PROMPT: &str = "You are an assistant that completes the user's task using the \
+tools you are given. Call tools as needed to gather information and make changes, then answer \
+with a concise final report of what you did and found.";
+
+/// Tool arguments are echoed in the step log; long ones are shortened to keep one line per step.
+const LOGGED_ARGUMENTS_LIMIT: usize = 300;
+
+/// Why a run ended without a final answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentError {
+    Model(ModelError),
+    /// The model still wanted tools after this many turns.
+    MaxTurns(u32),
+}
+
+impl AgentError {
+    /// Process exit code: 1 for a model failure, 3 for an exhausted turn budget.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            AgentError::Model(_) => 1,
+            AgentError::MaxTurns(_) => 3,
+        }
+    }
+}
+
+impl fmt::Display for AgentError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AgentError::Model(error) => error.fmt(formatter),
+            AgentError::MaxTurns(turns) => write!(
+                formatter,
+                "no final answer after {turns} turns (AGENT_MAX_TURNS={turns})"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for AgentError {}
+
+impl From<ModelError> for AgentError {
+    fn from(error: ModelError) -> AgentError {
+        AgentError::Model(error)
+    }
+}
+
+/// Runs the task to completion and returns the final answer. Steps are logged to stderr.
+pub fn run(config: &Config) -> Result<String, AgentError> {
+    let model = ModelClient::new(
+        &config.model_base_url,
+        config.api_key.clone(),
+        &config.model,
+    );
+    let runner = ToolRunner::new(&config.services_url);
+    let definitions: Vec<Value> = config.tools.iter().map(Tool::openai_definition).collect();
+
+    let mut messages = vec![
+        json!({"role": "system", "content": SYSTEM_PROMPT}),
+        json!({"role": "user", "content": config.prompt}),
+    ];
+
+    for turn in 1..=config.max_turns {
+        let message = model.complete(&messages, &definitions)?;
+        let calls = match message.get("tool_calls") {
+            Some(Value::Array(calls)) if !calls.is_empty() => calls.clone(),
+            _ => {
+                // A missing or null content still ends the run: the model chose not to act.
+                let answer = message
+                    .get("content")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                eprintln!(
+                    "turn {turn}: final answer ({} chars)",
+                    answer.chars().count()
+                );
+                return Ok(answer);
+            }
+        };
+
+        // Echo the assistant message with only the keys the API defines, tool_calls verbatim,
+        // so the next request is accepted by strict servers.
+        messages.push(json!({
+            "role": "assistant",
+            "content": message.get("content").cloned().unwrap_or(Value::Null),
+            "tool_calls": calls,
+        }));
+        for call in &calls {
+            let result = execute_call(turn, call, &config.tools, &runner);
+            let id = call.get("id").cloned().unwrap_or_else(|| json!(""));
+            messages.push(json!({"role": "tool", "tool_call_id": id, "content": result}));
+        }
+    }
+
+    Err(AgentError::MaxTurns(config.max_turns))
+}
+
+/// Executes one tool call and returns the tool result text for the model.
+fn execute_call(turn: u32, call: &Value, tools: &[Tool], runner: &ToolRunner) -> String {
+    let name = call
+        .pointer("/function/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let arguments = tools::parse_arguments(call.pointer("/function/arguments"));
+    eprintln!(
+        "turn {turn}: calling {name} {}",
+        shorten(&arguments.body.to_string())
+    );
+
+    let Some(tool) = tools.iter().find(|tool| tool.name == name) else {
+        let available: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+        eprintln!("turn {turn}: unknown tool {name:?}");
+        return format!(
+            "error: unknown tool {name:?}; available tools: {}",
+            available.join(", ")
+        );
+    };
+
+    let result = runner.call(tool, &arguments.body);
+    match arguments.problem {
+        Some(problem) => format!("note: {problem}, so {{}} was sent instead.\n{result}"),
+        None => result,
+    }
+}
+
+fn shorten(text: &str) -> String {
+    if text.chars().count() <= LOGGED_ARGUMENTS_LIMIT {
+        text.to_owned()
+    } else {
+        let head: String = text.chars().take(LOGGED_ARGUMENTS_LIMIT).collect();
+        format!("{head}...")
+    }
+}

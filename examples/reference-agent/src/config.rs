@@ -1,0 +1,251 @@
+//! Owns the sandbox contract's inputs: which environment variables are read, what each falls back
+//! to, and turning them into a validated [`Config`] before any network traffic happens, so a broken
+//! sandbox fails fast with a message naming the file or variable at fault.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::tools::{self, Tool};
+
+/// Prompt text, highest precedence.
+pub const PROMPT_VARIABLE: &str = "CLAWTEST_PROMPT";
+/// Prompt file, used when [`PROMPT_VARIABLE`] is unset.
+pub const PROMPT_FILE_VARIABLE: &str = "CLAWTEST_PROMPT_FILE";
+pub const DEFAULT_PROMPT_FILE: &str = "/clawtest/prompt.md";
+
+/// Tools file variables in precedence order (ClawEnvKit's name first).
+pub const TOOLS_FILE_VARIABLES: [&str; 2] = ["EVAL_TOOLS_FILE", "CLAWTEST_TOOLS_FILE"];
+pub const DEFAULT_TOOLS_FILE: &str = "/clawtest/tools.json";
+
+pub const SERVICES_URL_VARIABLE: &str = "CLAWTEST_SERVICES_URL";
+pub const DEFAULT_SERVICES_URL: &str = "http://127.0.0.1:9100";
+
+pub const MODEL_BASE_URL_VARIABLE: &str = "OPENAI_BASE_URL";
+pub const DEFAULT_MODEL_BASE_URL: &str = "http://127.0.0.1:9201/v1";
+pub const API_KEY_VARIABLE: &str = "OPENAI_API_KEY";
+
+/// Model name variables in precedence order.
+pub const MODEL_VARIABLES: [&str; 2] = ["CLAWTEST_MODEL", "OPENAI_MODEL"];
+pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+
+pub const MAX_TURNS_VARIABLE: &str = "AGENT_MAX_TURNS";
+pub const DEFAULT_MAX_TURNS: u32 = 20;
+
+/// Everything one run needs, already read and validated.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub prompt: String,
+    pub tools: Vec<Tool>,
+    /// Base URL of the mock services; a tool's endpoint is appended to it.
+    pub services_url: String,
+    /// Base URL of the OpenAI-compatible API; `/chat/completions` is appended to it.
+    pub model_base_url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+    /// How many model calls the run may make before giving up.
+    pub max_turns: u32,
+}
+
+/// A missing or invalid input; the message names the file or variable involved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Reads the process environment and the files it points at.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        Config::from_lookup(|name| std::env::var_os(name))
+    }
+
+    /// Same as [`Config::from_env`] with the environment passed in, so the precedence rules can be
+    /// tested without mutating the process environment.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Result<Config, ConfigError> {
+        // An empty variable counts as unset: shells and container specs often export `VAR=` to mean
+        // "not configured", and an empty URL or path is never usable anyway.
+        let lookup = |name: &str| lookup(name).filter(|value| !value.is_empty());
+        let text = |name: &str| -> Result<Option<String>, ConfigError> {
+            match lookup(name) {
+                None => Ok(None),
+                Some(value) => value.into_string().map(Some).map_err(|_| {
+                    ConfigError(format!("environment variable {name} is not valid UTF-8"))
+                }),
+            }
+        };
+
+        let prompt = read_prompt(&lookup, &text)?;
+        let tools = read_tools(&lookup)?;
+
+        let services_url =
+            text(SERVICES_URL_VARIABLE)?.unwrap_or_else(|| DEFAULT_SERVICES_URL.to_owned());
+        let model_base_url =
+            text(MODEL_BASE_URL_VARIABLE)?.unwrap_or_else(|| DEFAULT_MODEL_BASE_URL.to_owned());
+        let api_key = text(API_KEY_VARIABLE)?;
+
+        let mut model = None;
+        for name in MODEL_VARIABLES {
+            if let Some(value) = text(name)? {
+                model = Some(value);
+                break;
+            }
+        }
+        let model = model.unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+
+        let max_turns = match text(MAX_TURNS_VARIABLE)? {
+            None => DEFAULT_MAX_TURNS,
+            Some(value) => match value.trim().parse::<u32>() {
+                Ok(turns) if turns > 0 => turns,
+                _ => {
+                    return Err(ConfigError(format!(
+                        "{MAX_TURNS_VARIABLE} must be a positive integer, got {value:?}"
+                    )));
+                }
+            },
+        };
+
+        Ok(Config {
+            prompt,
+            tools,
+            services_url,
+            model_base_url,
+            api_key,
+            model,
+            max_turns,
+        })
+    }
+}
+
+fn read_prompt(
+    lookup: &impl Fn(&str) -> Option<OsString>,
+    text: &impl Fn(&str) -> Result<Option<String>, ConfigError>,
+) -> Result<String, ConfigError> {
+    if let Some(prompt) = text(PROMPT_VARIABLE)? {
+        return non_empty_prompt(prompt, PROMPT_VARIABLE);
+    }
+    let (path, source) = match lookup(PROMPT_FILE_VARIABLE) {
+        Some(path) => (PathBuf::from(path), PROMPT_FILE_VARIABLE),
+        None => (PathBuf::from(DEFAULT_PROMPT_FILE), "default"),
+    };
+    let prompt = std::fs::read_to_string(&path).map_err(|error| {
+        ConfigError(format!(
+            "cannot read prompt file {} ({source}; set {PROMPT_VARIABLE} or {PROMPT_FILE_VARIABLE}): {error}",
+            path.display()
+        ))
+    })?;
+    non_empty_prompt(prompt, &format!("prompt file {}", path.display()))
+}
+
+fn non_empty_prompt(prompt: String, source: &str) -> Result<String, ConfigError> {
+    if prompt.trim().is_empty() {
+        Err(ConfigError(format!("the prompt from {source} is empty")))
+    } else {
+        Ok(prompt)
+    }
+}
+
+fn read_tools(lookup: &impl Fn(&str) -> Option<OsString>) -> Result<Vec<Tool>, ConfigError> {
+    let (path, source) = TOOLS_FILE_VARIABLES
+        .iter()
+        .find_map(|name| lookup(name).map(|path| (PathBuf::from(path), *name)))
+        .unwrap_or_else(|| (PathBuf::from(DEFAULT_TOOLS_FILE), "default"));
+    let text = std::fs::read_to_string(&path).map_err(|error| {
+        ConfigError(format!(
+            "cannot read tools file {} ({source}; set {} or {}): {error}",
+            path.display(),
+            TOOLS_FILE_VARIABLES[0],
+            TOOLS_FILE_VARIABLES[1],
+        ))
+    })?;
+    tools::parse_tools(&text)
+        .map_err(|error| ConfigError(format!("invalid tools file {}: {error}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn lookup_from(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+        let map: HashMap<String, OsString> = pairs
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), OsString::from(value)))
+            .collect();
+        move |name| map.get(name).cloned()
+    }
+
+    fn write_temporary(name: &str, contents: &str) -> PathBuf {
+        let path = std::env::temp_dir().join(format!(
+            "reference-agent-config-{}-{name}",
+            std::process::id()
+        ));
+        std::fs::write(&path, contents).expect("write temporary file");
+        path
+    }
+
+    #[test]
+    fn defaults_apply_when_only_prompt_and_tools_are_given() {
+        let tools = write_temporary("defaults-tools.json", "[]");
+        let tools = tools.to_string_lossy().into_owned();
+        let config = Config::from_lookup(lookup_from(&[
+            ("CLAWTEST_PROMPT", "do it"),
+            ("CLAWTEST_TOOLS_FILE", &tools),
+        ]))
+        .expect("config");
+        assert_eq!(config.prompt, "do it");
+        assert!(config.tools.is_empty());
+        assert_eq!(config.services_url, DEFAULT_SERVICES_URL);
+        assert_eq!(config.model_base_url, DEFAULT_MODEL_BASE_URL);
+        assert_eq!(config.api_key, None);
+        assert_eq!(config.model, DEFAULT_MODEL);
+        assert_eq!(config.max_turns, DEFAULT_MAX_TURNS);
+    }
+
+    #[test]
+    fn first_variable_wins_and_empty_counts_as_unset() {
+        let tools = write_temporary("precedence-tools.json", "[]");
+        let tools = tools.to_string_lossy().into_owned();
+        let prompt = write_temporary("precedence-prompt.md", "from file");
+        let prompt = prompt.to_string_lossy().into_owned();
+        let config = Config::from_lookup(lookup_from(&[
+            ("CLAWTEST_PROMPT", ""),
+            ("CLAWTEST_PROMPT_FILE", &prompt),
+            ("EVAL_TOOLS_FILE", &tools),
+            ("CLAWTEST_TOOLS_FILE", "/nonexistent/tools.json"),
+            ("CLAWTEST_MODEL", "first"),
+            ("OPENAI_MODEL", "second"),
+            ("AGENT_MAX_TURNS", "7"),
+        ]))
+        .expect("config");
+        assert_eq!(config.prompt, "from file");
+        assert_eq!(config.model, "first");
+        assert_eq!(config.max_turns, 7);
+    }
+
+    #[test]
+    fn invalid_max_turns_is_rejected_by_name() {
+        let tools = write_temporary("turns-tools.json", "[]");
+        let tools = tools.to_string_lossy().into_owned();
+        for value in ["0", "-1", "many"] {
+            let error = Config::from_lookup(lookup_from(&[
+                ("CLAWTEST_PROMPT", "p"),
+                ("CLAWTEST_TOOLS_FILE", &tools),
+                ("AGENT_MAX_TURNS", value),
+            ]))
+            .expect_err("invalid turns");
+            assert!(error.0.contains("AGENT_MAX_TURNS"), "{error}");
+        }
+    }
+
+    #[test]
+    fn missing_prompt_file_names_the_default_path() {
+        let error = Config::from_lookup(lookup_from(&[])).expect_err("no prompt");
+        assert!(error.0.contains(DEFAULT_PROMPT_FILE), "{error}");
+    }
+}
