@@ -9,6 +9,7 @@
 pub mod catalogue;
 pub mod description;
 pub mod engine;
+pub mod http;
 pub mod time;
 
 pub use catalogue::{Catalogue, DescriptionError, parse_description};
