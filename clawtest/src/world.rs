@@ -1,1 +1,961 @@
 //! Per-trial state: the stores of every service a task uses and the audit log.
+//!
+//! A [`World`] is built from the catalogue, the task's services, fixtures and tools, and
+//! answers requests through [`World::handle`] — a pure in-memory call; [`crate::services::http`]
+//! puts it on a socket. Everything is deterministic: the clock is fixed per trial (the
+//! request with sequence number n happens at `clock + n seconds`, and that instant is both
+//! the audit `at` and the handler's "now"), ids come from collection sizes, and the fault
+//! seam uses a seeded generator.
+//!
+//! # Which requests are recorded
+//!
+//! Every request to a route of a service the task uses is recorded once, when answered:
+//! 2xx, "not found" (HTTP 200 with `{"error": ..}`, as ClawEnvKit), 422 validation
+//! errors, 405 (wrong method) and 404 for an unknown route under the service (action: the
+//! endpoint path, unless a task tool names it). ClawEnvKit logs only what reached its
+//! handler; clawtest records what the agent *did*. Utility routes (`/health`, `/audit`,
+//! `/reset`, `/injected_errors`, `/<svc>/audit`, `/<svc>/reset`) and paths under no
+//! service of the task are not recorded.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::services::engine::{self, Collections, FixtureProblem};
+use crate::services::time::{self, Instant, SECOND};
+use crate::services::{Catalogue, ServiceDescription, ToolBinding};
+
+/// The default trial clock.
+pub const DEFAULT_CLOCK: &str = "2026-01-02T09:00:00Z";
+
+/// Options for one world.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorldOptions {
+    /// The trial's fixed start instant, RFC 3339.
+    pub clock: String,
+    /// The error injector's plan (none by default).
+    pub faults: FaultPlan,
+}
+
+impl Default for WorldOptions {
+    fn default() -> Self {
+        WorldOptions {
+            clock: DEFAULT_CLOCK.to_owned(),
+            faults: FaultPlan::default(),
+        }
+    }
+}
+
+/// The seam for the error injector: each POST to a service route draws from a generator
+/// seeded with `seed`; with probability `rate` the call is a fault (ClawEnvKit's mix:
+/// 35 % rate limit 429, 35 % server error 500, 30 % slow). A slow call runs normally and
+/// is only marked; the HTTP layer may delay it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FaultPlan {
+    pub rate: f64,
+    pub seed: u64,
+}
+
+/// An injected fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    RateLimited,
+    ServerError,
+    Slow,
+}
+
+/// An HTTP answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServiceResponse {
+    pub status: u16,
+    pub body: Value,
+    pub headers: Vec<(String, String)>,
+}
+
+impl ServiceResponse {
+    fn json(status: u16, body: Value) -> Self {
+        ServiceResponse {
+            status,
+            body,
+            headers: vec![],
+        }
+    }
+}
+
+/// One recorded request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    /// Monotonic from 1 within the world (restarted by [`World::reset`]).
+    pub seq: u64,
+    pub service: String,
+    /// The task's tool name bound to this endpoint, else the canonical action.
+    pub action: String,
+    pub endpoint: String,
+    /// The validated parameters (pydantic `model_dump()`: declared fields, defaults
+    /// applied); for a rejected request, the body object as received ({} if none).
+    pub params: Value,
+    pub status: u16,
+    pub response: Value,
+    pub fault: Option<FaultKind>,
+    /// `clock + seq seconds`, RFC 3339 UTC.
+    pub at: String,
+}
+
+/// Why a world cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum WorldError {
+    #[error("unknown service `{name}`; the catalogue has: {known}")]
+    UnknownService { name: String, known: String },
+    #[error(
+        "fixture `{key}` (for service `{service}`): expected a list of records, or a map with one key holding them; found {found}"
+    )]
+    FixtureShape {
+        key: String,
+        service: String,
+        found: String,
+    },
+    #[error(
+        "fixture `{key}` (for service `{service}`): item {index} should be a record (a map); found {found}"
+    )]
+    FixtureRecord {
+        key: String,
+        service: String,
+        index: usize,
+        found: String,
+    },
+    #[error("fixtures: expected a map of fixture keys (or a list of records); found {found}")]
+    FixturesShape { found: String },
+    #[error("clock `{clock}` is not an RFC 3339 instant (like {DEFAULT_CLOCK})")]
+    BadClock { clock: String },
+}
+
+#[derive(Debug, Clone)]
+struct ServiceState {
+    desc: ServiceDescription,
+    initial: Collections,
+    current: Collections,
+}
+
+/// The state of one trial. `Send`, so it can sit behind a mutex shared with a server.
+#[derive(Debug, Clone)]
+pub struct World {
+    services: Vec<ServiceState>,
+    /// endpoint → tool name (the first task tool naming the endpoint).
+    bindings: HashMap<String, String>,
+    clock: Instant,
+    faults: FaultPlan,
+    rng: u64,
+    audit: Vec<AuditEntry>,
+    next_seq: u64,
+}
+
+impl World {
+    /// Builds the world for a task. `services` are the names the task uses; `fixtures` is
+    /// the task's `fixtures` value (a map of fixture keys, a list, or null); `tools` are
+    /// the task's tools.
+    ///
+    /// Fixture keys reach services as in ClawEnvKit's entrypoint: a key equal to a service
+    /// name feeds that service; otherwise each service collection listing the key in
+    /// `fixture_keys` gets it (`articles` feeds both rss and kb). Several keys feeding one
+    /// collection are concatenated in task order (ClawEnvKit keeps the last one). A service
+    /// that no key reaches falls back to the *unclaimed* keys: the value of the only one,
+    /// or the first list among several (ClawEnvKit falls back to all keys, so a todo task
+    /// could see gmail's inbox as tasks). A top-level list seeds every service's fallback
+    /// collection.
+    pub fn new(
+        catalogue: &Catalogue,
+        services: &[String],
+        fixtures: &Value,
+        tools: &[ToolBinding],
+        options: WorldOptions,
+    ) -> Result<World, WorldError> {
+        let clock = time::parse(&options.clock)
+            .filter(|_| options.clock.contains('T'))
+            .ok_or_else(|| WorldError::BadClock {
+                clock: options.clock.clone(),
+            })?;
+        let mut states = Vec::new();
+        for name in services {
+            if states.iter().any(|s: &ServiceState| &s.desc.name == name) {
+                continue;
+            }
+            let desc = catalogue
+                .get(name)
+                .ok_or_else(|| WorldError::UnknownService {
+                    name: name.clone(),
+                    known: catalogue.names().collect::<Vec<_>>().join(", "),
+                })?;
+            states.push(ServiceState {
+                desc: desc.clone(),
+                initial: Collections::new(),
+                current: Collections::new(),
+            });
+        }
+        seed_fixtures(&mut states, fixtures, clock)?;
+        for s in &mut states {
+            s.current = s.initial.clone();
+        }
+        let mut bindings = HashMap::new();
+        for t in tools {
+            bindings
+                .entry(t.endpoint.clone())
+                .or_insert_with(|| t.name.clone());
+        }
+        Ok(World {
+            services: states,
+            bindings,
+            clock,
+            rng: options.faults.seed,
+            faults: options.faults,
+            audit: Vec::new(),
+            next_seq: 1,
+        })
+    }
+
+    /// The audit log, in order.
+    pub fn audit(&self) -> &[AuditEntry] {
+        &self.audit
+    }
+
+    /// Back to the fixtures; audit cleared, sequence and fault generator restarted.
+    pub fn reset(&mut self) {
+        for s in &mut self.services {
+            s.current = s.initial.clone();
+        }
+        self.audit.clear();
+        self.next_seq = 1;
+        self.rng = self.faults.seed;
+    }
+
+    /// A service's current records in one collection (for tests and reports).
+    pub fn records(&self, service: &str, collection: &str) -> Option<&[Value]> {
+        let s = self.services.iter().find(|s| s.desc.name == service)?;
+        s.current.get(collection).map(Vec::as_slice)
+    }
+
+    /// Answers one request. Never panics.
+    pub fn handle(&mut self, method: &str, path: &str, body: &[u8]) -> ServiceResponse {
+        let path = path.split(['?', '#']).next().unwrap_or("");
+        let method = method.to_ascii_uppercase();
+        if let Some(resp) = self.utility(&method, path) {
+            return resp;
+        }
+        let svc_name = path.trim_start_matches('/').split('/').next().unwrap_or("");
+        let Some(index) = self.services.iter().position(|s| s.desc.name == svc_name) else {
+            return not_found();
+        };
+        let bound = self.bindings.get(path).cloned();
+        let route = self.services[index].desc.route(path).cloned();
+        let Some(route) = route else {
+            let action = bound.unwrap_or_else(|| path.to_owned());
+            let resp = not_found();
+            self.record(svc_name, action, path, json!({}), &resp, None);
+            return resp;
+        };
+        let action = bound.unwrap_or_else(|| route.action.clone());
+        let received = || match serde_json::from_slice::<Value>(body) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => json!({}),
+        };
+        if !route.method.eq_ignore_ascii_case(&method) {
+            let mut resp = ServiceResponse::json(405, json!({"detail": "Method Not Allowed"}));
+            resp.headers.push(("allow".into(), route.method.clone()));
+            self.record(svc_name, action, path, received(), &resp, None);
+            return resp;
+        }
+        let fault = self.draw_fault(&method);
+        let service_name = self.services[index].desc.name.clone();
+        match fault {
+            Some(FaultKind::RateLimited) => {
+                let mut resp = ServiceResponse::json(
+                    429,
+                    json!({
+                        "error": "rate_limit_exceeded",
+                        "message": "Too many requests. Please retry after a short delay.",
+                        "retry_after_seconds": 2,
+                    }),
+                );
+                resp.headers.push(("retry-after".into(), "2".into()));
+                self.record(&service_name, action, path, received(), &resp, fault);
+                return resp;
+            }
+            Some(FaultKind::ServerError) => {
+                let resp = ServiceResponse::json(
+                    500,
+                    json!({
+                        "error": "internal_server_error",
+                        "message": "An unexpected error occurred. Please try again.",
+                    }),
+                );
+                self.record(&service_name, action, path, received(), &resp, fault);
+                return resp;
+            }
+            Some(FaultKind::Slow) | None => {}
+        }
+        let resp;
+        let params;
+        match engine::validate(&route, body) {
+            Err(rejected) => {
+                params = rejected.received;
+                resp = ServiceResponse::json(422, json!({"detail": rejected.detail}));
+            }
+            Ok(validated) => {
+                params = Value::Object(validated.clone());
+                let now = self.clock + i128::from(self.next_seq) * SECOND;
+                let state = &mut self.services[index];
+                let outcome = engine::execute(
+                    &route,
+                    &state.desc.collections,
+                    &mut state.current,
+                    validated,
+                    now,
+                );
+                resp = ServiceResponse::json(200, engine::respond(&route, &outcome));
+            }
+        }
+        self.record(&service_name, action, path, params, &resp, fault);
+        resp
+    }
+
+    fn record(
+        &mut self,
+        service: &str,
+        action: String,
+        endpoint: &str,
+        params: Value,
+        resp: &ServiceResponse,
+        fault: Option<FaultKind>,
+    ) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.audit.push(AuditEntry {
+            seq,
+            service: service.to_owned(),
+            action,
+            endpoint: endpoint.to_owned(),
+            params,
+            status: resp.status,
+            response: resp.body.clone(),
+            fault,
+            at: time::format_z(self.clock + i128::from(seq) * SECOND),
+        });
+    }
+
+    /// splitmix64, so a plan's faults depend only on its seed and the call order.
+    fn draw_fault(&mut self, method: &str) -> Option<FaultKind> {
+        if self.faults.rate <= 0.0 || method != "POST" {
+            return None;
+        }
+        let mut next = || {
+            self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.rng;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        };
+        if next() >= self.faults.rate {
+            return None;
+        }
+        let kind = next();
+        Some(if kind < 0.35 {
+            FaultKind::RateLimited
+        } else if kind < 0.70 {
+            FaultKind::ServerError
+        } else {
+            FaultKind::Slow
+        })
+    }
+
+    /// Routes that inspect or reset the world; never recorded.
+    fn utility(&mut self, method: &str, path: &str) -> Option<ServiceResponse> {
+        let get_only = |m: &str| (m != "GET").then(method_not_allowed);
+        match path {
+            "/health" => return Some(ServiceResponse::json(200, json!({"status": "ok"}))),
+            "/audit" => {
+                return Some(get_only(method).unwrap_or_else(|| {
+                    ServiceResponse::json(
+                        200,
+                        json!({"entries": self.audit, "total": self.audit.len()}),
+                    )
+                }));
+            }
+            "/injected_errors" => {
+                let errors: Vec<&AuditEntry> =
+                    self.audit.iter().filter(|e| e.fault.is_some()).collect();
+                return Some(get_only(method).unwrap_or_else(|| {
+                    ServiceResponse::json(200, json!({"errors": errors, "total": errors.len()}))
+                }));
+            }
+            "/reset" => {
+                self.reset();
+                return Some(ServiceResponse::json(200, json!({"status": "reset"})));
+            }
+            _ => {}
+        }
+        let (svc, tail) = path.trim_start_matches('/').split_once('/')?;
+        let index = self.services.iter().position(|s| s.desc.name == svc)?;
+        match tail {
+            "audit" => Some(
+                get_only(method)
+                    .unwrap_or_else(|| ServiceResponse::json(200, self.service_audit(index))),
+            ),
+            "reset" if method == "POST" => {
+                let state = &mut self.services[index];
+                state.current = state.initial.clone();
+                self.audit.retain(|e| e.service != svc);
+                Some(ServiceResponse::json(200, json!({"status": "reset"})))
+            }
+            "reset" => Some(method_not_allowed()),
+            _ => None,
+        }
+    }
+
+    /// ClawEnvKit's `GET /<svc>/audit`: `calls` (requests that reached the handler, i.e.
+    /// answered 200, in ClawEnvKit's raw format) plus the service's side lists.
+    fn service_audit(&self, index: usize) -> Value {
+        let state = &self.services[index];
+        let calls: Vec<Value> = self
+            .audit
+            .iter()
+            .filter(|e| e.service == state.desc.name && e.status == 200)
+            .map(|e| {
+                let at = time::parse(&e.at)
+                    .map(time::format_python_iso)
+                    .unwrap_or_default();
+                json!({
+                    "endpoint": e.endpoint,
+                    "request_body": e.params,
+                    "response_body": e.response,
+                    "timestamp": at,
+                })
+            })
+            .collect();
+        let mut out = Map::new();
+        out.insert("calls".into(), Value::Array(calls));
+        for list in &state.desc.audit_lists {
+            let records = state.current.get(list).cloned().unwrap_or_default();
+            out.insert(list.clone(), Value::Array(records));
+        }
+        Value::Object(out)
+    }
+}
+
+fn not_found() -> ServiceResponse {
+    ServiceResponse::json(404, json!({"detail": "Not Found"}))
+}
+
+fn method_not_allowed() -> ServiceResponse {
+    ServiceResponse::json(405, json!({"detail": "Method Not Allowed"}))
+}
+
+/// Seeds every service's `initial` collections from the task's fixtures.
+fn seed_fixtures(
+    states: &mut [ServiceState],
+    fixtures: &Value,
+    clock: Instant,
+) -> Result<(), WorldError> {
+    // (service index, collection name, fixture key, value), in task order.
+    let mut feeds: Vec<(usize, String, String, Value)> = Vec::new();
+    match fixtures {
+        Value::Null => {}
+        Value::Array(_) => {
+            for (i, s) in states.iter().enumerate() {
+                if let Some(c) = s.desc.collections.iter().find(|c| c.fixture_fallback) {
+                    feeds.push((i, c.name.clone(), "fixtures".into(), fixtures.clone()));
+                }
+            }
+        }
+        Value::Object(map) => {
+            let mut unclaimed = Map::new();
+            for (key, value) in map {
+                let mut claimed = false;
+                for (i, s) in states.iter().enumerate() {
+                    let targets: Vec<&str> = if &s.desc.name == key {
+                        s.desc
+                            .collections
+                            .iter()
+                            .find(|c| c.fixture_fallback)
+                            .or_else(|| {
+                                s.desc
+                                    .collections
+                                    .iter()
+                                    .find(|c| !c.fixture_keys.is_empty())
+                            })
+                            .map(|c| vec![c.name.as_str()])
+                            .unwrap_or_default()
+                    } else if states.iter().any(|o| &o.desc.name == key) {
+                        vec![]
+                    } else {
+                        s.desc
+                            .collections
+                            .iter()
+                            .filter(|c| c.fixture_keys.contains(key))
+                            .map(|c| c.name.as_str())
+                            .collect()
+                    };
+                    for c in targets {
+                        feeds.push((i, c.to_owned(), key.clone(), value.clone()));
+                        claimed = true;
+                    }
+                }
+                if !claimed {
+                    unclaimed.insert(key.clone(), value.clone());
+                }
+            }
+            let fallback = match unclaimed.len() {
+                0 => None,
+                1 => unclaimed.values().next().cloned(),
+                _ => unclaimed.values().find(|v| v.is_array()).cloned(),
+            };
+            if let Some(fallback) = fallback
+                && engine::fixture_records(&fallback).is_ok()
+            {
+                for (i, s) in states.iter().enumerate() {
+                    if feeds.iter().any(|f| f.0 == i) {
+                        continue;
+                    }
+                    if let Some(c) = s.desc.collections.iter().find(|c| c.fixture_fallback) {
+                        feeds.push((i, c.name.clone(), "fixtures".into(), fallback.clone()));
+                    }
+                }
+            }
+        }
+        other => {
+            return Err(WorldError::FixturesShape {
+                found: engine::describe(other),
+            });
+        }
+    }
+    for (i, collection, key, value) in feeds {
+        let service = states[i].desc.name.clone();
+        let records = engine::fixture_records(&value).map_err(|p| match p {
+            FixtureProblem::NoList { found } => WorldError::FixtureShape {
+                key: key.clone(),
+                service: service.clone(),
+                found,
+            },
+            FixtureProblem::NotARecord { index, found } => WorldError::FixtureRecord {
+                key: key.clone(),
+                service: service.clone(),
+                index,
+                found,
+            },
+        })?;
+        states[i]
+            .initial
+            .entry(collection)
+            .or_default()
+            .extend(records);
+    }
+    for s in states.iter_mut() {
+        for c in &s.desc.collections {
+            let records = s.initial.entry(c.name.clone()).or_default();
+            engine::prepare_records(c, records, clock);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn world(services: &[&str], fixtures: Value, tools: &[ToolBinding]) -> World {
+        let services: Vec<String> = services.iter().map(|s| s.to_string()).collect();
+        World::new(
+            &Catalogue::builtin(),
+            &services,
+            &fixtures,
+            tools,
+            WorldOptions::default(),
+        )
+        .expect("world builds")
+    }
+
+    fn post(w: &mut World, path: &str, body: Value) -> ServiceResponse {
+        w.handle("POST", path, body.to_string().as_bytes())
+    }
+
+    fn todo_fixtures() -> Value {
+        json!({"tasks": [
+            {"id": "t1", "title": "Write report", "status": "pending", "priority": "high"},
+            {"task_id": "t2", "title": "Book flights", "status": "completed", "priority": "low"},
+        ]})
+    }
+
+    #[test]
+    fn todo_fixtures_load_in_every_accepted_shape_and_copy_id() {
+        let records = todo_fixtures()["tasks"].clone();
+        for fixtures in [
+            todo_fixtures(),
+            json!({"tasks": {"tasks": records}}),
+            json!({"todo": records}),
+            json!({"tasks": {"meta": "ignored", "items": records}}),
+            records.clone(),
+        ] {
+            let w = world(&["todo"], fixtures.clone(), &[]);
+            let tasks = w.records("todo", "tasks").unwrap();
+            assert_eq!(tasks.len(), 2, "{fixtures}");
+            assert_eq!(tasks[0]["task_id"], "t1", "id copied into task_id");
+            assert_eq!(tasks[1]["task_id"], "t2");
+        }
+    }
+
+    #[test]
+    fn list_tasks_filters_by_status_and_records_model_dump_params() {
+        let mut w = world(&["todo"], todo_fixtures(), &[]);
+        let all = w.handle("POST", "/todo/tasks", b"");
+        assert_eq!(all.status, 200);
+        assert_eq!(all.body["total"], 2);
+        assert_eq!(all.body["tasks"][0]["title"], "Write report");
+        let done = post(
+            &mut w,
+            "/todo/tasks",
+            json!({"status": "completed", "extra": 1}),
+        );
+        assert_eq!(done.body["total"], 1);
+        assert_eq!(done.body["tasks"][0]["task_id"], "t2");
+        assert_eq!(w.audit()[0].params, json!({"status": "all"}));
+        assert_eq!(w.audit()[1].params, json!({"status": "completed"}));
+        assert_eq!(w.audit()[1].action, "list_tasks");
+    }
+
+    #[test]
+    fn create_task_matches_clawenvkit_record_and_ids_are_len_plus_one() {
+        let mut w = world(&["todo"], todo_fixtures(), &[]);
+        let created = post(&mut w, "/todo/tasks/create", json!({"title": "Call Bob"}));
+        assert_eq!(
+            created.body,
+            json!({"status": "created", "task": {
+                "task_id": "todo_003", "title": "Call Bob", "description": "", "status": "pending",
+                "priority": "medium", "due_date": null, "tags": [],
+                "created_at": "2026-01-02T09:00:01+00:00",
+            }})
+        );
+        assert_eq!(
+            w.audit()[0].params,
+            json!({"title": "Call Bob", "description": null, "priority": "medium", "due_date": null})
+        );
+        // ClawEnvKit's id is len+1, so a delete makes the next id repeat: deterministic.
+        post(&mut w, "/todo/tasks/delete", json!({"task_id": "t1"}));
+        let again = post(
+            &mut w,
+            "/todo/tasks/create",
+            json!({"title": "x", "priority": "low"}),
+        );
+        assert_eq!(again.body["task"]["task_id"], "todo_003");
+        assert_eq!(again.body["task"]["priority"], "low");
+    }
+
+    #[test]
+    fn update_and_delete_change_the_store_and_side_lists() {
+        let mut w = world(&["todo"], todo_fixtures(), &[]);
+        let upd = post(
+            &mut w,
+            "/todo/tasks/update",
+            json!({"task_id": "t1", "status": "completed", "tags": ["q1"]}),
+        );
+        assert_eq!(upd.body["status"], "updated");
+        assert_eq!(upd.body["task"]["status"], "completed");
+        assert_eq!(
+            upd.body["task"]["priority"], "high",
+            "null fields are left alone"
+        );
+        assert_eq!(upd.body["task"]["tags"], json!(["q1"]));
+        let missing = post(&mut w, "/todo/tasks/update", json!({"task_id": "nope"}));
+        assert_eq!(
+            (missing.status, missing.body.clone()),
+            (200, json!({"error": "Task nope not found"}))
+        );
+        let del = post(&mut w, "/todo/tasks/delete", json!({"task_id": "t2"}));
+        assert_eq!(del.body["status"], "deleted");
+        assert_eq!(del.body["task"]["title"], "Book flights");
+        let list = post(&mut w, "/todo/tasks", json!({}));
+        assert_eq!(list.body["total"], 1);
+        let audit = w.handle("GET", "/todo/audit", b"");
+        assert_eq!(audit.body["calls"].as_array().unwrap().len(), 4);
+        assert_eq!(audit.body["calls"][0]["endpoint"], "/todo/tasks/update");
+        assert_eq!(
+            audit.body["calls"][0]["timestamp"],
+            "2026-01-02T09:00:01+00:00"
+        );
+        assert_eq!(audit.body["deleted"][0]["task_id"], "t2");
+        assert_eq!(audit.body["updated_tasks"].as_array().unwrap().len(), 1);
+        assert_eq!(w.audit().len(), 4, "utility routes are not recorded");
+    }
+
+    fn inbox() -> Value {
+        json!({"inbox": [
+            {"id": "m1", "from": "a@x.com", "subject": "Newest", "date": "2026-02-27T10:00:00Z"},
+            {"id": "m2", "from": "b@x.com", "subject": "Three days older", "date": "2026-02-24T10:00:00Z"},
+            {"id": "m3", "from": "c@x.com", "subject": "Ten days older", "date": "2026-02-17T10:00:00+00:00"},
+        ]})
+    }
+
+    #[test]
+    fn gmail_rebases_dates_and_lists_by_recency() {
+        let mut w = world(&["gmail"], inbox(), &[]);
+        let emails = w.records("gmail", "emails").unwrap();
+        assert_eq!(
+            emails[0]["date"], "2026-01-01T09:00:00Z",
+            "newest is clock − 1 day"
+        );
+        assert_eq!(emails[2]["date"], "2025-12-22T09:00:00Z");
+        let list = w.handle("POST", "/gmail/messages", b"{}");
+        assert_eq!(list.body["total"], 2, "default days_back = 7");
+        assert_eq!(
+            w.audit()[0].params,
+            json!({"days_back": 7, "max_results": 20})
+        );
+        let wide = post(
+            &mut w,
+            "/gmail/messages",
+            json!({"days_back": "30", "max_results": 2}),
+        );
+        assert_eq!(wide.body["total"], 2, "max_results cuts after filtering");
+        let python_slice = post(
+            &mut w,
+            "/gmail/messages",
+            json!({"days_back": 30, "max_results": -1}),
+        );
+        assert_eq!(python_slice.body["total"], 2);
+        let got = post(&mut w, "/gmail/messages/get", json!({"message_id": "m2"}));
+        assert_eq!(got.body["subject"], "Three days older");
+        let missing = post(&mut w, "/gmail/messages/get", json!({"message_id": "zz"}));
+        assert_eq!(missing.body, json!({"error": "Message zz not found"}));
+    }
+
+    #[test]
+    fn gmail_send_and_draft_append_to_outboxes() {
+        let mut w = world(&["gmail"], inbox(), &[]);
+        let sent = post(
+            &mut w,
+            "/gmail/send",
+            json!({"to": "bob@x.com", "subject": "Hi", "body": "Hello"}),
+        );
+        assert_eq!(
+            sent.body,
+            json!({"status": "sent", "message": {
+                "to": "bob@x.com", "subject": "Hi", "body": "Hello",
+                "timestamp": "2026-01-02T09:00:01+00:00",
+            }})
+        );
+        let draft = post(
+            &mut w,
+            "/gmail/drafts/save",
+            json!({"to": "a@x.com", "subject": "Re", "body": "Later", "reply_to_message_id": "m1"}),
+        );
+        assert_eq!(draft.body["status"], "draft_saved");
+        assert_eq!(draft.body["draft"]["reply_to_message_id"], "m1");
+        let audit = w.handle("GET", "/gmail/audit", b"");
+        assert_eq!(audit.body["sent_messages"][0]["to"], "bob@x.com");
+        assert_eq!(audit.body["drafts"][0]["subject"], "Re");
+        assert_eq!(w.audit()[0].action, "send_email");
+        assert_eq!(w.audit()[1].action, "create_draft");
+    }
+
+    #[test]
+    fn audit_uses_bound_tool_names_and_is_sequenced_on_the_clock() {
+        let tools = [ToolBinding {
+            name: "mark_done".into(),
+            service: "todo".into(),
+            endpoint: "/todo/tasks/update".into(),
+            method: "POST".into(),
+        }];
+        let mut w = world(
+            &["todo", "gmail"],
+            json!({"tasks": [], "inbox": []}),
+            &tools,
+        );
+        post(&mut w, "/todo/tasks/update", json!({"task_id": "t1"}));
+        post(&mut w, "/todo/tasks", json!({}));
+        post(
+            &mut w,
+            "/gmail/send",
+            json!({"to": "a", "subject": "s", "body": "b"}),
+        );
+        let a = w.audit();
+        assert_eq!(
+            a.iter()
+                .map(|e| (e.seq, e.action.as_str(), e.service.as_str()))
+                .collect::<Vec<_>>(),
+            [
+                (1, "mark_done", "todo"),
+                (2, "list_tasks", "todo"),
+                (3, "send_email", "gmail")
+            ]
+        );
+        assert_eq!(a[2].at, "2026-01-02T09:00:03Z");
+        assert_eq!(a[0].fault, None);
+    }
+
+    #[test]
+    fn rejected_and_unknown_requests_are_recorded_like_fastapi_answers_them() {
+        let mut w = world(&["todo"], todo_fixtures(), &[]);
+        let missing = post(&mut w, "/todo/tasks/create", json!({"priority": "high"}));
+        assert_eq!(missing.status, 422);
+        assert_eq!(missing.body["detail"][0]["type"], "missing");
+        assert_eq!(missing.body["detail"][0]["loc"], json!(["body", "title"]));
+        let wrong_type = post(
+            &mut w,
+            "/todo/tasks/update",
+            json!({"task_id": 5, "tags": ["a", 1]}),
+        );
+        assert_eq!(wrong_type.status, 422);
+        let locs: Vec<&Value> = wrong_type.body["detail"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| &e["loc"])
+            .collect();
+        assert_eq!(
+            locs,
+            [&json!(["body", "task_id"]), &json!(["body", "tags", 1])]
+        );
+        let bad_json = w.handle("POST", "/todo/tasks/create", b"{\"title\": ");
+        assert_eq!(bad_json.status, 422);
+        assert_eq!(bad_json.body["detail"][0]["type"], "json_invalid");
+        let no_body = w.handle("POST", "/todo/tasks/delete", b"");
+        assert_eq!(no_body.status, 422);
+        let unknown = post(&mut w, "/todo/tasks/archive", json!({}));
+        assert_eq!(
+            (unknown.status, unknown.body.clone()),
+            (404, json!({"detail": "Not Found"}))
+        );
+        let get = w.handle("GET", "/todo/tasks", b"");
+        assert_eq!(get.status, 405);
+        let elsewhere = post(&mut w, "/gmail/send", json!({}));
+        assert_eq!(elsewhere.status, 404, "gmail is not part of this task");
+        w.handle("GET", "/health", b"");
+        w.handle("GET", "/audit", b"");
+        let statuses: Vec<(u16, &str)> = w
+            .audit()
+            .iter()
+            .map(|e| (e.status, e.action.as_str()))
+            .collect();
+        assert_eq!(
+            statuses,
+            [
+                (422, "create_task"),
+                (422, "update_task"),
+                (422, "create_task"),
+                (422, "delete_task"),
+                (404, "/todo/tasks/archive"),
+                (405, "list_tasks"),
+            ]
+        );
+        assert_eq!(
+            w.audit()[0].params,
+            json!({"priority": "high"}),
+            "rejected: body as received"
+        );
+    }
+
+    #[test]
+    fn reset_restores_fixtures_and_clears_the_audit() {
+        let mut w = world(&["todo"], todo_fixtures(), &[]);
+        let before = w.records("todo", "tasks").unwrap().to_vec();
+        post(&mut w, "/todo/tasks/delete", json!({"task_id": "t1"}));
+        post(&mut w, "/todo/tasks/create", json!({"title": "n"}));
+        w.reset();
+        assert_eq!(w.records("todo", "tasks").unwrap(), before.as_slice());
+        assert!(w.audit().is_empty());
+        post(&mut w, "/todo/tasks", json!({}));
+        assert_eq!(w.audit()[0].seq, 1);
+        // Over HTTP, /reset does the same and is itself not recorded.
+        let r = w.handle("POST", "/reset", b"");
+        assert_eq!(r.body, json!({"status": "reset"}));
+        assert!(w.audit().is_empty());
+    }
+
+    #[test]
+    fn fixture_routing_concatenates_and_falls_back_to_unclaimed_keys() {
+        let w = world(
+            &["gmail", "todo"],
+            json!({"inbox": [{"id": "a", "date": "2026-01-01T00:00:00Z"}], "drafts": [{"id": "b"}], "tasks": [{"id": "t"}]}),
+            &[],
+        );
+        assert_eq!(w.records("gmail", "emails").unwrap().len(), 2);
+        assert_eq!(w.records("todo", "tasks").unwrap().len(), 1);
+        // An odd key name still seeds a single-service task (ClawEnvKit's fixtures.json fallback).
+        let w = world(&["todo"], json!({"todos": [{"id": "t"}]}), &[]);
+        assert_eq!(w.records("todo", "tasks").unwrap()[0]["task_id"], "t");
+        // …but a key claimed by another service never does.
+        let w = world(&["gmail", "todo"], json!({"inbox": [{"id": "a"}]}), &[]);
+        assert_eq!(w.records("todo", "tasks").unwrap().len(), 0);
+    }
+
+    #[test]
+    fn wrong_fixture_shapes_and_unknown_services_are_errors_that_say_where() {
+        let services = vec!["todo".to_string()];
+        let build = |f: Value| {
+            World::new(
+                &Catalogue::builtin(),
+                &services,
+                &f,
+                &[],
+                WorldOptions::default(),
+            )
+        };
+        let err = build(json!({"tasks": {"a": 1, "b": 2}})).unwrap_err();
+        assert!(
+            matches!(&err, WorldError::FixtureShape { key, service, .. } if key == "tasks" && service == "todo")
+        );
+        assert!(err.to_string().contains("fixture `tasks`"), "{err}");
+        let err = build(json!({"tasks": [{"id": 1}, "oops"]})).unwrap_err();
+        assert!(
+            matches!(&err, WorldError::FixtureRecord { key, index: 1, .. } if key == "tasks"),
+            "{err}"
+        );
+        assert!(matches!(
+            build(json!("x")),
+            Err(WorldError::FixturesShape { .. })
+        ));
+        let err = World::new(
+            &Catalogue::builtin(),
+            &["calendar".to_string()],
+            &Value::Null,
+            &[],
+            WorldOptions::default(),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("unknown service `calendar`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn seeded_faults_are_reproducible_and_audited() {
+        let options = WorldOptions {
+            faults: FaultPlan { rate: 0.5, seed: 7 },
+            ..WorldOptions::default()
+        };
+        let run = || {
+            let mut w = World::new(
+                &Catalogue::builtin(),
+                &["todo".into()],
+                &todo_fixtures(),
+                &[],
+                options.clone(),
+            )
+            .unwrap();
+            for _ in 0..20 {
+                post(&mut w, "/todo/tasks", json!({}));
+            }
+            w.audit().to_vec()
+        };
+        let (a, b) = (run(), run());
+        assert_eq!(a, b);
+        assert!(a.iter().any(|e| e.status == 429 || e.status == 500));
+        assert!(a.iter().all(|e| e.fault.is_some() || e.status == 200));
+    }
+
+    #[test]
+    fn world_is_send() {
+        fn assert_send<T: Send>() {}
+        assert_send::<World>();
+    }
+}

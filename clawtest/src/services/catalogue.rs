@@ -1,0 +1,170 @@
+//! The catalogue: the service descriptions a trial can use, built-in and task-local.
+//!
+//! Built-in services are data files in `catalogue/`, embedded in the binary and parsed
+//! once at load; a bad built-in file is a bug in clawtest, so [`Catalogue::builtin`]
+//! panics with the file's name and the parser's message.
+
+use super::description::ServiceDescription;
+
+/// The embedded built-in service files: (file name, contents).
+const BUILTIN: &[(&str, &str)] = &[
+    ("gmail.yaml", include_str!("catalogue/gmail.yaml")),
+    ("todo.yaml", include_str!("catalogue/todo.yaml")),
+];
+
+/// A service description that does not parse or is inconsistent.
+#[derive(Debug, thiserror::Error)]
+pub enum DescriptionError {
+    #[error("service description `{origin}` does not parse: {message}")]
+    Parse { origin: String, message: String },
+    #[error("service description `{origin}` is inconsistent: {message}")]
+    Invalid { origin: String, message: String },
+    #[error("service `{name}` is defined twice")]
+    Duplicate { name: String },
+}
+
+/// Parses and checks one service description (YAML); `origin` names it in errors.
+pub fn parse_description(origin: &str, yaml: &str) -> Result<ServiceDescription, DescriptionError> {
+    let desc: ServiceDescription =
+        serde_saphyr::from_str(yaml).map_err(|e| DescriptionError::Parse {
+            origin: origin.to_owned(),
+            message: e.to_string(),
+        })?;
+    desc.check().map_err(|message| DescriptionError::Invalid {
+        origin: origin.to_owned(),
+        message,
+    })?;
+    Ok(desc)
+}
+
+/// The services a trial can use, by name.
+#[derive(Debug, Clone, Default)]
+pub struct Catalogue {
+    services: Vec<ServiceDescription>,
+}
+
+impl Catalogue {
+    /// The built-in services (ClawEnvKit's catalogue, as far as it is ported).
+    pub fn builtin() -> Catalogue {
+        let services = BUILTIN
+            .iter()
+            .map(|(file, yaml)| {
+                parse_description(file, yaml).unwrap_or_else(|e| {
+                    panic!("built-in service file is broken (a clawtest bug): {e}")
+                })
+            })
+            .collect();
+        Catalogue { services }
+    }
+
+    /// This catalogue plus `extra` (task-local services); a name already present is an error.
+    pub fn with(&self, extra: Vec<ServiceDescription>) -> Result<Catalogue, DescriptionError> {
+        let mut services = self.services.clone();
+        for desc in extra {
+            if services.iter().any(|s| s.name == desc.name) {
+                return Err(DescriptionError::Duplicate { name: desc.name });
+            }
+            desc.check().map_err(|message| DescriptionError::Invalid {
+                origin: desc.name.clone(),
+                message,
+            })?;
+            services.push(desc);
+        }
+        Ok(Catalogue { services })
+    }
+
+    pub fn get(&self, name: &str) -> Option<&ServiceDescription> {
+        self.services.iter().find(|s| s.name == name)
+    }
+
+    /// Service names, in catalogue order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.services.iter().map(|s| s.name.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn builtin_parses_and_lists_its_services() {
+        let c = Catalogue::builtin();
+        assert_eq!(c.names().collect::<Vec<_>>(), ["gmail", "todo"]);
+        assert!(c.get("calendar").is_none());
+    }
+
+    #[test]
+    fn canonical_actions_match_clawenvkit() {
+        let c = Catalogue::builtin();
+        let actions = |svc: &str| -> Vec<(String, String)> {
+            c.get(svc)
+                .unwrap()
+                .routes()
+                .iter()
+                .map(|r| (r.endpoint.clone(), r.action.clone()))
+                .collect()
+        };
+        let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+            v.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            actions("todo"),
+            pairs(&[
+                ("/todo/tasks", "list_tasks"),
+                ("/todo/tasks/update", "update_task"),
+                ("/todo/tasks/create", "create_task"),
+                ("/todo/tasks/delete", "delete_task"),
+            ])
+        );
+        assert_eq!(
+            actions("gmail"),
+            pairs(&[
+                ("/gmail/messages", "list_inbox"),
+                ("/gmail/messages/get", "get_message"),
+                ("/gmail/send", "send_email"),
+                ("/gmail/drafts/save", "create_draft"),
+            ])
+        );
+    }
+
+    #[test]
+    fn routes_give_a_json_schema_for_tools() {
+        let c = Catalogue::builtin();
+        let route = c.get("todo").unwrap().route("/todo/tasks/create").unwrap();
+        assert_eq!(route.method, "POST");
+        let schema = route.parameters_schema();
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["required"], json!(["title"]));
+        assert_eq!(
+            schema["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .collect::<Vec<_>>(),
+            ["title", "description", "priority", "due_date"]
+        );
+        assert_eq!(schema["properties"]["priority"]["default"], "medium");
+        let update = c.get("todo").unwrap().route("/todo/tasks/update").unwrap();
+        assert_eq!(
+            update.parameters_schema()["properties"]["tags"]["items"],
+            json!({"type": "string"})
+        );
+    }
+
+    #[test]
+    fn inconsistent_descriptions_are_rejected() {
+        let yaml = "name: x\ncollections: []\nroutes:\n  - endpoint: /x/a\n    action: a\n    operation: {kind: get, collection: nope, key: id}\n    response: {}\n";
+        let err = parse_description("x.yaml", yaml).unwrap_err();
+        assert!(
+            err.to_string().contains("unknown collection `nope`"),
+            "{err}"
+        );
+        let dup =
+            Catalogue::builtin().with(vec![Catalogue::builtin().get("todo").unwrap().clone()]);
+        assert!(matches!(dup, Err(DescriptionError::Duplicate { .. })));
+    }
+}

@@ -1,0 +1,438 @@
+//! The service description format: a mock service as data.
+//!
+//! A [`ServiceDescription`] says everything the engine needs to serve a service: its
+//! collections (in-memory record lists, seeded from fixtures), and its routes, each with
+//! a request-parameter schema, one [`Operation`] on a collection, and response templates.
+//! The built-in catalogue (`catalogue/*.yaml`) and task-local services use this same
+//! format, so a generated service is data too.
+//!
+//! ```yaml
+//! name: todo
+//! description: Task/todo manager
+//! collections:
+//!   - name: tasks
+//!     id_field: task_id
+//!     id_format: "todo_{n:03}"     # n = number of records + 1 (ClawEnvKit's rule)
+//!     copy_id: true                # fixture records' `id` is copied into `task_id`
+//!     fixture_keys: [tasks]        # task.yaml fixture keys feeding this collection
+//!   - name: deleted                # a side list, shown by GET /todo/audit
+//! audit_lists: [deleted]
+//! routes:
+//!   - endpoint: /todo/tasks/create
+//!     action: create_task
+//!     description: Create a task
+//!     parameters:
+//!       - {name: title, type: string, required: true}
+//!       - {name: priority, type: string, default: medium}
+//!     operation: {kind: create, collection: tasks,
+//!                 record: {task_id: "${id}", title: "${params.title}", created_at: "${now}"}}
+//!     response: {status: created, task: "${record}"}
+//! ```
+//!
+//! # Templates
+//!
+//! `record`, `response` and `not_found` are JSON values in which strings are templates:
+//!
+//! - a string that is exactly one `${var}` is replaced by the variable's JSON value;
+//! - `${var}` inside a longer string is interpolated as text (strings without quotes);
+//! - `$${` writes a literal `${`;
+//! - an object `{"$or": [a, b, …]}` is the first *truthy* alternative (Python's `or`:
+//!   null, false, 0, "", [] and {} are falsy), else the last.
+//!
+//! Variables: `params.NAME` (the validated request parameter, defaults applied), `id`
+//! (the new record's id), `now` (the request instant, Python `isoformat()` style),
+//! `record` (the created, updated, deleted or fetched record), `items` and `count`
+//! (a list operation's result).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One mock service, as data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceDescription {
+    /// The service name; also the first path segment of its routes (`/todo/...`).
+    pub name: String,
+    /// One line for humans and for generated tool lists.
+    #[serde(default)]
+    pub description: String,
+    /// The record lists the service keeps, in declaration order.
+    #[serde(default)]
+    pub collections: Vec<CollectionDescription>,
+    /// Collections shown next to `calls` by `GET /<svc>/audit` (ClawEnvKit's side lists).
+    #[serde(default)]
+    pub audit_lists: Vec<String>,
+    /// The routes, in declaration order.
+    #[serde(default)]
+    pub routes: Vec<RouteDescription>,
+}
+
+impl ServiceDescription {
+    /// All routes, in declaration order.
+    pub fn routes(&self) -> &[RouteDescription] {
+        &self.routes
+    }
+
+    /// The route answering `endpoint` (a path like `/todo/tasks/create`), if any.
+    pub fn route(&self, endpoint: &str) -> Option<&RouteDescription> {
+        self.routes.iter().find(|r| r.endpoint == endpoint)
+    }
+
+    /// The collection named `name`, if any.
+    pub fn collection(&self, name: &str) -> Option<&CollectionDescription> {
+        self.collections.iter().find(|c| c.name == name)
+    }
+
+    /// Checks internal consistency: routes under `/<name>/`, operations naming declared
+    /// collections and parameters. Returns the first problem found.
+    pub fn check(&self) -> Result<(), String> {
+        let prefix = format!("/{}/", self.name);
+        for list in &self.audit_lists {
+            if self.collection(list).is_none() {
+                return Err(format!("audit_lists names unknown collection `{list}`"));
+            }
+        }
+        for c in &self.collections {
+            if let Some(format) = &c.id_format {
+                IdFormat::parse(format).map_err(|e| format!("collection `{}`: {e}", c.name))?;
+            }
+        }
+        for r in &self.routes {
+            let here = |msg: String| format!("route {}: {msg}", r.endpoint);
+            if !r.endpoint.starts_with(&prefix) {
+                return Err(here(format!("endpoint must start with `{prefix}`")));
+            }
+            let (collection, key, extra) = match &r.operation {
+                Operation::List {
+                    collection,
+                    filters,
+                    limit,
+                } => (
+                    collection,
+                    None,
+                    filters
+                        .iter()
+                        .map(|f| &f.param)
+                        .chain(limit.iter())
+                        .collect::<Vec<_>>(),
+                ),
+                Operation::Get { collection, key } => (collection, Some(key), vec![]),
+                Operation::Create { collection, .. } => (collection, None, vec![]),
+                Operation::Update {
+                    collection,
+                    key,
+                    set,
+                    log_to,
+                } => {
+                    if let Some(log) = log_to
+                        && self.collection(log).is_none()
+                    {
+                        return Err(here(format!("log_to names unknown collection `{log}`")));
+                    }
+                    (collection, Some(key), set.iter().collect())
+                }
+                Operation::Delete {
+                    collection,
+                    key,
+                    log_to,
+                } => {
+                    if let Some(log) = log_to
+                        && self.collection(log).is_none()
+                    {
+                        return Err(here(format!("log_to names unknown collection `{log}`")));
+                    }
+                    (collection, Some(key), vec![])
+                }
+            };
+            let Some(c) = self.collection(collection) else {
+                return Err(here(format!("unknown collection `{collection}`")));
+            };
+            if key.is_some() && c.id_field.is_none() {
+                return Err(here(format!("collection `{collection}` has no id_field")));
+            }
+            for p in key.into_iter().chain(extra) {
+                if !r.parameters.iter().any(|q| &q.name == p) {
+                    return Err(here(format!("operation names undeclared parameter `{p}`")));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A record list kept by a service.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollectionDescription {
+    pub name: String,
+    /// The field that identifies a record (`task_id`, `message_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_field: Option<String>,
+    /// How created records get their id: literal text with one `{n}` or `{n:0W}`
+    /// (zero-padded to width W), where n = number of records in the collection + 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_format: Option<String>,
+    /// Copy a fixture record's `id` into `id_field` when `id_field` is absent.
+    #[serde(default)]
+    pub copy_id: bool,
+    /// The task.yaml fixture keys that seed this collection (the service name always does).
+    #[serde(default)]
+    pub fixture_keys: Vec<String>,
+    /// Seed from the task's fixtures as a whole when no fixture key names this service
+    /// (ClawEnvKit's `/tmp/fixtures.json` fallback). At most one collection per service.
+    #[serde(default)]
+    pub fixture_fallback: bool,
+    /// Shift date fields at load so the newest record is a fixed time before the clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebase_dates: Option<RebaseDates>,
+}
+
+/// ClawEnvKit's gmail rule: fixture dates are absolute and go stale, so every record's
+/// `field` is shifted by one delta that puts the newest at `clock − newest_days_ago`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RebaseDates {
+    pub field: String,
+    pub newest_days_ago: i64,
+}
+
+/// Whether a route takes a JSON body and whether it may be absent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BodyRule {
+    /// FastAPI `req: Model` — an absent body is a 422.
+    #[default]
+    Required,
+    /// FastAPI `req: Model | None = None` — an absent or `null` body means all defaults.
+    Optional,
+}
+
+/// One HTTP route of a service.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteDescription {
+    /// The path, e.g. `/todo/tasks/create`.
+    pub endpoint: String,
+    /// The HTTP method; ClawEnvKit's service routes are all POST.
+    #[serde(default = "default_method")]
+    pub method: String,
+    /// The canonical action name recorded in the audit log (ClawEnvKit's `actions`).
+    pub action: String,
+    /// One line, used for generated tool descriptions.
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub body: BodyRule,
+    /// The request body's fields, in declaration order (the order of the audit `params`).
+    #[serde(default)]
+    pub parameters: Vec<ParameterDescription>,
+    pub operation: Operation,
+    /// The response when the operation succeeds (a template).
+    pub response: Value,
+    /// The response when a keyed operation finds no record (a template; HTTP 200, as
+    /// ClawEnvKit answers "not found").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_found: Option<Value>,
+}
+
+fn default_method() -> String {
+    "POST".to_owned()
+}
+
+impl RouteDescription {
+    /// The request body as a JSON Schema object, for OpenAI-style `tools.json`:
+    /// `{"type":"object","properties":{..},"required":[..]}`.
+    pub fn parameters_schema(&self) -> Value {
+        let mut properties = serde_json::Map::new();
+        let mut required = Vec::new();
+        for p in &self.parameters {
+            properties.insert(p.name.clone(), p.json_schema());
+            if p.required {
+                required.push(Value::String(p.name.clone()));
+            }
+        }
+        serde_json::json!({"type": "object", "properties": properties, "required": required})
+    }
+}
+
+/// One request-body field (JSON-Schema-ish).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParameterDescription {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: ParamType,
+    /// Element type when `type: array`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<ParamType>,
+    #[serde(default)]
+    pub description: String,
+    /// Absent → 422 `missing`.
+    #[serde(default)]
+    pub required: bool,
+    /// `null` is accepted (Python `X | None`).
+    #[serde(default)]
+    pub nullable: bool,
+    /// The value when absent and not required; `null` when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+}
+
+impl ParameterDescription {
+    fn json_schema(&self) -> Value {
+        let mut schema = serde_json::Map::new();
+        schema.insert("type".into(), Value::String(self.ty.as_str().into()));
+        if let Some(items) = self.items {
+            schema.insert("items".into(), serde_json::json!({"type": items.as_str()}));
+        }
+        if !self.description.is_empty() {
+            schema.insert(
+                "description".into(),
+                Value::String(self.description.clone()),
+            );
+        }
+        if let Some(default) = &self.default {
+            schema.insert("default".into(), default.clone());
+        }
+        Value::Object(schema)
+    }
+}
+
+/// The JSON types a parameter can have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamType {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    Array,
+    Object,
+}
+
+impl ParamType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParamType::String => "string",
+            ParamType::Integer => "integer",
+            ParamType::Number => "number",
+            ParamType::Boolean => "boolean",
+            ParamType::Array => "array",
+            ParamType::Object => "object",
+        }
+    }
+}
+
+/// What a route does to its collection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Operation {
+    /// Records passing every filter, in collection order, then cut to `limit`
+    /// (Python slice semantics: a negative limit drops from the end).
+    List {
+        collection: String,
+        #[serde(default)]
+        filters: Vec<Filter>,
+        /// The parameter holding the maximum number of results.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<String>,
+    },
+    /// The first record whose id field equals parameter `key`.
+    Get { collection: String, key: String },
+    /// Appends the `record` template (with a fresh id when the collection has an
+    /// `id_format`). With no id, this is "append to an outbox" (gmail send).
+    Create { collection: String, record: Value },
+    /// Sets each parameter in `set` that is not null on the first record whose id equals
+    /// parameter `key`; a copy of the result is appended to `log_to`.
+    Update {
+        collection: String,
+        key: String,
+        set: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        log_to: Option<String>,
+    },
+    /// Removes the first record whose id equals parameter `key`, appending it to `log_to`.
+    Delete {
+        collection: String,
+        key: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        log_to: Option<String>,
+    },
+}
+
+/// A list filter on one parameter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Filter {
+    pub param: String,
+    pub field: String,
+    #[serde(rename = "match")]
+    pub matching: Match,
+    /// A parameter value that disables the filter (todo's `status: "all"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub any: Option<Value>,
+}
+
+/// How a filter compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Match {
+    /// `record.get(field, "") == param`.
+    Equals,
+    /// The record's date field is no earlier than `now − param days`. Records whose date
+    /// does not parse are kept (ClawEnvKit would fail to start instead).
+    WithinDays,
+}
+
+/// A parsed `id_format`: `prefix{n:0W}suffix`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdFormat {
+    prefix: String,
+    width: usize,
+    suffix: String,
+}
+
+impl IdFormat {
+    pub fn parse(format: &str) -> Result<IdFormat, String> {
+        let bad = || format!("id_format `{format}` must contain one `{{n}}` or `{{n:0W}}`");
+        let start = format.find('{').ok_or_else(bad)?;
+        let end = start + format[start..].find('}').ok_or_else(bad)?;
+        let inner = &format[start + 1..end];
+        let width = match inner.strip_prefix("n") {
+            Some("") => 0,
+            Some(spec) => spec
+                .strip_prefix(":0")
+                .and_then(|w| w.parse().ok())
+                .ok_or_else(bad)?,
+            None => return Err(bad()),
+        };
+        let suffix = &format[end + 1..];
+        if suffix.contains('{') {
+            return Err(bad());
+        }
+        Ok(IdFormat {
+            prefix: format[..start].to_owned(),
+            width,
+            suffix: suffix.to_owned(),
+        })
+    }
+
+    pub fn render(&self, n: usize) -> String {
+        format!("{}{:0w$}{}", self.prefix, n, self.suffix, w = self.width)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_format_pads_like_python() {
+        let f = IdFormat::parse("todo_{n:03}").unwrap();
+        assert_eq!(f.render(7), "todo_007");
+        assert_eq!(f.render(1234), "todo_1234");
+        assert_eq!(IdFormat::parse("x{n}y").unwrap().render(5), "x5y");
+        assert!(IdFormat::parse("todo").is_err());
+        assert!(IdFormat::parse("{m}").is_err());
+    }
+}

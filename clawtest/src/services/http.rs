@@ -1,0 +1,154 @@
+//! Serves a [`World`] over HTTP/1.1 (hyper): every request goes to [`World::handle`].
+//!
+//! All services of a trial share one listener, as ClawEnvKit's port 9100 does. The
+//! connection handler is generic over the stream, so the same world can later be served
+//! on a Unix socket (the docker backend) with [`serve_connection`].
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+
+use crate::world::{ServiceResponse, World};
+
+/// The largest request body accepted; tool calls are small JSON objects.
+const MAX_BODY: usize = 16 * 1024 * 1024;
+
+/// Accepts connections on `listener` until `shutdown` completes, serving `world`.
+/// Connections already accepted finish on their own.
+pub async fn serve(
+    listener: TcpListener,
+    world: Arc<Mutex<World>>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => return Ok(()),
+            accepted = listener.accept() => {
+                let (stream, _) = accepted?;
+                let world = Arc::clone(&world);
+                tokio::spawn(serve_connection(stream, world));
+            }
+        }
+    }
+}
+
+/// Serves one HTTP/1.1 connection on any byte stream. Connection errors (a client that
+/// hangs up mid-request) end the connection and are not reported.
+pub async fn serve_connection<S>(stream: S, world: Arc<Mutex<World>>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |req| {
+        let world = Arc::clone(&world);
+        async move { Ok::<_, Infallible>(answer(req, &world).await) }
+    });
+    let _ = http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+}
+
+async fn answer(req: Request<Incoming>, world: &Mutex<World>) -> Response<Full<Bytes>> {
+    let method = req.method().as_str().to_owned();
+    let path = req.uri().path().to_owned();
+    let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) => {
+            return to_http(ServiceResponse {
+                status: 413,
+                body: serde_json::json!({"detail": "Request body too large or unreadable"}),
+                headers: vec![],
+            });
+        }
+    };
+    // A poisoned lock still holds a usable world: handle() never leaves it half-updated.
+    let response = {
+        let mut world = world.lock().unwrap_or_else(|e| e.into_inner());
+        world.handle(&method, &path, &body)
+    };
+    to_http(response)
+}
+
+fn to_http(resp: ServiceResponse) -> Response<Full<Bytes>> {
+    let body = serde_json::to_vec(&resp.body).unwrap_or_else(|_| b"null".to_vec());
+    let mut builder = Response::builder()
+        .status(StatusCode::from_u16(resp.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .header("content-type", "application/json");
+    for (name, value) in &resp.headers {
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    builder
+        .body(Full::new(Bytes::from(body)))
+        .unwrap_or_else(|_| {
+            let mut fallback = Response::new(Full::new(Bytes::from_static(b"{}")));
+            *fallback.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+            fallback
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::services::Catalogue;
+    use crate::world::WorldOptions;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[tokio::test]
+    async fn a_real_http_request_reaches_the_world_and_the_audit() {
+        let fixtures =
+            serde_json::json!({"tasks": [{"id": "t1", "title": "Plan", "status": "pending"}]});
+        let world = World::new(
+            &Catalogue::builtin(),
+            &["todo".into()],
+            &fixtures,
+            &[],
+            WorldOptions::default(),
+        )
+        .unwrap();
+        let world = Arc::new(Mutex::new(world));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(serve(listener, Arc::clone(&world), async {
+            let _ = stopped.await;
+        }));
+
+        let body = r#"{"title":"Ship it","priority":"high"}"#;
+        let request = format!(
+            "POST /todo/tasks/create HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut raw = String::new();
+        stream.read_to_string(&mut raw).await.unwrap();
+
+        assert!(raw.starts_with("HTTP/1.1 200 OK\r\n"), "{raw}");
+        assert!(
+            raw.to_ascii_lowercase()
+                .contains("content-type: application/json"),
+            "{raw}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(raw.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+        assert_eq!(json["status"], "created");
+        assert_eq!(json["task"]["task_id"], "todo_002");
+        {
+            let w = world.lock().unwrap();
+            assert_eq!(w.audit().len(), 1);
+            assert_eq!(w.audit()[0].action, "create_task");
+            assert_eq!(w.audit()[0].status, 200);
+        }
+        stop.send(()).unwrap();
+        server.await.unwrap().unwrap();
+    }
+}
