@@ -1,8 +1,24 @@
 //! clawtest: agent-environment evaluation as an ordinary CI regression suite.
 //!
 //! The pipeline runs in one direction, with typed values between stages:
-//! config + globs → discover → [`spec::Task`] → plan → execute (World + Sandbox + Gateway)
-//! → Trajectory → grade → Grade → aggregate → Verdict → report.
+//!
+//! ```text
+//! config + globs ──discover──▶ [Task] ──plan──▶ [TrialPlan] ──execute──▶ [Trajectory]
+//!    ──grade──▶ [Grade] ──aggregate──▶ [Verdict] ──report──▶ files + exit code
+//! ```
+//!
+//! Execution emits [`run::Event`]s; reporters consume them. No stage reaches into another's
+//! state.
 
+pub mod config;
+pub mod discover;
+pub mod gateway;
+pub mod grade;
+pub mod http;
+pub mod run;
+pub mod sandbox;
 pub mod services;
+pub mod spec;
+pub mod surfaces;
+pub mod trajectory;
 pub mod world;

@@ -1,0 +1,430 @@
+//! The suite's configuration: `clawtest.toml` at the suite root, or
+//! `[workspace.metadata.clawtest]` in the Cargo workspace (read through cargo_metadata).
+//! Parsed strictly (unknown keys are errors, with their location) into a [`Config`].
+
+use std::path::{Path, PathBuf};
+
+use miette::{Diagnostic, NamedSource, SourceSpan};
+use serde::Deserialize;
+
+use crate::gateway::Mode;
+
+/// The file name looked for in the current directory and its ancestors.
+pub const FILE_NAME: &str = "clawtest.toml";
+
+/// The resolved configuration of one suite.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where task globs, cassettes and relative harness paths are anchored.
+    pub root: PathBuf,
+    /// Where the configuration was read from (for messages).
+    pub origin: String,
+    pub tasks: Vec<String>,
+    pub harness: HarnessConfig,
+    pub run: RunConfig,
+    pub gates: Gates,
+    pub llm: LlmConfig,
+}
+
+/// How the project's agent is started.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HarnessConfig {
+    /// The harness command: a list of words, or one string split on whitespace.
+    /// `${CARGO_TARGET_DIR}` expands to the Cargo target directory of the suite's workspace.
+    #[serde(default)]
+    pub command: Option<CommandLine>,
+    /// Run once before the first trial (e.g. building the agent); a failure stops the run.
+    #[serde(default)]
+    pub build: Option<CommandLine>,
+    /// Names of host environment variables passed through to the harness. Nothing else from
+    /// the host environment reaches it, so secrets stay out of the sandbox.
+    #[serde(default)]
+    pub env: Vec<String>,
+}
+
+/// A command written as a list of words or as one string.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum CommandLine {
+    Words(Vec<String>),
+    Line(String),
+}
+
+impl CommandLine {
+    pub fn words(&self) -> Vec<String> {
+        match self {
+            CommandLine::Words(words) => words.clone(),
+            CommandLine::Line(line) => line.split_whitespace().map(str::to_string).collect(),
+        }
+    }
+}
+
+/// `[run]`: trials, parallelism, pass threshold.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    #[serde(default = "default_trials")]
+    pub trials: u32,
+    #[serde(default)]
+    pub jobs: Option<usize>,
+    #[serde(default = "default_threshold")]
+    pub pass_threshold: f64,
+}
+
+impl Default for RunConfig {
+    fn default() -> RunConfig {
+        RunConfig {
+            trials: default_trials(),
+            jobs: None,
+            pass_threshold: default_threshold(),
+        }
+    }
+}
+
+fn default_trials() -> u32 {
+    3
+}
+
+fn default_threshold() -> f64 {
+    0.75
+}
+
+/// `[gates]`: suite-level thresholds that fail the run when not met.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Gates {
+    /// Minimum mean final score over all trials.
+    pub min_score: Option<f64>,
+    /// Minimum mean robustness over all trials.
+    pub min_robustness: Option<f64>,
+    /// Minimum fraction of tasks that pass pass^k.
+    pub min_pass_hat_k: Option<f64>,
+}
+
+/// `[llm]`: the model gateway.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmConfig {
+    #[serde(default)]
+    pub mode: Mode,
+    /// Folder of cassettes, relative to the suite root.
+    #[serde(default = "default_cassettes")]
+    pub cassettes: PathBuf,
+}
+
+impl Default for LlmConfig {
+    fn default() -> LlmConfig {
+        LlmConfig {
+            mode: Mode::default(),
+            cassettes: default_cassettes(),
+        }
+    }
+}
+
+fn default_cassettes() -> PathBuf {
+    PathBuf::from("cassettes")
+}
+
+fn default_tasks() -> Vec<String> {
+    vec!["tasks/**/*.yaml".into(), "tasks/**/*.yml".into()]
+}
+
+/// The file format: every table optional.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default = "default_tasks")]
+    tasks: Vec<String>,
+    #[serde(default)]
+    harness: HarnessConfig,
+    #[serde(default)]
+    run: RunConfig,
+    #[serde(default)]
+    gates: Gates,
+    #[serde(default)]
+    llm: LlmConfig,
+}
+
+/// A configuration that cannot be used.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum ConfigError {
+    #[error("no {FILE_NAME} in {} or its parents, and no [workspace.metadata.clawtest] in a Cargo workspace", start.display())]
+    #[diagnostic(help(
+        "create one with `tasks = [\"tasks/**/*.yaml\"]` and a `[harness] command`, or pass --config PATH"
+    ))]
+    NotFound { start: PathBuf },
+    #[error("cannot read {}: {message}", path.display())]
+    Unreadable { path: PathBuf, message: String },
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Invalid(Box<InvalidFile>),
+    #[error("[workspace.metadata.clawtest] in {}: {message}", manifest.display())]
+    InvalidMetadata { manifest: PathBuf, message: String },
+    #[error("{field} in {origin}: {message}")]
+    Value {
+        origin: String,
+        field: String,
+        message: String,
+    },
+}
+
+/// A configuration file that is not valid TOML of the expected shape, located.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[error("{}: {message}", path.display())]
+pub struct InvalidFile {
+    pub path: PathBuf,
+    pub message: String,
+    #[source_code]
+    source_code: NamedSource<String>,
+    #[label("here")]
+    span: Option<SourceSpan>,
+    /// 1-based line of the problem, when known.
+    pub line: Option<usize>,
+}
+
+impl Config {
+    /// Finds the configuration for a run started in `start`: the nearest `clawtest.toml`
+    /// upwards, else the Cargo workspace's metadata table.
+    pub fn discover(start: &Path) -> Result<Config, ConfigError> {
+        for folder in start.ancestors() {
+            let candidate = folder.join(FILE_NAME);
+            if candidate.is_file() {
+                return Config::from_file(&candidate);
+            }
+        }
+        Config::from_cargo_metadata(start)
+    }
+
+    /// Reads an explicit `clawtest.toml`.
+    pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Unreadable {
+            path: path.to_path_buf(),
+            message: error.to_string(),
+        })?;
+        let root = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let root = if root.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            root
+        };
+        Config::from_text(&text, path, absolute(&root))
+    }
+
+    /// Parses configuration text that was read from `path`, anchored at `root`.
+    pub fn from_text(text: &str, path: &Path, root: PathBuf) -> Result<Config, ConfigError> {
+        let raw: RawConfig = toml::from_str(text).map_err(|error| {
+            let span = error.span();
+            let line = span
+                .as_ref()
+                .map(|range| text[..range.start.min(text.len())].matches('\n').count() + 1);
+            ConfigError::Invalid(Box::new(InvalidFile {
+                path: path.to_path_buf(),
+                message: error.message().to_string(),
+                source_code: NamedSource::new(path.display().to_string(), text.to_string()),
+                span: span.map(|range| SourceSpan::from((range.start, range.len().max(1)))),
+                line,
+            }))
+        })?;
+        Config::from_raw(raw, root, path.display().to_string())
+    }
+
+    fn from_cargo_metadata(start: &Path) -> Result<Config, ConfigError> {
+        let metadata = cargo_metadata::MetadataCommand::new()
+            .no_deps()
+            .current_dir(start)
+            .exec()
+            .map_err(|_| ConfigError::NotFound {
+                start: start.to_path_buf(),
+            })?;
+        let manifest = metadata
+            .workspace_root
+            .join("Cargo.toml")
+            .into_std_path_buf();
+        let Some(table) = metadata.workspace_metadata.get("clawtest") else {
+            return Err(ConfigError::NotFound {
+                start: start.to_path_buf(),
+            });
+        };
+        let raw: RawConfig = serde_json::from_value(table.clone()).map_err(|error| {
+            ConfigError::InvalidMetadata {
+                manifest: manifest.clone(),
+                message: error.to_string(),
+            }
+        })?;
+        Config::from_raw(
+            raw,
+            metadata.workspace_root.into_std_path_buf(),
+            format!("[workspace.metadata.clawtest] in {}", manifest.display()),
+        )
+    }
+
+    fn from_raw(raw: RawConfig, root: PathBuf, origin: String) -> Result<Config, ConfigError> {
+        let value_error = |field: &str, message: String| ConfigError::Value {
+            origin: origin.clone(),
+            field: field.into(),
+            message,
+        };
+        if raw.run.trials == 0 {
+            return Err(value_error("run.trials", "must be at least 1".into()));
+        }
+        if !(0.0..=1.0).contains(&raw.run.pass_threshold) {
+            return Err(value_error(
+                "run.pass_threshold",
+                format!("must be between 0 and 1, found {}", raw.run.pass_threshold),
+            ));
+        }
+        for (field, gate) in [
+            ("gates.min_score", raw.gates.min_score),
+            ("gates.min_robustness", raw.gates.min_robustness),
+            ("gates.min_pass_hat_k", raw.gates.min_pass_hat_k),
+        ] {
+            if let Some(value) = gate
+                && !(0.0..=1.0).contains(&value)
+            {
+                return Err(value_error(
+                    field,
+                    format!("must be between 0 and 1, found {value}"),
+                ));
+            }
+        }
+        if raw.tasks.is_empty() {
+            return Err(value_error(
+                "tasks",
+                "needs at least one glob, e.g. \"tasks/**/*.yaml\"".into(),
+            ));
+        }
+        for pattern in &raw.tasks {
+            if let Err(error) = globset::Glob::new(pattern) {
+                return Err(value_error(
+                    "tasks",
+                    format!("`{pattern}` is not a valid glob: {error}"),
+                ));
+            }
+        }
+        Ok(Config {
+            root,
+            origin,
+            tasks: raw.tasks,
+            harness: raw.harness,
+            run: raw.run,
+            gates: raw.gates,
+            llm: raw.llm,
+        })
+    }
+
+    /// The harness command with `${CARGO_TARGET_DIR}` expanded and a relative program path
+    /// (one containing a `/`) anchored at the suite root.
+    pub fn harness_command(&self) -> Result<Vec<String>, ConfigError> {
+        let Some(command) = &self.harness.command else {
+            return Err(ConfigError::Value {
+                origin: self.origin.clone(),
+                field: "harness.command".into(),
+                message: "no harness command: say how to start your agent, e.g. `command = [\"./my-agent\"]`".into(),
+            });
+        };
+        self.expand(command, "harness.command")
+    }
+
+    /// The optional build command, expanded like [`Config::harness_command`].
+    pub fn harness_build(&self) -> Result<Option<Vec<String>>, ConfigError> {
+        self.harness
+            .build
+            .as_ref()
+            .map(|build| self.expand(build, "harness.build"))
+            .transpose()
+    }
+
+    fn expand(&self, command: &CommandLine, field: &str) -> Result<Vec<String>, ConfigError> {
+        let mut words = command.words();
+        if words.is_empty() {
+            return Err(ConfigError::Value {
+                origin: self.origin.clone(),
+                field: field.into(),
+                message: "is empty".into(),
+            });
+        }
+        if words
+            .iter()
+            .any(|word| word.contains("${CARGO_TARGET_DIR}"))
+        {
+            let target = self.cargo_target_dir()?;
+            for word in &mut words {
+                *word = word.replace("${CARGO_TARGET_DIR}", &target.display().to_string());
+            }
+        }
+        let program = Path::new(&words[0]);
+        if program.is_relative() && words[0].contains('/') {
+            words[0] = self.root.join(program).display().to_string();
+        }
+        Ok(words)
+    }
+
+    fn cargo_target_dir(&self) -> Result<PathBuf, ConfigError> {
+        if let Some(from_environment) = std::env::var_os("CARGO_TARGET_DIR") {
+            return Ok(absolute(&self.root.join(from_environment)));
+        }
+        let metadata = cargo_metadata::MetadataCommand::new()
+            .no_deps()
+            .current_dir(&self.root)
+            .exec()
+            .map_err(|error| ConfigError::Value {
+                origin: self.origin.clone(),
+                field: "harness.command".into(),
+                message: format!(
+                    "uses ${{CARGO_TARGET_DIR}} but `cargo metadata` failed in {}: {error}",
+                    self.root.display()
+                ),
+            })?;
+        Ok(metadata.target_directory.into_std_path_buf())
+    }
+
+    /// The cassette folder, absolute.
+    pub fn cassettes(&self) -> PathBuf {
+        self.root.join(&self.llm.cassettes)
+    }
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::from_text(text, Path::new("clawtest.toml"), PathBuf::from("/suite"))
+    }
+
+    #[test]
+    fn defaults_follow_the_design() {
+        let config = parse("[harness]\ncommand = \"./agent --fast\"\n").unwrap();
+        assert_eq!(config.run.trials, 3);
+        assert_eq!(config.run.pass_threshold, 0.75);
+        assert_eq!(config.tasks, ["tasks/**/*.yaml", "tasks/**/*.yml"]);
+        assert_eq!(
+            config.harness_command().unwrap(),
+            ["/suite/./agent", "--fast"]
+        );
+        assert_eq!(config.llm.mode, Mode::Replay);
+    }
+
+    #[test]
+    fn an_unknown_key_is_located() {
+        let error = parse("tasks = [\"t/*.yaml\"]\n[run]\ntrails = 3\n").unwrap_err();
+        match error {
+            ConfigError::Invalid(invalid) => {
+                assert!(invalid.message.contains("trails"), "{}", invalid.message);
+                assert_eq!(invalid.line, Some(3));
+            }
+            other => panic!("expected a located error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn out_of_range_gates_are_rejected() {
+        let error = parse("[gates]\nmin_score = 7\n").unwrap_err();
+        assert!(error.to_string().contains("gates.min_score"), "{error}");
+    }
+}

@@ -1,0 +1,266 @@
+//! Cassettes: the recorded model calls of one task, one list per trial, replayed in order
+//! (call i of trial t answers with interaction i of trial t).
+//!
+//! A cassette is a readable YAML file in the suite (`cassettes/<task_id>.yaml`):
+//!
+//! ```yaml
+//! version: 1
+//! task_id: todo-001
+//! trials:
+//!   - interactions:
+//!       - request:
+//!           path: /v1/chat/completions
+//!           body: {model: gpt-4o-mini, messages: [{role: user, content: "Review all tasks"}]}
+//!         response:
+//!           status: 200
+//!           body: {choices: [{index: 0, finish_reason: stop, message: {role: assistant, content: "Done."}}]}
+//! ```
+//!
+//! The recorded `request.body` is matched against the request the harness sent with these
+//! rules, so that a hand-written cassette can state only what matters to it:
+//! - a map matches when every key written in the cassette is present and matches (keys the
+//!   cassette does not mention are not compared);
+//! - a list matches the same number of *trailing* items of the request's list (a complete
+//!   recording therefore matches the whole list; a hand-written one can give only the newest
+//!   messages);
+//! - numbers match numerically, everything else exactly.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The cassette file format version this build reads and writes.
+pub const VERSION: u32 = 1;
+
+/// All recorded calls of one task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cassette {
+    pub version: u32,
+    pub task_id: String,
+    pub trials: Vec<TrialRecording>,
+}
+
+/// The calls of one trial, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrialRecording {
+    pub interactions: Vec<Interaction>,
+}
+
+/// One model call: what was asked and what was answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interaction {
+    pub request: RecordedRequest,
+    pub response: RecordedResponse,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedRequest {
+    #[serde(default = "default_path")]
+    pub path: String,
+    #[serde(default)]
+    pub body: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedResponse {
+    #[serde(default = "default_status")]
+    pub status: u16,
+    pub body: Value,
+}
+
+fn default_path() -> String {
+    "/v1/chat/completions".into()
+}
+
+fn default_status() -> u16 {
+    200
+}
+
+/// A cassette that cannot be used.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum CassetteError {
+    #[error("no cassette for task `{task_id}`: expected {} (replay mode answers model calls only from cassettes)", path.display())]
+    Missing { task_id: String, path: PathBuf },
+    #[error("cannot read cassette {}: {message}", path.display())]
+    Unreadable { path: PathBuf, message: String },
+    #[error("cassette {}{}: {message}", path.display(), line.map(|line| format!(":{line}")).unwrap_or_default())]
+    Invalid {
+        path: PathBuf,
+        line: Option<u64>,
+        message: String,
+    },
+}
+
+impl Cassette {
+    /// The cassette file of a task inside `folder`.
+    pub fn path_for(folder: &Path, task_id: &str) -> PathBuf {
+        folder.join(format!("{task_id}.yaml"))
+    }
+
+    /// Loads the cassette of `task_id` from `folder`.
+    pub fn load(folder: &Path, task_id: &str) -> Result<Cassette, CassetteError> {
+        let path = Cassette::path_for(folder, task_id);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Err(CassetteError::Missing {
+                    task_id: task_id.into(),
+                    path,
+                });
+            }
+            Err(error) => {
+                return Err(CassetteError::Unreadable {
+                    path,
+                    message: error.to_string(),
+                });
+            }
+        };
+        let cassette: Cassette =
+            serde_saphyr::from_str(&text).map_err(|error| CassetteError::Invalid {
+                path: path.clone(),
+                line: error.location().map(|location| location.line()),
+                message: error
+                    .to_string()
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+            })?;
+        if cassette.version != VERSION {
+            return Err(CassetteError::Invalid {
+                path,
+                line: None,
+                message: format!(
+                    "version {} is not supported (this build reads version {VERSION})",
+                    cassette.version
+                ),
+            });
+        }
+        if cassette.task_id != task_id {
+            return Err(CassetteError::Invalid {
+                path,
+                line: None,
+                message: format!("records task `{}`, not `{task_id}`", cassette.task_id),
+            });
+        }
+        Ok(cassette)
+    }
+}
+
+/// Where a request first differs from its recording, in words, or `None` when it matches.
+pub fn difference(recorded: &Value, actual: &Value) -> Option<String> {
+    differ(recorded, actual, "body")
+}
+
+fn differ(recorded: &Value, actual: &Value, at: &str) -> Option<String> {
+    match (recorded, actual) {
+        (Value::Object(expected), Value::Object(found)) => {
+            expected
+                .iter()
+                .find_map(|(key, value)| match found.get(key) {
+                    None => Some(format!("{at}.{key} is missing (recorded {})", brief(value))),
+                    Some(other) => differ(value, other, &format!("{at}.{key}")),
+                })
+        }
+        (Value::Array(expected), Value::Array(found)) => {
+            if found.len() < expected.len() {
+                return Some(format!(
+                    "{at} has {} items, the recording expects at least {}",
+                    found.len(),
+                    expected.len()
+                ));
+            }
+            let offset = found.len() - expected.len();
+            expected.iter().enumerate().find_map(|(index, value)| {
+                let from_end = expected.len() - index;
+                differ(value, &found[offset + index], &format!("{at}[-{from_end}]"))
+            })
+        }
+        (Value::Number(expected), Value::Number(found)) if expected.as_f64() == found.as_f64() => {
+            None
+        }
+        (expected, found) if expected == found => None,
+        (expected, found) => Some(format!(
+            "{at}: recorded {}, got {}",
+            brief(expected),
+            brief(found)
+        )),
+    }
+}
+
+/// A value shortened for a one-line message.
+fn brief(value: &Value) -> String {
+    const LIMIT: usize = 120;
+    let text = value.to_string();
+    if text.chars().count() <= LIMIT {
+        text
+    } else {
+        let head: String = text.chars().take(LIMIT).collect();
+        format!("{head}…")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_map_matches_on_the_keys_the_recording_names() {
+        let recorded = json!({"model": "m"});
+        assert_eq!(
+            difference(&recorded, &json!({"model": "m", "temperature": 0})),
+            None
+        );
+        assert_eq!(
+            difference(&recorded, &json!({"model": "other"})),
+            Some("body.model: recorded \"m\", got \"other\"".into())
+        );
+        assert_eq!(
+            difference(&recorded, &json!({})),
+            Some("body.model is missing (recorded \"m\")".into())
+        );
+    }
+
+    #[test]
+    fn a_list_matches_the_trailing_items() {
+        let recorded = json!({"messages": [{"role": "user", "content": "hi"}]});
+        let actual = json!({"messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}]});
+        assert_eq!(difference(&recorded, &actual), None);
+        let diverged = json!({"messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "bye"}]});
+        assert_eq!(
+            difference(&recorded, &diverged),
+            Some("body.messages[-1].content: recorded \"hi\", got \"bye\"".into())
+        );
+    }
+
+    #[test]
+    fn numbers_compare_numerically() {
+        assert_eq!(
+            difference(&json!({"temperature": 0}), &json!({"temperature": 0.0})),
+            None
+        );
+    }
+
+    #[test]
+    fn loading_checks_version_and_task() {
+        let folder = tempfile::tempdir().unwrap();
+        std::fs::write(
+            folder.path().join("t1.yaml"),
+            "version: 1\ntask_id: t2\ntrials: []\n",
+        )
+        .unwrap();
+        let error = Cassette::load(folder.path(), "t1").unwrap_err();
+        assert!(error.to_string().contains("records task `t2`"), "{error}");
+        assert!(matches!(
+            Cassette::load(folder.path(), "absent"),
+            Err(CassetteError::Missing { .. })
+        ));
+    }
+}

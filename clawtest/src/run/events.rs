@@ -1,0 +1,76 @@
+//! The events a run emits, in order, and the [`Reporter`] trait that consumes them. These
+//! types are the whole interface between the executor and every report.
+
+use std::path::PathBuf;
+
+use crate::grade::Grade;
+use crate::trajectory::Trajectory;
+
+use super::aggregate::{RunSummary, Verdict};
+
+/// Something that happened during a run.
+#[derive(Debug, Clone)]
+pub enum Event {
+    RunStarted {
+        tasks: usize,
+        trials: u32,
+        jobs: usize,
+        backend: &'static str,
+        invalid: usize,
+        filtered_out: usize,
+    },
+    /// A task file that failed validation (it is not run).
+    TaskInvalid {
+        path: PathBuf,
+        line: Option<u64>,
+        message: String,
+    },
+    TrialStarted {
+        task_id: String,
+        trial: u32,
+    },
+    TrialFinished {
+        task_id: String,
+        trial: u32,
+        outcome: TrialOutcome,
+    },
+    TaskFinished {
+        verdict: Verdict,
+    },
+    RunFinished {
+        summary: RunSummary,
+    },
+}
+
+/// How one trial ended.
+#[derive(Debug, Clone)]
+pub enum TrialOutcome {
+    /// The trial ran and was graded (passed or not).
+    Graded {
+        grade: Grade,
+        trajectory: Box<Trajectory>,
+    },
+    /// The trial could not be run or graded: an infrastructure error, not a verdict on the agent.
+    Error {
+        message: String,
+        trajectory: Option<Box<Trajectory>>,
+    },
+    /// The run was interrupted before the trial finished.
+    Interrupted,
+}
+
+/// Consumes events as they happen.
+pub trait Reporter {
+    fn report(&mut self, event: &Event);
+}
+
+/// Sends each event to several reporters, in order.
+pub struct Fanout<'a>(pub Vec<&'a mut dyn Reporter>);
+
+impl Reporter for Fanout<'_> {
+    fn report(&mut self, event: &Event) {
+        for reporter in &mut self.0 {
+            reporter.report(event);
+        }
+    }
+}

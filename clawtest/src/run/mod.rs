@@ -1,0 +1,261 @@
+//! Running a suite: plan (tasks × trials) → execute trials concurrently (at most `jobs` at a
+//! time) → aggregate each task's k trials into a verdict → summarize. Progress leaves as
+//! [`Event`]s through a [`Reporter`]; the trials themselves never touch a reporter.
+
+pub mod aggregate;
+pub mod events;
+pub mod suite;
+pub mod trial;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio::sync::{Semaphore, mpsc, watch};
+
+pub use aggregate::{
+    GateResult, InvalidEntry, RunStatus, RunSummary, Status, TrialRecord, TrialResult, Verdict,
+};
+pub use events::{Event, Fanout, Reporter, TrialOutcome};
+pub use suite::Suite;
+
+use crate::config::Gates;
+use crate::gateway::Cassette;
+use crate::sandbox::Sandbox;
+use crate::services::Catalogue;
+use crate::spec::Task;
+
+/// The choices of one run (config merged with the command line).
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub trials: u32,
+    pub jobs: usize,
+    pub pass_threshold: f64,
+    pub gates: Gates,
+}
+
+/// How to start the harness.
+#[derive(Debug, Clone)]
+pub struct Harness {
+    pub command: Vec<String>,
+    /// `harness.env` names with their host values.
+    pub passthrough: Vec<(String, String)>,
+}
+
+/// Where and with what the trials run.
+pub struct Backend {
+    pub harness: Harness,
+    /// The folder of cassettes.
+    pub cassettes: std::path::PathBuf,
+    pub catalogue: Arc<Catalogue>,
+    pub sandbox: Arc<dyn Sandbox>,
+}
+
+/// Everything the trials share, behind one `Arc`.
+struct Shared {
+    tasks: Vec<Task>,
+    cassettes: Vec<Result<Cassette, String>>,
+    tools: Vec<String>,
+    catalogue: Arc<Catalogue>,
+    sandbox: Arc<dyn Sandbox>,
+    harness: Harness,
+    threshold: f64,
+}
+
+enum Progress {
+    Started {
+        task: usize,
+        trial: u32,
+    },
+    Finished {
+        task: usize,
+        trial: u32,
+        outcome: TrialOutcome,
+    },
+}
+
+/// Runs every task of `suite` `options.trials` times and reports as it goes. Invalid tasks
+/// are reported and not run. Returns the summary that was also sent as `RunFinished`.
+pub async fn execute(
+    suite: Suite,
+    options: &RunOptions,
+    backend: Backend,
+    reporter: &mut dyn Reporter,
+    interrupt: watch::Receiver<bool>,
+) -> RunSummary {
+    let Backend {
+        harness,
+        cassettes,
+        catalogue,
+        sandbox,
+    } = backend;
+    let k = options.trials.max(1);
+    let jobs = options.jobs.max(1);
+    reporter.report(&Event::RunStarted {
+        tasks: suite.tasks.len(),
+        trials: k,
+        jobs,
+        backend: sandbox.name(),
+        invalid: suite.invalid.len(),
+        filtered_out: suite.filtered_out,
+    });
+    let invalid: Vec<InvalidEntry> = suite
+        .invalid
+        .iter()
+        .map(|error| InvalidEntry {
+            path: error.path.clone(),
+            line: error.first_line(),
+            message: error.plain().trim_end().to_string(),
+        })
+        .collect();
+    for entry in &invalid {
+        reporter.report(&Event::TaskInvalid {
+            path: entry.path.clone(),
+            line: entry.line,
+            message: entry.message.clone(),
+        });
+    }
+
+    let shared = Arc::new(Shared {
+        cassettes: suite
+            .tasks
+            .iter()
+            .map(|task| Cassette::load(&cassettes, &task.id).map_err(|error| error.to_string()))
+            .collect(),
+        tools: suite
+            .tasks
+            .iter()
+            .map(|task| crate::surfaces::tools_json(task, &catalogue).to_string())
+            .collect(),
+        tasks: suite.tasks,
+        catalogue,
+        sandbox,
+        harness,
+        threshold: options.pass_threshold,
+    });
+
+    let (sender, mut receiver) = mpsc::unbounded_channel();
+    let permits = Arc::new(Semaphore::new(jobs));
+    let mut workers = tokio::task::JoinSet::new();
+    for task in 0..shared.tasks.len() {
+        for trial in 0..k {
+            let (shared, permits, sender, mut interrupt) = (
+                Arc::clone(&shared),
+                Arc::clone(&permits),
+                sender.clone(),
+                interrupt.clone(),
+            );
+            workers.spawn(async move {
+                let permit = tokio::select! {
+                    permit = permits.acquire_owned() => permit.ok(),
+                    () = crate::sandbox::process::interrupted(&mut interrupt) => None,
+                };
+                let outcome = if permit.is_none() || *interrupt.borrow() {
+                    TrialOutcome::Interrupted
+                } else {
+                    let _ = sender.send(Progress::Started { task, trial });
+                    let spec = &shared.tasks[task];
+                    let context = trial::TrialContext {
+                        catalogue: &shared.catalogue,
+                        sandbox: shared.sandbox.as_ref(),
+                        command: &shared.harness.command,
+                        passthrough: &shared.harness.passthrough,
+                        tools: &shared.tools[task],
+                        threshold: spec.pass_threshold.unwrap_or(shared.threshold),
+                    };
+                    trial::run(spec, trial, &shared.cassettes[task], &context, interrupt).await
+                };
+                let _ = sender.send(Progress::Finished {
+                    task,
+                    trial,
+                    outcome,
+                });
+                drop(permit);
+            });
+        }
+    }
+    drop(sender);
+
+    let mut finished: BTreeMap<usize, Vec<TrialRecord>> = BTreeMap::new();
+    let mut verdicts: BTreeMap<usize, Verdict> = BTreeMap::new();
+    while let Some(progress) = receiver.recv().await {
+        match progress {
+            Progress::Started { task, trial } => reporter.report(&Event::TrialStarted {
+                task_id: shared.tasks[task].id.clone(),
+                trial,
+            }),
+            Progress::Finished {
+                task,
+                trial,
+                outcome,
+            } => {
+                let record = TrialRecord::new(trial, &outcome);
+                reporter.report(&Event::TrialFinished {
+                    task_id: shared.tasks[task].id.clone(),
+                    trial,
+                    outcome,
+                });
+                let records = finished.entry(task).or_default();
+                records.push(record);
+                if records.len() == k as usize {
+                    let spec = &shared.tasks[task];
+                    let verdict = aggregate::verdict(
+                        spec,
+                        spec.pass_threshold.unwrap_or(shared.threshold),
+                        k,
+                        std::mem::take(records),
+                    );
+                    reporter.report(&Event::TaskFinished {
+                        verdict: verdict.clone(),
+                    });
+                    verdicts.insert(task, verdict);
+                }
+            }
+        }
+    }
+    while workers.join_next().await.is_some() {}
+
+    let interrupted = *interrupt.borrow();
+    let summary = aggregate::summarize(
+        verdicts.into_values().collect(),
+        invalid,
+        &options.gates,
+        k,
+        shared.sandbox.name(),
+        interrupted,
+    );
+    reporter.report(&Event::RunFinished {
+        summary: summary.clone(),
+    });
+    summary
+}
+
+/// Runs the configured `harness.build` command once, in `root`, before any trial. Its output
+/// goes to this process's stderr so the user sees a build as it happens.
+pub async fn build_harness(command: &[String], root: &Path) -> Result<(), String> {
+    let Some((program, arguments)) = command.split_first() else {
+        return Ok(());
+    };
+    let status = tokio::process::Command::new(program)
+        .args(arguments)
+        .current_dir(root)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::inherit())
+        .stderr(std::process::Stdio::inherit())
+        .status()
+        .await
+        .map_err(|error| {
+            format!(
+                "the harness build command `{}` could not be started: {error}",
+                command.join(" ")
+            )
+        })?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the harness build command `{}` failed ({status})",
+            command.join(" ")
+        ))
+    }
+}

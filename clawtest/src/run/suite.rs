@@ -1,0 +1,120 @@
+//! Discovery and loading: the configured globs (or explicit paths) → task files → validated
+//! tasks and invalid ones, then the command line's filters. Invalid tasks are kept, to be
+//! reported; they are never run.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::discover::{self, DiscoverError};
+use crate::services::Catalogue;
+use crate::spec::{self, InvalidTask, Problem, Task};
+
+/// The tasks of one run.
+#[derive(Debug)]
+pub struct Suite {
+    pub tasks: Vec<Task>,
+    pub invalid: Vec<InvalidTask>,
+    /// Tasks left out by the filters.
+    pub filtered_out: usize,
+}
+
+/// Loads every task the configuration names (or the explicit `paths`), then keeps those whose
+/// id or path contains one of `filters` (all when there are none). Paths in tasks are shown
+/// relative to the suite root.
+pub fn load(
+    config: &Config,
+    paths: &[PathBuf],
+    filters: &[String],
+    catalogue: &Catalogue,
+) -> Result<Suite, DiscoverError> {
+    let files = if paths.is_empty() {
+        discover::task_files(&config.root, &config.tasks)?
+    } else {
+        discover::explicit_files(paths)?
+    };
+    let mut tasks = Vec::new();
+    let mut invalid = Vec::new();
+    for file in files {
+        let shown = display_path(&config.root, &file);
+        match spec::load(&file, catalogue) {
+            Ok(mut task) => {
+                task.path = shown;
+                tasks.push(task);
+            }
+            Err(mut error) => {
+                error.path = shown;
+                invalid.push(error);
+            }
+        }
+    }
+    reject_duplicate_ids(&mut tasks, &mut invalid);
+    let before = tasks.len();
+    let matches = |task: &Task| {
+        filters.is_empty()
+            || filters.iter().any(|filter| {
+                task.id.contains(filter.as_str())
+                    || task.path.to_string_lossy().contains(filter.as_str())
+            })
+    };
+    tasks.retain(matches);
+    let filtered_out = before - tasks.len();
+    Ok(Suite {
+        tasks,
+        invalid,
+        filtered_out,
+    })
+}
+
+/// Two tasks with one id would share a cassette, a JUnit testcase and a snapshot: both are
+/// invalid, each pointing at the other.
+fn reject_duplicate_ids(tasks: &mut Vec<Task>, invalid: &mut Vec<InvalidTask>) {
+    let mut by_id: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (index, task) in tasks.iter().enumerate() {
+        by_id.entry(task.id.clone()).or_default().push(index);
+    }
+    let duplicated: Vec<usize> = by_id
+        .values()
+        .filter(|indices| indices.len() > 1)
+        .flatten()
+        .copied()
+        .collect();
+    if duplicated.is_empty() {
+        return;
+    }
+    for &index in &duplicated {
+        let task = &tasks[index];
+        let others: Vec<String> = by_id[&task.id]
+            .iter()
+            .filter(|&&other| other != index)
+            .map(|&other| tasks[other].path.display().to_string())
+            .collect();
+        let position = spec::Position {
+            line: task.line,
+            column: 1,
+            span: None,
+        };
+        let problem = Problem::new(
+            "task_id",
+            format!("`{}` is also the id of {}", task.id, others.join(", ")),
+            Some(position),
+        )
+        .with_help("give every task a unique task_id");
+        invalid.push(InvalidTask::new(&task.path, String::new(), vec![problem]));
+    }
+    let mut index = 0;
+    tasks.retain(|_| {
+        let keep = !duplicated.contains(&index);
+        index += 1;
+        keep
+    });
+}
+
+fn display_path(root: &Path, file: &Path) -> PathBuf {
+    let absolute_root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+    let absolute_file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    absolute_file
+        .strip_prefix(&absolute_root)
+        .map(Path::to_path_buf)
+        .unwrap_or(absolute_file)
+}

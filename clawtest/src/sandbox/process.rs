@@ -1,0 +1,221 @@
+//! The process backend: the harness runs as a local command in a fresh temporary folder
+//! (`clawtest/` with the prompt and tools, `workspace/` as its working directory), with a
+//! cleared environment (only the sandbox contract's variables, PATH, and the names listed in
+//! `harness.env`), in its own process group so that the whole group is killed at the limit.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+use tokio::sync::watch;
+
+use super::{Finished, Launch, OUTPUT_FILE, Running, Sandbox, SandboxError};
+use crate::trajectory::{HarnessExit, WorkspaceFile};
+
+/// Output beyond this many bytes per stream is dropped (the end is what matters less).
+const OUTPUT_LIMIT: usize = 4 << 20;
+
+/// Runs harnesses as local processes.
+#[derive(Debug, Default, Clone)]
+pub struct ProcessSandbox;
+
+impl Sandbox for ProcessSandbox {
+    fn name(&self) -> &'static str {
+        "process"
+    }
+
+    fn run(&self, launch: Launch, interrupt: watch::Receiver<bool>) -> Running<'_> {
+        Box::pin(run(launch, interrupt))
+    }
+}
+
+fn prepare_error(error: std::io::Error) -> SandboxError {
+    SandboxError::Prepare {
+        message: error.to_string(),
+    }
+}
+
+async fn run(
+    launch: Launch,
+    mut interrupt: watch::Receiver<bool>,
+) -> Result<Finished, SandboxError> {
+    let folder = tempfile::Builder::new()
+        .prefix("clawtest-trial-")
+        .tempdir()
+        .map_err(prepare_error)?;
+    let control = folder.path().join("clawtest");
+    let workspace = folder.path().join("workspace");
+    let home = folder.path().join("home");
+    for path in [&control, &workspace, &home] {
+        std::fs::create_dir_all(path).map_err(prepare_error)?;
+    }
+    let prompt_file = control.join("prompt.md");
+    let tools_file = control.join("tools.json");
+    std::fs::write(&prompt_file, &launch.prompt).map_err(prepare_error)?;
+    std::fs::write(&tools_file, &launch.tools).map_err(prepare_error)?;
+    for file in &launch.files {
+        let target = workspace.join(&file.target);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(prepare_error)?;
+        }
+        std::fs::copy(&file.source, &target).map_err(|error| SandboxError::Prepare {
+            message: format!(
+                "copying {} into the workspace: {error}",
+                file.source.display()
+            ),
+        })?;
+    }
+
+    let program = launch.command[0].clone();
+    let mut command = Command::new(&program);
+    command
+        .args(&launch.command[1..])
+        .current_dir(&workspace)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("TMPDIR", folder.path())
+        .env("LANG", "C.UTF-8")
+        .env("CLAWTEST_SERVICES_URL", &launch.services_url)
+        .env("OPENAI_BASE_URL", format!("{}/v1", launch.gateway_url))
+        .env("ANTHROPIC_BASE_URL", &launch.gateway_url)
+        // The real key stays with the gateway; harnesses that insist on a key get a dummy.
+        .env("OPENAI_API_KEY", "clawtest-dummy-key")
+        .env("ANTHROPIC_API_KEY", "clawtest-dummy-key")
+        .env("CLAWTEST_PROMPT", &launch.prompt)
+        .env("CLAWTEST_PROMPT_FILE", &prompt_file)
+        .env("CLAWTEST_TOOLS_FILE", &tools_file)
+        .env("EVAL_TOOLS_FILE", &tools_file)
+        .env("CLAWTEST_WORKSPACE", &workspace)
+        .env("CLAWTEST_DIR", &control)
+        .env("CLAWTEST_TASK_ID", &launch.task_id)
+        .env("CLAWTEST_TRIAL", launch.trial.to_string())
+        .env("AGENT_MAX_TURNS", launch.max_turns.to_string())
+        .envs(launch.passthrough.iter().map(|(name, value)| (name, value)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+
+    let started = Instant::now();
+    let mut child = command.spawn().map_err(|error| match error.kind() {
+        std::io::ErrorKind::NotFound => SandboxError::CommandNotFound {
+            program: program.clone(),
+        },
+        _ => SandboxError::CannotStart {
+            program: program.clone(),
+            message: error.to_string(),
+        },
+    })?;
+    let group = child.id();
+    let stdout = tokio::spawn(read_limited(child.stdout.take()));
+    let stderr = tokio::spawn(read_limited(child.stderr.take()));
+
+    let mut timed_out = false;
+    let status = tokio::select! {
+        status = child.wait() => status.ok(),
+        () = tokio::time::sleep(launch.timeout) => {
+            timed_out = true;
+            kill_group(group);
+            child.wait().await.ok()
+        }
+        () = interrupted(&mut interrupt) => {
+            kill_group(group);
+            let _ = child.wait().await;
+            return Err(SandboxError::Interrupted);
+        }
+    };
+    // Children of the harness that outlive it would hold the pipes open; end them too.
+    kill_group(group);
+    let duration = started.elapsed();
+    let stdout = stdout.await.unwrap_or_default();
+    let stderr = stderr.await.unwrap_or_default();
+    let exit = HarnessExit {
+        code: status.and_then(|status| status.code()),
+        timed_out,
+    };
+    let output_file = std::fs::read_to_string(workspace.join(OUTPUT_FILE)).ok();
+    let workspace = snapshot(&workspace).map_err(prepare_error)?;
+    Ok(Finished {
+        exit,
+        stdout,
+        stderr,
+        output_file,
+        workspace,
+        duration,
+    })
+}
+
+/// Completes when the run is interrupted; never, if nobody can interrupt it any more.
+pub(crate) async fn interrupted(interrupt: &mut watch::Receiver<bool>) {
+    if interrupt.wait_for(|stop| *stop).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+fn kill_group(group: Option<u32>) {
+    if let Some(id) = group.and_then(|id| i32::try_from(id).ok()) {
+        // SAFETY: killpg only sends a signal; a stale group id fails with ESRCH, which is fine.
+        unsafe {
+            libc::killpg(id, libc::SIGKILL);
+        }
+    }
+}
+
+async fn read_limited(stream: Option<impl AsyncRead + Unpin>) -> String {
+    let Some(mut stream) = stream else {
+        return String::new();
+    };
+    let mut kept = Vec::new();
+    let mut buffer = [0u8; 8192];
+    loop {
+        match stream.read(&mut buffer).await {
+            Ok(0) | Err(_) => break,
+            // Keep reading past the limit so the harness never blocks on a full pipe.
+            Ok(read) => {
+                kept.extend_from_slice(&buffer[..read.min(OUTPUT_LIMIT.saturating_sub(kept.len()))])
+            }
+        }
+    }
+    String::from_utf8_lossy(&kept).into_owned()
+}
+
+/// Every regular file under `root`, by relative path, with its size and SHA-256.
+fn snapshot(root: &Path) -> std::io::Result<BTreeMap<String, WorkspaceFile>> {
+    let mut files = BTreeMap::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(folder) = pending.pop() {
+        for entry in std::fs::read_dir(&folder)? {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            let path = entry.path();
+            if kind.is_dir() {
+                pending.push(path);
+            } else if kind.is_file() {
+                let bytes = std::fs::read(&path)?;
+                let relative = path
+                    .strip_prefix(root)
+                    .unwrap_or(&path)
+                    .to_string_lossy()
+                    .into_owned();
+                files.insert(
+                    relative,
+                    WorkspaceFile {
+                        size: bytes.len() as u64,
+                        sha256: hex(&Sha256::digest(&bytes)),
+                    },
+                );
+            }
+        }
+    }
+    Ok(files)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}

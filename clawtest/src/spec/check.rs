@@ -1,0 +1,587 @@
+//! The 15 scoring check types and 2 safety check types of the ClawEnvKit schema, typed, with
+//! their parameter aliases (`count`/`min_count`, `contains`/`value`, `min_length`/`length`,
+//! `expected_count`, `expected_exit`, `pytest_args`) resolved at parse time so the grader
+//! sees one spelling.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// A scoring check, as the grader reads it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Check {
+    AuditActionExists {
+        service: String,
+        action: String,
+        field_match: BTreeMap<String, Value>,
+    },
+    AuditFieldEquals {
+        service: String,
+        action: String,
+        field: String,
+        value: Value,
+    },
+    AuditFieldContains {
+        service: String,
+        action: String,
+        field: String,
+        contains: String,
+    },
+    AuditCountGte {
+        service: String,
+        action: String,
+        count: i64,
+    },
+    AuditCountEquals {
+        service: String,
+        action: String,
+        count: i64,
+    },
+    AuditSequence {
+        service: String,
+        actions: Vec<SequenceStep>,
+    },
+    KeywordsPresent {
+        keywords: Vec<String>,
+        source: OutputSource,
+    },
+    KeywordsAbsent {
+        keywords: Vec<String>,
+        source: OutputSource,
+    },
+    PatternMatch {
+        pattern: String,
+    },
+    MinLength {
+        min_length: i64,
+    },
+    FileExists {
+        path: String,
+    },
+    FileHashEquals {
+        path: String,
+        hash: String,
+    },
+    ExitCode {
+        cmd: String,
+        expected_exit: i64,
+    },
+    PytestPass {
+        test_file: String,
+        pytest_args: String,
+    },
+    LlmJudge {
+        rubric: String,
+    },
+}
+
+/// One step of an `audit_sequence`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SequenceStep {
+    pub action: String,
+    pub field_match: BTreeMap<String, Value>,
+}
+
+/// What text a keyword check reads. ClawEnvKit only supports the agent's output; any other
+/// `in` value reads as empty text there, which we keep, but flag at validation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputSource {
+    AgentOutput,
+    Other(String),
+}
+
+/// A safety check: any violation sets the trial's safety to 0.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SafetyCheck {
+    ToolNotCalled {
+        tool_name: String,
+        reason: Option<String>,
+    },
+    KeywordsNotInOutput {
+        keywords: Vec<String>,
+        reason: Option<String>,
+    },
+}
+
+/// The check type names, in the order of the schema table, for "did you mean" help.
+pub const CHECK_TYPES: [&str; 15] = [
+    "audit_action_exists",
+    "audit_field_equals",
+    "audit_field_contains",
+    "audit_count_gte",
+    "audit_count_equals",
+    "audit_sequence",
+    "keywords_present",
+    "keywords_absent",
+    "pattern_match",
+    "min_length",
+    "file_exists",
+    "file_hash_equals",
+    "exit_code",
+    "pytest_pass",
+    "llm_judge",
+];
+
+pub const SAFETY_TYPES: [&str; 2] = ["tool_not_called", "keywords_not_in_output"];
+
+/// A parameter problem, relative to the check's map: (parameter, message, help).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParameterProblem {
+    pub parameter: String,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl ParameterProblem {
+    fn new(parameter: &str, message: impl Into<String>) -> ParameterProblem {
+        ParameterProblem {
+            parameter: parameter.to_string(),
+            message: message.into(),
+            help: None,
+        }
+    }
+}
+
+/// Reads a check's parameters by name, trying aliases in order, and remembers what was missing.
+struct Parameters<'a> {
+    map: &'a Map<String, Value>,
+    problems: Vec<ParameterProblem>,
+}
+
+impl<'a> Parameters<'a> {
+    fn value(&mut self, names: &[&str]) -> Option<&'a Value> {
+        let found = names
+            .iter()
+            .find_map(|name| self.map.get(*name).filter(|value| !value.is_null()));
+        if found.is_none() {
+            let spelled = names.join("` or `");
+            self.problems.push(ParameterProblem::new(
+                names[0],
+                format!("missing required parameter `{spelled}`"),
+            ));
+        }
+        found
+    }
+
+    fn string(&mut self, names: &[&str]) -> String {
+        match self.value(names) {
+            Some(Value::String(text)) => text.clone(),
+            // Numbers and booleans are accepted where a name or text is expected: YAML makes
+            // `action: 404` or `value: true` easy to write and ClawEnvKit compares them as text.
+            Some(Value::Number(number)) => number.to_string(),
+            Some(Value::Bool(flag)) => flag.to_string(),
+            Some(other) => {
+                self.problems.push(ParameterProblem::new(
+                    names[0],
+                    format!("expected text, found {}", kind(other)),
+                ));
+                String::new()
+            }
+            None => String::new(),
+        }
+    }
+
+    fn integer(&mut self, names: &[&str]) -> i64 {
+        match self.value(names) {
+            Some(Value::Number(number)) => match number.as_i64() {
+                Some(integer) => integer,
+                None => {
+                    self.problems.push(ParameterProblem::new(
+                        names[0],
+                        format!("expected a whole number, found {number}"),
+                    ));
+                    0
+                }
+            },
+            Some(other) => {
+                self.problems.push(ParameterProblem::new(
+                    names[0],
+                    format!("expected a whole number, found {}", kind(other)),
+                ));
+                0
+            }
+            None => 0,
+        }
+    }
+
+    fn optional_integer(&mut self, name: &str, default: i64) -> i64 {
+        match self.map.get(name) {
+            None | Some(Value::Null) => default,
+            Some(_) => self.integer(&[name]),
+        }
+    }
+
+    fn optional_string(&mut self, name: &str) -> Option<String> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(self.string(&[name])),
+        }
+    }
+
+    fn keywords(&mut self, name: &str) -> Vec<String> {
+        match self.value(&[name]) {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(|item| match item {
+                    Value::String(text) => Some(text.clone()),
+                    Value::Number(number) => Some(number.to_string()),
+                    other => {
+                        self.problems.push(ParameterProblem::new(
+                            name,
+                            format!(
+                                "expected a list of text, found an item that is {}",
+                                kind(other)
+                            ),
+                        ));
+                        None
+                    }
+                })
+                .collect(),
+            Some(Value::String(single)) => vec![single.clone()],
+            Some(other) => {
+                self.problems.push(ParameterProblem::new(
+                    name,
+                    format!("expected a list of keywords, found {}", kind(other)),
+                ));
+                Vec::new()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    fn field_match(&mut self, map: &Map<String, Value>) -> BTreeMap<String, Value> {
+        match map.get("field_match") {
+            None | Some(Value::Null) => BTreeMap::new(),
+            Some(Value::Object(pairs)) => pairs
+                .iter()
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect(),
+            Some(other) => {
+                self.problems.push(ParameterProblem::new(
+                    "field_match",
+                    format!("expected a map of field: value, found {}", kind(other)),
+                ));
+                BTreeMap::new()
+            }
+        }
+    }
+}
+
+/// What a JSON value is, in words, for error messages.
+pub fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "nothing",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "text",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a map",
+    }
+}
+
+/// Parses one `check:` map into a [`Check`], or every parameter problem it has.
+pub fn parse_check(map: &Map<String, Value>) -> Result<Check, Vec<ParameterProblem>> {
+    let Some(type_name) = map.get("type").and_then(Value::as_str) else {
+        return Err(vec![ParameterProblem {
+            parameter: "type".into(),
+            message: "missing `type`: a check needs one of the 15 check types".into(),
+            help: Some(format!("one of: {}", CHECK_TYPES.join(", "))),
+        }]);
+    };
+    let mut parameters = Parameters {
+        map,
+        problems: Vec::new(),
+    };
+    let check = match type_name {
+        "audit_action_exists" => Check::AuditActionExists {
+            service: parameters.string(&["service"]),
+            action: parameters.string(&["action"]),
+            field_match: parameters.field_match(map),
+        },
+        "audit_field_equals" => Check::AuditFieldEquals {
+            service: parameters.string(&["service"]),
+            action: parameters.string(&["action"]),
+            field: parameters.string(&["field"]),
+            value: parameters.value(&["value"]).cloned().unwrap_or(Value::Null),
+        },
+        "audit_field_contains" => Check::AuditFieldContains {
+            service: parameters.string(&["service"]),
+            action: parameters.string(&["action"]),
+            field: parameters.string(&["field"]),
+            contains: parameters.string(&["contains", "value"]),
+        },
+        "audit_count_gte" => Check::AuditCountGte {
+            service: parameters.string(&["service"]),
+            action: parameters.string(&["action"]),
+            count: parameters.integer(&["count", "min_count"]),
+        },
+        "audit_count_equals" => Check::AuditCountEquals {
+            service: parameters.string(&["service"]),
+            action: parameters.string(&["action"]),
+            count: parameters.integer(&["count", "expected_count"]),
+        },
+        "audit_sequence" => {
+            let service = parameters.string(&["service"]);
+            let actions = match parameters.value(&["actions"]) {
+                Some(Value::Array(steps)) => steps
+                    .iter()
+                    .filter_map(|step| match step {
+                        Value::String(action) => Some(SequenceStep {
+                            action: action.clone(),
+                            field_match: BTreeMap::new(),
+                        }),
+                        Value::Object(step_map) => {
+                            let mut step_parameters = Parameters {
+                                map: step_map,
+                                problems: Vec::new(),
+                            };
+                            let action = step_parameters.string(&["action"]);
+                            let field_match = step_parameters.field_match(step_map);
+                            parameters
+                                .problems
+                                .extend(step_parameters.problems.into_iter().map(|mut problem| {
+                                    problem.parameter = format!("actions[].{}", problem.parameter);
+                                    problem
+                                }));
+                            Some(SequenceStep {
+                                action,
+                                field_match,
+                            })
+                        }
+                        other => {
+                            parameters.problems.push(ParameterProblem::new(
+                                "actions",
+                                format!(
+                                    "each step is `{{action, field_match?}}`, found {}",
+                                    kind(other)
+                                ),
+                            ));
+                            None
+                        }
+                    })
+                    .collect(),
+                Some(other) => {
+                    parameters.problems.push(ParameterProblem::new(
+                        "actions",
+                        format!("expected a list of steps, found {}", kind(other)),
+                    ));
+                    Vec::new()
+                }
+                None => Vec::new(),
+            };
+            Check::AuditSequence { service, actions }
+        }
+        "keywords_present" | "keywords_absent" => {
+            let keywords = parameters.keywords("keywords");
+            let source = match parameters.optional_string("in").as_deref() {
+                None | Some("agent_output") => OutputSource::AgentOutput,
+                Some(other) => OutputSource::Other(other.to_string()),
+            };
+            if type_name == "keywords_present" {
+                Check::KeywordsPresent { keywords, source }
+            } else {
+                Check::KeywordsAbsent { keywords, source }
+            }
+        }
+        "pattern_match" => Check::PatternMatch {
+            pattern: parameters.string(&["pattern"]),
+        },
+        "min_length" => Check::MinLength {
+            min_length: parameters.integer(&["min_length", "length"]),
+        },
+        "file_exists" => Check::FileExists {
+            path: parameters.string(&["path"]),
+        },
+        "file_hash_equals" => Check::FileHashEquals {
+            path: parameters.string(&["path"]),
+            hash: parameters.string(&["hash"]).to_ascii_lowercase(),
+        },
+        "exit_code" => Check::ExitCode {
+            cmd: parameters.string(&["cmd"]),
+            expected_exit: parameters.optional_integer("expected_exit", 0),
+        },
+        "pytest_pass" => Check::PytestPass {
+            test_file: parameters.string(&["test_file"]),
+            pytest_args: parameters
+                .optional_string("pytest_args")
+                .unwrap_or_else(|| "-v --tb=short".into()),
+        },
+        "llm_judge" => Check::LlmJudge {
+            rubric: parameters.string(&["rubric"]),
+        },
+        unknown => {
+            let mut problem =
+                ParameterProblem::new("type", format!("unknown check type `{unknown}`"));
+            problem.help = Some(match nearest(unknown, &CHECK_TYPES) {
+                Some(near) => format!("did you mean `{near}`?"),
+                None => format!("one of: {}", CHECK_TYPES.join(", ")),
+            });
+            return Err(vec![problem]);
+        }
+    };
+    if parameters.problems.is_empty() {
+        Ok(check)
+    } else {
+        Err(parameters.problems)
+    }
+}
+
+/// Parses one `safety_checks` entry.
+pub fn parse_safety(map: &Map<String, Value>) -> Result<SafetyCheck, Vec<ParameterProblem>> {
+    let Some(type_name) = map.get("type").and_then(Value::as_str) else {
+        return Err(vec![ParameterProblem {
+            parameter: "type".into(),
+            message:
+                "missing `type`: a safety check is `tool_not_called` or `keywords_not_in_output`"
+                    .into(),
+            help: None,
+        }]);
+    };
+    let mut parameters = Parameters {
+        map,
+        problems: Vec::new(),
+    };
+    let reason = parameters.optional_string("reason");
+    let check = match type_name {
+        "tool_not_called" => SafetyCheck::ToolNotCalled {
+            tool_name: parameters.string(&["tool_name"]),
+            reason,
+        },
+        "keywords_not_in_output" => {
+            let keywords = parameters.keywords("keywords");
+            if keywords.is_empty() && parameters.problems.is_empty() {
+                parameters.problems.push(ParameterProblem::new(
+                    "keywords",
+                    "needs at least one keyword",
+                ));
+            }
+            SafetyCheck::KeywordsNotInOutput { keywords, reason }
+        }
+        unknown => {
+            let mut problem =
+                ParameterProblem::new("type", format!("unknown safety check type `{unknown}`"));
+            problem.help = Some(match nearest(unknown, &SAFETY_TYPES) {
+                Some(near) => format!("did you mean `{near}`?"),
+                None => format!("one of: {}", SAFETY_TYPES.join(", ")),
+            });
+            return Err(vec![problem]);
+        }
+    };
+    if parameters.problems.is_empty() {
+        Ok(check)
+    } else {
+        Err(parameters.problems)
+    }
+}
+
+/// The candidate closest to `word` by edit distance, if it is close enough to be a typo.
+pub fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|candidate| (edit_distance(word, candidate), *candidate))
+        .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).max(2))
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+fn edit_distance(left: &str, right: &str) -> usize {
+    let right: Vec<char> = right.chars().collect();
+    let mut previous: Vec<usize> = (0..=right.len()).collect();
+    for (row, left_char) in left.chars().enumerate() {
+        let mut current = vec![row + 1; right.len() + 1];
+        for (column, right_char) in right.iter().enumerate() {
+            let substitution = previous[column] + usize::from(left_char != *right_char);
+            current[column + 1] = substitution
+                .min(previous[column + 1] + 1)
+                .min(current[column] + 1);
+        }
+        previous = current;
+    }
+    previous[right.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(value: Value) -> Result<Check, Vec<ParameterProblem>> {
+        parse_check(value.as_object().expect("test input is a map"))
+    }
+
+    #[test]
+    fn aliases_resolve_to_one_spelling() {
+        assert_eq!(
+            parse(
+                json!({"type": "audit_count_gte", "service": "todo", "action": "create_task", "min_count": 2})
+            ),
+            Ok(Check::AuditCountGte {
+                service: "todo".into(),
+                action: "create_task".into(),
+                count: 2
+            })
+        );
+        assert_eq!(
+            parse(
+                json!({"type": "audit_field_contains", "service": "gmail", "action": "send_email", "field": "to", "value": "Bob"})
+            ),
+            Ok(Check::AuditFieldContains {
+                service: "gmail".into(),
+                action: "send_email".into(),
+                field: "to".into(),
+                contains: "Bob".into()
+            })
+        );
+        assert_eq!(
+            parse(json!({"type": "min_length", "length": 40})),
+            Ok(Check::MinLength { min_length: 40 })
+        );
+    }
+
+    #[test]
+    fn a_present_false_value_is_present() {
+        let check = parse(
+            json!({"type": "audit_field_equals", "service": "todo", "action": "update_task", "field": "done", "value": false}),
+        );
+        assert!(matches!(
+            check,
+            Ok(Check::AuditFieldEquals {
+                value: Value::Bool(false),
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn every_missing_parameter_is_reported() {
+        let problems = parse(json!({"type": "audit_field_equals", "service": "todo"})).unwrap_err();
+        let names: Vec<&str> = problems
+            .iter()
+            .map(|problem| problem.parameter.as_str())
+            .collect();
+        assert_eq!(names, ["action", "field", "value"]);
+    }
+
+    #[test]
+    fn a_typo_in_the_type_suggests_the_nearest_type() {
+        let problems = parse(json!({"type": "keyword_present", "keywords": ["a"]})).unwrap_err();
+        assert_eq!(
+            problems[0].help.as_deref(),
+            Some("did you mean `keywords_present`?")
+        );
+    }
+
+    #[test]
+    fn unknown_safety_types_are_problems_not_crashes() {
+        let problems =
+            parse_safety(json!({"type": "tool_never_called"}).as_object().unwrap()).unwrap_err();
+        assert_eq!(
+            problems[0].help.as_deref(),
+            Some("did you mean `tool_not_called`?")
+        );
+    }
+}

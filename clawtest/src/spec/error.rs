@@ -1,0 +1,140 @@
+//! What can be wrong with a task file, located: every problem names the file, the line and
+//! column, the field (as a path such as `scoring_components[2].check.type`), what was
+//! expected, and where it can, what to write instead.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use miette::{Diagnostic, NamedSource, SourceSpan};
+use serde_saphyr::Location;
+
+/// Where in a task file a value was written. Lines and columns are 1-based.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    pub line: u64,
+    pub column: u64,
+    /// Byte offset and length in the source, when the parser knows them (for miette labels).
+    pub span: Option<(usize, usize)>,
+}
+
+impl Position {
+    /// The position serde-saphyr recorded, if it recorded one.
+    pub fn from_location(location: Location) -> Option<Position> {
+        if location == Location::UNKNOWN {
+            return None;
+        }
+        let span = location.span();
+        let bytes = span
+            .byte_offset()
+            .map(|offset| (offset as usize, span.byte_len().unwrap_or(0) as usize));
+        Some(Position {
+            line: location.line(),
+            column: location.column(),
+            span: bytes,
+        })
+    }
+}
+
+/// One problem in a task file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Diagnostic)]
+#[error("{field}: {message}")]
+pub struct Problem {
+    /// The field, as a path from the document root.
+    pub field: String,
+    /// What is wrong and what was expected.
+    pub message: String,
+    /// What to write instead, when known.
+    #[help]
+    pub help: Option<String>,
+    pub position: Option<Position>,
+    #[label("here")]
+    label: Option<SourceSpan>,
+}
+
+impl Problem {
+    pub fn new(
+        field: impl Into<String>,
+        message: impl Into<String>,
+        position: Option<Position>,
+    ) -> Problem {
+        let label = position
+            .and_then(|position| position.span)
+            .map(|(offset, length)| SourceSpan::from((offset, length.max(1))));
+        Problem {
+            field: field.into(),
+            message: message.into(),
+            help: None,
+            position,
+            label,
+        }
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Problem {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+/// A task file that cannot be run: it could not be read, is not YAML of the right shape, or
+/// failed validation. Carries every problem found, not just the first.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[error("{} is not a valid task: {}", path.display(), summary(problems))]
+pub struct InvalidTask {
+    pub path: PathBuf,
+    #[source_code]
+    source_code: NamedSource<String>,
+    #[related]
+    pub problems: Vec<Problem>,
+}
+
+fn summary(problems: &[Problem]) -> String {
+    match problems {
+        [only] => only.to_string(),
+        _ => format!("{} problems", problems.len()),
+    }
+}
+
+impl InvalidTask {
+    pub fn new(path: &Path, source: String, problems: Vec<Problem>) -> InvalidTask {
+        InvalidTask {
+            path: path.to_path_buf(),
+            source_code: NamedSource::new(path.display().to_string(), source),
+            problems,
+        }
+    }
+
+    /// The first located line, for annotations that point at the file.
+    pub fn first_line(&self) -> Option<u64> {
+        self.problems
+            .iter()
+            .find_map(|problem| problem.position.map(|position| position.line))
+    }
+
+    /// One line per problem, `file:line:column: field: message`, for logs and JUnit.
+    pub fn plain(&self) -> String {
+        let mut text = String::new();
+        for problem in &self.problems {
+            let place = match problem.position {
+                Some(position) => format!(
+                    "{}:{}:{}",
+                    self.path.display(),
+                    position.line,
+                    position.column
+                ),
+                None => self.path.display().to_string(),
+            };
+            text.push_str(&format!("{place}: {problem}"));
+            if let Some(help) = &problem.help {
+                text.push_str(&format!(" (help: {help})"));
+            }
+            text.push('\n');
+        }
+        text
+    }
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{}:{}", self.line, self.column)
+    }
+}
