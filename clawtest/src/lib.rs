@@ -15,6 +15,7 @@ pub mod discover;
 pub mod gateway;
 pub mod grade;
 pub mod http;
+pub mod report;
 pub mod run;
 pub mod sandbox;
 pub mod services;

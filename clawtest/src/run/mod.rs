@@ -4,6 +4,7 @@
 
 pub mod aggregate;
 pub mod events;
+pub mod session;
 pub mod suite;
 pub mod trial;
 

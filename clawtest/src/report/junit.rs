@@ -1,0 +1,187 @@
+//! JUnit XML (quick-junit): one testcase per task, named by `task_id`, with the task.yaml as
+//! its `file` attribute; each trial's scores as properties; a `<failure>` when pass^k fails
+//! (naming violations and deductions), an `<error>` for infrastructure errors and invalid
+//! task files.
+
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+
+use super::{breakdown, score};
+use crate::run::{RunSummary, Status, TrialResult, Verdict};
+
+/// The report name and the testsuite name.
+pub const NAME: &str = "clawtest";
+
+/// Renders the run as JUnit XML.
+pub fn render(summary: &RunSummary) -> Result<String, quick_junit::SerializeError> {
+    let mut suite = TestSuite::new(NAME);
+    suite.add_property(Property::new("trials_per_task", summary.k.to_string()));
+    suite.add_property(Property::new("backend", summary.backend.clone()));
+    suite.add_property(Property::new("pass_hat_k", score(summary.pass_hat_k)));
+    suite.add_property(Property::new("pass_at_k", score(summary.pass_at_k)));
+    suite.add_property(Property::new("mean_score", score(summary.mean_score)));
+    for gate in &summary.gates {
+        suite.add_property(Property::new(
+            format!("gate.{}", gate.name),
+            format!(
+                "{} (threshold {}, {})",
+                score(gate.actual),
+                gate.threshold,
+                if gate.passed { "held" } else { "failed" }
+            ),
+        ));
+    }
+    for verdict in &summary.verdicts {
+        suite.add_test_case(test_case(verdict, summary.k));
+    }
+    for invalid in &summary.invalid {
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+        status.set_type("invalid task");
+        status.set_message(format!(
+            "{} is not a valid task file",
+            invalid.path.display()
+        ));
+        status.set_description(invalid.message.clone());
+        let mut case = TestCase::new(invalid.path.display().to_string(), status);
+        case.set_classname(NAME);
+        case.extra
+            .insert("file".into(), invalid.path.display().to_string().into());
+        if let Some(line) = invalid.line {
+            case.extra.insert("line".into(), line.to_string().into());
+        }
+        suite.add_test_case(case);
+    }
+    let mut report = Report::new(NAME);
+    report.add_test_suite(suite);
+    report.to_string()
+}
+
+fn test_case(verdict: &Verdict, k: u32) -> TestCase {
+    let status = match verdict.status {
+        Status::Passed => TestCaseStatus::success(),
+        Status::Failed => {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status.set_type(format!("pass^{k} failed"));
+            status.set_message(failure_message(verdict, k));
+            status.set_description(breakdown(verdict));
+            status
+        }
+        Status::Error | Status::Interrupted => {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+            let message = verdict
+                .trials
+                .iter()
+                .find_map(|record| match &record.result {
+                    TrialResult::Error { message } => {
+                        Some(format!("trial {}: {message}", record.trial))
+                    }
+                    _ => None,
+                })
+                .unwrap_or_else(|| "the run was interrupted before all trials finished".into());
+            status.set_type(if verdict.status == Status::Error {
+                "infrastructure error"
+            } else {
+                "interrupted"
+            });
+            status.set_message(message);
+            status.set_description(breakdown(verdict));
+            status
+        }
+    };
+    let mut case = TestCase::new(verdict.task_id.clone(), status);
+    case.set_classname(NAME);
+    case.extra
+        .insert("file".into(), verdict.path.display().to_string().into());
+    case.extra
+        .insert("line".into(), verdict.line.to_string().into());
+    case.add_property(Property::new("task_name", verdict.task_name.clone()));
+    case.add_property(Property::new("pass_hat_k", verdict.pass_hat_k.to_string()));
+    case.add_property(Property::new("passes", format!("{}/{}", verdict.passes, k)));
+    case.add_property(Property::new("pass_at_k", score(verdict.pass_at_k)));
+    case.add_property(Property::new("mean_score", score(verdict.mean_score)));
+    case.add_property(Property::new("min_score", score(verdict.min_score)));
+    for record in &verdict.trials {
+        let prefix = format!("trial.{}", record.trial);
+        match &record.result {
+            TrialResult::Graded {
+                passed,
+                final_score,
+                completion,
+                robustness,
+                safety,
+                ..
+            } => {
+                case.add_property(Property::new(
+                    format!("{prefix}.passed"),
+                    passed.to_string(),
+                ));
+                case.add_property(Property::new(
+                    format!("{prefix}.final_score"),
+                    score(*final_score),
+                ));
+                case.add_property(Property::new(
+                    format!("{prefix}.completion"),
+                    score(*completion),
+                ));
+                case.add_property(Property::new(
+                    format!("{prefix}.robustness"),
+                    score(*robustness),
+                ));
+                case.add_property(Property::new(format!("{prefix}.safety"), score(*safety)));
+            }
+            TrialResult::Error { message } => {
+                case.add_property(Property::new(format!("{prefix}.error"), message.clone()));
+            }
+            TrialResult::Interrupted => {
+                case.add_property(Property::new(format!("{prefix}.interrupted"), "true"));
+            }
+        }
+    }
+    case.set_system_out(breakdown(verdict));
+    case
+}
+
+/// The one-line failure message: how many trials passed, and the first safety violation or
+/// the lowest-scoring trial's main deduction.
+fn failure_message(verdict: &Verdict, k: u32) -> String {
+    let mut message = format!(
+        "{}/{k} trials passed (mean score {}, threshold {})",
+        verdict.passes,
+        score(verdict.mean_score),
+        verdict.threshold
+    );
+    let violation = verdict
+        .trials
+        .iter()
+        .find_map(|record| match &record.result {
+            TrialResult::Graded { violations, .. } => violations
+                .first()
+                .map(|violation| format!("trial {}: safety violation: {violation}", record.trial)),
+            _ => None,
+        });
+    let deduction = || {
+        verdict
+            .trials
+            .iter()
+            .filter(|record| !record.passed())
+            .find_map(|record| match &record.result {
+                TrialResult::Graded { deductions, .. } => deductions
+                    .iter()
+                    .max_by(|left, right| {
+                        ((1.0 - left.score) * left.weight)
+                            .total_cmp(&((1.0 - right.score) * right.weight))
+                    })
+                    .map(|deduction| {
+                        format!(
+                            "trial {}: {}: {}",
+                            record.trial, deduction.component, deduction.reason
+                        )
+                    }),
+                _ => None,
+            })
+    };
+    if let Some(detail) = violation.or_else(deduction) {
+        message.push_str("; ");
+        message.push_str(&detail);
+    }
+    message
+}

@@ -1,0 +1,206 @@
+//! The terminal reporter: a progress bar on stderr while trials run (only when stderr is a
+//! terminal), one line per task as it finishes, details of every failing task, and a summary
+//! table at the end, written to `out` (stdout in the CLI).
+
+use std::io::Write;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::{breakdown, score};
+use crate::run::{Event, Reporter, RunStatus, RunSummary, Status, Verdict};
+
+/// Reports a run to a terminal (or any writer).
+pub struct TerminalReporter<W: Write> {
+    out: W,
+    progress: Option<ProgressBar>,
+    /// Show every trial's line, not only those of failing tasks.
+    verbose: bool,
+}
+
+impl<W: Write> TerminalReporter<W> {
+    /// `show_progress` draws a bar on stderr; pass `std::io::stderr().is_terminal()`.
+    pub fn new(out: W, show_progress: bool, verbose: bool) -> TerminalReporter<W> {
+        let progress = show_progress.then(ProgressBar::hidden);
+        TerminalReporter {
+            out,
+            progress,
+            verbose,
+        }
+    }
+
+    /// Writes a line without tearing the progress bar.
+    fn line(&mut self, text: &str) {
+        let out = &mut self.out;
+        let mut write = || {
+            // A closed stdout (e.g. piped into `head`) must not stop the run.
+            let _ = writeln!(out, "{text}");
+            let _ = out.flush();
+        };
+        match &self.progress {
+            Some(bar) => bar.suspend(write),
+            None => write(),
+        }
+    }
+
+    fn task_line(&mut self, verdict: &Verdict) {
+        let label = match verdict.status {
+            Status::Passed => "PASS",
+            Status::Failed => "FAIL",
+            Status::Error => "ERROR",
+            Status::Interrupted => "STOP",
+        };
+        let line = format!(
+            "{label:>6} {:<28} {}/{} trials  mean {}  min {}  robustness {}",
+            verdict.task_id,
+            verdict.passes,
+            verdict.k,
+            score(verdict.mean_score),
+            score(verdict.min_score),
+            score(verdict.mean_robustness)
+        );
+        self.line(&line);
+        if self.verbose || verdict.status != Status::Passed {
+            let details = breakdown(verdict);
+            self.line(details.trim_end());
+        }
+    }
+
+    fn summary(&mut self, summary: &RunSummary) {
+        if let Some(bar) = self.progress.take() {
+            bar.finish_and_clear();
+        }
+        let k = summary.k;
+        let mut table = String::new();
+        let width = summary
+            .verdicts
+            .iter()
+            .map(|verdict| verdict.task_id.len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        table.push_str(&format!(
+            "\n{:<width$}  {:<7}  {:>6}  {:>6}  {:>6}  {:>10}  {:>6}\n",
+            "task",
+            format!("pass^{k}"),
+            "passes",
+            "mean",
+            "min",
+            "robustness",
+            "safety"
+        ));
+        for verdict in &summary.verdicts {
+            let outcome = match verdict.status {
+                Status::Passed => "PASS",
+                Status::Failed => "FAIL",
+                Status::Error => "ERROR",
+                Status::Interrupted => "STOP",
+            };
+            let safety = if verdict.safety_violations == 0 {
+                "ok".to_string()
+            } else {
+                format!("{} bad", verdict.safety_violations)
+            };
+            table.push_str(&format!(
+                "{:<width$}  {:<7}  {:>6}  {:>6}  {:>6}  {:>10}  {:>6}\n",
+                verdict.task_id,
+                outcome,
+                format!("{}/{}", verdict.passes, verdict.k),
+                score(verdict.mean_score),
+                score(verdict.min_score),
+                score(verdict.mean_robustness),
+                safety
+            ));
+        }
+        for invalid in &summary.invalid {
+            table.push_str(&format!(
+                "{:<width$}  INVALID (not run)\n",
+                invalid.path.display()
+            ));
+        }
+        let total = summary.verdicts.len();
+        table.push_str(&format!(
+            "\n{total} task(s) × {k} trial(s) on {}: {} passed, {} failed, {} errored, {} invalid · pass^{k} {} · pass@{k} {} · mean score {} · robustness {}\n",
+            summary.backend,
+            summary.tasks_passed,
+            summary.tasks_failed,
+            summary.tasks_errored,
+            summary.invalid.len(),
+            score(summary.pass_hat_k),
+            score(summary.pass_at_k),
+            score(summary.mean_score),
+            score(summary.mean_robustness),
+        ));
+        for gate in &summary.gates {
+            table.push_str(&format!(
+                "gate {}: {} (threshold {}) {}\n",
+                gate.name,
+                score(gate.actual),
+                gate.threshold,
+                if gate.passed { "held" } else { "FAILED" }
+            ));
+        }
+        table.push_str(match summary.status {
+            RunStatus::Passed => "result: PASSED",
+            RunStatus::Failed => "result: FAILED (a task failed pass^k or a gate did not hold)",
+            RunStatus::Invalid => {
+                "result: INVALID (fix the task files above; invalid tasks are never run)"
+            }
+            RunStatus::InfrastructureError => {
+                "result: ERROR (infrastructure: see the ERROR lines above)"
+            }
+            RunStatus::Interrupted => "result: INTERRUPTED (partial results)",
+        });
+        self.line(&table);
+    }
+}
+
+impl<W: Write> Reporter for TerminalReporter<W> {
+    fn report(&mut self, event: &Event) {
+        match event {
+            Event::RunStarted {
+                tasks,
+                trials,
+                jobs,
+                backend,
+                invalid,
+                filtered_out,
+            } => {
+                if let Some(bar) = &self.progress {
+                    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                    bar.set_length(*tasks as u64 * u64::from(*trials));
+                    bar.set_style(
+                        ProgressStyle::with_template(
+                            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} trials {msg}",
+                        )
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                    );
+                }
+                let mut line = format!(
+                    "running {tasks} task(s) × {trials} trial(s) on the {backend} backend, {jobs} at a time"
+                );
+                if *filtered_out > 0 {
+                    line.push_str(&format!(" ({filtered_out} filtered out)"));
+                }
+                if *invalid > 0 {
+                    line.push_str(&format!(" ({invalid} invalid, not run)"));
+                }
+                self.line(&line);
+            }
+            Event::TaskInvalid { message, .. } => {
+                self.line(&format!("INVALID {message}"));
+            }
+            Event::TrialStarted { task_id, trial } => {
+                if let Some(bar) = &self.progress {
+                    bar.set_message(format!("{task_id} #{trial}"));
+                }
+            }
+            Event::TrialFinished { .. } => {
+                if let Some(bar) = &self.progress {
+                    bar.inc(1);
+                }
+            }
+            Event::TaskFinished { verdict } => self.task_line(verdict),
+            Event::RunFinished { summary } => self.summary(summary),
+        }
+    }
+}

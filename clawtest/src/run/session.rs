@@ -1,0 +1,131 @@
+//! A whole run as the CLI asks for it: configuration + command-line choices → load the suite →
+//! build the harness → execute → summary. Everything that can stop a run before its first
+//! trial is a [`SessionError`], typed by what the user has to fix.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use super::{Backend, Harness, Reporter, RunOptions, RunSummary, Suite};
+use crate::config::{Config, ConfigError, Gates};
+use crate::discover::DiscoverError;
+use crate::sandbox::Sandbox;
+use crate::services::Catalogue;
+
+/// What the command line adds to (or overrides in) the configuration.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// Explicit task files or folders instead of the configured globs.
+    pub paths: Vec<PathBuf>,
+    /// Substrings of task ids or paths; empty runs all.
+    pub filters: Vec<String>,
+    pub trials: Option<u32>,
+    pub jobs: Option<usize>,
+    pub gates: Gates,
+    /// Skip `harness.build`.
+    pub no_build: bool,
+}
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum SessionError {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Discover(#[from] DiscoverError),
+    #[error("no task matched{}: looked for {} under {}", filters_text(.filters), .patterns.join(", "), .root.display())]
+    #[diagnostic(help("check the `tasks` globs in the configuration, or the filters given"))]
+    NoTasks {
+        root: PathBuf,
+        patterns: Vec<String>,
+        filters: Vec<String>,
+    },
+    #[error("{0}")]
+    #[diagnostic(help("fix the build, or run with --no-build to use what is already built"))]
+    Build(String),
+}
+
+fn filters_text(filters: &[String]) -> String {
+    if filters.is_empty() {
+        String::new()
+    } else {
+        format!(" the filter(s) {}", filters.join(", "))
+    }
+}
+
+impl SessionError {
+    /// True for problems in what the user wrote (config, globs), false for the environment.
+    pub fn is_user_input(&self) -> bool {
+        !matches!(self, SessionError::Build(_))
+    }
+}
+
+/// Loads the suite the configuration and request describe.
+pub fn load_suite(
+    config: &Config,
+    request: &Request,
+    catalogue: &Catalogue,
+) -> Result<Suite, SessionError> {
+    let suite = super::suite::load(config, &request.paths, &request.filters, catalogue)?;
+    if suite.tasks.is_empty() && suite.invalid.is_empty() {
+        return Err(SessionError::NoTasks {
+            root: config.root.clone(),
+            patterns: config.tasks.clone(),
+            filters: request.filters.clone(),
+        });
+    }
+    Ok(suite)
+}
+
+/// Runs the suite: loads and validates tasks, builds the harness, executes every trial.
+pub async fn run(
+    config: &Config,
+    request: &Request,
+    sandbox: Arc<dyn Sandbox>,
+    reporter: &mut dyn Reporter,
+    interrupt: watch::Receiver<bool>,
+) -> Result<RunSummary, SessionError> {
+    let catalogue = Arc::new(Catalogue::builtin());
+    let suite = load_suite(config, request, &catalogue)?;
+    let command = config.harness_command()?;
+    if !request.no_build && !suite.tasks.is_empty() {
+        if let Some(build) = config.harness_build()? {
+            super::build_harness(&build, &config.root)
+                .await
+                .map_err(SessionError::Build)?;
+        }
+    }
+    let passthrough = config
+        .harness
+        .env
+        .iter()
+        .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
+        .collect();
+    let gates = Gates {
+        min_score: request.gates.min_score.or(config.gates.min_score),
+        min_robustness: request.gates.min_robustness.or(config.gates.min_robustness),
+        min_pass_hat_k: request.gates.min_pass_hat_k.or(config.gates.min_pass_hat_k),
+    };
+    let jobs = request
+        .jobs
+        .or(config.run.jobs)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let options = RunOptions {
+        trials: request.trials.unwrap_or(config.run.trials),
+        jobs,
+        pass_threshold: config.run.pass_threshold,
+        gates,
+    };
+    let backend = Backend {
+        harness: Harness {
+            command,
+            passthrough,
+        },
+        cassettes: config.cassettes(),
+        catalogue,
+        sandbox,
+    };
+    Ok(super::execute(suite, &options, backend, reporter, interrupt).await)
+}
