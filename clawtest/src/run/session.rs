@@ -90,12 +90,13 @@ pub async fn run(
     let catalogue = Arc::new(Catalogue::builtin());
     let suite = load_suite(config, request, &catalogue)?;
     let command = config.harness_command()?;
-    if !request.no_build && !suite.tasks.is_empty() {
-        if let Some(build) = config.harness_build()? {
-            super::build_harness(&build, &config.root)
-                .await
-                .map_err(SessionError::Build)?;
-        }
+    if !request.no_build
+        && !suite.tasks.is_empty()
+        && let Some(build) = config.harness_build()?
+    {
+        super::build_harness(&build, &config.root)
+            .await
+            .map_err(SessionError::Build)?;
     }
     let passthrough = config
         .harness
