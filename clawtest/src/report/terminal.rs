@@ -187,7 +187,11 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                 self.line(&line);
             }
             Event::TaskInvalid { message, .. } => {
-                self.line(&format!("INVALID {message}"));
+                let lines: Vec<String> = message
+                    .lines()
+                    .map(|line| format!("INVALID {line}"))
+                    .collect();
+                self.line(&lines.join("\n"));
             }
             Event::TrialStarted { task_id, trial } => {
                 if let Some(bar) = &self.progress {

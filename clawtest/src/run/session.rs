@@ -10,6 +10,7 @@ use tokio::sync::watch;
 use super::{Backend, Harness, Reporter, RunOptions, RunSummary, Suite};
 use crate::config::{Config, ConfigError, Gates};
 use crate::discover::DiscoverError;
+use crate::gateway::Mode;
 use crate::sandbox::Sandbox;
 use crate::services::Catalogue;
 
@@ -42,6 +43,9 @@ pub enum SessionError {
         patterns: Vec<String>,
         filters: Vec<String>,
     },
+    #[error("llm.mode = \"{0}\" is not available in this version of clawtest: only \"replay\" is")]
+    #[diagnostic(help("set `mode = \"replay\"` under [llm] and record cassettes for your tasks"))]
+    ModeUnavailable(&'static str),
     #[error("{0}")]
     #[diagnostic(help("fix the build, or run with --no-build to use what is already built"))]
     Build(String),
@@ -87,6 +91,9 @@ pub async fn run(
     reporter: &mut dyn Reporter,
     interrupt: watch::Receiver<bool>,
 ) -> Result<RunSummary, SessionError> {
+    if config.llm.mode != Mode::Replay {
+        return Err(SessionError::ModeUnavailable(config.llm.mode.name()));
+    }
     let catalogue = Arc::new(Catalogue::builtin());
     let suite = load_suite(config, request, &catalogue)?;
     let command = config.harness_command()?;
