@@ -319,3 +319,80 @@ fn a_gate_that_does_not_hold_fails_the_run() {
         outcome.stdout
     );
 }
+
+#[test]
+fn an_interrupted_run_kills_the_harness_and_still_writes_partial_results() {
+    let suite = Suite::new()
+        .config("tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", \"touch \\\"$STARTED_MARKER\\\"; exec sleep 600\"]\nenv = [\"STARTED_MARKER\"]\n")
+        .demo_task("todo-triage", true);
+    let marker = suite.path("started");
+    let mut child = support::command_in(
+        suite.folder.path(),
+        &suite,
+        &["--trials", "1", "--json", "results.json"],
+    )
+    .env("STARTED_MARKER", &marker)
+    .stdout(std::process::Stdio::piped())
+    .spawn()
+    .expect("cargo-clawtest starts");
+    // Wait (bounded) until the harness is running, then press Ctrl-C.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !marker.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the harness never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let interrupt = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupt.success());
+    let status = child.wait().expect("cargo-clawtest exits");
+    assert_eq!(status.code(), Some(130));
+    let results: Value = serde_json::from_str(
+        &std::fs::read_to_string(suite.path("results.json")).expect("partial results written"),
+    )
+    .unwrap();
+    assert_eq!(results["status"], "interrupted");
+    assert_eq!(results["verdicts"][0]["status"], "interrupted");
+    assert_eq!(results["verdicts"][0]["trials"][0]["status"], "interrupted");
+}
+
+#[test]
+fn the_configuration_can_live_in_the_cargo_workspace_metadata() {
+    let suite = Suite::new().demo_task("todo-triage", true);
+    let agent = support::reference_agent().display().to_string();
+    let manifest = format!(
+        "[workspace]\n\n[workspace.metadata.clawtest]\ntasks = [\"tasks/*.yaml\"]\nharness = {{ command = [{agent:?}] }}\nrun = {{ trials = 2 }}\n"
+    );
+    std::fs::write(suite.path("Cargo.toml"), manifest).unwrap();
+    let outcome = run_in(suite.folder.path(), &["--json", "results.json"]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
+            .unwrap();
+    assert_eq!(results["k"], 2);
+}
+
+#[test]
+fn a_harness_that_outlives_the_time_limit_is_killed_and_graded() {
+    let task = std::fs::read_to_string(repository().join("examples/demo/tasks/todo-triage.yaml"))
+        .unwrap()
+        + "limits: {timeout_seconds: 1}\n";
+    let suite = Suite::new()
+        .config("tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", \"echo working; exec sleep 600\"]\n")
+        .task("todo-triage", &task)
+        .cassette("todo-triage", vec![good_triage()]);
+    let outcome = suite.run(&["--trials", "1", "--json", "results.json"]);
+    assert_eq!(outcome.code, 100, "{outcome:#?}");
+    assert!(outcome.stdout.contains("trial 0: FAIL final 0.200 (completion 0.000, robustness 1.000, safety 1); harness killed at the time limit"), "{}", outcome.stdout);
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        results["verdicts"][0]["trials"][0]["harness_exit"],
+        "killed at the time limit"
+    );
+}

@@ -51,16 +51,24 @@ pub fn trial_line(record: &TrialRecord) -> String {
             completion,
             robustness,
             safety,
+            harness_exit,
             ..
-        } => format!(
-            "  trial {}: {} final {} (completion {}, robustness {}, safety {})",
-            record.trial,
-            if *passed { "PASS" } else { "FAIL" },
-            score(*final_score),
-            score(*completion),
-            score(*robustness),
-            safety
-        ),
+        } => {
+            let mut line = format!(
+                "  trial {}: {} final {} (completion {}, robustness {}, safety {})",
+                record.trial,
+                if *passed { "PASS" } else { "FAIL" },
+                score(*final_score),
+                score(*completion),
+                score(*robustness),
+                safety
+            );
+            // A harness that did not end normally explains most low scores; say so up front.
+            if harness_exit != "exit code 0" {
+                line.push_str(&format!("; harness {harness_exit}"));
+            }
+            line
+        }
         TrialResult::Error { message } => format!("  trial {}: ERROR {message}", record.trial),
         TrialResult::Interrupted => format!("  trial {}: not finished (interrupted)", record.trial),
     }

@@ -168,6 +168,14 @@ impl Suite {
     }
 }
 
+/// The `cargo-clawtest` command for `suite`, not yet started (its config written).
+pub fn command_in(folder: &Path, suite: &Suite, arguments: &[&str]) -> Command {
+    std::fs::write(folder.join("clawtest.toml"), &suite.config).expect("write config");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"));
+    command.arg("clawtest").args(arguments).current_dir(folder);
+    command
+}
+
 /// Runs `cargo-clawtest` in `folder`, as `cargo clawtest` would.
 pub fn run_in(folder: &Path, arguments: &[&str]) -> Outcome {
     let output = Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"))
