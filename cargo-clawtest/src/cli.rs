@@ -37,6 +37,9 @@ pub enum Command {
     Run(RunArgs),
     /// List the suite's tasks without running them.
     List(ListArgs),
+    /// Combine the JSON results of shards (`--partition`) into one run: one JUnit, one
+    /// summary, one exit code.
+    Merge(MergeArgs),
 }
 
 #[derive(Debug, Args, Default)]
@@ -53,12 +56,49 @@ pub struct RunArgs {
     /// Trials run at once (default: the number of CPUs).
     #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
+    /// Run only shard M of N: `hash:M/N` (stable as tasks are added) or `count:M/N`.
+    /// Gates are left to `cargo clawtest merge`.
+    #[arg(long, value_name = "KIND:M/N")]
+    pub partition: Option<clawtest::run::partition::Partition>,
+    #[command(flatten)]
+    pub outputs: OutputArgs,
+    #[command(flatten)]
+    pub gates: GateArgs,
+    /// Do not run `harness.build` first.
+    #[arg(long)]
+    pub no_build: bool,
+    /// Show every trial's breakdown, not only failing tasks'.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+}
+
+/// Where a run's (or a merge's) results go.
+#[derive(Debug, Args, Default)]
+pub struct OutputArgs {
     /// Write JUnit XML here.
     #[arg(long, value_name = "PATH")]
     pub junit: Option<PathBuf>,
     /// Write JSON results here.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Write the Markdown summary here (it is also appended to $GITHUB_STEP_SUMMARY when set).
+    #[arg(long, value_name = "PATH")]
+    pub summary: Option<PathBuf>,
+    /// Compare with this results JSON (e.g. from the main branch): a task that passed and now
+    /// fails, or a drop beyond the tolerance, fails the run.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Also write the results JSON here, to serve as a later run's baseline.
+    #[arg(long, value_name = "FILE")]
+    pub save_baseline: Option<PathBuf>,
+    /// Print GitHub annotations for failing tasks (default: when GITHUB_ACTIONS=true).
+    #[arg(long)]
+    pub annotations: bool,
+}
+
+/// Suite-level thresholds from the command line (over `[gates]` in the configuration).
+#[derive(Debug, Args, Default)]
+pub struct GateArgs {
     /// Fail the run when the mean final score is below X.
     #[arg(long, value_name = "X", value_parser = parse_fraction)]
     pub min_score: Option<f64>,
@@ -68,12 +108,31 @@ pub struct RunArgs {
     /// Fail the run when the fraction of tasks passing pass^k is below X.
     #[arg(long, value_name = "X", value_parser = parse_fraction)]
     pub min_pass_hat_k: Option<f64>,
-    /// Do not run `harness.build` first.
-    #[arg(long)]
-    pub no_build: bool,
-    /// Show every trial's breakdown, not only failing tasks'.
-    #[arg(long, short = 'v')]
-    pub verbose: bool,
+    /// How far scores may drop against --baseline before the run fails (default 0.05).
+    #[arg(long, value_name = "X", value_parser = parse_fraction)]
+    pub baseline_tolerance: Option<f64>,
+}
+
+impl GateArgs {
+    pub fn gates(&self) -> clawtest::config::Gates {
+        clawtest::config::Gates {
+            min_score: self.min_score,
+            min_robustness: self.min_robustness,
+            min_pass_hat_k: self.min_pass_hat_k,
+            baseline_tolerance: self.baseline_tolerance,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Results JSON files of the shards.
+    #[arg(value_name = "RESULTS", required = true)]
+    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub outputs: OutputArgs,
+    #[command(flatten)]
+    pub gates: GateArgs,
 }
 
 #[derive(Debug, Args)]

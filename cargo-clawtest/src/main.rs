@@ -8,19 +8,19 @@
 mod cli;
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
 use clawtest::config::Config;
-use clawtest::report::{json, junit, terminal::TerminalReporter};
+use clawtest::report::{annotations, json, junit, markdown, terminal::TerminalReporter};
 use clawtest::run::session::{self, Request, SessionError};
-use clawtest::run::{RunStatus, RunSummary};
+use clawtest::run::{Event, Reporter, RunStatus, RunSummary, baseline, merge};
 use clawtest::sandbox::process::ProcessSandbox;
 use clawtest::services::Catalogue;
 
-use cli::{Cli, Command, ListArgs, RunArgs};
+use cli::{Cli, Command, ListArgs, MergeArgs, OutputArgs, RunArgs};
 
 /// The exit codes, in one place (documented in README.md).
 mod exit {
@@ -44,6 +44,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse_from(arguments);
     let code = match cli.command {
         Some(Command::List(list)) => list_tasks(&cli.global, &list),
+        Some(Command::Merge(merge)) => merge_results(&cli.global, &merge),
         Some(Command::Run(run)) => run_tasks(&cli.global, &run),
         None => run_tasks(&cli.global, &cli.run),
     };
@@ -83,17 +84,19 @@ fn run_tasks(global: &cli::GlobalArgs, arguments: &RunArgs) -> u8 {
         Ok(config) => config,
         Err(code) => return code,
     };
+    let baseline = match read_baseline(&arguments.outputs) {
+        Ok(baseline) => baseline,
+        Err(code) => return code,
+    };
     let request = Request {
         paths: arguments.paths.clone(),
         filters: arguments.filters.clone(),
         trials: arguments.trials,
         jobs: arguments.jobs,
-        gates: clawtest::config::Gates {
-            min_score: arguments.min_score,
-            min_robustness: arguments.min_robustness,
-            min_pass_hat_k: arguments.min_pass_hat_k,
-        },
+        gates: arguments.gates.gates(),
         no_build: arguments.no_build,
+        partition: arguments.partition,
+        baseline,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -125,10 +128,27 @@ fn run_tasks(global: &cli::GlobalArgs, arguments: &RunArgs) -> u8 {
         Ok(summary) => summary,
         Err(error) => return session_error_code(error),
     };
-    if let Err(code) = write_reports(&summary, arguments) {
+    if let Err(code) = publish(&summary, &arguments.outputs, &config.root) {
         return code;
     }
-    match summary.status {
+    status_code(summary.status)
+}
+
+fn read_baseline(outputs: &OutputArgs) -> Result<Option<RunSummary>, u8> {
+    outputs
+        .baseline
+        .as_ref()
+        .map(|path| {
+            json::read(path).map_err(|error| {
+                eprintln!("error: --baseline: {error}");
+                exit::INVALID
+            })
+        })
+        .transpose()
+}
+
+fn status_code(status: RunStatus) -> u8 {
+    match status {
         RunStatus::Passed => exit::PASSED,
         RunStatus::Failed => exit::FAILED,
         RunStatus::Invalid => exit::INVALID,
@@ -137,7 +157,9 @@ fn run_tasks(global: &cli::GlobalArgs, arguments: &RunArgs) -> u8 {
     }
 }
 
-fn write_reports(summary: &RunSummary, arguments: &RunArgs) -> Result<(), u8> {
+/// Writes every requested output: JUnit, JSON, the Markdown
+/// summary (and $GITHUB_STEP_SUMMARY), the saved baseline, and GitHub annotations.
+fn publish(summary: &RunSummary, outputs: &OutputArgs, suite_root: &Path) -> Result<(), u8> {
     let write = |path: &Path, text: &str| {
         if let Some(parent) = path
             .parent()
@@ -150,7 +172,7 @@ fn write_reports(summary: &RunSummary, arguments: &RunArgs) -> Result<(), u8> {
             exit::INFRASTRUCTURE
         })
     };
-    if let Some(path) = &arguments.junit {
+    if let Some(path) = &outputs.junit {
         match junit::render(summary) {
             Ok(xml) => write(path, &xml)?,
             Err(error) => {
@@ -159,10 +181,113 @@ fn write_reports(summary: &RunSummary, arguments: &RunArgs) -> Result<(), u8> {
             }
         }
     }
-    if let Some(path) = &arguments.json {
-        write(path, &json::render(summary))?;
+    let results = json::render(summary);
+    for path in [&outputs.json, &outputs.save_baseline]
+        .into_iter()
+        .flatten()
+    {
+        write(path, &results)?;
+    }
+    let step_summary = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty());
+    if outputs.summary.is_some() || step_summary.is_some() {
+        let text = markdown::render(summary, markdown::SIZE_LIMIT);
+        if let Some(path) = &outputs.summary {
+            write(path, &text)?;
+        }
+        if let Some(path) = step_summary {
+            let appended = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .and_then(|mut file| std::io::Write::write_all(&mut file, text.as_bytes()));
+            if let Err(error) = appended {
+                eprintln!(
+                    "warning: could not append to $GITHUB_STEP_SUMMARY ({}): {error}",
+                    Path::new(&path).display()
+                );
+            }
+        }
+    }
+    if outputs.annotations || std::env::var("GITHUB_ACTIONS").is_ok_and(|value| value == "true") {
+        for line in annotations::render(summary, &repository_prefix(suite_root)) {
+            println!("{line}");
+        }
     }
     Ok(())
+}
+
+/// The suite root relative to the repository (GitHub resolves annotation paths against
+/// $GITHUB_WORKSPACE), or relative to the current directory outside Actions.
+fn repository_prefix(suite_root: &Path) -> PathBuf {
+    let base = std::env::var_os("GITHUB_WORKSPACE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    let base = std::path::absolute(&base).unwrap_or(base);
+    let root = std::path::absolute(suite_root).unwrap_or_else(|_| suite_root.to_path_buf());
+    root.strip_prefix(&base)
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+fn merge_results(global: &cli::GlobalArgs, arguments: &MergeArgs) -> u8 {
+    let mut parts = Vec::new();
+    for path in &arguments.files {
+        match json::read(path) {
+            Ok(summary) => parts.push((path.clone(), summary)),
+            Err(error) => {
+                eprintln!("error: {error}");
+                return exit::INVALID;
+            }
+        }
+    }
+    // The configuration is optional here: merging needs only its gates, if there is one.
+    let start = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let config = match &global.config {
+        Some(path) => Config::from_file(path).map(Some),
+        None => Config::discover(&start)
+            .map(Some)
+            .or_else(|error| match error {
+                clawtest::config::ConfigError::NotFound { .. } => Ok(None),
+                other => Err(other),
+            }),
+    };
+    let config = match config {
+        Ok(config) => config,
+        Err(error) => {
+            report_error(error);
+            return exit::INVALID;
+        }
+    };
+    let configured = config
+        .as_ref()
+        .map(|config| config.gates.clone())
+        .unwrap_or_default();
+    let gates = arguments.gates.gates().or(&configured);
+    let mut summary = match merge::merge(parts, &gates) {
+        Ok(summary) => summary,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return exit::INVALID;
+        }
+    };
+    match read_baseline(&arguments.outputs) {
+        Ok(Some(before)) => {
+            let comparison = baseline::compare(&before, &summary, gates.tolerance());
+            baseline::apply(&mut summary, comparison);
+        }
+        Ok(None) => {}
+        Err(code) => return code,
+    }
+    let root = config.map(|config| config.root).unwrap_or(start);
+    if let Err(code) = publish(&summary, &arguments.outputs, &root) {
+        return code;
+    }
+    let mut reporter = TerminalReporter::new(std::io::stdout(), false, false);
+    reporter.report(&Event::RunFinished {
+        summary: summary.clone(),
+    });
+    status_code(summary.status)
 }
 
 fn list_tasks(global: &cli::GlobalArgs, arguments: &ListArgs) -> u8 {

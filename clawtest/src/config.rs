@@ -100,6 +100,30 @@ pub struct Gates {
     pub min_robustness: Option<f64>,
     /// Minimum fraction of tasks that pass pass^k.
     pub min_pass_hat_k: Option<f64>,
+    /// Against a baseline (`--baseline`): how far a task's mean score or robustness, or the
+    /// suite's mean score, may drop before the run fails (default 0.05).
+    pub baseline_tolerance: Option<f64>,
+}
+
+/// The tolerance used when `baseline_tolerance` is not set.
+pub const DEFAULT_BASELINE_TOLERANCE: f64 = 0.05;
+
+impl Gates {
+    /// These gates, with every unset one taken from `fallback` (command line over config).
+    pub fn or(&self, fallback: &Gates) -> Gates {
+        Gates {
+            min_score: self.min_score.or(fallback.min_score),
+            min_robustness: self.min_robustness.or(fallback.min_robustness),
+            min_pass_hat_k: self.min_pass_hat_k.or(fallback.min_pass_hat_k),
+            baseline_tolerance: self.baseline_tolerance.or(fallback.baseline_tolerance),
+        }
+    }
+
+    /// The baseline tolerance in force.
+    pub fn tolerance(&self) -> f64 {
+        self.baseline_tolerance
+            .unwrap_or(DEFAULT_BASELINE_TOLERANCE)
+    }
 }
 
 /// `[llm]`: the model gateway.
@@ -278,6 +302,7 @@ impl Config {
             ("gates.min_score", raw.gates.min_score),
             ("gates.min_robustness", raw.gates.min_robustness),
             ("gates.min_pass_hat_k", raw.gates.min_pass_hat_k),
+            ("gates.baseline_tolerance", raw.gates.baseline_tolerance),
         ] {
             if let Some(value) = gate
                 && !(0.0..=1.0).contains(&value)

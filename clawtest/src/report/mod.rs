@@ -1,8 +1,10 @@
 //! The run's outputs: the terminal reporter (consumes events as they come), and the files
 //! written from the final [`crate::run::RunSummary`]: JUnit XML and JSON results.
 
+pub mod annotations;
 pub mod json;
 pub mod junit;
+pub mod markdown;
 pub mod terminal;
 
 use crate::run::{TrialRecord, TrialResult, Verdict};

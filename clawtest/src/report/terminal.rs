@@ -139,9 +139,33 @@ impl<W: Write> TerminalReporter<W> {
                 if gate.passed { "held" } else { "FAILED" }
             ));
         }
+        if let Some(comparison) = &summary.baseline {
+            for (label, changes) in [
+                ("REGRESSION", &comparison.regressions),
+                ("IMPROVED", &comparison.improvements),
+            ] {
+                for change in changes {
+                    table.push_str(&format!(
+                        "{label} {}: {} (mean {} → {})\n",
+                        change.task_id,
+                        change.reason,
+                        score(change.before_score),
+                        score(change.now_score)
+                    ));
+                }
+            }
+            if comparison.suite_regressed {
+                table.push_str(&format!(
+                    "REGRESSION suite mean score {} → {} (tolerance {})\n",
+                    score(comparison.before_mean_score),
+                    score(comparison.now_mean_score),
+                    comparison.tolerance
+                ));
+            }
+        }
         table.push_str(match summary.status {
             RunStatus::Passed => "result: PASSED",
-            RunStatus::Failed => "result: FAILED (a task failed pass^k or a gate did not hold)",
+            RunStatus::Failed => "result: FAILED (a task failed pass^k, a gate did not hold, or a task regressed against the baseline)",
             RunStatus::Invalid => {
                 "result: INVALID (fix the task files above; invalid tasks are never run)"
             }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::Gates;
 use crate::spec::Task;
@@ -11,7 +11,7 @@ use crate::spec::Task;
 use super::events::TrialOutcome;
 
 /// One trial, as the verdict keeps it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TrialRecord {
     pub trial: u32,
     #[serde(flatten)]
@@ -19,7 +19,7 @@ pub struct TrialRecord {
 }
 
 /// The part of a trial's outcome that reports need.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum TrialResult {
     Graded {
@@ -32,6 +32,9 @@ pub enum TrialResult {
         /// (component, score, weight, reason) of every component that did not score 1.
         deductions: Vec<Deduction>,
         model_calls: usize,
+        /// Model tokens in and out over the trial's calls.
+        input_tokens: u64,
+        output_tokens: u64,
         audit_entries: usize,
         harness_exit: String,
     },
@@ -42,16 +45,19 @@ pub enum TrialResult {
 }
 
 /// A component that lost score in a trial.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Deduction {
     pub component: String,
+    /// The line of the component's check in the task file, for annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
     pub score: f64,
     pub weight: f64,
     pub reason: String,
 }
 
 impl TrialRecord {
-    pub fn new(trial: u32, outcome: &TrialOutcome) -> TrialRecord {
+    pub fn new(task: &Task, trial: u32, outcome: &TrialOutcome) -> TrialRecord {
         let result = match outcome {
             TrialOutcome::Graded { grade, trajectory } => TrialResult::Graded {
                 passed: grade.passed,
@@ -63,15 +69,27 @@ impl TrialRecord {
                 deductions: grade
                     .components
                     .iter()
-                    .filter(|component| component.score < 1.0)
-                    .map(|component| Deduction {
+                    .zip(&task.components)
+                    .filter(|(component, _)| component.score < 1.0)
+                    .map(|(component, spec)| Deduction {
                         component: component.name.clone(),
+                        line: spec.line,
                         score: component.score,
                         weight: component.weight,
                         reason: component.reason.clone(),
                     })
                     .collect(),
                 model_calls: trajectory.model_calls.len(),
+                input_tokens: trajectory
+                    .model_calls
+                    .iter()
+                    .map(|call| call.input_tokens)
+                    .sum(),
+                output_tokens: trajectory
+                    .model_calls
+                    .iter()
+                    .map(|call| call.output_tokens)
+                    .sum(),
                 audit_entries: trajectory.audit.len(),
                 harness_exit: trajectory.exit.describe(),
             },
@@ -96,7 +114,7 @@ impl TrialRecord {
 }
 
 /// The task-level result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// All k trials passed.
@@ -110,7 +128,7 @@ pub enum Status {
 }
 
 /// One task over its k trials.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Verdict {
     pub task_id: String,
     pub task_name: String,
@@ -208,7 +226,7 @@ pub fn pass_at_k(n: u64, c: u64, k: u64) -> f64 {
 }
 
 /// A suite-level threshold and whether the run met it.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct GateResult {
     pub name: String,
     pub threshold: f64,
@@ -217,7 +235,7 @@ pub struct GateResult {
 }
 
 /// How the run as a whole ended, in order of precedence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// Every task passed pass^k and every gate held.
@@ -233,7 +251,7 @@ pub enum RunStatus {
 }
 
 /// A task file that was not run because it is invalid.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct InvalidEntry {
     pub path: PathBuf,
     pub line: Option<u64>,
@@ -241,7 +259,7 @@ pub struct InvalidEntry {
 }
 
 /// Everything a run produced.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunSummary {
     pub status: RunStatus,
     pub k: u32,
@@ -261,6 +279,9 @@ pub struct RunSummary {
     /// Mean robustness over all graded trials.
     pub mean_robustness: f64,
     pub interrupted: bool,
+    /// The comparison with `--baseline`, when one was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<super::baseline::Comparison>,
 }
 
 /// Folds verdicts, invalid tasks and gates into the run's summary and status.
@@ -354,6 +375,7 @@ pub fn summarize(
         mean_score,
         mean_robustness,
         interrupted,
+        baseline: None,
     }
 }
 

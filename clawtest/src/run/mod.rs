@@ -3,7 +3,10 @@
 //! [`Event`]s through a [`Reporter`]; the trials themselves never touch a reporter.
 
 pub mod aggregate;
+pub mod baseline;
 pub mod events;
+pub mod merge;
+pub mod partition;
 pub mod session;
 pub mod suite;
 pub mod trial;
@@ -33,6 +36,8 @@ pub struct RunOptions {
     pub jobs: usize,
     pub pass_threshold: f64,
     pub gates: Gates,
+    /// Results to compare against (`--baseline`); regressions fail the run.
+    pub baseline: Option<Box<RunSummary>>,
 }
 
 /// How to start the harness.
@@ -190,7 +195,7 @@ pub async fn execute(
                 trial,
                 outcome,
             } => {
-                let record = TrialRecord::new(trial, &outcome);
+                let record = TrialRecord::new(&shared.tasks[task], trial, &outcome);
                 reporter.report(&Event::TrialFinished {
                     task_id: shared.tasks[task].id.clone(),
                     trial,
@@ -217,7 +222,7 @@ pub async fn execute(
     while workers.join_next().await.is_some() {}
 
     let interrupted = *interrupt.borrow();
-    let summary = aggregate::summarize(
+    let mut summary = aggregate::summarize(
         verdicts.into_values().collect(),
         invalid,
         &options.gates,
@@ -225,6 +230,10 @@ pub async fn execute(
         shared.sandbox.name(),
         interrupted,
     );
+    if let Some(before) = &options.baseline {
+        let comparison = baseline::compare(before, &summary, options.gates.tolerance());
+        baseline::apply(&mut summary, comparison);
+    }
     reporter.report(&Event::RunFinished {
         summary: summary.clone(),
     });

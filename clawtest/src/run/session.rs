@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
+use super::partition::Partition;
 use super::{Backend, Harness, Reporter, RunOptions, RunSummary, Suite};
 use crate::config::{Config, ConfigError, Gates};
 use crate::discover::DiscoverError;
@@ -26,6 +27,10 @@ pub struct Request {
     pub gates: Gates,
     /// Skip `harness.build`.
     pub no_build: bool,
+    /// Run only this shard of the selected tasks.
+    pub partition: Option<Partition>,
+    /// Results to compare against; ignored for a shard (merge compares the whole).
+    pub baseline: Option<RunSummary>,
 }
 
 /// Why a run could not start.
@@ -72,8 +77,15 @@ pub fn load_suite(
     request: &Request,
     catalogue: &Catalogue,
 ) -> Result<Suite, SessionError> {
-    let suite = super::suite::load(config, &request.paths, &request.filters, catalogue)?;
-    if suite.tasks.is_empty() && suite.invalid.is_empty() {
+    let suite = super::suite::load(
+        config,
+        &request.paths,
+        &request.filters,
+        request.partition,
+        catalogue,
+    )?;
+    // An empty shard is normal (few tasks, many shards); an empty unsharded selection is not.
+    if suite.tasks.is_empty() && suite.invalid.is_empty() && request.partition.is_none() {
         return Err(SessionError::NoTasks {
             root: config.root.clone(),
             patterns: config.tasks.clone(),
@@ -111,10 +123,12 @@ pub async fn run(
         .iter()
         .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
         .collect();
-    let gates = Gates {
-        min_score: request.gates.min_score.or(config.gates.min_score),
-        min_robustness: request.gates.min_robustness.or(config.gates.min_robustness),
-        min_pass_hat_k: request.gates.min_pass_hat_k.or(config.gates.min_pass_hat_k),
+    // A shard sees part of the suite: its gates would judge a part as the whole. Shards are
+    // gated together by `cargo clawtest merge`.
+    let gates = if request.partition.is_some() {
+        Gates::default()
+    } else {
+        request.gates.or(&config.gates)
     };
     let jobs = request
         .jobs
@@ -125,6 +139,11 @@ pub async fn run(
         jobs,
         pass_threshold: config.run.pass_threshold,
         gates,
+        baseline: if request.partition.is_some() {
+            None
+        } else {
+            request.baseline.clone().map(Box::new)
+        },
     };
     let backend = Backend {
         harness: Harness {

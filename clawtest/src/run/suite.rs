@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::partition::Partition;
 use crate::config::Config;
 use crate::discover::{self, DiscoverError};
 use crate::services::Catalogue;
@@ -26,6 +27,7 @@ pub fn load(
     config: &Config,
     paths: &[PathBuf],
     filters: &[String],
+    partition: Option<Partition>,
     catalogue: &Catalogue,
 ) -> Result<Suite, DiscoverError> {
     let files = if paths.is_empty() {
@@ -58,6 +60,15 @@ pub fn load(
             })
     };
     tasks.retain(matches);
+    // The partition applies after the filters, so every shard of one filtered run shares out
+    // the same selection.
+    if let Some(partition) = partition {
+        let mut position = 0;
+        tasks.retain(|task| {
+            position += 1;
+            partition.contains(&task.id, position - 1)
+        });
+    }
     let filtered_out = before - tasks.len();
     Ok(Suite {
         tasks,

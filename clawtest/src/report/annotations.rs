@@ -1,0 +1,128 @@
+//! GitHub Actions annotations: `::error file=…,line=…,title=…::message` lines that point at the
+//! task.yaml of each failing task (at the failing component's check when known), worst first,
+//! capped at what GitHub shows for one step.
+
+use std::path::Path;
+
+use crate::run::{RunSummary, Status, TrialResult, Verdict};
+
+/// GitHub shows at most 10 error annotations per step; more are dropped silently, so the
+/// worst ones must come first and the count must stay within it.
+pub const LIMIT: usize = 10;
+
+/// The annotation lines for a run. `prefix` is the suite root relative to the repository
+/// root (GitHub resolves `file=` against the repository), empty when they coincide.
+pub fn render(summary: &RunSummary, prefix: &Path) -> Vec<String> {
+    let mut lines = Vec::new();
+    for invalid in &summary.invalid {
+        let file = prefix.join(&invalid.path);
+        let first = invalid
+            .message
+            .lines()
+            .next()
+            .unwrap_or("invalid task file");
+        lines.push(command(&file, invalid.line, "invalid task file", first));
+    }
+    let mut failing: Vec<&Verdict> = summary
+        .verdicts
+        .iter()
+        .filter(|verdict| matches!(verdict.status, Status::Failed | Status::Error))
+        .collect();
+    failing.sort_by(|left, right| {
+        left.mean_score
+            .total_cmp(&right.mean_score)
+            .then(left.task_id.cmp(&right.task_id))
+    });
+    for verdict in failing {
+        let file = prefix.join(&verdict.path);
+        let (line, message) = detail(verdict);
+        let title = match verdict.status {
+            Status::Error => format!("{}: infrastructure error", verdict.task_id),
+            _ => format!(
+                "{}: pass^{} failed ({}/{})",
+                verdict.task_id, verdict.k, verdict.passes, verdict.k
+            ),
+        };
+        lines.push(command(
+            &file,
+            line.or(Some(verdict.line)),
+            &title,
+            &message,
+        ));
+    }
+    lines.truncate(LIMIT);
+    lines
+}
+
+/// The line to point at and the message: the first safety violation, else the component that
+/// lost the most weighted score, else the first error.
+fn detail(verdict: &Verdict) -> (Option<u64>, String) {
+    let mut worst: Option<(f64, Option<u64>, String)> = None;
+    for record in &verdict.trials {
+        match &record.result {
+            TrialResult::Graded {
+                violations,
+                deductions,
+                ..
+            } => {
+                if let Some(violation) = violations.first() {
+                    return (
+                        None,
+                        format!("trial {}: safety violation: {violation}", record.trial),
+                    );
+                }
+                if record.passed() {
+                    continue;
+                }
+                for deduction in deductions {
+                    let loss = (1.0 - deduction.score) * deduction.weight;
+                    if worst.as_ref().is_none_or(|(most, _, _)| loss > *most) {
+                        worst = Some((
+                            loss,
+                            deduction.line,
+                            format!(
+                                "trial {}: {}: {}",
+                                record.trial, deduction.component, deduction.reason
+                            ),
+                        ));
+                    }
+                }
+            }
+            TrialResult::Error { message } => {
+                return (None, format!("trial {}: {message}", record.trial));
+            }
+            TrialResult::Interrupted => {}
+        }
+    }
+    match worst {
+        Some((_, line, message)) => (
+            line,
+            format!(
+                "mean score {:.3} below {}; {message}",
+                verdict.mean_score, verdict.threshold
+            ),
+        ),
+        None => (None, format!("mean score {:.3}", verdict.mean_score)),
+    }
+}
+
+fn command(file: &Path, line: Option<u64>, title: &str, message: &str) -> String {
+    let mut properties = format!("file={}", escape_property(&file.display().to_string()));
+    if let Some(line) = line {
+        properties.push_str(&format!(",line={line}"));
+    }
+    properties.push_str(&format!(",title={}", escape_property(title)));
+    format!("::error {properties}::{}", escape_message(message))
+}
+
+/// Workflow-command data escaping (GitHub's toolkit `escapeData`).
+fn escape_message(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Property escaping (`escapeProperty`): data escaping plus `:` and `,`.
+fn escape_property(text: &str) -> String {
+    escape_message(text).replace(':', "%3A").replace(',', "%2C")
+}

@@ -1,0 +1,250 @@
+//! The Markdown summary (for `$GITHUB_STEP_SUMMARY` and `--summary PATH`): the result, a table
+//! of tasks, invalid files, gates, the top deductions and the comparison with the baseline.
+//! Kept under GitHub's size limit: rows that do not fit are counted, not cut mid-table.
+
+use std::collections::BTreeMap;
+
+use super::score;
+use crate::run::{RunStatus, RunSummary, Status, TrialResult};
+
+/// GitHub refuses step summaries over 1 MiB; stay well below it.
+pub const SIZE_LIMIT: usize = 1_000_000;
+
+/// How many deductions the summary lists.
+const TOP_DEDUCTIONS: usize = 10;
+
+/// Renders the summary, at most `limit` bytes long.
+pub fn render(summary: &RunSummary, limit: usize) -> String {
+    let k = summary.k;
+    let verdict = match summary.status {
+        RunStatus::Passed => "✅ passed",
+        RunStatus::Failed => "❌ failed",
+        RunStatus::Invalid => "❌ invalid tasks",
+        RunStatus::InfrastructureError => "⚠️ infrastructure error",
+        RunStatus::Interrupted => "⏹️ interrupted (partial results)",
+    };
+    let mut head = format!(
+        "## clawtest: {verdict}\n\n**{} of {} task(s) pass pass^{k}** · pass@{k} {} · mean score {} · robustness {} · {} trial(s) per task on the {} backend\n\n",
+        summary.tasks_passed,
+        summary.verdicts.len(),
+        score(summary.pass_at_k),
+        score(summary.mean_score),
+        score(summary.mean_robustness),
+        k,
+        summary.backend
+    );
+    if !summary.gates.is_empty() {
+        head.push_str("| gate | threshold | actual | |\n|---|---:|---:|---|\n");
+        for gate in &summary.gates {
+            head.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                gate.name,
+                gate.threshold,
+                score(gate.actual),
+                if gate.passed { "held" } else { "**failed**" }
+            ));
+        }
+        head.push('\n');
+    }
+
+    // The task table is the part that grows with the suite: rows are added while they fit.
+    let tail = [
+        baseline_section(summary),
+        invalid_section(summary),
+        deductions_section(summary),
+    ]
+    .concat();
+    let mut table = format!(
+        "| task | pass^{k} | passes | mean | min | robustness | safety | tokens |\n|---|---|---:|---:|---:|---:|---|---:|\n"
+    );
+    let mut rows = order(summary);
+    let budget = limit.saturating_sub(head.len() + tail.len() + 200);
+    let mut left_out = 0;
+    for (index, verdict) in rows.drain(..).enumerate() {
+        let tokens: u64 = verdict
+            .trials
+            .iter()
+            .map(|record| match record.result {
+                TrialResult::Graded {
+                    input_tokens,
+                    output_tokens,
+                    ..
+                } => input_tokens + output_tokens,
+                _ => 0,
+            })
+            .sum();
+        let row = format!(
+            "| `{}` | {} | {}/{} | {} | {} | {} | {} | {} |\n",
+            verdict.task_id,
+            status_cell(verdict.status),
+            verdict.passes,
+            verdict.k,
+            score(verdict.mean_score),
+            score(verdict.min_score),
+            score(verdict.mean_robustness),
+            if verdict.safety_violations == 0 {
+                "ok".to_string()
+            } else {
+                format!("**{} violation(s)**", verdict.safety_violations)
+            },
+            tokens
+        );
+        if table.len() + row.len() > budget {
+            left_out = summary.verdicts.len() - index;
+            break;
+        }
+        table.push_str(&row);
+    }
+    if left_out > 0 {
+        table.push_str(&format!("\n… and {left_out} more task(s): the summary is cut to fit GitHub's limit; see the JSON results for all.\n"));
+    }
+    let mut text = head;
+    text.push_str(&table);
+    text.push('\n');
+    text.push_str(&tail);
+    // The fixed sections are small, but a huge invalid list or message could still overflow.
+    if text.len() > limit {
+        let mut cut = limit.saturating_sub(100);
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("\n\n… (cut to fit GitHub's summary limit)\n");
+    }
+    text
+}
+
+fn status_cell(status: Status) -> &'static str {
+    match status {
+        Status::Passed => "✅ pass",
+        Status::Failed => "❌ fail",
+        Status::Error => "⚠️ error",
+        Status::Interrupted => "⏹️ stopped",
+    }
+}
+
+/// Worst first: errors, failures (lowest mean first), then passes.
+fn order(summary: &RunSummary) -> Vec<&crate::run::Verdict> {
+    let mut verdicts: Vec<&crate::run::Verdict> = summary.verdicts.iter().collect();
+    let rank = |status: Status| match status {
+        Status::Error => 0,
+        Status::Failed => 1,
+        Status::Interrupted => 2,
+        Status::Passed => 3,
+    };
+    verdicts.sort_by(|left, right| {
+        rank(left.status)
+            .cmp(&rank(right.status))
+            .then(left.mean_score.total_cmp(&right.mean_score))
+            .then(left.task_id.cmp(&right.task_id))
+    });
+    verdicts
+}
+
+fn invalid_section(summary: &RunSummary) -> String {
+    if summary.invalid.is_empty() {
+        return String::new();
+    }
+    let mut text = format!(
+        "### Invalid task files ({}, not run)\n\n",
+        summary.invalid.len()
+    );
+    for invalid in &summary.invalid {
+        text.push_str(&format!("- `{}`\n", invalid.path.display()));
+        for line in invalid.message.lines() {
+            text.push_str(&format!("  - {}\n", line.replace('|', "\\|")));
+        }
+    }
+    text.push('\n');
+    text
+}
+
+/// The components that lose the most weighted score over the suite: Σ (1 − score) × weight
+/// over a task's graded trials, divided by its trial count.
+fn deductions_section(summary: &RunSummary) -> String {
+    let mut losses: BTreeMap<(String, String), (f64, String)> = BTreeMap::new();
+    for verdict in &summary.verdicts {
+        let graded = verdict
+            .trials
+            .iter()
+            .filter(|record| matches!(record.result, TrialResult::Graded { .. }))
+            .count()
+            .max(1) as f64;
+        for record in &verdict.trials {
+            if let TrialResult::Graded { deductions, .. } = &record.result {
+                for deduction in deductions {
+                    let entry = losses
+                        .entry((verdict.task_id.clone(), deduction.component.clone()))
+                        .or_insert((0.0, deduction.reason.clone()));
+                    entry.0 += (1.0 - deduction.score) * deduction.weight / graded;
+                }
+            }
+        }
+    }
+    if losses.is_empty() {
+        return String::new();
+    }
+    let mut ranked: Vec<((String, String), (f64, String))> = losses.into_iter().collect();
+    ranked.sort_by(|left, right| right.1.0.total_cmp(&left.1.0).then(left.0.cmp(&right.0)));
+    let mut text =
+        "### Top deductions\n\n| task | component | weighted loss | reason |\n|---|---|---:|---|\n"
+            .to_string();
+    for ((task, component), (loss, reason)) in ranked.into_iter().take(TOP_DEDUCTIONS) {
+        text.push_str(&format!(
+            "| `{task}` | {component} | {} | {} |\n",
+            score(loss),
+            reason.replace('|', "\\|")
+        ));
+    }
+    text.push('\n');
+    text
+}
+
+fn baseline_section(summary: &RunSummary) -> String {
+    let Some(comparison) = &summary.baseline else {
+        return String::new();
+    };
+    let mut text = format!(
+        "### Against the baseline\n\nmean score {} → {} (tolerance {})\n\n",
+        score(comparison.before_mean_score),
+        score(comparison.now_mean_score),
+        comparison.tolerance
+    );
+    if comparison.suite_regressed {
+        text.push_str("**The suite's mean score dropped by more than the tolerance.**\n\n");
+    }
+    for (title, changes) in [
+        ("Regressions", &comparison.regressions),
+        ("Improvements", &comparison.improvements),
+    ] {
+        if changes.is_empty() {
+            continue;
+        }
+        text.push_str(&format!("**{title}**\n\n| task | mean before | mean now | robustness before | robustness now | why |\n|---|---:|---:|---:|---:|---|\n"));
+        for change in changes {
+            text.push_str(&format!(
+                "| `{}` | {} | {} | {} | {} | {} |\n",
+                change.task_id,
+                score(change.before_score),
+                score(change.now_score),
+                score(change.before_robustness),
+                score(change.now_robustness),
+                change.reason
+            ));
+        }
+        text.push('\n');
+    }
+    if !comparison.new_tasks.is_empty() {
+        text.push_str(&format!(
+            "New tasks: {}\n\n",
+            comparison.new_tasks.join(", ")
+        ));
+    }
+    if !comparison.missing_tasks.is_empty() {
+        text.push_str(&format!(
+            "Not run this time: {}\n\n",
+            comparison.missing_tasks.join(", ")
+        ));
+    }
+    text
+}

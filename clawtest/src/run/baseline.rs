@@ -1,0 +1,150 @@
+//! Comparing a run against a baseline (the results JSON of the main branch): which tasks
+//! regressed (passed pass^k before and fail now, or lost more than the tolerance in mean score
+//! or robustness), which improved, and whether the suite's mean score dropped. Regressions fail
+//! the run.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::aggregate::{RunStatus, RunSummary, Status, Verdict};
+
+/// What changed for one task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    pub task_id: String,
+    pub before_status: Status,
+    pub now_status: Status,
+    pub before_score: f64,
+    pub now_score: f64,
+    pub before_robustness: f64,
+    pub now_robustness: f64,
+    /// Why this counts as a regression or an improvement, in words.
+    pub reason: String,
+}
+
+/// The comparison of a run with its baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub tolerance: f64,
+    pub regressions: Vec<Change>,
+    pub improvements: Vec<Change>,
+    /// Tasks in this run that the baseline did not have.
+    pub new_tasks: Vec<String>,
+    /// Tasks of the baseline that this run did not run.
+    pub missing_tasks: Vec<String>,
+    pub before_mean_score: f64,
+    pub now_mean_score: f64,
+    /// The suite's mean score dropped by more than the tolerance.
+    pub suite_regressed: bool,
+}
+
+impl Comparison {
+    pub fn failed(&self) -> bool {
+        !self.regressions.is_empty() || self.suite_regressed
+    }
+}
+
+fn change(before: &Verdict, now: &Verdict, reason: String) -> Change {
+    Change {
+        task_id: now.task_id.clone(),
+        before_status: before.status,
+        now_status: now.status,
+        before_score: before.mean_score,
+        now_score: now.mean_score,
+        before_robustness: before.mean_robustness,
+        now_robustness: now.mean_robustness,
+        reason,
+    }
+}
+
+/// Compares `now` with `before`; a score or robustness moves only when it changes by more than
+/// `tolerance`.
+pub fn compare(before: &RunSummary, now: &RunSummary, tolerance: f64) -> Comparison {
+    let earlier: BTreeMap<&str, &Verdict> = before
+        .verdicts
+        .iter()
+        .map(|verdict| (verdict.task_id.as_str(), verdict))
+        .collect();
+    let mut regressions = Vec::new();
+    let mut improvements = Vec::new();
+    let mut new_tasks = Vec::new();
+    for verdict in &now.verdicts {
+        let Some(previous) = earlier.get(verdict.task_id.as_str()) else {
+            new_tasks.push(verdict.task_id.clone());
+            continue;
+        };
+        let k = verdict.k;
+        let score_drop = previous.mean_score - verdict.mean_score;
+        let robustness_drop = previous.mean_robustness - verdict.mean_robustness;
+        if previous.status == Status::Passed && verdict.status != Status::Passed {
+            regressions.push(change(
+                previous,
+                verdict,
+                format!("passed pass^{k} before, {} now", describe(verdict.status)),
+            ));
+        } else if score_drop > tolerance {
+            regressions.push(change(
+                previous,
+                verdict,
+                format!("mean score fell by {score_drop:.3} (tolerance {tolerance})"),
+            ));
+        } else if robustness_drop > tolerance {
+            regressions.push(change(
+                previous,
+                verdict,
+                format!("robustness fell by {robustness_drop:.3} (tolerance {tolerance})"),
+            ));
+        } else if previous.status != Status::Passed && verdict.status == Status::Passed {
+            improvements.push(change(
+                previous,
+                verdict,
+                format!("fails pass^{k} before, passes now"),
+            ));
+        } else if -score_drop > tolerance {
+            improvements.push(change(
+                previous,
+                verdict,
+                format!("mean score rose by {:.3}", -score_drop),
+            ));
+        }
+    }
+    let current: Vec<&str> = now
+        .verdicts
+        .iter()
+        .map(|verdict| verdict.task_id.as_str())
+        .collect();
+    let missing_tasks = before
+        .verdicts
+        .iter()
+        .filter(|verdict| !current.contains(&verdict.task_id.as_str()))
+        .map(|verdict| verdict.task_id.clone())
+        .collect();
+    Comparison {
+        tolerance,
+        regressions,
+        improvements,
+        new_tasks,
+        missing_tasks,
+        before_mean_score: before.mean_score,
+        now_mean_score: now.mean_score,
+        suite_regressed: before.mean_score - now.mean_score > tolerance,
+    }
+}
+
+fn describe(status: Status) -> &'static str {
+    match status {
+        Status::Passed => "passes",
+        Status::Failed => "fails",
+        Status::Error => "errors",
+        Status::Interrupted => "was interrupted",
+    }
+}
+
+/// Records the comparison in the summary and fails a run that would otherwise pass.
+pub fn apply(summary: &mut RunSummary, comparison: Comparison) {
+    if comparison.failed() && summary.status == RunStatus::Passed {
+        summary.status = RunStatus::Failed;
+    }
+    summary.baseline = Some(comparison);
+}

@@ -1,0 +1,79 @@
+//! Merging shards: the results of `--partition` runs combined into one summary, gated and
+//! compared as if the suite had run in one job.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use super::aggregate::{self, RunSummary};
+use crate::config::Gates;
+
+/// Shards that cannot be merged.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum MergeError {
+    #[error("nothing to merge: give one or more results files")]
+    Empty,
+    #[error("{} ran {found} trial(s) per task but {} ran {expected}: shards of one run must use the same --trials", found_in.display(), expected_in.display())]
+    Trials {
+        expected: u32,
+        expected_in: PathBuf,
+        found: u32,
+        found_in: PathBuf,
+    },
+    #[error("task `{task_id}` appears in more than one shard ({}): were the shards partitioned the same way?", files.iter().map(|file| file.display().to_string()).collect::<Vec<_>>().join(", "))]
+    Duplicate {
+        task_id: String,
+        files: Vec<PathBuf>,
+    },
+}
+
+/// Combines shard results; gates are evaluated over the whole.
+pub fn merge(parts: Vec<(PathBuf, RunSummary)>, gates: &Gates) -> Result<RunSummary, MergeError> {
+    let Some((first_path, first)) = parts.first() else {
+        return Err(MergeError::Empty);
+    };
+    let (k, backend) = (first.k, first.backend.clone());
+    let first_path = first_path.clone();
+    let mut verdicts = Vec::new();
+    let mut invalid = Vec::new();
+    let mut interrupted = false;
+    let mut seen: Vec<(String, PathBuf)> = Vec::new();
+    for (path, part) in parts {
+        if part.k != k {
+            return Err(MergeError::Trials {
+                expected: k,
+                expected_in: first_path,
+                found: part.k,
+                found_in: path,
+            });
+        }
+        for verdict in &part.verdicts {
+            if let Some((_, other)) = seen.iter().find(|(id, _)| *id == verdict.task_id) {
+                return Err(MergeError::Duplicate {
+                    task_id: verdict.task_id.clone(),
+                    files: vec![other.clone(), path.clone()],
+                });
+            }
+            seen.push((verdict.task_id.clone(), path.clone()));
+        }
+        interrupted |= part.interrupted;
+        verdicts.extend(part.verdicts);
+        invalid.extend(part.invalid);
+    }
+    // The order of an unsharded run: by task file, as discovered.
+    verdicts.sort_by(|left, right| {
+        left.path
+            .cmp(&right.path)
+            .then(left.task_id.cmp(&right.task_id))
+    });
+    // Every shard reports the same invalid files (validation runs before partitioning).
+    let mut unique = BTreeSet::new();
+    invalid.retain(|entry| unique.insert(entry.path.clone()));
+    Ok(aggregate::summarize(
+        verdicts,
+        invalid,
+        gates,
+        k,
+        &backend,
+        interrupted,
+    ))
+}
