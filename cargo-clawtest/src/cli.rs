@@ -40,6 +40,22 @@ pub enum Command {
     /// Combine the JSON results of shards (`--partition`) into one run: one JUnit, one
     /// summary, one exit code.
     Merge(MergeArgs),
+    /// Write a starter suite into a repository: clawtest.toml, two example tasks with their
+    /// cassettes, a harness Dockerfile and a GitHub Actions workflow.
+    Init(InitArgs),
+    /// The example agent that `init` configures as the harness (an OpenAI-compatible
+    /// tool-calling loop that reads the sandbox contract); replace it with yours.
+    ExampleAgent,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The repository to write into (default: the current directory).
+    #[arg(value_name = "DIR", default_value = ".")]
+    pub folder: PathBuf,
+    /// Overwrite files that already exist.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args, Default)]

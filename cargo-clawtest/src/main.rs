@@ -20,7 +20,7 @@ use clawtest::run::{Event, Reporter, RunStatus, RunSummary, baseline, merge};
 use clawtest::sandbox::process::ProcessSandbox;
 use clawtest::services::Catalogue;
 
-use cli::{Cli, Command, ListArgs, MergeArgs, OutputArgs, RunArgs};
+use cli::{Cli, Command, InitArgs, ListArgs, MergeArgs, OutputArgs, RunArgs};
 
 /// The exit codes, in one place (documented in README.md).
 mod exit {
@@ -45,6 +45,8 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Some(Command::List(list)) => list_tasks(&cli.global, &list),
         Some(Command::Merge(merge)) => merge_results(&cli.global, &merge),
+        Some(Command::Init(init)) => initialise(&init),
+        Some(Command::ExampleAgent) => reference_agent::run_from_env(),
         Some(Command::Run(run)) => run_tasks(&cli.global, &run),
         None => run_tasks(&cli.global, &cli.run),
     };
@@ -288,6 +290,28 @@ fn merge_results(global: &cli::GlobalArgs, arguments: &MergeArgs) -> u8 {
         summary: summary.clone(),
     });
     status_code(summary.status)
+}
+
+fn initialise(arguments: &InitArgs) -> u8 {
+    match clawtest::init::init(&arguments.folder, arguments.force) {
+        Ok(written) => {
+            for path in written {
+                println!("wrote {}", arguments.folder.join(path).display());
+            }
+            println!(
+                "\nnext: run `cargo clawtest` here; then point [harness] command in clawtest.toml at your agent"
+            );
+            exit::PASSED
+        }
+        Err(error @ clawtest::init::InitError::Exists { .. }) => {
+            eprintln!("error: {error}\nhelp: pass --force to overwrite them");
+            exit::INVALID
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            exit::INFRASTRUCTURE
+        }
+    }
 }
 
 fn list_tasks(global: &cli::GlobalArgs, arguments: &ListArgs) -> u8 {

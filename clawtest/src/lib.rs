@@ -15,6 +15,7 @@ pub mod discover;
 pub mod gateway;
 pub mod grade;
 pub mod http;
+pub mod init;
 pub mod report;
 pub mod run;
 pub mod sandbox;

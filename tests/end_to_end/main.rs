@@ -1,6 +1,7 @@
 //! End-to-end tests of `cargo clawtest`: the real binary, the real reference agent, real
 //! services and gateway on loopback, scripted model answers from cassettes.
 
+mod github;
 mod support;
 
 use quick_junit::{NonSuccessKind, TestCaseStatus};
@@ -8,7 +9,7 @@ use serde_json::{Value, json};
 
 use support::{Suite, Turn, junit, repository, run_in, script};
 
-const TRIAGE_PROMPT: &str = "Review every task in the todo system. The OpenSSL patching task is urgent: set its priority to high. Then summarise the tasks by status.";
+pub(crate) const TRIAGE_PROMPT: &str = "Review every task in the todo system. The OpenSSL patching task is urgent: set its priority to high. Then summarise the tasks by status.";
 const TRIAGE_SUMMARY: &str = "Raised todo_001 to high. By status: pending: OpenSSL patch; in progress: Q3 report; completed: TLS certificate.";
 
 fn property<'a>(case: &'a quick_junit::TestCase, name: &str) -> Option<&'a str> {
@@ -18,7 +19,7 @@ fn property<'a>(case: &'a quick_junit::TestCase, name: &str) -> Option<&'a str> 
         .map(|property| property.value.as_str())
 }
 
-fn good_triage() -> Value {
+pub(crate) fn good_triage() -> Value {
     script(
         TRIAGE_PROMPT,
         &[

@@ -1,0 +1,88 @@
+//! `cargo clawtest init`: the starter files of a suite, from templates/ (embedded at build
+//! time), written into a repository without overwriting anything unless asked to.
+
+use std::path::{Path, PathBuf};
+
+/// One file `init` writes: where (relative to the repository) and what.
+#[derive(Debug, Clone, Copy)]
+pub struct Template {
+    pub path: &'static str,
+    pub contents: &'static str,
+}
+
+/// Everything `init` writes.
+pub const TEMPLATES: [Template; 7] = [
+    Template {
+        path: "clawtest.toml",
+        contents: include_str!("../../templates/clawtest.toml"),
+    },
+    Template {
+        path: "tasks/todo-review.yaml",
+        contents: include_str!("../../templates/tasks/todo-review.yaml"),
+    },
+    Template {
+        path: "tasks/offsite-reply.yaml",
+        contents: include_str!("../../templates/tasks/offsite-reply.yaml"),
+    },
+    Template {
+        path: "cassettes/todo-review.yaml",
+        contents: include_str!("../../templates/cassettes/todo-review.yaml"),
+    },
+    Template {
+        path: "cassettes/offsite-reply.yaml",
+        contents: include_str!("../../templates/cassettes/offsite-reply.yaml"),
+    },
+    Template {
+        path: "Dockerfile.clawtest",
+        contents: include_str!("../../templates/Dockerfile"),
+    },
+    Template {
+        path: ".github/workflows/clawtest.yml",
+        contents: include_str!("../../templates/github-workflow.yml"),
+    },
+];
+
+/// Why `init` wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    #[error("{} already exist(s) in {}: nothing was written", existing.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", "), folder.display())]
+    Exists {
+        folder: PathBuf,
+        existing: Vec<PathBuf>,
+    },
+    #[error("cannot write {}: {message}", path.display())]
+    Write { path: PathBuf, message: String },
+}
+
+/// Writes the templates into `folder`. Without `force`, any file that already exists stops
+/// the whole operation before anything is written, so a half-initialised repository never
+/// results. Returns the files written.
+pub fn init(folder: &Path, force: bool) -> Result<Vec<PathBuf>, InitError> {
+    let existing: Vec<PathBuf> = TEMPLATES
+        .iter()
+        .map(|template| PathBuf::from(template.path))
+        .filter(|path| folder.join(path).exists())
+        .collect();
+    if !force && !existing.is_empty() {
+        return Err(InitError::Exists {
+            folder: folder.to_path_buf(),
+            existing,
+        });
+    }
+    let mut written = Vec::new();
+    for template in TEMPLATES {
+        let path = folder.join(template.path);
+        let write = || -> std::io::Result<()> {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(&path, template.contents)
+        };
+        write().map_err(|error| InitError::Write {
+            path: path.clone(),
+            message: error.to_string(),
+        })?;
+        written.push(PathBuf::from(template.path));
+    }
+    Ok(written)
+}

@@ -1,0 +1,241 @@
+//! The GitHub Actions experience: init, shards and merge, baselines, the step summary and
+//! annotations.
+
+use serde_json::{Value, json};
+
+use crate::support::{Suite, Turn, junit, repository, run_in, script};
+use crate::{TRIAGE_PROMPT, good_triage};
+
+fn lazy_triage() -> Value {
+    script(
+        TRIAGE_PROMPT,
+        &[
+            Turn::Call(vec![("list_tasks", json!({}))]),
+            Turn::Answer("All good."),
+        ],
+    )
+}
+
+#[test]
+fn init_writes_a_suite_that_passes_at_once() {
+    let folder = tempfile::tempdir().unwrap();
+    let binary = std::path::Path::new(env!("CARGO_BIN_EXE_cargo-clawtest"));
+    let initialised = run_in(folder.path(), &["init"]);
+    assert_eq!(initialised.code, 0, "{initialised:#?}");
+    for file in [
+        "clawtest.toml",
+        "tasks/todo-review.yaml",
+        "cassettes/todo-review.yaml",
+        "Dockerfile.clawtest",
+        ".github/workflows/clawtest.yml",
+    ] {
+        assert!(folder.path().join(file).is_file(), "{file} was not written");
+    }
+    // The starter harness is `cargo-clawtest example-agent`, found on PATH as after `cargo install`.
+    let path = format!(
+        "{}:{}",
+        binary.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let output = std::process::Command::new(binary)
+        .arg("clawtest")
+        .current_dir(folder.path())
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("2 passed, 0 failed"), "{stdout}");
+
+    let again = run_in(folder.path(), &["init"]);
+    assert_eq!(again.code, 101, "{again:#?}");
+    assert!(
+        again.stderr.contains("already exist(s)") && again.stderr.contains("--force"),
+        "{}",
+        again.stderr
+    );
+}
+
+#[test]
+fn two_merged_shards_report_like_one_unsharded_run() {
+    let demo = repository().join("examples/demo");
+    let out = tempfile::tempdir().unwrap();
+    let path = |name: &str| out.path().join(name).display().to_string();
+    let whole = run_in(
+        &demo,
+        &[
+            "--no-build",
+            "--junit",
+            &path("whole.xml"),
+            "--json",
+            &path("whole.json"),
+        ],
+    );
+    assert_eq!(whole.code, 0, "{whole:#?}");
+    for shard in 1..=2 {
+        let part = run_in(
+            &demo,
+            &[
+                "--no-build",
+                "--partition",
+                &format!("hash:{shard}/2"),
+                "--json",
+                &path(&format!("shard{shard}.json")),
+            ],
+        );
+        assert_eq!(part.code, 0, "{part:#?}");
+    }
+    let merged = run_in(
+        &demo,
+        &[
+            "merge",
+            &path("shard1.json"),
+            &path("shard2.json"),
+            "--junit",
+            &path("merged.xml"),
+            "--json",
+            &path("merged.json"),
+        ],
+    );
+    assert_eq!(merged.code, 0, "{merged:#?}");
+
+    let (whole_junit, merged_junit) = (
+        junit(&out.path().join("whole.xml")),
+        junit(&out.path().join("merged.xml")),
+    );
+    let names = |report: &quick_junit::Report| {
+        report.test_suites[0]
+            .test_cases
+            .iter()
+            .map(|case| case.name.as_str().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&whole_junit), names(&merged_junit));
+    assert_eq!(whole_junit.tests, merged_junit.tests);
+    assert_eq!(whole_junit.failures, merged_junit.failures);
+    let read = |name: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(out.path().join(name)).unwrap()).unwrap()
+    };
+    let (whole_json, merged_json) = (read("whole.json"), read("merged.json"));
+    for total in [
+        "tasks_passed",
+        "tasks_failed",
+        "pass_hat_k",
+        "pass_at_k",
+        "mean_score",
+        "gates",
+    ] {
+        assert_eq!(whole_json[total], merged_json[total], "{total}");
+    }
+    // Each shard ran part of the suite, and together all of it.
+    let shard_tasks = |name: &str| read(name)["verdicts"].as_array().unwrap().len();
+    assert_eq!(shard_tasks("shard1.json") + shard_tasks("shard2.json"), 3);
+}
+
+#[test]
+fn merge_rejects_shards_that_overlap() {
+    let demo = repository().join("examples/demo");
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("one.json").display().to_string();
+    assert_eq!(
+        run_in(
+            &demo,
+            &["--no-build", "--trials", "1", "gmail", "--json", &file]
+        )
+        .code,
+        0
+    );
+    let merged = run_in(&demo, &["merge", &file, &file]);
+    assert_eq!(merged.code, 101, "{merged:#?}");
+    assert!(
+        merged
+            .stderr
+            .contains("task `gmail-reply` appears in more than one shard"),
+        "{}",
+        merged.stderr
+    );
+}
+
+#[test]
+fn a_regression_against_the_baseline_fails_and_the_summary_names_it() {
+    let good = Suite::new()
+        .demo_task("todo-triage", false)
+        .demo_task("gmail-reply", true)
+        .cassette(
+            "todo-triage",
+            vec![good_triage(), good_triage(), good_triage()],
+        );
+    let baseline = good.run(&["--save-baseline", "baseline.json"]);
+    assert_eq!(baseline.code, 0, "{baseline:#?}");
+    let baseline_file = good.path("baseline.json");
+
+    let worse = Suite::new()
+        .demo_task("todo-triage", false)
+        .demo_task("gmail-reply", true)
+        .cassette(
+            "todo-triage",
+            vec![good_triage(), lazy_triage(), good_triage()],
+        );
+    let outcome = worse.run(&[
+        "--baseline",
+        baseline_file.to_str().unwrap(),
+        "--summary",
+        "summary.md",
+    ]);
+    assert_eq!(outcome.code, 100, "{outcome:#?}");
+    assert!(
+        outcome.stdout.contains(
+            "REGRESSION todo-triage: passed pass^3 before, fails now (mean 1.000 → 0.787)"
+        ),
+        "{}",
+        outcome.stdout
+    );
+    let summary = std::fs::read_to_string(worse.path("summary.md")).unwrap();
+    assert!(
+        summary.contains(
+            "| `todo-triage` | 1.000 | 0.787 | 1.000 | 1.000 | passed pass^3 before, fails now |"
+        ),
+        "{summary}"
+    );
+
+    // The same run without the regression passes against the same baseline.
+    let same = good.run(&["--baseline", baseline_file.to_str().unwrap()]);
+    assert_eq!(same.code, 0, "{same:#?}");
+}
+
+#[test]
+fn the_step_summary_and_annotations_of_a_failing_run() {
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .demo_task("gmail-reply", true)
+        .cassette(
+            "todo-triage",
+            vec![good_triage(), lazy_triage(), lazy_triage()],
+        )
+        .file("step-summary.md", "# earlier step\n");
+    let mut command = crate::support::command_in(suite.folder.path(), &suite, &[]);
+    let output = command
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_WORKSPACE", suite.folder.path())
+        .env("GITHUB_STEP_SUMMARY", suite.path("step-summary.md"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(100));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let annotations: Vec<&str> = stdout
+        .lines()
+        .filter(|line| line.starts_with("::error "))
+        .collect();
+    insta::assert_snapshot!("annotations", annotations.join("\n"));
+    let summary = std::fs::read_to_string(suite.path("step-summary.md")).unwrap();
+    assert!(
+        summary.starts_with("# earlier step\n"),
+        "the summary is appended, not overwritten"
+    );
+    insta::assert_snapshot!("step_summary", summary);
+}
