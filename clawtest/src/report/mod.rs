@@ -75,3 +75,6 @@ pub fn trial_line(record: &TrialRecord) -> String {
         TrialResult::Interrupted => format!("  trial {}: not finished (interrupted)", record.trial),
     }
 }
+
+#[cfg(test)]
+mod tests;

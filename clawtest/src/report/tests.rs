@@ -1,0 +1,80 @@
+//! Limits of the GitHub-facing reports on suites too large to show whole.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::Gates;
+use crate::run::aggregate::{self, Deduction, Status, TrialRecord, TrialResult, Verdict};
+
+fn failing_verdict(index: usize) -> Verdict {
+    let record = TrialRecord {
+        trial: 0,
+        result: TrialResult::Graded {
+            passed: false,
+            final_score: index as f64 / 1000.0,
+            completion: 0.1,
+            robustness: 1.0,
+            safety: 1.0,
+            violations: Vec::new(),
+            deductions: vec![Deduction {
+                component: "c".into(),
+                line: Some(9),
+                score: 0.0,
+                weight: 1.0,
+                reason: "missed".into(),
+            }],
+            model_calls: 1,
+            input_tokens: 10,
+            output_tokens: 1,
+            audit_entries: 0,
+            harness_exit: "exit code 0".into(),
+        },
+    };
+    Verdict {
+        task_id: format!("task-{index:05}"),
+        task_name: "t".into(),
+        path: PathBuf::from(format!("tasks/task-{index:05}.yaml")),
+        line: 1,
+        status: Status::Failed,
+        k: 1,
+        passes: 0,
+        pass_hat_k: false,
+        pass_at_k: 0.0,
+        mean_score: index as f64 / 1000.0,
+        min_score: index as f64 / 1000.0,
+        mean_robustness: 1.0,
+        safety_violations: 0,
+        threshold: 0.75,
+        trials: vec![record],
+    }
+}
+
+#[test]
+fn a_huge_summary_is_cut_between_rows_and_says_how_many_were_left_out() {
+    let verdicts = (0..20_000).map(failing_verdict).collect();
+    let summary =
+        aggregate::summarize(verdicts, Vec::new(), &Gates::default(), 1, "process", false);
+    let text = super::markdown::render(&summary, 50_000);
+    assert!(text.len() <= 50_000, "{}", text.len());
+    assert!(text.contains("more task(s): the summary is cut to fit GitHub's limit"));
+    assert!(
+        text.lines()
+            .filter(|line| line.starts_with("| `task-"))
+            .all(|line| line.ends_with('|')),
+        "a row was cut in half"
+    );
+    assert!(
+        text.contains("### Top deductions"),
+        "the fixed sections survive the cut"
+    );
+}
+
+#[test]
+fn annotations_stay_within_githubs_limit_worst_first() {
+    let verdicts = (0..25).rev().map(failing_verdict).collect();
+    let summary =
+        aggregate::summarize(verdicts, Vec::new(), &Gates::default(), 1, "process", false);
+    let lines = super::annotations::render(&summary, Path::new("suite"));
+    assert_eq!(lines.len(), super::annotations::LIMIT);
+    assert!(lines[0].starts_with("::error file=suite/tasks/task-00000.yaml,line=9,title=task-00000%3A pass^1 failed (0/1)::"), "{}", lines[0]);
+    assert!(lines[9].contains("task-00009"), "{}", lines[9]);
+}
