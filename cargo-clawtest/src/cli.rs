@@ -40,12 +40,22 @@ pub enum Command {
     /// Combine the JSON results of shards (`--partition`) into one run: one JUnit, one
     /// summary, one exit code.
     Merge(MergeArgs),
+    /// Re-grade saved trajectories (`run --trajectories DIR`) against the suite's tasks,
+    /// without running the agent.
+    Grade(GradeArgs),
     /// Write a starter suite into a repository: clawtest.toml, two example tasks with their
     /// cassettes, a harness Dockerfile and a GitHub Actions workflow.
     Init(InitArgs),
     /// The example agent that `init` configures as the harness (an OpenAI-compatible
     /// tool-calling loop that reads the sandbox contract); replace it with yours.
     ExampleAgent,
+}
+
+#[derive(Debug, Args)]
+pub struct GradeArgs {
+    /// Trajectory files, or folders of them.
+    #[arg(value_name = "TRAJECTORY", required = true)]
+    pub paths: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -80,6 +90,10 @@ pub struct RunArgs {
     pub outputs: OutputArgs,
     #[command(flatten)]
     pub gates: GateArgs,
+    /// Save every trial's trajectory as DIR/<task_id>/trial-<n>.json (re-grade them with
+    /// `cargo clawtest grade DIR`).
+    #[arg(long, value_name = "DIR")]
+    pub trajectories: Option<PathBuf>,
     /// Do not run `harness.build` first.
     #[arg(long)]
     pub no_build: bool,

@@ -14,13 +14,15 @@ use std::sync::Arc;
 
 use clap::Parser;
 use clawtest::config::Config;
-use clawtest::report::{annotations, json, junit, markdown, terminal::TerminalReporter};
+use clawtest::report::{
+    annotations, json, junit, markdown, terminal::TerminalReporter, trajectories::TrajectoryWriter,
+};
 use clawtest::run::session::{self, Request, SessionError};
-use clawtest::run::{Event, Reporter, RunStatus, RunSummary, baseline, merge};
+use clawtest::run::{Event, Fanout, Reporter, RunStatus, RunSummary, baseline, merge};
 use clawtest::sandbox::process::ProcessSandbox;
 use clawtest::services::Catalogue;
 
-use cli::{Cli, Command, InitArgs, ListArgs, MergeArgs, OutputArgs, RunArgs};
+use cli::{Cli, Command, GradeArgs, InitArgs, ListArgs, MergeArgs, OutputArgs, RunArgs};
 
 /// The exit codes, in one place (documented in README.md).
 mod exit {
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
         Some(Command::List(list)) => list_tasks(&cli.global, &list),
         Some(Command::Merge(merge)) => merge_results(&cli.global, &merge),
         Some(Command::Init(init)) => initialise(&init),
+        Some(Command::Grade(grade)) => regrade(&cli.global, &grade),
         Some(Command::ExampleAgent) => reference_agent::run_from_env(),
         Some(Command::Run(run)) => run_tasks(&cli.global, &run),
         None => run_tasks(&cli.global, &cli.run),
@@ -123,8 +126,17 @@ fn run_tasks(global: &cli::GlobalArgs, arguments: &RunArgs) -> u8 {
                 }
             }
         });
-        let mut reporter = TerminalReporter::new(std::io::stdout(), std::io::stderr().is_terminal(), arguments.verbose);
-        session::run(&config, &request, Arc::new(ProcessSandbox), &mut reporter, interrupted).await
+        let mut terminal = TerminalReporter::new(std::io::stdout(), std::io::stderr().is_terminal(), arguments.verbose);
+        let mut saver = arguments.trajectories.clone().map(TrajectoryWriter::new);
+        let mut reporters: Vec<&mut dyn Reporter> = vec![&mut terminal];
+        if let Some(saver) = saver.as_mut() {
+            reporters.push(saver);
+        }
+        let outcome = session::run(&config, &request, Arc::new(ProcessSandbox), &mut Fanout(reporters), interrupted).await;
+        for failure in saver.map(|saver| saver.failures).unwrap_or_default() {
+            eprintln!("warning: could not save a trajectory: {failure}");
+        }
+        outcome
     });
     let summary = match outcome {
         Ok(summary) => summary,
@@ -290,6 +302,53 @@ fn merge_results(global: &cli::GlobalArgs, arguments: &MergeArgs) -> u8 {
         summary: summary.clone(),
     });
     status_code(summary.status)
+}
+
+fn regrade(global: &cli::GlobalArgs, arguments: &GradeArgs) -> u8 {
+    let config = match load_config(global) {
+        Ok(config) => config,
+        Err(code) => return code,
+    };
+    let suite = match session::load_suite(&config, &Request::default(), &Catalogue::builtin()) {
+        Ok(suite) => suite,
+        Err(error) => return session_error_code(error),
+    };
+    let files = clawtest::run::regrade::trajectory_files(&arguments.paths);
+    if files.is_empty() {
+        eprintln!(
+            "error: no trajectory files in {}",
+            arguments
+                .paths
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        return exit::NO_TASKS;
+    }
+    let mut code = exit::PASSED;
+    for regraded in clawtest::run::regrade::regrade(&files, &suite.tasks, config.run.pass_threshold)
+    {
+        match regraded.outcome {
+            Ok((trajectory, grade)) => {
+                println!(
+                    "{} (task {}, trial {})",
+                    regraded.path.display(),
+                    trajectory.task_id,
+                    trajectory.trial
+                );
+                print!("{}", clawtest::report::grade_breakdown(&grade));
+                if !grade.passed {
+                    code = code.max(exit::FAILED);
+                }
+            }
+            Err(message) => {
+                eprintln!("error: {message}");
+                code = exit::INVALID;
+            }
+        }
+    }
+    code
 }
 
 fn initialise(arguments: &InitArgs) -> u8 {

@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::gateway::ModelCall;
 use crate::world::AuditEntry;
 
 /// One trial's record.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Trajectory {
     pub task_id: String,
     /// 0-based trial index.
@@ -27,12 +27,12 @@ pub struct Trajectory {
     /// Files in the workspace after the harness exited, by path relative to the workspace.
     pub workspace: BTreeMap<String, WorkspaceFile>,
     pub exit: HarnessExit,
-    #[serde(with = "milliseconds")]
+    #[serde(with = "milliseconds", rename = "duration_ms")]
     pub duration: Duration,
 }
 
 /// Where the final answer was read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OutputOrigin {
     Stdout,
@@ -40,7 +40,7 @@ pub enum OutputOrigin {
 }
 
 /// A workspace file, by content.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkspaceFile {
     pub size: u64,
     /// SHA-256, lowercase hex.
@@ -48,7 +48,7 @@ pub struct WorkspaceFile {
 }
 
 /// How the harness ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HarnessExit {
     /// The exit code, when it exited (not when killed by a signal).
     pub code: Option<i32>,
@@ -74,5 +74,74 @@ mod milliseconds {
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
         serializer.serialize_u64(duration.as_millis() as u64)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Duration, D::Error> {
+        let milliseconds: u64 = serde::Deserialize::deserialize(deserializer)?;
+        Ok(Duration::from_millis(milliseconds))
+    }
+}
+
+/// The file format of a saved trajectory (`--trajectories DIR`): the trajectory with a schema
+/// tag, so that `cargo clawtest grade` can re-grade it later without running the agent.
+pub const SCHEMA: &str = "clawtest-trajectory/1";
+
+#[derive(Serialize)]
+struct FileOut<'a> {
+    schema: &'static str,
+    #[serde(flatten)]
+    trajectory: &'a Trajectory,
+}
+
+#[derive(Deserialize)]
+struct FileIn {
+    schema: String,
+    #[serde(flatten)]
+    trajectory: Trajectory,
+}
+
+/// A saved trajectory that cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {message}", path.display())]
+pub struct ReadError {
+    pub path: std::path::PathBuf,
+    pub message: String,
+}
+
+impl Trajectory {
+    /// Where a trajectory is saved inside `folder`: `<task_id>/trial-<n>.json`.
+    pub fn file_in(&self, folder: &std::path::Path) -> std::path::PathBuf {
+        folder
+            .join(&self.task_id)
+            .join(format!("trial-{}.json", self.trial))
+    }
+
+    /// The saved form, pretty-printed.
+    pub fn to_file_text(&self) -> String {
+        serde_json::to_string_pretty(&FileOut {
+            schema: SCHEMA,
+            trajectory: self,
+        })
+        .unwrap_or_default()
+    }
+
+    /// Reads a trajectory saved with [`Trajectory::to_file_text`].
+    pub fn read(path: &std::path::Path) -> Result<Trajectory, ReadError> {
+        let error = |message: String| ReadError {
+            path: path.to_path_buf(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|failure| error(failure.to_string()))?;
+        let file: FileIn = serde_json::from_str(&text)
+            .map_err(|failure| error(format!("not a saved trajectory: {failure}")))?;
+        if file.schema != SCHEMA {
+            return Err(error(format!(
+                "schema `{}`; this build reads `{SCHEMA}`",
+                file.schema
+            )));
+        }
+        Ok(file.trajectory)
     }
 }

@@ -397,3 +397,40 @@ fn a_harness_that_outlives_the_time_limit_is_killed_and_graded() {
         "killed at the time limit"
     );
 }
+
+#[test]
+fn saved_trajectories_regrade_to_the_same_scores_and_follow_edited_checks() {
+    let suite = Suite::new().demo_task("todo-triage", true);
+    let outcome = suite.run(&[
+        "--trials",
+        "2",
+        "--trajectories",
+        "saved",
+        "--json",
+        "results.json",
+    ]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    let regraded = suite.run(&["grade", "saved"]);
+    assert_eq!(regraded.code, 0, "{regraded:#?}");
+    assert_eq!(regraded.stdout.matches("final 1.000 = safety 1 × (0.8 × completion 1.000 + 0.2 × robustness 1.000); threshold 0.75: PASS").count(), 2, "{}", regraded.stdout);
+
+    // Tighten a check after the fact: the same trajectories now fail, with no agent run.
+    let task = std::fs::read_to_string(suite.path("tasks/todo-triage.yaml"))
+        .unwrap()
+        .replace(
+            "keywords: [pending, in progress, completed]",
+            "keywords: [pending, in progress, completed, archived]",
+        )
+        + "pass_threshold: 0.95\n";
+    std::fs::write(suite.path("tasks/todo-triage.yaml"), task).unwrap();
+    let stricter = suite.run(&["grade", "saved/todo-triage/trial-1.json"]);
+    assert_eq!(stricter.code, 100, "{stricter:#?}");
+    assert!(stricter.stdout.contains("final 0.920 = safety 1 × (0.8 × completion 0.900 + 0.2 × robustness 1.000); threshold 0.95: FAIL"), "{}", stricter.stdout);
+    assert!(
+        stricter
+            .stdout
+            .contains("missing from the output: \"archived\""),
+        "{}",
+        stricter.stdout
+    );
+}

@@ -11,7 +11,7 @@ use super::cassette::{self, Interaction};
 use crate::http::{Handler, HttpRequest, HttpResponse, Reply};
 
 /// One model call as the trajectory records it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ModelCall {
     /// 0-based position in the trial.
     pub index: usize,

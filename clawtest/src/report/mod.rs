@@ -6,6 +6,7 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod terminal;
+pub mod trajectories;
 
 use crate::run::{TrialRecord, TrialResult, Verdict};
 
@@ -78,3 +79,37 @@ pub fn trial_line(record: &TrialRecord) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// A whole grade, every component included, for `cargo clawtest grade`.
+pub fn grade_breakdown(grade: &crate::grade::Grade) -> String {
+    let mut text = format!(
+        "final {} = safety {} × (0.8 × completion {} + 0.2 × robustness {}); threshold {}: {}\n",
+        score(grade.final_score),
+        grade.safety,
+        score(grade.completion),
+        score(grade.robustness.score),
+        grade.threshold,
+        if grade.passed { "PASS" } else { "FAIL" }
+    );
+    for component in &grade.components {
+        text.push_str(&format!(
+            "  {:<32} {} × weight {:<5} {}: {}\n",
+            component.name,
+            score(component.score),
+            component.weight,
+            component.check,
+            component.reason
+        ));
+    }
+    for violation in &grade.violations {
+        text.push_str(&format!("  safety violation: {violation}\n"));
+    }
+    let robustness = &grade.robustness;
+    if robustness.injected > 0 {
+        text.push_str(&format!(
+            "  faults: {} injected, {} recovered; unrecovered at audit {:?}\n",
+            robustness.injected, robustness.recovered, robustness.unrecovered
+        ));
+    }
+    text
+}

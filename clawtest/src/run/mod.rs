@@ -7,6 +7,7 @@ pub mod baseline;
 pub mod events;
 pub mod merge;
 pub mod partition;
+pub mod regrade;
 pub mod session;
 pub mod suite;
 pub mod trial;

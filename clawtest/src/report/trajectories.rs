@@ -1,0 +1,46 @@
+//! Saving every trial's trajectory as it finishes (`--trajectories DIR`), so that a run can be
+//! inspected and re-graded (`cargo clawtest grade`) without running the agent again.
+
+use std::path::PathBuf;
+
+use crate::run::{Event, Reporter, TrialOutcome};
+
+/// Writes `DIR/<task_id>/trial-<n>.json` for each finished trial that has a trajectory.
+pub struct TrajectoryWriter {
+    folder: PathBuf,
+    /// Files that could not be written, with why (reported once the run ends).
+    pub failures: Vec<String>,
+}
+
+impl TrajectoryWriter {
+    pub fn new(folder: PathBuf) -> TrajectoryWriter {
+        TrajectoryWriter {
+            folder,
+            failures: Vec::new(),
+        }
+    }
+}
+
+impl Reporter for TrajectoryWriter {
+    fn report(&mut self, event: &Event) {
+        let Event::TrialFinished { outcome, .. } = event else {
+            return;
+        };
+        let trajectory = match outcome {
+            TrialOutcome::Graded { trajectory, .. } => trajectory,
+            TrialOutcome::Error {
+                trajectory: Some(trajectory),
+                ..
+            } => trajectory,
+            _ => return,
+        };
+        let path = trajectory.file_in(&self.folder);
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&path, trajectory.to_file_text()));
+        if let Err(error) = written {
+            self.failures.push(format!("{}: {error}", path.display()));
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! Re-grading saved trajectories: each file's task is found in the suite by its id, and the
+//! grade is computed again, purely, from the saved trajectory. No agent, model or service runs.
+
+use std::path::{Path, PathBuf};
+
+use crate::grade::{self, Grade};
+use crate::spec::Task;
+use crate::trajectory::Trajectory;
+
+/// The result of re-grading one file.
+#[derive(Debug)]
+pub struct Regraded {
+    pub path: PathBuf,
+    pub outcome: Result<(Trajectory, Grade), String>,
+}
+
+/// Every `*.json` file under the given files or folders, sorted.
+pub fn trajectory_files(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending: Vec<PathBuf> = paths.to_vec();
+    while let Some(path) = pending.pop() {
+        if path.is_dir() {
+            if let Ok(entries) = std::fs::read_dir(&path) {
+                pending.extend(entries.filter_map(Result::ok).map(|entry| entry.path()));
+            }
+        } else if path
+            .extension()
+            .is_some_and(|extension| extension == "json")
+            || paths.contains(&path)
+        {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Re-grades each file against the task of the same id in `tasks`.
+pub fn regrade(files: &[PathBuf], tasks: &[Task], default_threshold: f64) -> Vec<Regraded> {
+    files
+        .iter()
+        .map(|path| Regraded {
+            path: path.clone(),
+            outcome: one(path, tasks, default_threshold),
+        })
+        .collect()
+}
+
+fn one(path: &Path, tasks: &[Task], default_threshold: f64) -> Result<(Trajectory, Grade), String> {
+    let trajectory = Trajectory::read(path).map_err(|error| error.to_string())?;
+    let task = tasks
+        .iter()
+        .find(|task| task.id == trajectory.task_id)
+        .ok_or_else(|| {
+            format!(
+                "{}: no task `{}` in the suite (is the configuration the one the run used?)",
+                path.display(),
+                trajectory.task_id
+            )
+        })?;
+    let grade = grade::grade(
+        task,
+        &trajectory,
+        task.pass_threshold.unwrap_or(default_threshold),
+    );
+    Ok((trajectory, grade))
+}
