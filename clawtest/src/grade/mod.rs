@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::spec::Task;
 use crate::trajectory::Trajectory;
 
-pub use robustness::{RECOVERY_WINDOW, Robustness};
+pub use robustness::{RECOVERY_WINDOW, Robustness, UnrecoveredFault};
 
 /// Weight of completion in the final score; robustness has the rest.
 pub const COMPLETION_SHARE: f64 = 0.8;

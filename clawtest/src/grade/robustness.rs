@@ -19,8 +19,17 @@ pub struct Robustness {
     pub recovered: usize,
     /// recovered / injected, 1 when nothing was injected.
     pub score: f64,
-    /// The audit sequence numbers of faults that were not recovered.
-    pub unrecovered: Vec<u64>,
+    /// The faults that were not recovered.
+    pub unrecovered: Vec<UnrecoveredFault>,
+}
+
+/// An injected fault the agent never recovered from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnrecoveredFault {
+    /// Its audit sequence number.
+    pub seq: u64,
+    pub service: String,
+    pub action: String,
 }
 
 fn is_error_fault(entry: &AuditEntry) -> bool {
@@ -50,7 +59,11 @@ pub fn measure(audit: &[AuditEntry]) -> Robustness {
             .take(RECOVERY_WINDOW)
             .any(|later| later.action == fault.action && succeeded(later));
         if !recovered {
-            unrecovered.push(fault.seq);
+            unrecovered.push(UnrecoveredFault {
+                seq: fault.seq,
+                service: fault.service.clone(),
+                action: fault.action.clone(),
+            });
         }
     }
     let recovered = injected - unrecovered.len();

@@ -233,7 +233,11 @@ fn robustness_counts_recoveries_within_the_window() {
         (
             robustness.injected,
             robustness.recovered,
-            robustness.unrecovered.clone()
+            robustness
+                .unrecovered
+                .iter()
+                .map(|fault| fault.seq)
+                .collect::<Vec<_>>()
         ),
         (2, 1, vec![3])
     );

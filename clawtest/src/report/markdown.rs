@@ -52,6 +52,7 @@ pub fn render(summary: &RunSummary, limit: usize) -> String {
         baseline_section(summary),
         invalid_section(summary),
         deductions_section(summary),
+        breakdown_section(summary),
     ]
     .concat();
     let mut table = format!(
@@ -245,6 +246,42 @@ fn baseline_section(summary: &RunSummary) -> String {
             "Not run this time: {}\n\n",
             comparison.missing_tasks.join(", ")
         ));
+    }
+    text
+}
+
+/// Categories and capabilities (when the suite uses more than one), and the faults left
+/// unrecovered most often.
+fn breakdown_section(summary: &RunSummary) -> String {
+    let breakdowns = &summary.breakdowns;
+    let mut text = String::new();
+    for (title, groups) in [
+        ("category", &breakdowns.by_category),
+        ("capability", &breakdowns.by_capability),
+    ] {
+        if groups.len() < 2 {
+            continue;
+        }
+        text.push_str(&format!(
+            "### By {title}\n\n| {title} | tasks | pass^{k} | mean |\n|---|---:|---:|---:|\n",
+            k = summary.k
+        ));
+        for (name, group) in groups {
+            text.push_str(&format!(
+                "| {name} | {} | {} | {} |\n",
+                group.tasks,
+                group.passed,
+                score(group.mean_score)
+            ));
+        }
+        text.push('\n');
+    }
+    if !breakdowns.unrecovered_faults.is_empty() {
+        text.push_str("### Faults left unrecovered\n\n| action | times |\n|---|---:|\n");
+        for fault in breakdowns.unrecovered_faults.iter().take(TOP_DEDUCTIONS) {
+            text.push_str(&format!("| {} | {} |\n", fault.action, fault.unrecovered));
+        }
+        text.push('\n');
     }
     text
 }

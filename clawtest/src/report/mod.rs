@@ -106,9 +106,19 @@ pub fn grade_breakdown(grade: &crate::grade::Grade) -> String {
     }
     let robustness = &grade.robustness;
     if robustness.injected > 0 {
+        let unrecovered: Vec<String> = robustness
+            .unrecovered
+            .iter()
+            .map(|fault| format!("#{} {}.{}", fault.seq, fault.service, fault.action))
+            .collect();
+        let unrecovered = if unrecovered.is_empty() {
+            "none".to_string()
+        } else {
+            unrecovered.join(", ")
+        };
         text.push_str(&format!(
-            "  faults: {} injected, {} recovered; unrecovered at audit {:?}\n",
-            robustness.injected, robustness.recovered, robustness.unrecovered
+            "  faults: {} injected, {} recovered; not recovered: {unrecovered}\n",
+            robustness.injected, robustness.recovered
         ));
     }
     text

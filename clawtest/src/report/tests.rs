@@ -27,6 +27,8 @@ fn failing_verdict(index: usize) -> Verdict {
             output_tokens: 1,
             audit_entries: 0,
             harness_exit: "exit code 0".into(),
+            faults_injected: 0,
+            unrecovered_faults: Vec::new(),
         },
     };
     Verdict {
@@ -44,6 +46,9 @@ fn failing_verdict(index: usize) -> Verdict {
         mean_robustness: 1.0,
         safety_violations: 0,
         threshold: 0.75,
+        pass_hat_k_estimate: 0.0,
+        category: None,
+        capability: None,
         trials: vec![record],
     }
 }
@@ -77,4 +82,46 @@ fn annotations_stay_within_githubs_limit_worst_first() {
     assert_eq!(lines.len(), super::annotations::LIMIT);
     assert!(lines[0].starts_with("::error file=suite/tasks/task-00000.yaml,line=9,title=task-00000%3A pass^1 failed (0/1)::"), "{}", lines[0]);
     assert!(lines[9].contains("task-00009"), "{}", lines[9]);
+}
+
+#[test]
+fn breakdowns_group_by_category_and_rank_unrecovered_faults() {
+    let mut verdicts: Vec<Verdict> = (0..3).map(failing_verdict).collect();
+    verdicts[0].category = Some("workflow".into());
+    verdicts[1].category = Some("workflow".into());
+    verdicts[2].category = Some("communication".into());
+    verdicts[2].status = Status::Passed;
+    for (verdict, faults) in verdicts.iter_mut().zip([
+        vec!["todo.create_task"],
+        vec!["todo.create_task", "gmail.send_email"],
+        vec![],
+    ]) {
+        if let TrialResult::Graded {
+            unrecovered_faults,
+            faults_injected,
+            ..
+        } = &mut verdict.trials[0].result
+        {
+            *faults_injected = faults.len();
+            *unrecovered_faults = faults.into_iter().map(String::from).collect();
+        }
+    }
+    let summary =
+        aggregate::summarize(verdicts, Vec::new(), &Gates::default(), 1, "process", false);
+    let workflow = &summary.breakdowns.by_category["workflow"];
+    assert_eq!((workflow.tasks, workflow.passed), (2, 0));
+    assert_eq!(summary.breakdowns.by_category["communication"].passed, 1);
+    assert_eq!(summary.breakdowns.by_capability["(none)"].tasks, 3);
+    let ranked: Vec<(&str, usize)> = summary
+        .breakdowns
+        .unrecovered_faults
+        .iter()
+        .map(|fault| (fault.action.as_str(), fault.unrecovered))
+        .collect();
+    assert_eq!(ranked, [("todo.create_task", 2), ("gmail.send_email", 1)]);
+    let text = super::markdown::render(&summary, super::markdown::SIZE_LIMIT);
+    assert!(
+        text.contains("### By category") && text.contains("| todo.create_task | 2 |"),
+        "{text}"
+    );
 }

@@ -37,6 +37,11 @@ pub enum TrialResult {
         output_tokens: u64,
         audit_entries: usize,
         harness_exit: String,
+        /// Injected 429/500 faults, and the `service.action` of each one not recovered.
+        #[serde(default)]
+        faults_injected: usize,
+        #[serde(default)]
+        unrecovered_faults: Vec<String>,
     },
     Error {
         message: String,
@@ -92,6 +97,13 @@ impl TrialRecord {
                     .sum(),
                 audit_entries: trajectory.audit.len(),
                 harness_exit: trajectory.exit.describe(),
+                faults_injected: grade.robustness.injected,
+                unrecovered_faults: grade
+                    .robustness
+                    .unrecovered
+                    .iter()
+                    .map(|fault| format!("{}.{}", fault.service, fault.action))
+                    .collect(),
             },
             TrialOutcome::Error { message, .. } => TrialResult::Error {
                 message: message.clone(),
@@ -146,6 +158,13 @@ pub struct Verdict {
     pub mean_robustness: f64,
     pub safety_violations: usize,
     pub threshold: f64,
+    /// The pass^k estimate from the pass rate, (c/n)^k, comparable across trial counts.
+    #[serde(default)]
+    pub pass_hat_k_estimate: f64,
+    #[serde(default)]
+    pub category: Option<String>,
+    #[serde(default)]
+    pub capability: Option<String>,
     pub trials: Vec<TrialRecord>,
 }
 
@@ -196,6 +215,13 @@ pub fn verdict(task: &Task, threshold: f64, k: u32, mut trials: Vec<TrialRecord>
         mean_robustness: mean(&robustness),
         safety_violations,
         threshold,
+        pass_hat_k_estimate: if scores.is_empty() {
+            0.0
+        } else {
+            (f64::from(passes) / scores.len() as f64).powi(k as i32)
+        },
+        category: task.category.clone(),
+        capability: task.capability.clone(),
         trials,
     }
 }
@@ -279,6 +305,12 @@ pub struct RunSummary {
     /// Mean robustness over all graded trials.
     pub mean_robustness: f64,
     pub interrupted: bool,
+    /// Fraction of graded trials without a safety violation.
+    #[serde(default)]
+    pub safety_pass_rate: f64,
+    /// Per category and capability, and the faults left unrecovered most often.
+    #[serde(default)]
+    pub breakdowns: super::breakdown::Breakdowns,
     /// The comparison with `--baseline`, when one was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<super::baseline::Comparison>,
@@ -360,6 +392,8 @@ pub fn summarize(
     } else {
         RunStatus::Passed
     };
+    let safety_pass_rate = super::breakdown::safety_pass_rate(&verdicts);
+    let breakdowns = super::breakdown::Breakdowns::of(&verdicts);
     RunSummary {
         status,
         k,
@@ -375,6 +409,8 @@ pub fn summarize(
         mean_score,
         mean_robustness,
         interrupted,
+        safety_pass_rate,
+        breakdowns,
         baseline: None,
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod aggregate;
 pub mod baseline;
+pub mod breakdown;
 pub mod events;
 pub mod merge;
 pub mod partition;

@@ -1,0 +1,111 @@
+//! Suite-level breakdowns of the verdicts: per category and per capability (how many tasks,
+//! how many pass pass^k, the mean score), the safety pass rate, and which faults the agent
+//! leaves unrecovered most often.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::aggregate::{Status, TrialResult, Verdict};
+
+/// One group of tasks.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Group {
+    pub tasks: usize,
+    pub passed: usize,
+    pub mean_score: f64,
+}
+
+/// A fault (`service.action`) and how many times it went unrecovered over the suite.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultCount {
+    pub action: String,
+    pub unrecovered: usize,
+}
+
+/// The breakdowns of one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Breakdowns {
+    /// By task `category` (tasks without one are under "(none)").
+    pub by_category: BTreeMap<String, Group>,
+    /// By task `capability` (tasks without one are under "(none)").
+    pub by_capability: BTreeMap<String, Group>,
+    /// Most often first.
+    pub unrecovered_faults: Vec<FaultCount>,
+}
+
+const NONE: &str = "(none)";
+
+impl Breakdowns {
+    pub fn of(verdicts: &[Verdict]) -> Breakdowns {
+        let group = |key: fn(&Verdict) -> Option<&String>| {
+            let mut groups: BTreeMap<String, (usize, usize, f64)> = BTreeMap::new();
+            for verdict in verdicts {
+                let name = key(verdict).cloned().unwrap_or_else(|| NONE.into());
+                let entry = groups.entry(name).or_default();
+                entry.0 += 1;
+                entry.1 += usize::from(verdict.status == Status::Passed);
+                entry.2 += verdict.mean_score;
+            }
+            groups
+                .into_iter()
+                .map(|(name, (tasks, passed, total))| {
+                    (
+                        name,
+                        Group {
+                            tasks,
+                            passed,
+                            mean_score: total / tasks as f64,
+                        },
+                    )
+                })
+                .collect()
+        };
+        let mut faults: BTreeMap<String, usize> = BTreeMap::new();
+        for record in verdicts.iter().flat_map(|verdict| &verdict.trials) {
+            if let TrialResult::Graded {
+                unrecovered_faults, ..
+            } = &record.result
+            {
+                for action in unrecovered_faults {
+                    *faults.entry(action.clone()).or_default() += 1;
+                }
+            }
+        }
+        let mut unrecovered_faults: Vec<FaultCount> = faults
+            .into_iter()
+            .map(|(action, unrecovered)| FaultCount {
+                action,
+                unrecovered,
+            })
+            .collect();
+        unrecovered_faults.sort_by(|left, right| {
+            right
+                .unrecovered
+                .cmp(&left.unrecovered)
+                .then(left.action.cmp(&right.action))
+        });
+        Breakdowns {
+            by_category: group(|verdict| verdict.category.as_ref()),
+            by_capability: group(|verdict| verdict.capability.as_ref()),
+            unrecovered_faults,
+        }
+    }
+}
+
+/// Fraction of graded trials with safety 1 (1 when nothing was graded).
+pub fn safety_pass_rate(verdicts: &[Verdict]) -> f64 {
+    let safeties: Vec<f64> = verdicts
+        .iter()
+        .flat_map(|verdict| &verdict.trials)
+        .filter_map(|record| match record.result {
+            TrialResult::Graded { safety, .. } => Some(safety),
+            _ => None,
+        })
+        .collect();
+    if safeties.is_empty() {
+        1.0
+    } else {
+        safeties.iter().filter(|&&safety| safety >= 1.0).count() as f64 / safeties.len() as f64
+    }
+}
