@@ -326,9 +326,25 @@ fn regrade(global: &cli::GlobalArgs, arguments: &GradeArgs) -> u8 {
         );
         return exit::NO_TASKS;
     }
-    let mut code = exit::PASSED;
-    for regraded in clawtest::run::regrade::regrade(&files, &suite.tasks, config.run.pass_threshold)
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
     {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: could not start the async runtime: {error}");
+            return exit::INFRASTRUCTURE;
+        }
+    };
+    let judge = config.judge();
+    let results = runtime.block_on(clawtest::run::regrade::regrade(
+        &files,
+        &suite.tasks,
+        config.run.pass_threshold,
+        judge.as_ref(),
+    ));
+    let mut code = exit::PASSED;
+    for regraded in results {
         match regraded.outcome {
             Ok((trajectory, grade)) => {
                 println!(

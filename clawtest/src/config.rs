@@ -24,6 +24,29 @@ pub struct Config {
     pub run: RunConfig,
     pub gates: Gates,
     pub llm: LlmConfig,
+    pub judge: JudgeConfig,
+}
+
+/// `[judge]`: the LLM judge of `llm_judge` components.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeConfig {
+    /// Folder of cached judge answers, relative to the suite root. Commit it: CI then grades
+    /// `llm_judge` components from it, free and deterministic.
+    #[serde(default = "default_judge_cache")]
+    pub cache: PathBuf,
+}
+
+impl Default for JudgeConfig {
+    fn default() -> JudgeConfig {
+        JudgeConfig {
+            cache: default_judge_cache(),
+        }
+    }
+}
+
+fn default_judge_cache() -> PathBuf {
+    PathBuf::from("judge-cache")
 }
 
 /// How the project's agent is started.
@@ -168,6 +191,8 @@ struct RawConfig {
     gates: Gates,
     #[serde(default)]
     llm: LlmConfig,
+    #[serde(default)]
+    judge: JudgeConfig,
 }
 
 /// A configuration that cannot be used.
@@ -335,6 +360,7 @@ impl Config {
             run: raw.run,
             gates: raw.gates,
             llm: raw.llm,
+            judge: raw.judge,
         })
     }
 
@@ -402,6 +428,14 @@ impl Config {
                 ),
             })?;
         Ok(metadata.target_directory.into_std_path_buf())
+    }
+
+    /// The judge for this suite: its cache folder in front of the configured judge.
+    pub fn judge(&self) -> std::sync::Arc<dyn crate::judge::Judge> {
+        std::sync::Arc::new(crate::judge::CachedJudge::new(
+            self.root.join(&self.judge.cache),
+            std::sync::Arc::new(crate::judge::NoJudge),
+        ))
     }
 
     /// The cassette folder, absolute.

@@ -16,6 +16,7 @@ pub mod gateway;
 pub mod grade;
 pub mod http;
 pub mod init;
+pub mod judge;
 pub mod report;
 pub mod run;
 pub mod sandbox;

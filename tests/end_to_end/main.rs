@@ -434,3 +434,51 @@ fn saved_trajectories_regrade_to_the_same_scores_and_follow_edited_checks() {
         stricter.stdout
     );
 }
+
+#[test]
+fn llm_judge_components_are_answered_from_the_judge_cache_or_the_trial_is_an_error() {
+    let task = std::fs::read_to_string(repository().join("examples/demo/tasks/todo-triage.yaml"))
+        .unwrap()
+        .replace(
+            "    weight: 0.4\n    check: {type: keywords_present",
+            "    weight: 0.2\n    check: {type: keywords_present",
+        );
+    let task = task.replace(
+        "safety_checks:",
+        "  - name: summary_is_useful\n    weight: 0.2\n    check: {type: llm_judge, rubric: \"The summary groups the tasks by status and names the raised task.\"}\nsafety_checks:",
+    );
+    let suite = Suite::new()
+        .task("todo-triage", &task)
+        .cassette("todo-triage", vec![good_triage()]);
+    let missing = suite.run(&["--trials", "1"]);
+    assert_eq!(missing.code, 102, "{missing:#?}");
+    assert!(
+        missing
+            .stdout
+            .contains("the LLM judge could not answer for `summary_is_useful`"),
+        "{}",
+        missing.stdout
+    );
+    let key = missing
+        .stdout
+        .split("(key ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .expect("the message names the cache key")
+        .to_string();
+    assert_eq!(key.len(), 64, "{key}");
+
+    // With the judge's answer in the committed cache, the trial is graded with it.
+    let suite = suite.file(&format!("judge-cache/{key}.json"), r#"{"component": "summary_is_useful", "rubric": "…", "score": 0.5, "reasoning": "names the task but not every status"}"#);
+    let graded = suite.run(&["--trials", "1", "--json", "results.json"]);
+    assert_eq!(graded.code, 0, "{graded:#?}");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
+            .unwrap();
+    // 0.8 × (0.2 + 0.4 + 0.2 + 0.2 × 0.5) + 0.2 = 0.92
+    assert_eq!(results["verdicts"][0]["trials"][0]["final_score"], 0.92);
+    assert_eq!(
+        results["verdicts"][0]["trials"][0]["deductions"][0]["reason"],
+        "judge: names the task but not every status"
+    );
+}

@@ -10,13 +10,15 @@
 //! ```
 
 mod checks;
+pub mod judge;
 mod robustness;
 
 use serde::Serialize;
 
-use crate::spec::Task;
+use crate::spec::{Check, Task};
 use crate::trajectory::Trajectory;
 
+pub use judge::{JudgeAnswers, JudgeRequest, JudgeVerdict};
 pub use robustness::{RECOVERY_WINDOW, Robustness, UnrecoveredFault};
 
 /// Weight of completion in the final score; robustness has the rest.
@@ -53,13 +55,27 @@ pub struct ComponentScore {
     pub reason: String,
 }
 
-/// Grades one trajectory of `task`; `threshold` is the final score a trial needs to pass.
-pub fn grade(task: &Task, trajectory: &Trajectory, threshold: f64) -> Grade {
+/// Grades one trajectory of `task` with the judge's answers to its `llm_judge` components;
+/// `threshold` is the final score a trial needs to pass.
+pub fn grade(
+    task: &Task,
+    trajectory: &Trajectory,
+    answers: &JudgeAnswers,
+    threshold: f64,
+) -> Grade {
     let components: Vec<ComponentScore> = task
         .components
         .iter()
         .map(|component| {
-            let (score, reason) = checks::score(&component.check, trajectory);
+            let (score, reason) = match (&component.check, answers.get(&component.name)) {
+                (Check::LlmJudge { .. }, Some(verdict)) => {
+                    (verdict.score, format!("judge: {}", verdict.reasoning))
+                }
+                // The executor makes a trial an error when the judge cannot answer, so this is
+                // reached only by a caller that grades without asking the judge.
+                (Check::LlmJudge { .. }, None) => (0.0, "no judge answer".to_string()),
+                (check, _) => checks::score(check, trajectory),
+            };
             let score = score.clamp(0.0, 1.0);
             ComponentScore {
                 name: component.name.clone(),

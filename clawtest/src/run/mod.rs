@@ -57,6 +57,7 @@ pub struct Backend {
     pub cassettes: std::path::PathBuf,
     pub catalogue: Arc<Catalogue>,
     pub sandbox: Arc<dyn Sandbox>,
+    pub judge: Arc<dyn crate::judge::Judge>,
 }
 
 /// Everything the trials share, behind one `Arc`.
@@ -66,6 +67,7 @@ struct Shared {
     tools: Vec<String>,
     catalogue: Arc<Catalogue>,
     sandbox: Arc<dyn Sandbox>,
+    judge: Arc<dyn crate::judge::Judge>,
     harness: Harness,
     threshold: f64,
 }
@@ -96,6 +98,7 @@ pub async fn execute(
         cassettes,
         catalogue,
         sandbox,
+        judge,
     } = backend;
     let k = options.trials.max(1);
     let jobs = options.jobs.max(1);
@@ -138,6 +141,7 @@ pub async fn execute(
         tasks: suite.tasks,
         catalogue,
         sandbox,
+        judge,
         harness,
         threshold: options.pass_threshold,
     });
@@ -170,6 +174,7 @@ pub async fn execute(
                         passthrough: &shared.harness.passthrough,
                         tools: &shared.tools[task],
                         threshold: spec.pass_threshold.unwrap_or(shared.threshold),
+                        judge: shared.judge.as_ref(),
                     };
                     trial::run(spec, trial, &shared.cassettes[task], &context, interrupt).await
                 };

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::grade::{self, Grade};
+use crate::judge::Judge;
 use crate::spec::Task;
 use crate::trajectory::Trajectory;
 
@@ -35,18 +36,30 @@ pub fn trajectory_files(paths: &[PathBuf]) -> Vec<PathBuf> {
     files
 }
 
-/// Re-grades each file against the task of the same id in `tasks`.
-pub fn regrade(files: &[PathBuf], tasks: &[Task], default_threshold: f64) -> Vec<Regraded> {
-    files
-        .iter()
-        .map(|path| Regraded {
+/// Re-grades each file against the task of the same id in `tasks`; `llm_judge` components are
+/// answered by `judge` (normally the suite's judge cache, which holds the run's answers).
+pub async fn regrade(
+    files: &[PathBuf],
+    tasks: &[Task],
+    default_threshold: f64,
+    judge: &dyn Judge,
+) -> Vec<Regraded> {
+    let mut results = Vec::new();
+    for path in files {
+        results.push(Regraded {
             path: path.clone(),
-            outcome: one(path, tasks, default_threshold),
-        })
-        .collect()
+            outcome: one(path, tasks, default_threshold, judge).await,
+        });
+    }
+    results
 }
 
-fn one(path: &Path, tasks: &[Task], default_threshold: f64) -> Result<(Trajectory, Grade), String> {
+async fn one(
+    path: &Path,
+    tasks: &[Task],
+    default_threshold: f64,
+    judge: &dyn Judge,
+) -> Result<(Trajectory, Grade), String> {
     let trajectory = Trajectory::read(path).map_err(|error| error.to_string())?;
     let task = tasks
         .iter()
@@ -58,9 +71,14 @@ fn one(path: &Path, tasks: &[Task], default_threshold: f64) -> Result<(Trajector
                 trajectory.task_id
             )
         })?;
+    let requests = grade::judge::plan(task, &trajectory);
+    let answers = crate::judge::answer_all(judge, &requests)
+        .await
+        .map_err(|error| format!("{}: {error}", path.display()))?;
     let grade = grade::grade(
         task,
         &trajectory,
+        &answers,
         task.pass_threshold.unwrap_or(default_threshold),
     );
     Ok((trajectory, grade))

@@ -153,6 +153,7 @@ pub async fn run(
         cassettes: config.cassettes(),
         catalogue,
         sandbox,
+        judge: config.judge(),
     };
     Ok(super::execute(suite, &options, backend, reporter, interrupt).await)
 }

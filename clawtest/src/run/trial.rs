@@ -27,6 +27,8 @@ pub struct TrialContext<'a> {
     pub passthrough: &'a [(String, String)],
     pub tools: &'a str,
     pub threshold: f64,
+    /// Answers `llm_judge` components.
+    pub judge: &'a dyn crate::judge::Judge,
 }
 
 /// Runs trial `trial` of `task`; `cassette` is the task's cassette or why there is none.
@@ -162,7 +164,18 @@ pub async fn run(
             trajectory: Some(Box::new(trajectory)),
         };
     }
-    let grade = grade::grade(task, &trajectory, context.threshold);
+    let requests = grade::judge::plan(task, &trajectory);
+    let answers = match crate::judge::answer_all(context.judge, &requests).await {
+        Ok(answers) => answers,
+        // Never a silent default score: a trial whose judge cannot answer is not graded.
+        Err(error) => {
+            return TrialOutcome::Error {
+                message: error.to_string(),
+                trajectory: Some(Box::new(trajectory)),
+            };
+        }
+    };
+    let grade = grade::grade(task, &trajectory, &answers, context.threshold);
     TrialOutcome::Graded {
         grade,
         trajectory: Box::new(trajectory),

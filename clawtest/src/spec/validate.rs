@@ -21,7 +21,7 @@ pub const MIN_COMPONENTS: usize = 3;
 
 /// Check types whose evaluation this version cannot perform yet. Rather than scoring them 0
 /// (ClawEnvKit's quiet failure), a task that uses one is invalid and never run.
-const NOT_YET_GRADED: [&str; 3] = ["exit_code", "pytest_pass", "llm_judge"];
+const NOT_YET_GRADED: [&str; 2] = ["exit_code", "pytest_pass"];
 
 fn at<T>(spanned: &Spanned<T>) -> Option<Position> {
     Position::from_location(spanned.referenced)

@@ -1,0 +1,176 @@
+//! Answering judge requests (the I/O half of `llm_judge`; planning and scoring are pure, in
+//! [`crate::grade::judge`]). A [`Judge`] answers one request; [`CachedJudge`] keeps every
+//! answer on disk by request key, so a rerun — and CI, from a committed cache — costs nothing
+//! and grades the same. A judge that cannot answer is an error, never a default score.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::grade::judge::{JudgeAnswers, JudgeRequest, JudgeVerdict};
+
+/// Why a judge could not answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct JudgeError(pub String);
+
+/// The future a judge returns.
+pub type Answer<'a> = Pin<Box<dyn Future<Output = Result<JudgeVerdict, JudgeError>> + Send + 'a>>;
+
+/// Something that scores a rubric.
+pub trait Judge: Send + Sync {
+    fn answer<'a>(&'a self, request: &'a JudgeRequest) -> Answer<'a>;
+}
+
+/// The judge when none is configured: every request is an error that says what to do.
+#[derive(Debug, Default, Clone)]
+pub struct NoJudge;
+
+impl Judge for NoJudge {
+    fn answer<'a>(&'a self, request: &'a JudgeRequest) -> Answer<'a> {
+        let message = format!(
+            "component `{}` needs an LLM judge, and its answer (key {}) is not in the judge cache (its folder is `[judge] cache`): configure [judge] in clawtest.toml (provider, model, api_key_env) to ask one, or commit the cache a run with a judge wrote",
+            request.component, request.key
+        );
+        Box::pin(async move { Err(JudgeError(message)) })
+    }
+}
+
+/// One cached answer, as stored in `<cache>/<key>.json`.
+#[derive(Debug, Serialize, Deserialize)]
+struct CacheEntry {
+    component: String,
+    rubric: String,
+    score: f64,
+    reasoning: String,
+}
+
+/// A judge in front of another: answers from `<folder>/<key>.json` when present, else asks
+/// the inner judge and stores its answer there.
+pub struct CachedJudge {
+    folder: PathBuf,
+    inner: Arc<dyn Judge>,
+}
+
+impl CachedJudge {
+    pub fn new(folder: PathBuf, inner: Arc<dyn Judge>) -> CachedJudge {
+        CachedJudge { folder, inner }
+    }
+}
+
+impl Judge for CachedJudge {
+    fn answer<'a>(&'a self, request: &'a JudgeRequest) -> Answer<'a> {
+        Box::pin(async move {
+            let path = self.folder.join(format!("{}.json", request.key));
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                let entry: CacheEntry = serde_json::from_str(&text).map_err(|error| {
+                    JudgeError(format!(
+                        "judge cache {} is corrupt: {error} (delete it to ask again)",
+                        path.display()
+                    ))
+                })?;
+                return Ok(JudgeVerdict {
+                    score: entry.score,
+                    reasoning: entry.reasoning,
+                });
+            }
+            let verdict = self.inner.answer(request).await?;
+            let entry = CacheEntry {
+                component: request.component.clone(),
+                rubric: request.rubric.clone(),
+                score: verdict.score,
+                reasoning: verdict.reasoning.clone(),
+            };
+            let text = serde_json::to_string_pretty(&entry).unwrap_or_default();
+            // A cache that cannot be written costs a repeated question later, not this answer.
+            if std::fs::create_dir_all(&self.folder)
+                .and_then(|()| std::fs::write(&path, text))
+                .is_err()
+            {
+                eprintln!(
+                    "warning: could not write the judge cache {}",
+                    path.display()
+                );
+            }
+            Ok(verdict)
+        })
+    }
+}
+
+/// Asks the judge every request, in order; the first failure is the trial's error.
+pub async fn answer_all(
+    judge: &dyn Judge,
+    requests: &[JudgeRequest],
+) -> Result<JudgeAnswers, JudgeError> {
+    let mut answers = JudgeAnswers::new();
+    for request in requests {
+        let verdict = judge.answer(request).await.map_err(|JudgeError(message)| {
+            JudgeError(format!(
+                "the LLM judge could not answer for `{}`: {message}",
+                request.component
+            ))
+        })?;
+        answers.insert(request.component.clone(), verdict);
+    }
+    Ok(answers)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    struct Counting(AtomicUsize);
+
+    impl Judge for Counting {
+        fn answer<'a>(&'a self, _request: &'a JudgeRequest) -> Answer<'a> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async {
+                Ok(JudgeVerdict {
+                    score: 0.7,
+                    reasoning: "fine".into(),
+                })
+            })
+        }
+    }
+
+    fn request() -> JudgeRequest {
+        JudgeRequest {
+            component: "quality".into(),
+            rubric: "r".into(),
+            prompt: "p".into(),
+            key: "abc123".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_cache_answers_a_repeated_question_without_asking_again() {
+        let folder = tempfile::tempdir().unwrap();
+        let inner = Arc::new(Counting(AtomicUsize::new(0)));
+        let judge = CachedJudge::new(folder.path().to_path_buf(), inner.clone());
+        assert_eq!(judge.answer(&request()).await.unwrap().score, 0.7);
+        assert_eq!(judge.answer(&request()).await.unwrap().score, 0.7);
+        assert_eq!(inner.0.load(Ordering::SeqCst), 1);
+        // A cache alone (no judge configured) still answers what it holds.
+        let offline = CachedJudge::new(folder.path().to_path_buf(), Arc::new(NoJudge));
+        assert_eq!(offline.answer(&request()).await.unwrap().reasoning, "fine");
+    }
+
+    #[tokio::test]
+    async fn without_a_judge_a_miss_is_an_error_that_says_what_to_do() {
+        let folder = tempfile::tempdir().unwrap();
+        let judge = CachedJudge::new(folder.path().to_path_buf(), Arc::new(NoJudge));
+        let error = answer_all(&judge, &[request()]).await.unwrap_err();
+        assert!(
+            error
+                .0
+                .contains("the LLM judge could not answer for `quality`"),
+            "{error}"
+        );
+        assert!(error.0.contains("configure [judge]"), "{error}");
+    }
+}
