@@ -120,26 +120,25 @@ pub fn action_summary(trajectory: &Trajectory) -> String {
 /// else the first number in the text. The score is clamped to [0, 1]. A reply with no number
 /// at all is an error, never a default score.
 pub fn parse_reply(reply: &str) -> Result<JudgeVerdict, String> {
-    if let (Some(start), Some(end)) = (reply.find('{'), reply.rfind('}')) {
-        if start < end {
-            if let Ok(value) = serde_json::from_str::<serde_json::Value>(&reply[start..=end]) {
-                let score = value.get("score").and_then(|score| {
-                    score
-                        .as_f64()
-                        .or_else(|| score.as_str().and_then(|text| text.trim().parse().ok()))
-                });
-                if let Some(score) = score {
-                    let reasoning = value
-                        .get("reasoning")
-                        .and_then(serde_json::Value::as_str)
-                        .unwrap_or_default()
-                        .to_string();
-                    return Ok(JudgeVerdict {
-                        score: score.clamp(0.0, 1.0),
-                        reasoning,
-                    });
-                }
-            }
+    if let (Some(start), Some(end)) = (reply.find('{'), reply.rfind('}'))
+        && start < end
+        && let Ok(value) = serde_json::from_str::<serde_json::Value>(&reply[start..=end])
+    {
+        let score = value.get("score").and_then(|score| {
+            score
+                .as_f64()
+                .or_else(|| score.as_str().and_then(|text| text.trim().parse().ok()))
+        });
+        if let Some(score) = score {
+            let reasoning = value
+                .get("reasoning")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            return Ok(JudgeVerdict {
+                score: score.clamp(0.0, 1.0),
+                reasoning,
+            });
         }
     }
     let number: String = reply

@@ -119,6 +119,7 @@ fn a_complete_safe_trial_scores_one() {
             vec![entry(1, "list_tasks", json!({}), None)],
             "2 pending, 1 DONE",
         ),
+        &JudgeAnswers::new(),
         0.75,
     );
     assert_eq!(grade.completion, 1.0);
@@ -215,6 +216,7 @@ fn injected_faults_do_not_count_as_the_action_happening() {
             )],
             "",
         ),
+        &JudgeAnswers::new(),
         0.75,
     );
     assert_eq!(grade.components[0].score, 0.0);
