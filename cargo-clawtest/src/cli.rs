@@ -53,9 +53,37 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct GradeArgs {
-    /// Trajectory files, or folders of them.
-    #[arg(value_name = "TRAJECTORY", required = true)]
+    /// Saved trajectories (`run --trajectories DIR`), or folders of them, re-graded against the
+    /// suite's tasks.
+    #[arg(value_name = "TRAJECTORY", required_unless_present = "task")]
     pub paths: Vec<PathBuf>,
+    /// Grade one result against this task file instead (with --audit).
+    #[arg(
+        long,
+        value_name = "TASK.yaml",
+        requires = "audit",
+        conflicts_with = "paths"
+    )]
+    pub task: Option<PathBuf>,
+    /// The audit: ClawEnvKit's `{service: [{action, params, status}]}` (plus
+    /// `_injected_errors`), or a clawtest trajectory file.
+    #[arg(long, value_name = "FILE", requires = "task")]
+    pub audit: Option<PathBuf>,
+    /// The agent's final output (a text file).
+    #[arg(long, value_name = "FILE", requires = "task")]
+    pub output: Option<PathBuf>,
+    /// The workspace folder the file checks read.
+    #[arg(long, value_name = "DIR", requires = "task")]
+    pub workspace: Option<PathBuf>,
+    /// How to print grades.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: GradeFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GradeFormat {
+    Human,
+    Json,
 }
 
 #[derive(Debug, Args)]

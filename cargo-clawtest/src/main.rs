@@ -22,7 +22,9 @@ use clawtest::run::{Event, Fanout, Reporter, RunStatus, RunSummary, baseline, me
 use clawtest::sandbox::process::ProcessSandbox;
 use clawtest::services::Catalogue;
 
-use cli::{Cli, Command, GradeArgs, InitArgs, ListArgs, MergeArgs, OutputArgs, RunArgs};
+use cli::{
+    Cli, Command, GradeArgs, GradeFormat, InitArgs, ListArgs, MergeArgs, OutputArgs, RunArgs,
+};
 
 /// The exit codes, in one place (documented in README.md).
 mod exit {
@@ -305,6 +307,9 @@ fn merge_results(global: &cli::GlobalArgs, arguments: &MergeArgs) -> u8 {
 }
 
 fn regrade(global: &cli::GlobalArgs, arguments: &GradeArgs) -> u8 {
+    if let (Some(task), Some(audit)) = (&arguments.task, &arguments.audit) {
+        return grade_one(global, arguments, task, audit);
+    }
     let config = match load_config(global) {
         Ok(config) => config,
         Err(code) => return code,
@@ -344,16 +349,22 @@ fn regrade(global: &cli::GlobalArgs, arguments: &GradeArgs) -> u8 {
         judge.as_ref(),
     ));
     let mut code = exit::PASSED;
+    let mut printed = Vec::new();
     for regraded in results {
         match regraded.outcome {
             Ok((trajectory, grade)) => {
-                println!(
+                let label = format!(
                     "{} (task {}, trial {})",
                     regraded.path.display(),
                     trajectory.task_id,
                     trajectory.trial
                 );
-                print!("{}", clawtest::report::grade_breakdown(&grade));
+                printed.push(show_grade(
+                    arguments.format,
+                    &label,
+                    &trajectory.task_id,
+                    &grade,
+                ));
                 if !grade.passed {
                     code = code.max(exit::FAILED);
                 }
@@ -364,7 +375,145 @@ fn regrade(global: &cli::GlobalArgs, arguments: &GradeArgs) -> u8 {
             }
         }
     }
+    if arguments.format == GradeFormat::Json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&printed).unwrap_or_default()
+        );
+    }
     code
+}
+
+/// Prints a grade for humans at once, or returns it for the JSON list printed at the end.
+fn show_grade(
+    format: GradeFormat,
+    label: &str,
+    task_id: &str,
+    grade: &clawtest::grade::Grade,
+) -> serde_json::Value {
+    if format == GradeFormat::Human {
+        println!("{label}");
+        print!("{}", clawtest::report::grade_breakdown(grade));
+    }
+    serde_json::json!({"source": label, "task_id": task_id, "grade": grade})
+}
+
+/// `grade --task TASK.yaml --audit FILE [--output FILE] [--workspace DIR]`: one result, in
+/// ClawEnvKit's form or as a clawtest trajectory.
+fn grade_one(
+    global: &cli::GlobalArgs,
+    arguments: &GradeArgs,
+    task_path: &Path,
+    audit_path: &Path,
+) -> u8 {
+    let task = match clawtest::spec::load(task_path, &Catalogue::builtin()) {
+        Ok(task) => task,
+        Err(error) => {
+            report_error(error);
+            return exit::INVALID;
+        }
+    };
+    // A suite configuration is optional here: it only supplies the threshold and judge cache.
+    let start = task_path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let config = match &global.config {
+        Some(path) => Config::from_file(path).ok(),
+        None => Config::discover(&std::path::absolute(&start).unwrap_or(start)).ok(),
+    };
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).map_err(|error| {
+            eprintln!("error: cannot read {}: {error}", path.display());
+            exit::INVALID
+        })
+    };
+    let audit_text = match read(audit_path) {
+        Ok(text) => text,
+        Err(code) => return code,
+    };
+    let audit: serde_json::Value = match serde_json::from_str(&audit_text) {
+        Ok(audit) => audit,
+        Err(error) => {
+            eprintln!("error: {} is not JSON: {error}", audit_path.display());
+            return exit::INVALID;
+        }
+    };
+    let output = match &arguments.output {
+        Some(path) => match read(path) {
+            Ok(text) => text.trim().to_string(),
+            Err(code) => return code,
+        },
+        None => String::new(),
+    };
+    let workspace = match &arguments.workspace {
+        Some(folder) => match clawtest::sandbox::process::snapshot(folder) {
+            Ok(files) => files,
+            Err(error) => {
+                eprintln!(
+                    "error: cannot read the workspace {}: {error}",
+                    folder.display()
+                );
+                return exit::INVALID;
+            }
+        },
+        None => Default::default(),
+    };
+    let trajectory = if audit.get("schema").and_then(serde_json::Value::as_str)
+        == Some(clawtest::trajectory::SCHEMA)
+    {
+        clawtest::trajectory::Trajectory::read(audit_path).map_err(|error| error.to_string())
+    } else {
+        clawtest::run::regrade::from_clawenvkit(&task, &audit, output, workspace)
+    };
+    let trajectory = match trajectory {
+        Ok(trajectory) => trajectory,
+        Err(message) => {
+            eprintln!("error: {}: {message}", audit_path.display());
+            return exit::INVALID;
+        }
+    };
+    let judge = config
+        .as_ref()
+        .map(Config::judge)
+        .unwrap_or_else(|| std::sync::Arc::new(clawtest::judge::NoJudge));
+    let requests = clawtest::grade::judge::plan(&task, &trajectory);
+    let answers = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(clawtest::judge::answer_all(judge.as_ref(), &requests)),
+        Err(error) => Err(clawtest::judge::JudgeError(error.to_string())),
+    };
+    let answers = match answers {
+        Ok(answers) => answers,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return exit::INFRASTRUCTURE;
+        }
+    };
+    let threshold = task
+        .pass_threshold
+        .or(config.map(|config| config.run.pass_threshold))
+        .unwrap_or(0.75);
+    let grade = clawtest::grade::grade(&task, &trajectory, &answers, threshold);
+    let shown = show_grade(
+        arguments.format,
+        &audit_path.display().to_string(),
+        &task.id,
+        &grade,
+    );
+    if arguments.format == GradeFormat::Json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&shown).unwrap_or_default()
+        );
+    }
+    if grade.passed {
+        exit::PASSED
+    } else {
+        exit::FAILED
+    }
 }
 
 fn initialise(arguments: &InitArgs) -> u8 {

@@ -185,8 +185,9 @@ async fn read_limited(stream: Option<impl AsyncRead + Unpin>) -> String {
     String::from_utf8_lossy(&kept).into_owned()
 }
 
-/// Every regular file under `root`, by relative path, with its size and SHA-256.
-fn snapshot(root: &Path) -> std::io::Result<BTreeMap<String, WorkspaceFile>> {
+/// Every regular file under `root`, by relative path, with its size and SHA-256 (what the
+/// file checks read).
+pub fn snapshot(root: &Path) -> std::io::Result<BTreeMap<String, WorkspaceFile>> {
     let mut files = BTreeMap::new();
     let mut pending = vec![root.to_path_buf()];
     while let Some(folder) = pending.pop() {
