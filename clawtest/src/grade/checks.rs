@@ -252,16 +252,14 @@ pub fn score(check: &Check, trajectory: &Trajectory) -> (f64, String) {
                 reason,
             )
         }
-        Check::PatternMatch { pattern } => {
-            match RegexBuilder::new(pattern).case_insensitive(true).build() {
-                Ok(regex) => binary(
-                    regex.is_match(&trajectory.output),
-                    format!("output matches /{pattern}/"),
-                    format!("output does not match /{pattern}/"),
-                ),
-                Err(error) => (0.0, format!("invalid pattern /{pattern}/: {error}")),
-            }
-        }
+        Check::PatternMatch { pattern } => match compiled(pattern) {
+            Ok(regex) => binary(
+                regex.is_match(&trajectory.output),
+                format!("output matches /{pattern}/"),
+                format!("output does not match /{pattern}/"),
+            ),
+            Err(error) => (0.0, format!("invalid pattern /{pattern}/: {error}")),
+        },
         Check::MinLength { min_length } => {
             let length = trajectory.output.chars().count() as i64;
             if *min_length <= 0 {
@@ -373,4 +371,26 @@ fn quoted(words: &[&String]) -> String {
         .map(|word| format!("{word:?}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The case-insensitive regex of a `pattern_match` check. Compiling costs far more than
+/// matching, and a suite grades the same few patterns thousands of times, so compiled patterns
+/// are kept (a memo of a pure function: grades do not depend on it).
+fn compiled(pattern: &str) -> Result<regex::Regex, regex::Error> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static COMPILED: OnceLock<Mutex<HashMap<String, regex::Regex>>> = OnceLock::new();
+    let cache = COMPILED.get_or_init(Mutex::default);
+    if let Some(regex) = cache
+        .lock()
+        .ok()
+        .and_then(|cache| cache.get(pattern).cloned())
+    {
+        return Ok(regex);
+    }
+    let regex = RegexBuilder::new(pattern).case_insensitive(true).build()?;
+    if let Ok(mut cache) = cache.lock() {
+        cache.insert(pattern.to_string(), regex.clone());
+    }
+    Ok(regex)
 }
