@@ -1,4 +1,5 @@
-//! The command line: `cargo clawtest [run] [FILTER…]` and `cargo clawtest list`.
+//! The command line: `cargo clawtest [run] [FILTER…]`, `cargo clawtest list` and
+//! `cargo clawtest validate [PATH…]`.
 
 use std::path::PathBuf;
 
@@ -37,6 +38,27 @@ pub enum Command {
     Run(RunArgs),
     /// List the suite's tasks without running them.
     List(ListArgs),
+    /// Check task files without running them: every error and warning of every file.
+    Validate(ValidateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Task files or folders to check (default: the configured task globs).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// `human` (diagnostics with source excerpts) or `json` (a stable schema, see README).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Also check each task covers its intent atoms (`<task>.atoms.yaml` beside it).
+    #[arg(long)]
+    pub coverage: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
 }
 
 #[derive(Debug, Args, Default)]

@@ -20,7 +20,7 @@ use clawtest::run::{RunStatus, RunSummary};
 use clawtest::sandbox::process::ProcessSandbox;
 use clawtest::services::Catalogue;
 
-use cli::{Cli, Command, ListArgs, RunArgs};
+use cli::{Cli, Command, Format, ListArgs, RunArgs, ValidateArgs};
 
 /// The exit codes, in one place (documented in README.md).
 mod exit {
@@ -45,6 +45,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Some(Command::List(list)) => list_tasks(&cli.global, &list),
         Some(Command::Run(run)) => run_tasks(&cli.global, &run),
+        Some(Command::Validate(validate)) => validate_tasks(&cli.global, &validate),
         None => run_tasks(&cli.global, &cli.run),
     };
     ExitCode::from(code)
@@ -203,4 +204,60 @@ fn list_tasks(global: &cli::GlobalArgs, arguments: &ListArgs) -> u8 {
         report_error(invalid);
     }
     code
+}
+
+fn validate_tasks(global: &cli::GlobalArgs, arguments: &ValidateArgs) -> u8 {
+    // Explicit paths need no configuration: without one, the defaults apply.
+    let config = if global.config.is_none() && !arguments.paths.is_empty() {
+        let start = std::env::current_dir().unwrap_or_else(|_| Path::new(".").to_path_buf());
+        match Config::discover(&start) {
+            Ok(config) => config,
+            Err(clawtest::config::ConfigError::NotFound { .. }) => {
+                match Config::from_text("", Path::new("(defaults)"), start) {
+                    Ok(config) => config,
+                    Err(error) => {
+                        report_error(error);
+                        return exit::INVALID;
+                    }
+                }
+            }
+            Err(error) => {
+                report_error(error);
+                return exit::INVALID;
+            }
+        }
+    } else {
+        match load_config(global) {
+            Ok(config) => config,
+            Err(code) => return code,
+        }
+    };
+    let options = clawtest::validate::Options {
+        coverage: arguments.coverage,
+    };
+    let report = match clawtest::validate::validate(
+        &config,
+        &arguments.paths,
+        &Catalogue::builtin(),
+        options,
+    ) {
+        Ok(report) => report,
+        Err(error) => {
+            report_error(miette::Report::msg(error.to_string()));
+            return exit::INVALID;
+        }
+    };
+    if report.files.is_empty() {
+        eprintln!("error: no task file found");
+        return exit::NO_TASKS;
+    }
+    match arguments.format {
+        Format::Json => print!("{}", report.to_json()),
+        Format::Human => print!("{}", report.render_human(std::io::stdout().is_terminal())),
+    }
+    if report.is_valid() {
+        exit::PASSED
+    } else {
+        exit::INVALID
+    }
 }

@@ -263,9 +263,9 @@ fn an_invalid_task_is_reported_with_its_line_and_not_run() {
         .task("broken", broken);
     let outcome = suite.run(&["--trials", "1", "--junit", "out.xml"]);
     assert_eq!(outcome.code, 101, "{outcome:#?}");
-    assert!(outcome.stdout.contains("tasks/broken.yaml:7:12: scoring_components[0].check.type: unknown check type `keyword_present` (help: did you mean `keywords_present`?)"), "{}", outcome.stdout);
+    assert!(outcome.stdout.contains("tasks/broken.yaml:7:19: scoring_components[0].check.type: unknown check type `keyword_present` (help: did you mean `keywords_present`?)"), "{}", outcome.stdout);
     assert!(
-        outcome.stdout.contains("weights sum to 1.500"),
+        outcome.stdout.contains("weights sum to 1.5;"),
         "{}",
         outcome.stdout
     );

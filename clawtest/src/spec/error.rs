@@ -18,6 +18,13 @@ pub struct Position {
 }
 
 impl Position {
+    /// The start of the file, for what is missing from the whole document.
+    pub const START: Position = Position {
+        line: 1,
+        column: 1,
+        span: Some((0, 0)),
+    };
+
     /// The position serde-saphyr recorded, if it recorded one.
     pub fn from_location(location: Location) -> Option<Position> {
         if location == Location::UNKNOWN {
@@ -85,6 +92,8 @@ pub struct InvalidTask {
     source_code: NamedSource<String>,
     #[related]
     pub problems: Vec<Problem>,
+    /// What validation found questionable besides the errors (never fatal on its own).
+    pub warnings: Vec<Problem>,
 }
 
 fn summary(problems: &[Problem]) -> String {
@@ -100,7 +109,18 @@ impl InvalidTask {
             path: path.to_path_buf(),
             source_code: NamedSource::new(path.display().to_string(), source),
             problems,
+            warnings: Vec::new(),
         }
+    }
+
+    pub fn with_warnings(mut self, warnings: Vec<Problem>) -> InvalidTask {
+        self.warnings = warnings;
+        self
+    }
+
+    /// The file's text, for rendering other diagnostics (warnings) against it.
+    pub fn source(&self) -> &NamedSource<String> {
+        &self.source_code
     }
 
     /// The first located line, for annotations that point at the file.
@@ -112,22 +132,23 @@ impl InvalidTask {
 
     /// One line per problem, `file:line:column: field: message`, for logs and JUnit.
     pub fn plain(&self) -> String {
-        let mut text = String::new();
-        for problem in &self.problems {
-            let place = match problem.position {
-                Some(position) => format!(
-                    "{}:{}:{}",
-                    self.path.display(),
-                    position.line,
-                    position.column
-                ),
-                None => self.path.display().to_string(),
-            };
-            text.push_str(&format!("{place}: {problem}"));
-            if let Some(help) = &problem.help {
-                text.push_str(&format!(" (help: {help})"));
-            }
-            text.push('\n');
+        self.problems
+            .iter()
+            .map(|problem| problem.plain(&self.path) + "\n")
+            .collect()
+    }
+}
+
+impl Problem {
+    /// `file:line:column: field: message (help: …)`, one line.
+    pub fn plain(&self, path: &Path) -> String {
+        let place = match self.position {
+            Some(position) => format!("{}:{}:{}", path.display(), position.line, position.column),
+            None => path.display().to_string(),
+        };
+        let mut text = format!("{place}: {self}");
+        if let Some(help) = &self.help {
+            text.push_str(&format!(" (help: {help})"));
         }
         text
     }
