@@ -2,6 +2,7 @@
 //! services and gateway on loopback, scripted model answers from cassettes.
 
 mod support;
+mod validate;
 
 use quick_junit::{NonSuccessKind, TestCaseStatus};
 use serde_json::{Value, json};

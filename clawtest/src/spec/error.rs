@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use miette::{Diagnostic, NamedSource, SourceSpan};
 use serde_saphyr::Location;
@@ -88,8 +89,9 @@ impl Problem {
 #[error("{} is not a valid task: {}", path.display(), summary(problems))]
 pub struct InvalidTask {
     pub path: PathBuf,
+    /// Shared, so that the error stays small (it travels in `Result`s).
     #[source_code]
-    source_code: NamedSource<String>,
+    source_code: Arc<NamedSource<String>>,
     #[related]
     pub problems: Vec<Problem>,
     /// What validation found questionable besides the errors (never fatal on its own).
@@ -107,7 +109,7 @@ impl InvalidTask {
     pub fn new(path: &Path, source: String, problems: Vec<Problem>) -> InvalidTask {
         InvalidTask {
             path: path.to_path_buf(),
-            source_code: NamedSource::new(path.display().to_string(), source),
+            source_code: Arc::new(NamedSource::new(path.display().to_string(), source)),
             problems,
             warnings: Vec::new(),
         }

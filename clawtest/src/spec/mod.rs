@@ -160,9 +160,6 @@ impl Default for Limits {
 }
 
 /// Reads, parses and validates one task file.
-// The error is the rare path and carries the file's text for diagnostics; boxing it would
-// only move the allocation.
-#[allow(clippy::result_large_err)]
 pub fn load(path: &Path, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
     let source = match std::fs::read_to_string(path) {
         Ok(source) => source,
@@ -176,7 +173,6 @@ pub fn load(path: &Path, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
 }
 
 /// Parses and validates task text that was read from `path`.
-#[allow(clippy::result_large_err)]
 pub fn parse(path: &Path, source: String, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
     let raw: raw::RawTask = match serde_saphyr::from_str(&source) {
         Ok(raw) => raw,

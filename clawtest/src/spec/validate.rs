@@ -231,6 +231,15 @@ pub fn validate(
         );
     }
 
+    // In file order, as a reader goes through the file (the sort is stable: one value's
+    // problems keep their order).
+    let place = |problem: &Problem| {
+        problem
+            .position
+            .map(|position| (position.line, position.column))
+    };
+    findings.errors.sort_by_key(place);
+    findings.warnings.sort_by_key(place);
     if !findings.errors.is_empty() {
         return Err(Rejected {
             errors: findings.errors,
