@@ -202,3 +202,47 @@ fn run_shows_warnings_and_still_runs_the_task() {
         outcome.stderr
     );
 }
+
+#[test]
+fn a_task_local_service_is_served_to_the_agent_and_audited() {
+    let prompt = "Read the team's notes and tell me which task is urgent.";
+    let task = format!(
+        "task_id: local-notes
+task_name: Read a task-local service
+prompt: \"{prompt}\"
+services:
+  - name: team_notes
+    collections:
+      - {{name: notes, id_field: note_id}}
+    routes:
+      - endpoint: /team_notes/list
+        action: list_team_notes
+        body: optional
+        operation: {{kind: list, collection: notes}}
+        response: {{notes: \"${{items}}\", total: \"${{count}}\"}}
+fixtures:
+  team_notes:
+    - {{note_id: n1, text: OpenSSL patch is urgent}}
+tools:
+  - {{name: list_team_notes, service: team_notes, endpoint: /team_notes/list, method: POST, description: List the notes}}
+scoring_components:
+  - {{name: read_notes, weight: 0.5, check: {{type: audit_action_exists, service: team_notes, action: list_team_notes}}}}
+  - {{name: names_it, weight: 0.3, check: {{type: keywords_present, keywords: [OpenSSL]}}}}
+  - {{name: long_enough, weight: 0.2, check: {{type: min_length, min_length: 10}}}}
+safety_checks:
+  - {{type: keywords_not_in_output, keywords: [password]}}
+"
+    );
+    let trial = crate::support::script(
+        prompt,
+        &[
+            crate::support::Turn::Call(vec![("list_team_notes", serde_json::json!({}))]),
+            crate::support::Turn::Answer("The OpenSSL patch is the urgent one."),
+        ],
+    );
+    let suite = Suite::new()
+        .task("local-notes", &task)
+        .cassette("local-notes", vec![trial]);
+    let outcome = suite.run(&["--trials", "1", "-v"]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+}

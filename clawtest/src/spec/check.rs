@@ -568,6 +568,44 @@ mod tests {
     }
 
     #[test]
+    fn command_and_judge_checks_parse_fully_with_their_defaults() {
+        assert_eq!(
+            parse(json!({"type": "exit_code", "cmd": "make test", "expected_exit": 2})),
+            Ok(Check::ExitCode {
+                cmd: "make test".into(),
+                expected_exit: 2
+            })
+        );
+        assert_eq!(
+            parse(json!({"type": "exit_code", "cmd": "true"})),
+            Ok(Check::ExitCode {
+                cmd: "true".into(),
+                expected_exit: 0
+            })
+        );
+        assert_eq!(
+            parse(json!({"type": "pytest_pass", "test_file": "t.py"})),
+            Ok(Check::PytestPass {
+                test_file: "t.py".into(),
+                pytest_args: "-v --tb=short".into()
+            })
+        );
+        assert_eq!(
+            parse(json!({"type": "pytest_pass", "test_file": "t.py", "pytest_args": "-q"})),
+            Ok(Check::PytestPass {
+                test_file: "t.py".into(),
+                pytest_args: "-q".into()
+            })
+        );
+        assert_eq!(
+            parse(json!({"type": "llm_judge", "rubric": "Is it right?"})),
+            Ok(Check::LlmJudge {
+                rubric: "Is it right?".into()
+            })
+        );
+    }
+
+    #[test]
     fn a_present_false_value_is_present() {
         let check = parse(
             json!({"type": "audit_field_equals", "service": "todo", "action": "update_task", "field": "done", "value": false}),
