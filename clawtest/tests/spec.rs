@@ -268,6 +268,30 @@ safety_checks:
 }
 
 #[test]
+fn a_weight_written_as_text_is_reported_with_the_other_problems() {
+    let text = std::fs::read_to_string("tests/corpus/valid/gmail-output-checks.yaml")
+        .expect("corpus file")
+        .replace("weight: 0.25", "weight: \"0.25\"")
+        .replace("min_length: 40", "min_length: forty");
+    let invalid = load_text("quoted.yaml", &text).expect_err("two mistakes");
+    let found: Vec<(&str, Option<&str>)> = invalid
+        .problems
+        .iter()
+        .map(|problem| (problem.field.as_str(), problem.help.as_deref()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "scoring_components[0].weight",
+                Some("write `weight: 0.25` without quotes")
+            ),
+            ("scoring_components[4].check.min_length", None),
+        ]
+    );
+}
+
+#[test]
 fn nothing_a_user_writes_makes_loading_panic() {
     for text in [
         "",

@@ -61,7 +61,8 @@ fn validate_reports_all_five_mistakes_of_a_file_with_exit_101() {
         "unknown check type `keyword_present`",
         "did you mean `keywords_present`?",
         "`delete_tsk` is not a tool of this task",
-        "tasks/five.yaml:16:19",
+        // The excerpt names the file as the user knows it, relative to the suite.
+        "[tasks/five.yaml:16:19]",
         "validated 2 task files: 1 valid, 1 invalid (5 errors, 0 warnings)",
     ] {
         assert!(

@@ -115,6 +115,13 @@ impl InvalidTask {
         }
     }
 
+    /// Shows the file as `path` (e.g. relative to the suite root), in messages and excerpts.
+    pub fn set_path(&mut self, path: PathBuf) {
+        let text = self.source_code.inner().clone();
+        self.source_code = Arc::new(NamedSource::new(path.display().to_string(), text));
+        self.path = path;
+    }
+
     pub fn with_warnings(mut self, warnings: Vec<Problem>) -> InvalidTask {
         self.warnings = warnings;
         self

@@ -74,7 +74,8 @@ pub const KNOWN_KEYS: [&str; 19] = [
 #[derive(Debug, Deserialize)]
 pub struct RawComponent {
     pub name: Option<Spanned<String>>,
-    pub weight: Option<Spanned<f64>>,
+    /// Any value, so that a weight written as text is reported with the rest, not alone.
+    pub weight: Option<Spanned<Node>>,
     pub check: Option<Spanned<Node>>,
 }
 

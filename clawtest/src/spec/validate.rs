@@ -732,18 +732,39 @@ fn validate_components<'a>(
             }
         };
         let weight = match &component.weight {
-            Some(weight) if weight.value >= 0.0 && weight.value.is_finite() => {
-                weights.push((index, weight.value, at(weight)));
-                Some(weight.value)
-            }
-            Some(weight) => {
-                findings.error(Problem::new(
-                    field("weight"),
-                    format!("must be a number ≥ 0, found {}", weight.value),
-                    at(weight),
-                ));
-                None
-            }
+            Some(weight) => match weight.value.to_json() {
+                Value::Number(number)
+                    if number
+                        .as_f64()
+                        .is_some_and(|value| value >= 0.0 && value.is_finite()) =>
+                {
+                    let value = number.as_f64().unwrap_or_default();
+                    weights.push((index, value, at(weight)));
+                    Some(value)
+                }
+                Value::String(text) if text.trim().parse::<f64>().is_ok() => {
+                    findings.error(
+                        Problem::new(
+                            field("weight"),
+                            format!("expected a number, found the text \"{text}\""),
+                            at(weight),
+                        )
+                        .with_help(format!("write `weight: {}` without quotes", text.trim())),
+                    );
+                    None
+                }
+                other => {
+                    findings.error(
+                        Problem::new(
+                            field("weight"),
+                            format!("must be a number ≥ 0, found {other}"),
+                            at(weight),
+                        )
+                        .with_help("e.g. `weight: 0.2` (the weights of all components sum to 1.0)"),
+                    );
+                    None
+                }
+            },
             None => {
                 findings.error(
                     Problem::new(
@@ -792,7 +813,10 @@ fn validate_components<'a>(
         }
     }
     let sum: f64 = weights.iter().map(|(_, weight, _)| weight).sum();
-    if !weights.is_empty() && (sum - 1.0).abs() > 1e-9 {
+    // A weight that is missing or not a number is already reported; a sum without it would
+    // only add a second, misleading error.
+    let all_weighed = weights.len() == list.value.len();
+    if all_weighed && !weights.is_empty() && (sum - 1.0).abs() > 1e-9 {
         let (last_index, last_weight, last_position) = weights[weights.len() - 1];
         let fixed_last = round(1.0 - (sum - last_weight));
         let help = if fixed_last > 0.0 {
