@@ -1,6 +1,9 @@
 //! The task.yaml model: raw serde types ([`raw`]) are validated into a [`Task`], the only
-//! form later stages see. Loading never panics and reports every problem of a file at once,
-//! each located (see [`error`]).
+//! form later stages see. ClawEnvKit's schema is read unchanged; clawtest's extensions
+//! (`capability`, `limits`, `error_injection`, `pass_threshold`, task-local `services`,
+//! closed-loop `checkpoints` and `feedback`) are validated with it. Loading never panics and
+//! reports every problem of a file at once, each located (see [`error`]), with warnings kept
+//! apart; [`coverage`] lints a task against the intent it was generated from.
 
 pub mod check;
 pub mod coverage;
