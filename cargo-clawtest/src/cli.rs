@@ -1,4 +1,5 @@
-//! The command line: `cargo clawtest [run] [FILTER…]` and `cargo clawtest list`.
+//! The command line: `cargo clawtest [run] [FILTER…]`, `cargo clawtest list` and
+//! `cargo clawtest validate [PATH…]`.
 
 use std::path::PathBuf;
 
@@ -49,6 +50,8 @@ pub enum Command {
     /// The example agent that `init` configures as the harness (an OpenAI-compatible
     /// tool-calling loop that reads the sandbox contract); replace it with yours.
     ExampleAgent,
+    /// Check task files without running them: every error and warning of every file.
+    Validate(ValidateArgs),
 }
 
 #[derive(Debug, Args)]
@@ -76,14 +79,8 @@ pub struct GradeArgs {
     #[arg(long, value_name = "DIR", requires = "task")]
     pub workspace: Option<PathBuf>,
     /// How to print grades.
-    #[arg(long, value_enum, default_value = "human")]
-    pub format: GradeFormat,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum GradeFormat {
-    Human,
-    Json,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]
@@ -94,6 +91,25 @@ pub struct InitArgs {
     /// Overwrite files that already exist.
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Task files or folders to check (default: the configured task globs).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// `human` (diagnostics with source excerpts) or `json` (a stable schema, see README).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Also check each task covers its intent atoms (`<task>.atoms.yaml` beside it).
+    #[arg(long)]
+    pub coverage: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
 }
 
 #[derive(Debug, Args, Default)]

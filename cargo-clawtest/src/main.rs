@@ -23,7 +23,8 @@ use clawtest::sandbox::process::ProcessSandbox;
 use clawtest::services::Catalogue;
 
 use cli::{
-    Cli, Command, GradeArgs, GradeFormat, InitArgs, ListArgs, MergeArgs, OutputArgs, RunArgs,
+    Cli, Command, Format, GradeArgs, InitArgs, ListArgs, MergeArgs, OutputArgs, RunArgs,
+    ValidateArgs,
 };
 
 /// The exit codes, in one place (documented in README.md).
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
         Some(Command::Grade(grade)) => regrade(&cli.global, &grade),
         Some(Command::ExampleAgent) => reference_agent::run_from_env(),
         Some(Command::Run(run)) => run_tasks(&cli.global, &run),
+        Some(Command::Validate(validate)) => validate_tasks(&cli.global, &validate),
         None => run_tasks(&cli.global, &cli.run),
     };
     ExitCode::from(code)
@@ -375,7 +377,7 @@ fn regrade(global: &cli::GlobalArgs, arguments: &GradeArgs) -> u8 {
             }
         }
     }
-    if arguments.format == GradeFormat::Json {
+    if arguments.format == Format::Json {
         println!(
             "{}",
             serde_json::to_string_pretty(&printed).unwrap_or_default()
@@ -386,12 +388,12 @@ fn regrade(global: &cli::GlobalArgs, arguments: &GradeArgs) -> u8 {
 
 /// Prints a grade for humans at once, or returns it for the JSON list printed at the end.
 fn show_grade(
-    format: GradeFormat,
+    format: Format,
     label: &str,
     task_id: &str,
     grade: &clawtest::grade::Grade,
 ) -> serde_json::Value {
-    if format == GradeFormat::Human {
+    if format == Format::Human {
         println!("{label}");
         print!("{}", clawtest::report::grade_breakdown(grade));
     }
@@ -503,7 +505,7 @@ fn grade_one(
         &task.id,
         &grade,
     );
-    if arguments.format == GradeFormat::Json {
+    if arguments.format == Format::Json {
         println!(
             "{}",
             serde_json::to_string_pretty(&shown).unwrap_or_default()
@@ -576,4 +578,60 @@ fn list_tasks(global: &cli::GlobalArgs, arguments: &ListArgs) -> u8 {
         report_error(invalid);
     }
     code
+}
+
+fn validate_tasks(global: &cli::GlobalArgs, arguments: &ValidateArgs) -> u8 {
+    // Explicit paths need no configuration: without one, the defaults apply.
+    let config = if global.config.is_none() && !arguments.paths.is_empty() {
+        let start = std::env::current_dir().unwrap_or_else(|_| Path::new(".").to_path_buf());
+        match Config::discover(&start) {
+            Ok(config) => config,
+            Err(clawtest::config::ConfigError::NotFound { .. }) => {
+                match Config::from_text("", Path::new("(defaults)"), start) {
+                    Ok(config) => config,
+                    Err(error) => {
+                        report_error(error);
+                        return exit::INVALID;
+                    }
+                }
+            }
+            Err(error) => {
+                report_error(error);
+                return exit::INVALID;
+            }
+        }
+    } else {
+        match load_config(global) {
+            Ok(config) => config,
+            Err(code) => return code,
+        }
+    };
+    let options = clawtest::validate::Options {
+        coverage: arguments.coverage,
+    };
+    let report = match clawtest::validate::validate(
+        &config,
+        &arguments.paths,
+        &Catalogue::builtin(),
+        options,
+    ) {
+        Ok(report) => report,
+        Err(error) => {
+            report_error(miette::Report::msg(error.to_string()));
+            return exit::INVALID;
+        }
+    };
+    if report.files.is_empty() {
+        eprintln!("error: no task file found");
+        return exit::NO_TASKS;
+    }
+    match arguments.format {
+        Format::Json => print!("{}", report.to_json()),
+        Format::Human => print!("{}", report.render_human(std::io::stdout().is_terminal())),
+    }
+    if report.is_valid() {
+        exit::PASSED
+    } else {
+        exit::INVALID
+    }
 }

@@ -87,11 +87,17 @@ fn walk(
             walk(root, &path, set, found)?;
         } else if let Ok(relative) = path.strip_prefix(root)
             && set.is_match(relative)
+            && !is_sidecar(&name)
         {
             found.push(path);
         }
     }
     Ok(())
+}
+
+/// Files that sit beside a task but are not tasks: its intent atoms (`x.atoms.yaml`).
+fn is_sidecar(name: &str) -> bool {
+    name.ends_with(".atoms.yaml") || name.ends_with(".atoms.yml") || name.ends_with(".atoms.json")
 }
 
 #[cfg(test)]
@@ -103,6 +109,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         for file in [
             "tasks/b.yaml",
+            "tasks/b.atoms.yaml",
             "tasks/a/one.yaml",
             "tasks/notes.md",
             "target/tasks/x.yaml",

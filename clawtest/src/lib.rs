@@ -24,4 +24,5 @@ pub mod services;
 pub mod spec;
 pub mod surfaces;
 pub mod trajectory;
+pub mod validate;
 pub mod world;

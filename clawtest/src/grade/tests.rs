@@ -41,6 +41,11 @@ fn task(components: Vec<(f64, Check)>, safety: Vec<SafetyCheck>) -> Task {
         capability: None,
         limits: Limits::default(),
         pass_threshold: None,
+        error_injection: None,
+        local_services: Vec::new(),
+        checkpoints: Vec::new(),
+        feedback: None,
+        warnings: Vec::new(),
         line: 1,
     }
 }

@@ -136,7 +136,11 @@ pub async fn execute(
         tools: suite
             .tasks
             .iter()
-            .map(|task| crate::surfaces::tools_json(task, &catalogue).to_string())
+            .map(|task| match task.catalogue(&catalogue) {
+                // With the task's own services, whose routes its tools may name.
+                Ok(extended) => crate::surfaces::tools_json(task, &extended).to_string(),
+                Err(_) => crate::surfaces::tools_json(task, &catalogue).to_string(),
+            })
             .collect(),
         tasks: suite.tasks,
         catalogue,

@@ -108,6 +108,12 @@ pub async fn run(
     }
     let catalogue = Arc::new(Catalogue::builtin());
     let suite = load_suite(config, request, &catalogue)?;
+    // Warnings never stop a run, but a run is where people look: show them once, up front.
+    for task in &suite.tasks {
+        for warning in &task.warnings {
+            eprintln!("warning: {}", warning.plain(&task.path));
+        }
+    }
     let command = config.harness_command()?;
     if !request.no_build
         && !suite.tasks.is_empty()

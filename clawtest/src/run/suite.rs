@@ -45,7 +45,7 @@ pub fn load(
                 tasks.push(task);
             }
             Err(mut error) => {
-                error.path = shown;
+                error.set_path(shown);
                 invalid.push(error);
             }
         }

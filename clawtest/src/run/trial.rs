@@ -58,8 +58,26 @@ pub async fn run(
             method: tool.method.clone(),
         })
         .collect();
+    // Task-local services (`services:` in the task) join the catalogue for this trial only.
+    let local;
+    let catalogue = if task.local_services.is_empty() {
+        context.catalogue
+    } else {
+        match task.catalogue(context.catalogue) {
+            Ok(extended) => {
+                local = extended;
+                &local
+            }
+            Err(error) => {
+                return TrialOutcome::Error {
+                    message: format!("could not add the task's own services: {error}"),
+                    trajectory: None,
+                };
+            }
+        }
+    };
     let world = match World::new(
-        context.catalogue,
+        catalogue,
         &task.services,
         &task.fixtures,
         &bindings,

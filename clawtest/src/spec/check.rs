@@ -128,6 +128,30 @@ pub const CHECK_TYPES: [&str; 15] = [
 
 pub const SAFETY_TYPES: [&str; 2] = ["tool_not_called", "keywords_not_in_output"];
 
+/// The parameters a check type reads (aliases included, `type` excluded); any other key is
+/// ignored by the grader, so validation warns about it (usually a misspelt parameter).
+pub fn known_parameters(type_name: &str) -> &'static [&'static str] {
+    match type_name {
+        "audit_action_exists" => &["service", "action", "field_match"],
+        "audit_field_equals" => &["service", "action", "field", "value"],
+        "audit_field_contains" => &["service", "action", "field", "contains", "value"],
+        "audit_count_gte" => &["service", "action", "count", "min_count"],
+        "audit_count_equals" => &["service", "action", "count", "expected_count"],
+        "audit_sequence" => &["service", "actions"],
+        "keywords_present" | "keywords_absent" => &["keywords", "in"],
+        "pattern_match" => &["pattern"],
+        "min_length" => &["min_length", "length"],
+        "file_exists" => &["path"],
+        "file_hash_equals" => &["path", "hash"],
+        "exit_code" => &["cmd", "expected_exit"],
+        "pytest_pass" => &["test_file", "pytest_args"],
+        "llm_judge" => &["rubric"],
+        "tool_not_called" => &["tool_name", "reason"],
+        "keywords_not_in_output" => &["keywords", "reason"],
+        _ => &[],
+    }
+}
+
 /// A parameter problem, relative to the check's map: (parameter, message, help).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParameterProblem {
@@ -159,10 +183,11 @@ impl<'a> Parameters<'a> {
             .find_map(|name| self.map.get(*name).filter(|value| !value.is_null()));
         if found.is_none() {
             let spelled = names.join("` or `");
-            self.problems.push(ParameterProblem::new(
-                names[0],
-                format!("missing required parameter `{spelled}`"),
-            ));
+            let mut problem =
+                ParameterProblem::new(names[0], format!("missing required parameter `{spelled}`"));
+            // A present-but-null value (`value:` with nothing after it) is missing too.
+            problem.help = Some(format!("add `{}: <value>` to the check", names[0]));
+            self.problems.push(problem);
         }
         found
     }
@@ -539,6 +564,44 @@ mod tests {
         assert_eq!(
             parse(json!({"type": "min_length", "length": 40})),
             Ok(Check::MinLength { min_length: 40 })
+        );
+    }
+
+    #[test]
+    fn command_and_judge_checks_parse_fully_with_their_defaults() {
+        assert_eq!(
+            parse(json!({"type": "exit_code", "cmd": "make test", "expected_exit": 2})),
+            Ok(Check::ExitCode {
+                cmd: "make test".into(),
+                expected_exit: 2
+            })
+        );
+        assert_eq!(
+            parse(json!({"type": "exit_code", "cmd": "true"})),
+            Ok(Check::ExitCode {
+                cmd: "true".into(),
+                expected_exit: 0
+            })
+        );
+        assert_eq!(
+            parse(json!({"type": "pytest_pass", "test_file": "t.py"})),
+            Ok(Check::PytestPass {
+                test_file: "t.py".into(),
+                pytest_args: "-v --tb=short".into()
+            })
+        );
+        assert_eq!(
+            parse(json!({"type": "pytest_pass", "test_file": "t.py", "pytest_args": "-q"})),
+            Ok(Check::PytestPass {
+                test_file: "t.py".into(),
+                pytest_args: "-q".into()
+            })
+        );
+        assert_eq!(
+            parse(json!({"type": "llm_judge", "rubric": "Is it right?"})),
+            Ok(Check::LlmJudge {
+                rubric: "Is it right?".into()
+            })
         );
     }
 

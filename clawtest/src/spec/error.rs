@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use miette::{Diagnostic, NamedSource, SourceSpan};
 use serde_saphyr::Location;
@@ -18,6 +19,13 @@ pub struct Position {
 }
 
 impl Position {
+    /// The start of the file, for what is missing from the whole document.
+    pub const START: Position = Position {
+        line: 1,
+        column: 1,
+        span: Some((0, 0)),
+    };
+
     /// The position serde-saphyr recorded, if it recorded one.
     pub fn from_location(location: Location) -> Option<Position> {
         if location == Location::UNKNOWN {
@@ -81,10 +89,13 @@ impl Problem {
 #[error("{} is not a valid task: {}", path.display(), summary(problems))]
 pub struct InvalidTask {
     pub path: PathBuf,
+    /// Shared, so that the error stays small (it travels in `Result`s).
     #[source_code]
-    source_code: NamedSource<String>,
+    source_code: Arc<NamedSource<String>>,
     #[related]
     pub problems: Vec<Problem>,
+    /// What validation found questionable besides the errors (never fatal on its own).
+    pub warnings: Vec<Problem>,
 }
 
 fn summary(problems: &[Problem]) -> String {
@@ -98,9 +109,27 @@ impl InvalidTask {
     pub fn new(path: &Path, source: String, problems: Vec<Problem>) -> InvalidTask {
         InvalidTask {
             path: path.to_path_buf(),
-            source_code: NamedSource::new(path.display().to_string(), source),
+            source_code: Arc::new(NamedSource::new(path.display().to_string(), source)),
             problems,
+            warnings: Vec::new(),
         }
+    }
+
+    /// Shows the file as `path` (e.g. relative to the suite root), in messages and excerpts.
+    pub fn set_path(&mut self, path: PathBuf) {
+        let text = self.source_code.inner().clone();
+        self.source_code = Arc::new(NamedSource::new(path.display().to_string(), text));
+        self.path = path;
+    }
+
+    pub fn with_warnings(mut self, warnings: Vec<Problem>) -> InvalidTask {
+        self.warnings = warnings;
+        self
+    }
+
+    /// The file's text, for rendering other diagnostics (warnings) against it.
+    pub fn source(&self) -> &NamedSource<String> {
+        &self.source_code
     }
 
     /// The first located line, for annotations that point at the file.
@@ -112,22 +141,23 @@ impl InvalidTask {
 
     /// One line per problem, `file:line:column: field: message`, for logs and JUnit.
     pub fn plain(&self) -> String {
-        let mut text = String::new();
-        for problem in &self.problems {
-            let place = match problem.position {
-                Some(position) => format!(
-                    "{}:{}:{}",
-                    self.path.display(),
-                    position.line,
-                    position.column
-                ),
-                None => self.path.display().to_string(),
-            };
-            text.push_str(&format!("{place}: {problem}"));
-            if let Some(help) = &problem.help {
-                text.push_str(&format!(" (help: {help})"));
-            }
-            text.push('\n');
+        self.problems
+            .iter()
+            .map(|problem| problem.plain(&self.path) + "\n")
+            .collect()
+    }
+}
+
+impl Problem {
+    /// `file:line:column: field: message (help: …)`, one line.
+    pub fn plain(&self, path: &Path) -> String {
+        let place = match self.position {
+            Some(position) => format!("{}:{}:{}", path.display(), position.line, position.column),
+            None => path.display().to_string(),
+        };
+        let mut text = format!("{place}: {self}");
+        if let Some(help) = &self.help {
+            text.push_str(&format!(" (help: {help})"));
         }
         text
     }

@@ -1,8 +1,12 @@
 //! The task.yaml model: raw serde types ([`raw`]) are validated into a [`Task`], the only
-//! form later stages see. Loading never panics and reports every problem of a file at once,
-//! each located (see [`error`]).
+//! form later stages see. ClawEnvKit's schema is read unchanged; clawtest's extensions
+//! (`capability`, `limits`, `error_injection`, `pass_threshold`, task-local `services`,
+//! closed-loop `checkpoints` and `feedback`) are validated with it. Loading never panics and
+//! reports every problem of a file at once, each located (see [`error`]), with warnings kept
+//! apart; [`coverage`] lints a task against the intent it was generated from.
 
 pub mod check;
+pub mod coverage;
 pub mod error;
 pub mod raw;
 mod validate;
@@ -14,9 +18,9 @@ use serde::Serialize;
 
 pub use check::{Check, OutputSource, SafetyCheck, SequenceStep};
 pub use error::{InvalidTask, Position, Problem};
-pub use validate::validate;
+pub use validate::{Rejected, validate};
 
-use crate::services::Catalogue;
+use crate::services::{Catalogue, DescriptionError, ServiceDescription};
 
 /// A validated task: prompt, tools and services, checks, fixtures, files and limits.
 #[derive(Debug, Clone, Serialize)]
@@ -42,8 +46,69 @@ pub struct Task {
     pub limits: Limits,
     /// Overrides the suite's pass threshold for this task.
     pub pass_threshold: Option<f64>,
+    /// Fault injection for this task's services (`error_injection`), when the task asks for it.
+    pub error_injection: Option<ErrorInjection>,
+    /// Services defined in the task file itself (`services:`), served next to the catalogue's.
+    pub local_services: Vec<ServiceDescription>,
+    /// Closed-loop goals checked while the agent works (executed by a later stage).
+    pub checkpoints: Vec<Checkpoint>,
+    /// Closed-loop: how the simulated user answers between rounds.
+    pub feedback: Option<Feedback>,
+    /// What is questionable but not wrong (unknown keys, weights slightly off): shown, never fatal.
+    #[serde(skip)]
+    pub warnings: Vec<Problem>,
     /// The line of `task_id`, where annotations about the whole task point.
     pub line: u64,
+}
+
+impl Task {
+    /// The catalogue this task's trials use: `base` plus the task's own services.
+    pub fn catalogue(&self, base: &Catalogue) -> Result<Catalogue, DescriptionError> {
+        base.with(self.local_services.clone())
+    }
+}
+
+/// `error_injection`: faults the services inject into this task's trials.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ErrorInjection {
+    /// The probability that one request is answered with a fault (0..=1; default 0.25).
+    pub rate: f64,
+    /// Fixes the fault sequence; absent means the run's own seed.
+    pub seed: Option<u64>,
+    pub mode: InjectionMode,
+}
+
+/// How injected faults are spread over requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InjectionMode {
+    /// Each request independently (ClawEnvKit's behaviour).
+    Uniform,
+    /// Runs of consecutive faults, as real rate limits come.
+    Burst,
+}
+
+/// A closed-loop checkpoint: a check evaluated while the agent works.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Checkpoint {
+    pub name: String,
+    pub check: Check,
+    /// Evaluate after this turn; absent means after every turn until it passes.
+    pub after_turn: Option<u32>,
+    /// What the simulated user says when the checkpoint is not met.
+    pub feedback: Option<String>,
+    pub line: Option<u64>,
+}
+
+/// Closed-loop: the simulated user between rounds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Feedback {
+    /// The most follow-up rounds (default 3).
+    pub max_rounds: u32,
+    /// Fixed follow-up messages, sent in order.
+    pub messages: Vec<String>,
+    /// A persona for a model-simulated user, instead of (or after) the fixed messages.
+    pub persona: Option<String>,
 }
 
 /// One scoring component.
@@ -121,9 +186,18 @@ pub fn parse(path: &Path, source: String, catalogue: &Catalogue) -> Result<Task,
             return Err(InvalidTask::new(path, source, vec![problem]));
         }
     };
-    match validate(path, &raw, catalogue) {
+    // The same text as a located tree, for what the typed form cannot say: unknown keys.
+    let document: Option<serde_saphyr::Spanned<raw::Node>> = serde_saphyr::from_str(&source).ok();
+    match validate(
+        path,
+        &raw,
+        document.as_ref().map(|node| &node.value),
+        catalogue,
+    ) {
         Ok(task) => Ok(task),
-        Err(problems) => Err(InvalidTask::new(path, source, problems)),
+        Err(rejected) => {
+            Err(InvalidTask::new(path, source, rejected.errors).with_warnings(rejected.warnings))
+        }
     }
 }
 

@@ -4,49 +4,87 @@
 //! Nothing here is checked beyond YAML syntax and basic shapes; [`super::validate`] turns a
 //! [`RawTask`] into a [`super::Task`] and reports every problem at once.
 
+use std::fmt;
+
 use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 use serde_saphyr::Spanned;
 
-/// One task.yaml, as parsed. Unknown top-level keys are ignored, as ClawEnvKit does, so that
-/// generated tasks with extra bookkeeping fields still load.
+/// One task.yaml, as parsed. Unknown top-level keys are accepted here (ClawEnvKit files
+/// carry extra bookkeeping fields) and reported as warnings by validation.
 #[derive(Debug, Deserialize)]
 pub struct RawTask {
     pub task_id: Option<Spanned<String>>,
     pub task_name: Option<Spanned<String>>,
     pub prompt: Option<Spanned<String>>,
     pub scoring_components: Option<Spanned<Vec<RawComponent>>>,
-    pub safety_checks: Option<Spanned<Vec<Spanned<serde_json::Value>>>>,
+    pub safety_checks: Option<Spanned<Vec<Spanned<Node>>>>,
     #[serde(default)]
-    pub fixtures: Option<serde_json::Value>,
+    pub fixtures: Option<Value>,
     #[serde(default)]
     pub tools: Option<Vec<Spanned<RawTool>>>,
     #[serde(default)]
     pub files: Option<Vec<Spanned<RawFile>>>,
-    pub reference_solution: Option<String>,
+    /// Text, or (as Auto-ClawEval writes it) a list of `{step, action}` maps.
+    pub reference_solution: Option<Value>,
     pub category: Option<String>,
-    pub difficulty: Option<String>,
+    pub difficulty: Option<Spanned<String>>,
     pub claw_eval_id: Option<String>,
     // clawtest extensions.
     pub capability: Option<Spanned<String>>,
     pub limits: Option<Spanned<RawLimits>>,
     pub pass_threshold: Option<Spanned<f64>>,
+    /// `{rate, seed, mode}`; checked by hand so that every mistake in it is reported.
+    pub error_injection: Option<Spanned<Node>>,
+    /// Task-local service definitions (the services description format), or names of
+    /// catalogue services the task declares it uses.
+    pub services: Option<Spanned<Vec<Spanned<Node>>>>,
+    /// Closed-loop: intermediate goals checked while the agent works.
+    pub checkpoints: Option<Spanned<Vec<Spanned<Node>>>>,
+    /// Closed-loop: how the simulated user answers between rounds.
+    pub feedback: Option<Spanned<Node>>,
 }
+
+/// The top-level keys a task file may have; any other is reported as a warning.
+pub const KNOWN_KEYS: [&str; 19] = [
+    "task_id",
+    "task_name",
+    "prompt",
+    "scoring_components",
+    "safety_checks",
+    "fixtures",
+    "tools",
+    "files",
+    "reference_solution",
+    "category",
+    "difficulty",
+    "claw_eval_id",
+    "capability",
+    "limits",
+    "pass_threshold",
+    "error_injection",
+    "services",
+    "checkpoints",
+    "feedback",
+];
 
 /// One `scoring_components` entry. The check stays an untyped map here because its required
 /// parameters depend on its `type` and ClawEnvKit accepts several aliases.
 #[derive(Debug, Deserialize)]
 pub struct RawComponent {
     pub name: Option<Spanned<String>>,
-    pub weight: Option<Spanned<f64>>,
-    pub check: Option<Spanned<serde_json::Value>>,
+    /// Any value, so that a weight written as text is reported with the rest, not alone.
+    pub weight: Option<Spanned<Node>>,
+    pub check: Option<Spanned<Node>>,
 }
 
 /// One `tools` entry: how the agent reaches a service route.
 #[derive(Debug, Deserialize)]
 pub struct RawTool {
-    pub name: Option<String>,
-    pub service: Option<String>,
-    pub endpoint: Option<String>,
+    pub name: Option<Spanned<String>>,
+    pub service: Option<Spanned<String>>,
+    pub endpoint: Option<Spanned<String>>,
     pub method: Option<String>,
     pub description: Option<String>,
 }
@@ -54,8 +92,8 @@ pub struct RawTool {
 /// One `files` entry: a file copied from the task's folder into the workspace.
 #[derive(Debug, Deserialize)]
 pub struct RawFile {
-    pub source: Option<String>,
-    pub target: Option<String>,
+    pub source: Option<Spanned<String>>,
+    pub target: Option<Spanned<String>>,
 }
 
 /// `limits`: how long and how many turns a trial may take.
@@ -64,4 +102,155 @@ pub struct RawFile {
 pub struct RawLimits {
     pub timeout_seconds: Option<Spanned<f64>>,
     pub max_turns: Option<Spanned<u32>>,
+}
+
+/// Any YAML value with the location of every node and every map key, for the parts of a task
+/// whose shape depends on other values (checks, safety checks) and for finding unknown keys.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    /// A scalar or null, as JSON.
+    Scalar(Value),
+    List(Vec<Spanned<Node>>),
+    /// Entries in document order; a key is text (YAML keys that are numbers or booleans
+    /// are written as text).
+    Map(Vec<(Spanned<String>, Spanned<Node>)>),
+}
+
+impl Node {
+    /// The value as JSON, without locations.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Node::Scalar(value) => value.clone(),
+            Node::List(items) => {
+                Value::Array(items.iter().map(|item| item.value.to_json()).collect())
+            }
+            Node::Map(entries) => Value::Object(
+                entries
+                    .iter()
+                    .map(|(key, value)| (key.value.clone(), value.value.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The entry named `key` of a map: (key, value).
+    pub fn entry(&self, key: &str) -> Option<(&Spanned<String>, &Spanned<Node>)> {
+        match self {
+            Node::Map(entries) => entries
+                .iter()
+                .find(|(name, _)| name.value == key)
+                .map(|(name, value)| (name, value)),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Node {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Node, D::Error> {
+        deserializer.deserialize_any(NodeVisitor)
+    }
+}
+
+struct NodeVisitor;
+
+impl<'de> Visitor<'de> for NodeVisitor {
+    type Value = Node;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("any YAML value")
+    }
+
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<Node, E> {
+        Ok(Node::Scalar(Value::Bool(value)))
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Node, E> {
+        Ok(Node::Scalar(Value::from(value)))
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Node, E> {
+        Ok(Node::Scalar(Value::from(value)))
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Node, E> {
+        // NaN and infinities have no JSON form; they are kept as their YAML text.
+        Ok(Node::Scalar(
+            serde_json::Number::from_f64(value)
+                .map_or_else(|| Value::String(value.to_string()), Value::Number),
+        ))
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Node, E> {
+        Ok(Node::Scalar(Value::String(value.to_string())))
+    }
+
+    fn visit_string<E: de::Error>(self, value: String) -> Result<Node, E> {
+        Ok(Node::Scalar(Value::String(value)))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Node, E> {
+        Ok(Node::Scalar(Value::Null))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Node, E> {
+        Ok(Node::Scalar(Value::Null))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node, D::Error> {
+        Node::deserialize(deserializer)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut sequence: A) -> Result<Node, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = sequence.next_element::<Spanned<Node>>()? {
+            items.push(item);
+        }
+        Ok(Node::List(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(key) = map.next_key::<Spanned<KeyText>>()? {
+            let value = map.next_value::<Spanned<Node>>()?;
+            let key = Spanned::new(key.value.0, key.referenced, key.defined);
+            entries.push((key, value));
+        }
+        Ok(Node::Map(entries))
+    }
+}
+
+/// A map key as text, whatever scalar YAML wrote.
+struct KeyText(String);
+
+impl<'de> Deserialize<'de> for KeyText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<KeyText, D::Error> {
+        match Node::deserialize(deserializer)? {
+            Node::Scalar(Value::String(text)) => Ok(KeyText(text)),
+            Node::Scalar(other) => Ok(KeyText(other.to_string())),
+            _ => Err(de::Error::custom("a map key must be text")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nodes_keep_the_location_of_keys_and_values() {
+        let node: Spanned<Node> =
+            serde_saphyr::from_str("a: 1\nb:\n  - x\n  - {c: true}\n").expect("valid YAML");
+        let (key, value) = node.value.entry("b").expect("b is there");
+        assert_eq!((key.referenced.line(), key.referenced.column()), (2, 1));
+        let Node::List(items) = &value.value else {
+            panic!("b is a list")
+        };
+        let (c_key, c_value) = items[1].value.entry("c").expect("c is there");
+        assert_eq!((c_key.referenced.line(), c_key.referenced.column()), (4, 6));
+        assert_eq!(c_value.value, Node::Scalar(Value::Bool(true)));
+        assert_eq!(
+            node.value.to_json(),
+            serde_json::json!({"a": 1, "b": ["x", {"c": true}]})
+        );
+    }
 }

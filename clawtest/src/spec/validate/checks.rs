@@ -1,0 +1,637 @@
+//! Scoring components, checkpoints and safety checks: check types and parameters located
+//! per value, weights and the judge cap, safety structure and safety/scoring contradictions
+//! (checks 2–5, 8 for scoring actions, and 11).
+
+use super::*;
+
+/// Parses one check map (scoring component or checkpoint), reporting located problems, and
+/// checks what every check needs: a gradable type, a known service and action, a valid regex.
+pub(super) fn parse_located_check(
+    field: &str,
+    node: &Spanned<Node>,
+    catalogue: &Catalogue,
+    findings: &mut Findings,
+) -> Option<Check> {
+    let json = node.value.to_json();
+    let Some(map) = json.as_object() else {
+        findings.error(
+            Problem::new(
+                field,
+                format!(
+                    "expected a map `{{type, ...}}`, found {}",
+                    check::kind(&json)
+                ),
+                at(node),
+            )
+            .with_help("e.g. `check: {type: keywords_present, keywords: [done]}`"),
+        );
+        return None;
+    };
+    let type_name = map.get("type").and_then(Value::as_str).unwrap_or_default();
+    if let Node::Map(entries) = &node.value {
+        let known = check::known_parameters(type_name);
+        if !known.is_empty() {
+            for (key, _) in entries {
+                if key.value == "type" || known.contains(&key.value.as_str()) {
+                    continue;
+                }
+                findings.warn(
+                    Problem::new(
+                        format!("{field}.{}", key.value),
+                        format!(
+                            "`{type_name}` checks do not read `{}`; it is ignored",
+                            key.value
+                        ),
+                        at(key),
+                    )
+                    .with_help(suggestion(
+                        &key.value,
+                        known,
+                        "its parameters are",
+                    )),
+                );
+            }
+        }
+    }
+    let check = match check::parse_check(map) {
+        Ok(check) => check,
+        Err(parameter_problems) => {
+            for problem in parameter_problems {
+                let mut located = Problem::new(
+                    format!("{field}.{}", problem.parameter),
+                    problem.message,
+                    parameter_at(node, &problem.parameter),
+                );
+                located.help = problem.help;
+                findings.error(located);
+            }
+            return None;
+        }
+    };
+    if NOT_YET_GRADED.contains(&type_name) {
+        findings.error(
+            Problem::new(format!("{field}.type"), format!("`{type_name}` checks cannot be graded by this version of clawtest yet"), parameter_at(node, "type"))
+                .with_help("remove the component (and rebalance the weights) until the grader supports it; a task is never run with a check that would silently score 0"),
+        );
+    }
+    if let Some(service) = check_service(&check) {
+        match catalogue.get(service) {
+            None => findings.error(unknown_service(
+                format!("{field}.service"),
+                service,
+                catalogue,
+                parameter_at(node, "service"),
+            )),
+            Some(description) => {
+                let actions: Vec<&str> = description
+                    .routes()
+                    .iter()
+                    .map(|route| route.action.as_str())
+                    .collect();
+                for (action, parameter) in check_actions(&check) {
+                    if !actions.contains(&action) {
+                        findings.error(
+                            Problem::new(
+                                format!("{field}.{parameter}"),
+                                format!("`{action}` is not an action of service `{service}`"),
+                                parameter_at(node, &parameter),
+                            )
+                            .with_help(suggestion(
+                                action,
+                                &actions,
+                                &format!("the actions of `{service}` are"),
+                            )),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    match &check {
+        Check::PatternMatch { pattern } => {
+            if let Err(error) = regex::RegexBuilder::new(pattern)
+                .case_insensitive(true)
+                .build()
+            {
+                let first = error.to_string();
+                let last = first.lines().last().unwrap_or("invalid").trim().to_string();
+                findings.error(
+                    Problem::new(
+                        format!("{field}.pattern"),
+                        format!("not a valid regular expression: {last}"),
+                        parameter_at(node, "pattern"),
+                    )
+                    .with_help("escape special characters such as ( [ { with a backslash"),
+                );
+            }
+        }
+        Check::FileHashEquals { hash, .. }
+            if hash.len() != 64 || !hash.chars().all(|c| c.is_ascii_hexdigit()) =>
+        {
+            findings.error(
+                Problem::new(
+                    format!("{field}.hash"),
+                    "expected a SHA-256 digest: 64 hexadecimal digits",
+                    parameter_at(node, "hash"),
+                )
+                .with_help("compute it with `sha256sum FILE`"),
+            );
+        }
+        Check::KeywordsPresent { source, .. } | Check::KeywordsAbsent { source, .. }
+            if *source != check::OutputSource::AgentOutput =>
+        {
+            findings.warn(
+                Problem::new(
+                    format!("{field}.in"),
+                    "only `agent_output` can be read; any other source reads as empty text",
+                    parameter_at(node, "in"),
+                )
+                .with_help("write `in: agent_output` or leave `in` out"),
+            );
+        }
+        _ => {}
+    }
+    Some(check)
+}
+
+pub(super) fn validate_components<'a>(
+    raw: &'a RawTask,
+    catalogue: &Catalogue,
+    has_tools: bool,
+    findings: &mut Findings,
+    checks: &mut Vec<LocatedCheck<'a>>,
+) -> Vec<Component> {
+    let Some(list) = &raw.scoring_components else {
+        findings.error(
+            Problem::new(
+                "scoring_components",
+                "missing required field",
+                Some(Position::START),
+            )
+            .with_help("add at least 3 components: `{name, weight, check: {type, ...}}`"),
+        );
+        return Vec::new();
+    };
+    if list.value.len() < MIN_COMPONENTS {
+        findings.error(
+            Problem::new(
+                "scoring_components",
+                format!(
+                    "needs at least {MIN_COMPONENTS} components, found {}",
+                    list.value.len()
+                ),
+                at(list),
+            )
+            .with_help("score the outcome from several sides: e.g. an audit check, a keywords check and an llm_judge"),
+        );
+    }
+    let mut components = Vec::new();
+    // (index, weight, where) of every weighted component, for the weight-sum help.
+    let mut weights: Vec<(usize, f64, Option<Position>)> = Vec::new();
+    let mut judge_weight = 0.0;
+    let mut judge_position = None;
+    let mut names: BTreeMap<String, usize> = BTreeMap::new();
+    for (index, component) in list.value.iter().enumerate() {
+        let field = |name: &str| format!("scoring_components[{index}].{name}");
+        let name = match &component.name {
+            Some(name) if !name.value.is_empty() => {
+                if let Some(first) = names.insert(name.value.clone(), index) {
+                    findings.warn(
+                        Problem::new(
+                            field("name"),
+                            format!(
+                                "`{}` is also the name of scoring_components[{first}]",
+                                name.value
+                            ),
+                            at(name),
+                        )
+                        .with_help("give each component its own name, so reports tell them apart"),
+                    );
+                }
+                name.value.clone()
+            }
+            _ => {
+                findings.error(
+                    Problem::new(field("name"), "missing required field", at(list))
+                        .with_help("add `name: <what this component checks>`"),
+                );
+                String::new()
+            }
+        };
+        let weight = match &component.weight {
+            Some(weight) => match weight.value.to_json() {
+                Value::Number(number)
+                    if number
+                        .as_f64()
+                        .is_some_and(|value| value >= 0.0 && value.is_finite()) =>
+                {
+                    let value = number.as_f64().unwrap_or_default();
+                    weights.push((index, value, at(weight)));
+                    Some(value)
+                }
+                Value::String(text) if text.trim().parse::<f64>().is_ok() => {
+                    findings.error(
+                        Problem::new(
+                            field("weight"),
+                            format!("expected a number, found the text \"{text}\""),
+                            at(weight),
+                        )
+                        .with_help(format!("write `weight: {}` without quotes", text.trim())),
+                    );
+                    None
+                }
+                other => {
+                    findings.error(
+                        Problem::new(
+                            field("weight"),
+                            format!("must be a number ≥ 0, found {other}"),
+                            at(weight),
+                        )
+                        .with_help("e.g. `weight: 0.2` (the weights of all components sum to 1.0)"),
+                    );
+                    None
+                }
+            },
+            None => {
+                findings.error(
+                    Problem::new(
+                        field("weight"),
+                        "missing required field",
+                        component.name.as_ref().and_then(at),
+                    )
+                    .with_help("add `weight: 0.2` (the weights of all components sum to 1.0)"),
+                );
+                None
+            }
+        };
+        let Some(check_node) = &component.check else {
+            findings.error(
+                Problem::new(
+                    field("check"),
+                    "missing required field",
+                    component.name.as_ref().and_then(at),
+                )
+                .with_help("add `check: {type: ..., ...}`"),
+            );
+            continue;
+        };
+        let Some(check) = parse_located_check(&field("check"), check_node, catalogue, findings)
+        else {
+            continue;
+        };
+        if let (Check::LlmJudge { .. }, Some(weight)) = (&check, weight) {
+            judge_weight += weight;
+            judge_position = judge_position.or(component.weight.as_ref().and_then(at));
+        }
+        checks.push(LocatedCheck {
+            field: field("check"),
+            node: check_node,
+            check: check.clone(),
+        });
+        if let Some(weight) = weight
+            && !name.is_empty()
+        {
+            components.push(Component {
+                name,
+                weight,
+                check,
+                line: at(check_node).map(|position| position.line),
+            });
+        }
+    }
+    let sum: f64 = weights.iter().map(|(_, weight, _)| weight).sum();
+    // A weight that is missing or not a number is already reported; a sum without it would
+    // only add a second, misleading error.
+    let all_weighed = weights.len() == list.value.len();
+    if all_weighed && !weights.is_empty() && (sum - 1.0).abs() > 1e-9 {
+        let (last_index, last_weight, last_position) = weights[weights.len() - 1];
+        let fixed_last = round(1.0 - (sum - last_weight));
+        let help = if fixed_last > 0.0 {
+            format!(
+                "set scoring_components[{last_index}].weight to {fixed_last} to make the sum 1.0"
+            )
+        } else {
+            format!("divide every weight by {} to make the sum 1.0", round(sum))
+        };
+        if (sum - 1.0).abs() > WEIGHT_TOLERANCE {
+            findings.error(
+                Problem::new(
+                    "scoring_components",
+                    format!(
+                        "weights sum to {}; they must sum to 1.0 ± {WEIGHT_TOLERANCE}",
+                        round(sum)
+                    ),
+                    last_position.or(at(list)),
+                )
+                .with_help(help),
+            );
+        } else if (sum - 1.0).abs() >= 0.005 {
+            findings.warn(
+                Problem::new(
+                    "scoring_components",
+                    format!(
+                        "weights sum to {}, not 1.0; scores are renormalised by the sum",
+                        round(sum)
+                    ),
+                    last_position.or(at(list)),
+                )
+                .with_help(help),
+            );
+        }
+    }
+    let cap = if has_tools {
+        JUDGE_CAP_WITH_TOOLS
+    } else {
+        JUDGE_CAP_WITHOUT_TOOLS
+    };
+    if judge_weight > cap + 1e-9 {
+        let reason = if has_tools {
+            "with tools"
+        } else {
+            "without tools"
+        };
+        findings.error(
+            Problem::new(
+                "scoring_components",
+                format!(
+                    "llm_judge components weigh {} in total; at most {cap} is allowed {reason}",
+                    round(judge_weight)
+                ),
+                judge_position.or(at(list)),
+            )
+            .with_help(format!(
+                "move {} of the judge weight to rule-based checks (audit_*, keywords_*, pattern_match)",
+                round(judge_weight - cap)
+            )),
+        );
+    }
+    components
+}
+
+/// `checkpoints`: named checks for the closed loop, validated like scoring checks.
+pub(super) fn validate_checkpoints<'a>(
+    raw: &'a RawTask,
+    catalogue: &Catalogue,
+    findings: &mut Findings,
+    checks: &mut Vec<LocatedCheck<'a>>,
+) -> Vec<Checkpoint> {
+    let mut checkpoints = Vec::new();
+    let Some(list) = &raw.checkpoints else {
+        return checkpoints;
+    };
+    let mut names = BTreeSet::new();
+    for (index, entry) in list.value.iter().enumerate() {
+        let field = |name: &str| format!("checkpoints[{index}].{name}");
+        let position = at(entry);
+        if !matches!(entry.value, Node::Map(_)) {
+            findings.error(Problem::new(
+                format!("checkpoints[{index}]"),
+                "expected a map `{name, check, after_turn?, feedback?}`",
+                position,
+            ));
+            continue;
+        }
+        for (key, _) in match &entry.value {
+            Node::Map(entries) => entries.as_slice(),
+            _ => &[],
+        } {
+            const KEYS: [&str; 4] = ["name", "check", "after_turn", "feedback"];
+            if !KEYS.contains(&key.value.as_str()) {
+                findings.error(
+                    Problem::new(field(&key.value), "unknown checkpoint key", at(key))
+                        .with_help(suggestion(&key.value, &KEYS, "a checkpoint has")),
+                );
+            }
+        }
+        let name = match entry.value.entry("name") {
+            Some((
+                _,
+                Spanned {
+                    value: Node::Scalar(Value::String(name)),
+                    ..
+                },
+            )) if !name.is_empty() => {
+                if !names.insert(name.clone()) {
+                    findings.error(Problem::new(
+                        field("name"),
+                        format!("checkpoint `{name}` is defined twice"),
+                        position,
+                    ));
+                }
+                name.clone()
+            }
+            _ => {
+                findings.error(
+                    Problem::new(field("name"), "missing required field", position)
+                        .with_help("add `name: <what this checkpoint checks>`"),
+                );
+                String::new()
+            }
+        };
+        let after_turn = match entry.value.entry("after_turn") {
+            None
+            | Some((
+                _,
+                Spanned {
+                    value: Node::Scalar(Value::Null),
+                    ..
+                },
+            )) => None,
+            Some((_, value)) => match value.value.to_json().as_u64() {
+                Some(turn) if turn >= 1 && turn <= u64::from(u32::MAX) => Some(turn as u32),
+                _ => {
+                    findings.error(Problem::new(
+                        field("after_turn"),
+                        "must be a whole number of turns, at least 1",
+                        at(value),
+                    ));
+                    None
+                }
+            },
+        };
+        let feedback = match entry.value.entry("feedback") {
+            None => None,
+            Some((
+                _,
+                Spanned {
+                    value: Node::Scalar(Value::String(text)),
+                    ..
+                },
+            )) => Some(text.clone()),
+            Some((_, value)) => {
+                findings.error(Problem::new(
+                    field("feedback"),
+                    "expected text: what the user says when the checkpoint is not met",
+                    at(value),
+                ));
+                None
+            }
+        };
+        let Some((_, check_node)) = entry.value.entry("check") else {
+            findings.error(
+                Problem::new(field("check"), "missing required field", position)
+                    .with_help("add `check: {type: ..., ...}`"),
+            );
+            continue;
+        };
+        if let Some(check) = parse_located_check(&field("check"), check_node, catalogue, findings) {
+            checks.push(LocatedCheck {
+                field: field("check"),
+                node: check_node,
+                check: check.clone(),
+            });
+            checkpoints.push(Checkpoint {
+                name,
+                check,
+                after_turn,
+                feedback,
+                line: position.map(|p| p.line),
+            });
+        }
+    }
+    checkpoints
+}
+
+pub(super) fn validate_safety(
+    raw: &RawTask,
+    tools: &[Tool],
+    checks: &[LocatedCheck<'_>],
+    catalogue: &Catalogue,
+    findings: &mut Findings,
+) -> Vec<Safety> {
+    let Some(list) = &raw.safety_checks else {
+        findings.error(
+            Problem::new(
+                "safety_checks",
+                "missing: every task needs at least one safety check",
+                Some(Position::START),
+            )
+            .with_help("e.g. `safety_checks: [{type: tool_not_called, tool_name: delete_task}]`"),
+        );
+        return Vec::new();
+    };
+    if list.value.is_empty() {
+        findings.error(
+            Problem::new("safety_checks", "needs at least one safety check", at(list))
+                .with_help("e.g. `- {type: keywords_not_in_output, keywords: [password]}`"),
+        );
+    }
+    // Names a `tool_not_called` may forbid: the offered tools and every action of the task's
+    // services (forbidding an offered tool is allowed: the "dangerous button" pattern).
+    let mut known: BTreeSet<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+    let mut services: BTreeSet<&str> = tools.iter().map(|tool| tool.service.as_str()).collect();
+    services.extend(
+        checks
+            .iter()
+            .filter_map(|located| check_service(&located.check)),
+    );
+    for service in services {
+        if let Some(description) = catalogue.get(service) {
+            known.extend(
+                description
+                    .routes()
+                    .iter()
+                    .map(|route| route.action.as_str()),
+            );
+        }
+    }
+    let known: Vec<&str> = known.into_iter().collect();
+    let mut safety = Vec::new();
+    for (index, entry) in list.value.iter().enumerate() {
+        let position = at(entry);
+        let json = entry.value.to_json();
+        let Some(map) = json.as_object() else {
+            findings.error(Problem::new(
+                format!("safety_checks[{index}]"),
+                format!(
+                    "expected a map `{{type, ...}}`, found {}",
+                    check::kind(&json)
+                ),
+                position,
+            ));
+            continue;
+        };
+        let type_name = map.get("type").and_then(Value::as_str).unwrap_or_default();
+        if let Node::Map(entries) = &entry.value {
+            let parameters = check::known_parameters(type_name);
+            if !parameters.is_empty() {
+                for (key, _) in entries {
+                    if key.value != "type" && !parameters.contains(&key.value.as_str()) {
+                        findings.warn(
+                            Problem::new(
+                                format!("safety_checks[{index}].{}", key.value),
+                                format!(
+                                    "`{type_name}` does not read `{}`; it is ignored",
+                                    key.value
+                                ),
+                                at(key),
+                            )
+                            .with_help(suggestion(
+                                &key.value,
+                                parameters,
+                                "its parameters are",
+                            )),
+                        );
+                    }
+                }
+            }
+        }
+        match check::parse_safety(map) {
+            Ok(check) => {
+                if let SafetyCheck::ToolNotCalled { tool_name, .. } = &check {
+                    let place = parameter_at(entry, "tool_name");
+                    if tool_name.is_empty() {
+                        findings.error(Problem::new(
+                            format!("safety_checks[{index}].tool_name"),
+                            "must not be empty",
+                            place,
+                        ));
+                    } else if !known.is_empty() && !known.contains(&tool_name.as_str()) {
+                        findings.error(
+                            Problem::new(
+                                format!("safety_checks[{index}].tool_name"),
+                                format!("`{tool_name}` is not a tool of this task nor an action of its services, so it could never be called"),
+                                place,
+                            )
+                            .with_help(suggestion(tool_name, &known, "the known names are")),
+                        );
+                    }
+                    // Check 11: forbidding what a scoring check requires can never pass.
+                    for located in checks {
+                        if !located.field.starts_with("scoring_components") {
+                            continue;
+                        }
+                        for (action, parameter) in check_actions(&located.check) {
+                            if action == tool_name {
+                                findings.error(
+                                    Problem::new(
+                                        format!("{}.{parameter}", located.field),
+                                        format!("contradiction: this check requires `{action}`, which safety_checks[{index}] forbids"),
+                                        parameter_at(located.node, &parameter),
+                                    )
+                                    .with_help("remove the component or the safety check: no trial could pass both"),
+                                );
+                            }
+                        }
+                    }
+                }
+                safety.push(Safety {
+                    check,
+                    line: position.map(|position| position.line),
+                });
+            }
+            Err(parameter_problems) => {
+                for problem in parameter_problems {
+                    let mut located = Problem::new(
+                        format!("safety_checks[{index}].{}", problem.parameter),
+                        problem.message,
+                        parameter_at(entry, &problem.parameter),
+                    );
+                    located.help = problem.help;
+                    findings.error(located);
+                }
+            }
+        }
+    }
+    safety
+}

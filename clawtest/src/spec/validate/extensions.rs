@@ -1,0 +1,200 @@
+//! clawtest's own task fields: `limits`, `error_injection` and the closed-loop `feedback`.
+
+use super::*;
+
+pub(super) fn validate_limits(raw: &RawTask, findings: &mut Findings) -> Limits {
+    let mut limits = Limits::default();
+    let Some(raw_limits) = &raw.limits else {
+        return limits;
+    };
+    if let Some(timeout) = &raw_limits.value.timeout_seconds {
+        if timeout.value > 0.0 && timeout.value.is_finite() {
+            limits.timeout = Duration::from_secs_f64(timeout.value);
+        } else {
+            findings.error(
+                Problem::new(
+                    "limits.timeout_seconds",
+                    "must be a positive number of seconds",
+                    at(timeout),
+                )
+                .with_help("e.g. `timeout_seconds: 300` (the default)"),
+            );
+        }
+    }
+    if let Some(turns) = &raw_limits.value.max_turns {
+        if turns.value > 0 {
+            limits.max_turns = turns.value;
+        } else {
+            findings.error(
+                Problem::new("limits.max_turns", "must be at least 1", at(turns))
+                    .with_help("e.g. `max_turns: 20` (the default)"),
+            );
+        }
+    }
+    limits
+}
+
+/// `error_injection: {rate, seed, mode}`; the block's presence turns injection on.
+pub(super) fn validate_error_injection(
+    raw: &RawTask,
+    findings: &mut Findings,
+) -> Option<ErrorInjection> {
+    let block = raw.error_injection.as_ref()?;
+    let mut injection = ErrorInjection {
+        rate: 0.25,
+        seed: None,
+        mode: InjectionMode::Uniform,
+    };
+    let entries = match &block.value {
+        Node::Map(entries) => entries.as_slice(),
+        Node::Scalar(Value::Null) => &[],
+        other => {
+            findings.error(
+                Problem::new(
+                    "error_injection",
+                    format!(
+                        "expected a map `{{rate, seed, mode}}`, found {}",
+                        check::kind(&other.to_json())
+                    ),
+                    at(block),
+                )
+                .with_help("e.g. `error_injection: {rate: 0.25, seed: 7, mode: uniform}`"),
+            );
+            return None;
+        }
+    };
+    let mut valid = true;
+    for (key, value) in entries {
+        let field = format!("error_injection.{}", key.value);
+        let json = value.value.to_json();
+        match key.value.as_str() {
+            "rate" => match json.as_f64() {
+                Some(rate) if (0.0..=1.0).contains(&rate) => injection.rate = rate,
+                _ => {
+                    valid = false;
+                    findings.error(
+                        Problem::new(
+                            field,
+                            format!("must be a probability between 0 and 1, found {json}"),
+                            at(value),
+                        )
+                        .with_help("e.g. `rate: 0.25`: one request in four gets a fault"),
+                    );
+                }
+            },
+            "seed" => match json.as_u64() {
+                Some(seed) => injection.seed = Some(seed),
+                None => {
+                    valid = false;
+                    findings.error(
+                        Problem::new(field, format!("must be a whole number ≥ 0, found {json}"), at(value))
+                            .with_help("any fixed number makes the faults the same in every run, e.g. `seed: 7`"),
+                    );
+                }
+            },
+            "mode" => match json.as_str() {
+                Some("uniform") => injection.mode = InjectionMode::Uniform,
+                Some("burst") => injection.mode = InjectionMode::Burst,
+                _ => {
+                    valid = false;
+                    let text = json
+                        .as_str()
+                        .map_or_else(|| json.to_string(), str::to_string);
+                    findings.error(
+                        Problem::new(field, format!("unknown mode `{text}`"), at(value))
+                            .with_help(suggestion(&text, &["uniform", "burst"], "one of")),
+                    );
+                }
+            },
+            other => {
+                valid = false;
+                findings.error(
+                    Problem::new(field, "unknown key", at(key)).with_help(suggestion(
+                        other,
+                        &["rate", "seed", "mode"],
+                        "error_injection has",
+                    )),
+                );
+            }
+        }
+    }
+    valid.then_some(injection)
+}
+
+/// `feedback: {max_rounds, messages, persona}` for the closed loop.
+pub(super) fn validate_feedback(raw: &RawTask, findings: &mut Findings) -> Option<Feedback> {
+    let block = raw.feedback.as_ref()?;
+    let Node::Map(entries) = &block.value else {
+        findings.error(
+            Problem::new(
+                "feedback",
+                "expected a map `{max_rounds?, messages?, persona?}`",
+                at(block),
+            )
+            .with_help("e.g. `feedback: {max_rounds: 2, messages: [\"Please also email Bob.\"]}`"),
+        );
+        return None;
+    };
+    let mut feedback = Feedback {
+        max_rounds: 3,
+        messages: Vec::new(),
+        persona: None,
+    };
+    let before = findings.errors.len();
+    for (key, value) in entries {
+        let field = format!("feedback.{}", key.value);
+        let json = value.value.to_json();
+        match key.value.as_str() {
+            "max_rounds" => match json.as_u64() {
+                Some(rounds) if rounds >= 1 && rounds <= u64::from(u32::MAX) => {
+                    feedback.max_rounds = rounds as u32
+                }
+                _ => findings.error(Problem::new(
+                    field,
+                    format!("must be a whole number ≥ 1, found {json}"),
+                    at(value),
+                )),
+            },
+            "messages" => match &json {
+                Value::Array(items) if items.iter().all(Value::is_string) => {
+                    feedback.messages = items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect();
+                }
+                _ => findings.error(
+                    Problem::new(field, "expected a list of text", at(value))
+                        .with_help("e.g. `messages: [\"Also CC the team lead.\"]`"),
+                ),
+            },
+            "persona" => match json.as_str() {
+                Some(text) if !text.trim().is_empty() => feedback.persona = Some(text.to_string()),
+                _ => findings.error(Problem::new(
+                    field,
+                    "expected non-empty text describing the simulated user",
+                    at(value),
+                )),
+            },
+            other => findings.error(Problem::new(field, "unknown key", at(key)).with_help(
+                suggestion(
+                    other,
+                    &["max_rounds", "messages", "persona"],
+                    "feedback has",
+                ),
+            )),
+        }
+    }
+    if feedback.messages.is_empty() && feedback.persona.is_none() && findings.errors.len() == before
+    {
+        findings.error(
+            Problem::new(
+                "feedback",
+                "needs `messages` or a `persona`: otherwise the user has nothing to say",
+                at(block),
+            )
+            .with_help("add `messages: [...]` or `persona: ...`"),
+        );
+    }
+    (findings.errors.len() == before).then_some(feedback)
+}

@@ -1,0 +1,128 @@
+//! Files copied into the workspace: sources inside the task's folder, targets under
+//! `/workspace`, and `/workspace/…` references that need `files` (check 12).
+
+use super::*;
+
+/// Check 12: a prompt or fixture that names `/workspace/…` needs `files` that put it there.
+pub(super) fn workspace_references(raw: &RawTask, findings: &mut Findings) {
+    if raw.files.as_ref().is_some_and(|files| !files.is_empty()) {
+        return;
+    }
+    let fixtures = raw
+        .fixtures
+        .as_ref()
+        .map(Value::to_string)
+        .unwrap_or_default();
+    let prompt = raw
+        .prompt
+        .as_ref()
+        .map(|prompt| prompt.value.as_str())
+        .unwrap_or_default();
+    let reference = [prompt, fixtures.as_str()].into_iter().find_map(|text| {
+        text.find("/workspace/").map(|start| {
+            text[start..]
+                .split(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ',')
+                .next()
+                .unwrap_or("/workspace/")
+                .to_string()
+        })
+    });
+    if let Some(reference) = reference {
+        findings.error(
+            Problem::new(
+                "files",
+                format!("the prompt or fixtures refer to `{reference}` but `files` is empty, so it will not exist"),
+                raw.prompt.as_ref().and_then(at),
+            )
+            .with_help(format!(
+                "add `files: [{{source: <file in the task's folder>, target: {reference}}}]`"
+            )),
+        );
+    }
+}
+
+pub(super) fn validate_files(
+    raw: &RawTask,
+    folder: &Path,
+    findings: &mut Findings,
+) -> Vec<FileCopy> {
+    let mut files = Vec::new();
+    for (index, entry) in raw.files.iter().flatten().enumerate() {
+        let position = at(entry);
+        let field = |name: &str| format!("files[{index}].{name}");
+        let (Some(source), Some(target)) = (&entry.value.source, &entry.value.target) else {
+            let missing = if entry.value.source.is_none() {
+                "source"
+            } else {
+                "target"
+            };
+            findings.error(
+                Problem::new(field(missing), "missing required field", position).with_help(
+                    "each file needs `source` (relative to the task's folder) and `target` (under /workspace)",
+                ),
+            );
+            continue;
+        };
+        let relative_source = Path::new(&source.value);
+        if relative_source.is_absolute() || escapes(relative_source) {
+            findings.error(
+                Problem::new(
+                    field("source"),
+                    format!("`{}` must stay inside the task's folder", source.value),
+                    at(source),
+                )
+                .with_help("copy the file into the task's folder and give its path relative to it"),
+            );
+            continue;
+        }
+        let absolute_source = folder.join(relative_source);
+        if !absolute_source.is_file() {
+            findings.error(
+                Problem::new(
+                    field("source"),
+                    format!("`{}` does not exist in the task's folder", source.value),
+                    at(source),
+                )
+                .with_help("`source` is relative to the folder of the task file"),
+            );
+            continue;
+        }
+        let target_path = Path::new(&target.value);
+        let inside = target_path
+            .strip_prefix("/workspace")
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|_| target_path.to_path_buf());
+        if inside.is_absolute() || escapes(&inside) || inside.as_os_str().is_empty() {
+            findings.error(
+                Problem::new(
+                    field("target"),
+                    format!("`{}` must be a file under /workspace", target.value),
+                    at(target),
+                )
+                .with_help("e.g. `target: /workspace/data.csv`"),
+            );
+            continue;
+        }
+        files.push(FileCopy {
+            source: absolute_source,
+            target: inside,
+        });
+    }
+    files
+}
+
+/// True when a relative path climbs out of its root with `..`.
+pub(super) fn escapes(path: &Path) -> bool {
+    let mut depth: i64 = 0;
+    for part in path.components() {
+        match part {
+            PathPart::ParentDir => depth -= 1,
+            PathPart::Normal(_) => depth += 1,
+            _ => {}
+        }
+        if depth < 0 {
+            return true;
+        }
+    }
+    false
+}

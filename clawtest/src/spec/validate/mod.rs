@@ -1,0 +1,346 @@
+//! Raw task → validated [`Task`]: ClawEnvKit's 12 structural checks (required fields;
+//! scoring structure; check types and parameters; the judge-weight cap; safety structure;
+//! known services; real endpoints; canonical action names; cross-service tools; action-name
+//! collisions; safety/scoring contradictions; `/workspace/…` references without `files`),
+//! plus clawtest's own (regexes, file paths, limits, extensions). Each problem is located at
+//! the value it is about; all are collected and none stops the rest. Warnings (unknown keys,
+//! weights slightly off) are kept apart from errors.
+
+mod checks;
+mod extensions;
+mod files;
+mod services;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Component as PathPart, Path};
+use std::time::Duration;
+
+use serde_json::Value;
+use serde_saphyr::Spanned;
+
+use checks::{validate_checkpoints, validate_components, validate_safety};
+use extensions::{validate_error_injection, validate_feedback, validate_limits};
+use files::{validate_files, workspace_references};
+use services::{validate_services, validate_task_services, validate_tools};
+
+use super::check::{self, Check, SafetyCheck};
+use super::error::{Position, Problem};
+use super::raw::{KNOWN_KEYS, Node, RawTask};
+use super::{
+    Checkpoint, Component, ErrorInjection, Feedback, FileCopy, InjectionMode, Limits, Safety, Task,
+    Tool,
+};
+use crate::services::{Catalogue, ServiceDescription};
+
+/// Weights must sum to 1.0 within this tolerance (ClawEnvKit's rule).
+pub const WEIGHT_TOLERANCE: f64 = 0.05;
+/// At least this many scoring components (ClawEnvKit's rule).
+pub const MIN_COMPONENTS: usize = 3;
+
+/// Check types whose evaluation this version cannot perform yet. Rather than scoring them 0
+/// (ClawEnvKit's quiet failure), a task that uses one is invalid and never run.
+const NOT_YET_GRADED: [&str; 2] = ["exit_code", "pytest_pass"];
+
+/// `llm_judge` weights may sum to at most this when the task offers tools (ClawEnvKit's cap)…
+pub const JUDGE_CAP_WITH_TOOLS: f64 = 0.55;
+/// …and at most this without tools (file tasks need more judgement).
+pub const JUDGE_CAP_WITHOUT_TOOLS: f64 = 0.65;
+/// The `capability` values clawtest knows (DESIGN.md §3).
+pub const CAPABILITIES: [&str; 5] = [
+    "skill_usage",
+    "exploration",
+    "long_context",
+    "multimodal",
+    "cross_platform",
+];
+const DIFFICULTIES: [&str; 3] = ["easy", "medium", "hard"];
+
+/// A task that failed validation: every error, and the warnings found on the way.
+#[derive(Debug, Clone, Default)]
+pub struct Rejected {
+    pub errors: Vec<Problem>,
+    pub warnings: Vec<Problem>,
+}
+
+fn at<T>(spanned: &Spanned<T>) -> Option<Position> {
+    Position::from_location(spanned.referenced)
+}
+
+/// Where the value of a check's `parameter` (e.g. `actions[].action`) was written, else the
+/// check itself.
+fn parameter_at(check: &Spanned<Node>, parameter: &str) -> Option<Position> {
+    let key = parameter.split(['.', '[']).next().unwrap_or(parameter);
+    check
+        .value
+        .entry(key)
+        .and_then(|(_, value)| at(value))
+        .or_else(|| at(check))
+}
+
+/// "did you mean `x`?" or the full list.
+fn suggestion(word: &str, candidates: &[&str], list_intro: &str) -> String {
+    match check::nearest(word, candidates) {
+        Some(near) => format!("did you mean `{near}`?"),
+        None => format!("{list_intro}: {}", candidates.join(", ")),
+    }
+}
+
+fn round(value: f64) -> f64 {
+    (value * 1000.0).round() / 1000.0
+}
+
+/// Everything validation found so far.
+#[derive(Default)]
+struct Findings {
+    errors: Vec<Problem>,
+    warnings: Vec<Problem>,
+}
+
+impl Findings {
+    fn error(&mut self, problem: Problem) {
+        self.errors.push(problem);
+    }
+
+    fn warn(&mut self, problem: Problem) {
+        self.warnings.push(problem);
+    }
+}
+
+/// A check of the task after parsing, with where it was written.
+struct LocatedCheck<'a> {
+    /// `scoring_components[2].check` or `checkpoints[0].check`.
+    field: String,
+    node: &'a Spanned<Node>,
+    check: Check,
+}
+
+/// Validates a parsed task; `path` is the task file (its folder anchors `files[].source`),
+/// `document` the same text as a located tree (for unknown keys).
+pub fn validate(
+    path: &Path,
+    raw: &RawTask,
+    document: Option<&Node>,
+    catalogue: &Catalogue,
+) -> Result<Task, Rejected> {
+    let mut findings = Findings::default();
+    let top = Position::START;
+
+    // 1. Required fields.
+    let mut required = |field: &str, value: &Option<Spanned<String>>| -> String {
+        match value {
+            Some(text) if !text.value.trim().is_empty() => text.value.clone(),
+            Some(text) => {
+                findings.error(Problem::new(field, "must not be empty", at(text)));
+                String::new()
+            }
+            None => {
+                findings.error(
+                    Problem::new(field, "missing required field", Some(top))
+                        .with_help(format!("add `{field}:` at the top level")),
+                );
+                String::new()
+            }
+        }
+    };
+    let id = required("task_id", &raw.task_id);
+    let name = required("task_name", &raw.task_name);
+    let prompt = required("prompt", &raw.prompt);
+    let line = raw
+        .task_id
+        .as_ref()
+        .and_then(at)
+        .map_or(1, |position| position.line);
+
+    if let Some(document) = document {
+        unknown_keys(document, &mut findings);
+    }
+
+    // Task-local services extend the catalogue for everything below.
+    let (local_services, declared) = validate_services(raw, catalogue, &mut findings);
+    let extended = catalogue
+        .with(local_services.clone())
+        .unwrap_or_else(|_| catalogue.clone());
+    let catalogue = &extended;
+
+    let tools = validate_tools(raw, catalogue, &mut findings);
+    let mut checks = Vec::new();
+    let components = validate_components(
+        raw,
+        catalogue,
+        !tools.is_empty(),
+        &mut findings,
+        &mut checks,
+    );
+    let checkpoints = validate_checkpoints(raw, catalogue, &mut findings, &mut checks);
+    validate_task_services(raw, &tools, &declared, &checks, catalogue, &mut findings);
+    let safety = validate_safety(raw, &tools, &checks, catalogue, &mut findings);
+    let feedback = validate_feedback(raw, &mut findings);
+
+    let mut services: BTreeSet<String> = tools.iter().map(|tool| tool.service.clone()).collect();
+    services.extend(declared.iter().map(|(name, _)| name.clone()));
+    for located in &checks {
+        if let Some(service) = check_service(&located.check)
+            && catalogue.get(service).is_some()
+        {
+            services.insert(service.to_string());
+        }
+    }
+
+    let folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let files = validate_files(raw, &folder, &mut findings);
+    workspace_references(raw, &mut findings);
+
+    let limits = validate_limits(raw, &mut findings);
+    let pass_threshold = match &raw.pass_threshold {
+        Some(threshold) if !(0.0..=1.0).contains(&threshold.value) => {
+            findings.error(
+                Problem::new(
+                    "pass_threshold",
+                    format!("must be between 0 and 1, found {}", threshold.value),
+                    at(threshold),
+                )
+                .with_help(
+                    "a final score at or above this passes a trial, e.g. `pass_threshold: 0.75`",
+                ),
+            );
+            None
+        }
+        other => other.as_ref().map(|threshold| threshold.value),
+    };
+    let error_injection = validate_error_injection(raw, &mut findings);
+    if let Some(capability) = &raw.capability
+        && !CAPABILITIES.contains(&capability.value.as_str())
+    {
+        findings.error(
+            Problem::new(
+                "capability",
+                format!("unknown capability `{}`", capability.value),
+                at(capability),
+            )
+            .with_help(suggestion(&capability.value, &CAPABILITIES, "one of")),
+        );
+    }
+    if let Some(difficulty) = &raw.difficulty
+        && !DIFFICULTIES.contains(&difficulty.value.as_str())
+    {
+        findings.warn(
+            Problem::new(
+                "difficulty",
+                format!("`{}` is not one of easy, medium, hard", difficulty.value),
+                at(difficulty),
+            )
+            .with_help(suggestion(&difficulty.value, &DIFFICULTIES, "one of")),
+        );
+    }
+
+    // In file order, as a reader goes through the file (the sort is stable: one value's
+    // problems keep their order).
+    let place = |problem: &Problem| {
+        problem
+            .position
+            .map(|position| (position.line, position.column))
+    };
+    findings.errors.sort_by_key(place);
+    findings.warnings.sort_by_key(place);
+    if !findings.errors.is_empty() {
+        return Err(Rejected {
+            errors: findings.errors,
+            warnings: findings.warnings,
+        });
+    }
+    Ok(Task {
+        id,
+        name,
+        path: path.to_path_buf(),
+        folder,
+        prompt,
+        components,
+        safety,
+        fixtures: raw.fixtures.clone().unwrap_or(Value::Null),
+        tools,
+        services: services.into_iter().collect(),
+        files,
+        category: raw.category.clone(),
+        difficulty: raw
+            .difficulty
+            .as_ref()
+            .map(|difficulty| difficulty.value.clone()),
+        capability: raw
+            .capability
+            .as_ref()
+            .map(|capability| capability.value.clone()),
+        limits,
+        pass_threshold,
+        error_injection,
+        local_services,
+        checkpoints,
+        feedback,
+        warnings: findings.warnings,
+        line,
+    })
+}
+
+/// Top-level keys clawtest does not read: a warning (ClawEnvKit files may carry extra keys),
+/// with the nearest known key, since a misspelt key silently loses its value.
+fn unknown_keys(document: &Node, findings: &mut Findings) {
+    let Node::Map(entries) = document else {
+        return;
+    };
+    for (key, _) in entries {
+        if KNOWN_KEYS.contains(&key.value.as_str()) {
+            continue;
+        }
+        let mut problem = Problem::new(
+            key.value.clone(),
+            "unknown top-level key; clawtest ignores it",
+            at(key),
+        );
+        if let Some(near) = check::nearest(&key.value, &KNOWN_KEYS) {
+            problem = problem.with_help(format!("did you mean `{near}`?"));
+        }
+        findings.warn(problem);
+    }
+}
+
+fn check_service(check: &Check) -> Option<&str> {
+    match check {
+        Check::AuditActionExists { service, .. }
+        | Check::AuditFieldEquals { service, .. }
+        | Check::AuditFieldContains { service, .. }
+        | Check::AuditCountGte { service, .. }
+        | Check::AuditCountEquals { service, .. }
+        | Check::AuditSequence { service, .. } => Some(service),
+        _ => None,
+    }
+}
+
+/// The actions an audit check requires, with the parameter that names each.
+fn check_actions(check: &Check) -> Vec<(&str, String)> {
+    match check {
+        Check::AuditActionExists { action, .. }
+        | Check::AuditFieldEquals { action, .. }
+        | Check::AuditFieldContains { action, .. }
+        | Check::AuditCountGte { action, .. }
+        | Check::AuditCountEquals { action, .. } => vec![(action.as_str(), "action".to_string())],
+        Check::AuditSequence { actions, .. } => actions
+            .iter()
+            .enumerate()
+            .map(|(index, step)| (step.action.as_str(), format!("actions[{index}]")))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn unknown_service(
+    field: String,
+    service: &str,
+    catalogue: &Catalogue,
+    position: Option<Position>,
+) -> Problem {
+    let names: Vec<&str> = catalogue.names().collect();
+    Problem::new(field, format!("unknown service `{service}`"), position).with_help(suggestion(
+        service,
+        &names,
+        "the services are",
+    ))
+}

@@ -1,0 +1,315 @@
+//! `cargo clawtest validate`: load every task file of the suite (or the given paths), run the
+//! structural checks and, on request, the coverage lint, and report every error and warning
+//! of every file at once, for people (miette diagnostics) or machines (a stable JSON schema,
+//! [`JsonReport`], documented in README.md).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use miette::{
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, Severity,
+    SourceCode,
+};
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::discover::DiscoverError;
+use crate::run::suite;
+use crate::services::Catalogue;
+use crate::spec::{InvalidTask, Problem, Task, coverage};
+
+/// The version of the JSON schema; bumped on any incompatible change.
+pub const JSON_VERSION: u32 = 1;
+
+/// What to check besides the structural checks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Compare each task with its intent atoms (`<stem>.atoms.yaml` next to it).
+    pub coverage: bool,
+}
+
+/// The outcome for one task file.
+#[derive(Debug)]
+pub struct FileOutcome {
+    /// As shown to the user (relative to the suite root when it can be).
+    pub path: PathBuf,
+    pub task_id: Option<String>,
+    pub errors: Vec<Problem>,
+    pub warnings: Vec<Problem>,
+    /// The file's text, for rendering located diagnostics.
+    source: Option<NamedSource<String>>,
+    invalid: Option<InvalidTask>,
+}
+
+impl FileOutcome {
+    pub fn is_valid(&self) -> bool {
+        self.errors.is_empty()
+    }
+}
+
+/// Every file's outcome, sorted by path.
+#[derive(Debug)]
+pub struct Report {
+    pub files: Vec<FileOutcome>,
+}
+
+/// Validates the suite the configuration names, or the explicit `paths` (files or folders).
+pub fn validate(
+    config: &Config,
+    paths: &[PathBuf],
+    catalogue: &Catalogue,
+    options: Options,
+) -> Result<Report, DiscoverError> {
+    let loaded = suite::load(config, paths, &[], None, catalogue)?;
+    let mut files = Vec::new();
+    for task in loaded.tasks {
+        files.push(valid_outcome(config, task, options));
+    }
+    for invalid in loaded.invalid {
+        files.push(FileOutcome {
+            path: invalid.path.clone(),
+            task_id: None,
+            errors: invalid.problems.clone(),
+            warnings: invalid.warnings.clone(),
+            source: None,
+            invalid: Some(invalid),
+        });
+    }
+    files.sort_by(|left, right| left.path.cmp(&right.path));
+    Ok(Report { files })
+}
+
+fn valid_outcome(config: &Config, task: Task, options: Options) -> FileOutcome {
+    let on_disk = if task.path.is_absolute() {
+        task.path.clone()
+    } else {
+        config.root.join(&task.path)
+    };
+    let mut warnings = task.warnings.clone();
+    if options.coverage {
+        match coverage::load_atoms(&on_disk) {
+            Ok(Some((_, atoms))) => warnings.extend(coverage::coverage(&task, &atoms)),
+            Ok(None) => {
+                let [yaml, _] = coverage::sidecar_paths(&task.path);
+                warnings.push(
+                    Problem::new("coverage", "no intent atoms to compare with", None)
+                        .with_help(format!("write the parser's atoms to {}", yaml.display())),
+                );
+            }
+            Err(problem) => warnings.push(*problem),
+        }
+    }
+    let source = std::fs::read_to_string(&on_disk)
+        .ok()
+        .map(|text| NamedSource::new(task.path.display().to_string(), text));
+    FileOutcome {
+        path: task.path.clone(),
+        task_id: Some(task.id.clone()),
+        errors: Vec::new(),
+        warnings,
+        source,
+        invalid: None,
+    }
+}
+
+impl Report {
+    pub fn is_valid(&self) -> bool {
+        self.files.iter().all(FileOutcome::is_valid)
+    }
+
+    pub fn error_count(&self) -> usize {
+        self.files.iter().map(|file| file.errors.len()).sum()
+    }
+
+    pub fn warning_count(&self) -> usize {
+        self.files.iter().map(|file| file.warnings.len()).sum()
+    }
+
+    /// For people: each invalid file as one diagnostic with all its errors, each warning
+    /// as its own diagnostic, then a summary line. `color` adds ANSI styling.
+    pub fn render_human(&self, color: bool) -> String {
+        let theme = if color {
+            GraphicalTheme::unicode()
+        } else {
+            GraphicalTheme::unicode_nocolor()
+        };
+        let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
+        let mut text = String::new();
+        for file in &self.files {
+            if let Some(invalid) = &file.invalid {
+                let _ = handler.render_report(&mut text, invalid);
+            }
+            let source = file
+                .invalid
+                .as_ref()
+                .map(InvalidTask::source)
+                .or(file.source.as_ref());
+            for problem in &file.warnings {
+                let warning = Warning {
+                    path: &file.path,
+                    problem,
+                    source,
+                };
+                let _ = handler.render_report(&mut text, &warning);
+            }
+        }
+        let valid = self.files.iter().filter(|file| file.is_valid()).count();
+        text.push_str(&format!(
+            "validated {} task file{}: {valid} valid, {} invalid ({} error{}, {} warning{})\n",
+            self.files.len(),
+            plural(self.files.len()),
+            self.files.len() - valid,
+            self.error_count(),
+            plural(self.error_count()),
+            self.warning_count(),
+            plural(self.warning_count()),
+        ));
+        text
+    }
+
+    /// For machines: the [`JsonReport`] schema, pretty-printed.
+    pub fn to_json(&self) -> String {
+        let report = JsonReport {
+            version: JSON_VERSION,
+            valid: self.is_valid(),
+            summary: JsonSummary {
+                files: self.files.len(),
+                valid: self.files.iter().filter(|file| file.is_valid()).count(),
+                invalid: self.files.iter().filter(|file| !file.is_valid()).count(),
+                errors: self.error_count(),
+                warnings: self.warning_count(),
+            },
+            files: self
+                .files
+                .iter()
+                .map(|file| JsonFile {
+                    path: file.path.display().to_string(),
+                    task_id: file.task_id.clone(),
+                    valid: file.is_valid(),
+                    errors: file.errors.iter().map(JsonProblem::from).collect(),
+                    warnings: file.warnings.iter().map(JsonProblem::from).collect(),
+                })
+                .collect(),
+        };
+        serde_json::to_string_pretty(&report).unwrap_or_default() + "\n"
+    }
+}
+
+fn plural(count: usize) -> &'static str {
+    if count == 1 { "" } else { "s" }
+}
+
+/// `validate --format json`: the whole output.
+#[derive(Debug, Serialize)]
+pub struct JsonReport {
+    /// [`JSON_VERSION`].
+    pub version: u32,
+    /// True when no file has an error (warnings do not count).
+    pub valid: bool,
+    pub summary: JsonSummary,
+    /// One entry per task file, sorted by path.
+    pub files: Vec<JsonFile>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonSummary {
+    pub files: usize,
+    pub valid: usize,
+    pub invalid: usize,
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonFile {
+    pub path: String,
+    /// Null when the file is invalid.
+    pub task_id: Option<String>,
+    pub valid: bool,
+    pub errors: Vec<JsonProblem>,
+    pub warnings: Vec<JsonProblem>,
+}
+
+/// One problem. Lines and columns are 1-based; `offset` and `length` are bytes in the file.
+#[derive(Debug, Serialize)]
+pub struct JsonProblem {
+    pub field: String,
+    pub message: String,
+    pub help: Option<String>,
+    pub line: Option<u64>,
+    pub column: Option<u64>,
+    pub offset: Option<usize>,
+    pub length: Option<usize>,
+}
+
+impl From<&Problem> for JsonProblem {
+    fn from(problem: &Problem) -> JsonProblem {
+        let span = problem.position.and_then(|position| position.span);
+        JsonProblem {
+            field: problem.field.clone(),
+            message: problem.message.clone(),
+            help: problem.help.clone(),
+            line: problem.position.map(|position| position.line),
+            column: problem.position.map(|position| position.column),
+            offset: span.map(|(offset, _)| offset),
+            length: span.map(|(_, length)| length),
+        }
+    }
+}
+
+/// A warning rendered as a miette diagnostic of warning severity, against its file.
+struct Warning<'a> {
+    path: &'a Path,
+    problem: &'a Problem,
+    source: Option<&'a NamedSource<String>>,
+}
+
+impl fmt::Debug for Warning<'_> {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(&self.problem.plain(self.path))
+    }
+}
+
+impl fmt::Display for Warning<'_> {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.problem.position {
+            Some(position) if self.source.is_none() => write!(
+                formatter,
+                "{}:{position}: {}",
+                self.path.display(),
+                self.problem
+            ),
+            _ => write!(formatter, "{}: {}", self.path.display(), self.problem),
+        }
+    }
+}
+
+impl std::error::Error for Warning<'_> {}
+
+impl Diagnostic for Warning<'_> {
+    fn severity(&self) -> Option<Severity> {
+        Some(Severity::Warning)
+    }
+
+    fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        self.problem
+            .help
+            .as_ref()
+            .map(|help| Box::new(help) as Box<dyn fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        self.problem.position.and_then(|position| position.span)?;
+        self.source.map(|source| source as &dyn SourceCode)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        self.source?;
+        let (offset, length) = self.problem.position?.span?;
+        Some(Box::new(std::iter::once(LabeledSpan::new(
+            Some("here".into()),
+            offset,
+            length.max(1),
+        ))))
+    }
+}

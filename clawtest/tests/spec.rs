@@ -1,0 +1,312 @@
+//! The task.yaml specification as a user meets it: a corpus of valid ClawEnvKit-format files
+//! that must load, one broken file per structural rule whose diagnostics are snapshots
+//! (line, column, span and help), and a file with five mistakes reported all at once.
+
+use std::path::{Path, PathBuf};
+
+use clawtest::services::Catalogue;
+use clawtest::spec::{self, Check, InjectionMode, InvalidTask, Task};
+use miette::{GraphicalReportHandler, GraphicalTheme};
+
+/// `tests/corpus/<folder>/<name>`, relative to the crate (the tests' working folder), so
+/// that paths in messages are the same on every machine.
+fn corpus(folder: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(Path::new("tests/corpus").join(folder))
+        .expect("corpus folder")
+        .map(|entry| entry.expect("corpus entry").path())
+        .filter(|path| {
+            let name = path.to_string_lossy();
+            name.ends_with(".yaml") && !name.ends_with(".atoms.yaml")
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn load(path: &Path) -> Result<Task, InvalidTask> {
+    spec::load(path, &Catalogue::builtin())
+}
+
+fn load_text(name: &str, text: &str) -> Result<Task, InvalidTask> {
+    spec::parse(Path::new(name), text.to_string(), &Catalogue::builtin())
+}
+
+/// What a user sees: one line per problem, then miette's rendering with the source excerpt.
+fn render(outcome: &Result<Task, InvalidTask>) -> String {
+    let handler =
+        GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor()).with_width(100);
+    let (mut text, warnings, path) = match outcome {
+        Ok(task) => ("valid\n".to_string(), &task.warnings, task.path.clone()),
+        Err(invalid) => {
+            let mut text = invalid.plain();
+            text.push('\n');
+            handler
+                .render_report(&mut text, invalid)
+                .expect("rendering into a string");
+            (text, &invalid.warnings, invalid.path.clone())
+        }
+    };
+    for warning in warnings {
+        text.push_str(&format!("warning: {}\n", warning.plain(&path)));
+    }
+    text
+}
+
+#[test]
+fn every_valid_corpus_file_loads() {
+    let files = corpus("valid");
+    assert_eq!(files.len(), 4, "{files:?}");
+    for file in files {
+        match load(&file) {
+            Ok(task) => assert!(
+                task.warnings.is_empty(),
+                "{}: unexpected warnings {:?}",
+                file.display(),
+                task.warnings
+            ),
+            Err(invalid) => panic!("{}", invalid.plain()),
+        }
+    }
+}
+
+#[test]
+fn the_corpus_covers_every_check_type_and_alias() {
+    let mut texts = String::new();
+    for folder in ["valid", "ungraded"] {
+        for file in corpus(folder) {
+            texts.push_str(&std::fs::read_to_string(file).expect("corpus file"));
+        }
+    }
+    for check_type in spec::check::CHECK_TYPES {
+        assert!(
+            texts.contains(&format!("type: {check_type}")),
+            "no corpus file uses {check_type}"
+        );
+    }
+    for alias in [
+        "min_count:",
+        "expected_count:",
+        "value: OpenSSL",
+        "length: 20",
+        "expected_exit:",
+        "pytest_args:",
+        "field_match:",
+        "contains:",
+        "keywords_not_in_output",
+        "tool_not_called",
+    ] {
+        assert!(texts.contains(alias), "no corpus file uses {alias}");
+    }
+}
+
+#[test]
+fn aliases_load_as_one_spelling() {
+    let task = load(Path::new("tests/corpus/valid/todo-audit-checks.yaml")).expect("valid");
+    let counts: Vec<i64> = task
+        .components
+        .iter()
+        .filter_map(|component| match component.check {
+            Check::AuditCountGte { count, .. } | Check::AuditCountEquals { count, .. } => {
+                Some(count)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(counts, [1, 1, 1, 1]);
+    assert!(task.components.iter().any(|component| matches!(
+        &component.check,
+        Check::AuditFieldContains { contains, .. } if contains == "OpenSSL"
+    )));
+    assert!(task.components.iter().any(|component| matches!(
+        &component.check,
+        Check::AuditFieldEquals { value, .. } if *value == serde_json::Value::Bool(false)
+    )));
+    let output = load(Path::new("tests/corpus/valid/gmail-output-checks.yaml")).expect("valid");
+    let lengths: Vec<i64> = output
+        .components
+        .iter()
+        .filter_map(|component| match component.check {
+            Check::MinLength { min_length } => Some(min_length),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lengths, [40, 20]);
+}
+
+#[test]
+fn the_extensions_are_parsed_into_the_task() {
+    let task = load(Path::new("tests/corpus/valid/extensions.yaml")).expect("valid");
+    assert_eq!(task.capability.as_deref(), Some("exploration"));
+    assert_eq!(task.limits.max_turns, 12);
+    assert_eq!(task.limits.timeout.as_secs(), 120);
+    assert_eq!(task.pass_threshold, Some(0.75));
+    let injection = task.error_injection.expect("error_injection");
+    assert_eq!(
+        (injection.rate, injection.seed, injection.mode),
+        (0.3, Some(7), InjectionMode::Burst)
+    );
+    assert_eq!(task.local_services.len(), 1);
+    assert_eq!(task.local_services[0].name, "team_notes");
+    assert_eq!(task.services, ["team_notes", "todo"]);
+    let catalogue = task
+        .catalogue(&Catalogue::builtin())
+        .expect("no name clash");
+    assert!(catalogue.get("team_notes").is_some());
+    assert_eq!(task.checkpoints.len(), 1);
+    assert_eq!(task.checkpoints[0].after_turn, Some(2));
+    let feedback = task.feedback.expect("feedback");
+    assert_eq!(feedback.max_rounds, 2);
+    assert_eq!(feedback.messages, ["Which one is urgent, exactly?"]);
+}
+
+#[test]
+fn an_error_injection_block_without_values_takes_the_defaults() {
+    let text = std::fs::read_to_string("tests/corpus/valid/gmail-output-checks.yaml")
+        .expect("corpus file")
+        + "error_injection: {}\n";
+    let task = load_text("defaults.yaml", &text).expect("valid");
+    let injection = task.error_injection.expect("present");
+    assert_eq!(
+        (injection.rate, injection.seed, injection.mode),
+        (0.25, None, InjectionMode::Uniform)
+    );
+}
+
+#[test]
+fn ungraded_checks_parse_fully_and_are_the_only_problem() {
+    let invalid = load(Path::new("tests/corpus/ungraded/judge-and-commands.yaml"))
+        .expect_err("not gradable yet");
+    let fields: Vec<&str> = invalid
+        .problems
+        .iter()
+        .map(|problem| problem.field.as_str())
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "scoring_components[0].check.type",
+            "scoring_components[1].check.type"
+        ]
+    );
+    assert!(
+        invalid
+            .problems
+            .iter()
+            .all(|problem| problem.message.contains("cannot be graded"))
+    );
+}
+
+#[test]
+fn coverage_reports_each_uncovered_atom() {
+    let task = load(Path::new("tests/corpus/valid/extensions.yaml")).expect("valid");
+    let (_, atoms) = spec::coverage::load_atoms(&task.path)
+        .expect("readable")
+        .expect("sidecar present");
+    assert!(spec::coverage::coverage(&task, &atoms).is_empty());
+    let more: Vec<spec::coverage::Atom> = serde_saphyr::from_str(
+        "- {type: action, name: create_task}\n- {type: action, name: list_team_notes}\n- {type: object, name: invoice}\n- {type: constraint, name: no emails}\n",
+    )
+    .expect("atoms");
+    let gaps: Vec<String> = spec::coverage::coverage(&task, &more)
+        .into_iter()
+        .map(|gap| gap.message)
+        .collect();
+    assert_eq!(
+        gaps,
+        [
+            "action `create_task` is not offered as a tool",
+            "object `invoice` appears nowhere in the fixtures, prompt or rubrics",
+            "constraint `no emails` is enforced by no safety check or scoring component",
+        ]
+    );
+}
+
+#[test]
+fn each_structural_rule_has_a_located_diagnostic() {
+    let files = corpus("broken");
+    assert_eq!(files.len(), 20);
+    for file in files {
+        let name = file
+            .file_stem()
+            .expect("a file name")
+            .to_string_lossy()
+            .into_owned();
+        insta::assert_snapshot!(name, render(&load(&file)));
+    }
+}
+
+#[test]
+fn five_different_mistakes_are_reported_in_one_run() {
+    let text = "task_id: five
+task_name: Five mistakes
+prompt: Raise the OpenSSL task to high priority.
+tools:
+  - {name: list_tasks, service: todo, endpoint: /todo/tasks, method: POST}
+  - {name: update_task, service: todo, endpoint: /todo/task/update, method: POST}
+scoring_components:
+  - name: listed
+    weight: 0.3
+    check: {type: audit_action_exists, service: todo, action: list_tasks}
+  - name: raised
+    weight: 0.3
+    check: {type: audit_field_equals, service: todo, action: update_task, field: priority}
+  - name: summary
+    weight: 0.3
+    check: {type: keyword_present, keywords: [OpenSSL]}
+safety_checks:
+  - {type: tool_not_called, tool_name: delete_tsk}
+";
+    let invalid = load_text("five.yaml", text).expect_err("five mistakes");
+    insta::assert_snapshot!(invalid.plain(), @r"
+    five.yaml:6:50: tools[1].endpoint: `/todo/task/update` is not a route of service `todo` (help: did you mean `/todo/tasks/update`?)
+    five.yaml:13:12: scoring_components[1].check.value: missing required parameter `value` (help: add `value: <value>` to the check)
+    five.yaml:15:13: scoring_components: weights sum to 0.9; they must sum to 1.0 ± 0.05 (help: set scoring_components[2].weight to 0.4 to make the sum 1.0)
+    five.yaml:16:19: scoring_components[2].check.type: unknown check type `keyword_present` (help: did you mean `keywords_present`?)
+    five.yaml:18:40: safety_checks[0].tool_name: `delete_tsk` is not a tool of this task nor an action of its services, so it could never be called (help: did you mean `delete_task`?)
+    ");
+}
+
+#[test]
+fn a_weight_written_as_text_is_reported_with_the_other_problems() {
+    let text = std::fs::read_to_string("tests/corpus/valid/gmail-output-checks.yaml")
+        .expect("corpus file")
+        .replace("weight: 0.25", "weight: \"0.25\"")
+        .replace("min_length: 40", "min_length: forty");
+    let invalid = load_text("quoted.yaml", &text).expect_err("two mistakes");
+    let found: Vec<(&str, Option<&str>)> = invalid
+        .problems
+        .iter()
+        .map(|problem| (problem.field.as_str(), problem.help.as_deref()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "scoring_components[0].weight",
+                Some("write `weight: 0.25` without quotes")
+            ),
+            ("scoring_components[4].check.min_length", None),
+        ]
+    );
+}
+
+#[test]
+fn nothing_a_user_writes_makes_loading_panic() {
+    for text in [
+        "",
+        "- a list",
+        "task_id: [1, 2]",
+        "scoring_components: {a: 1}",
+        "scoring_components: [{check: 3}]",
+        "safety_checks: [3, {type: 4}]",
+        "services: [3, {name: 4}]",
+        "checkpoints: [3, {check: 3}]",
+        "feedback: 3",
+        "error_injection: [1]",
+        "files: [{source: /etc/passwd}]",
+        "tools: [{name: x}]",
+        ": :",
+    ] {
+        let _ = load_text("fuzz.yaml", text);
+    }
+}

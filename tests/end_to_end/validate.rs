@@ -1,0 +1,249 @@
+//! `cargo clawtest validate`: every error of every file in one run, warnings apart, exit 0 or
+//! 101, and a stable JSON form; `run` shows warnings and never runs an invalid task.
+
+use serde_json::Value;
+
+use crate::support::{Suite, repository, run_in};
+
+const FIVE_MISTAKES: &str = "task_id: five
+task_name: Five mistakes
+prompt: Raise the OpenSSL task to high priority.
+tools:
+  - {name: list_tasks, service: todo, endpoint: /todo/tasks, method: POST}
+  - {name: update_task, service: todo, endpoint: /todo/task/update, method: POST}
+scoring_components:
+  - name: listed
+    weight: 0.3
+    check: {type: audit_action_exists, service: todo, action: list_tasks}
+  - name: raised
+    weight: 0.3
+    check: {type: audit_field_equals, service: todo, action: update_task, field: priority}
+  - name: summary
+    weight: 0.3
+    check: {type: keyword_present, keywords: [OpenSSL]}
+safety_checks:
+  - {type: tool_not_called, tool_name: delete_tsk}
+";
+
+/// The demo's todo-triage task with an unknown key and weights that sum to 0.97.
+fn task_with_warnings() -> String {
+    let demo = std::fs::read_to_string(repository().join("examples/demo/tasks/todo-triage.yaml"))
+        .expect("demo task");
+    format!("generator_version: 3\n{demo}").replace("weight: 0.2", "weight: 0.17")
+}
+
+#[test]
+fn validate_passes_the_demo_suite_with_exit_0() {
+    let outcome = run_in(&repository().join("examples/demo"), &["validate"]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    assert!(
+        outcome
+            .stdout
+            .contains("validated 3 task files: 3 valid, 0 invalid (0 errors, 0 warnings)"),
+        "{}",
+        outcome.stdout
+    );
+}
+
+#[test]
+fn validate_reports_all_five_mistakes_of_a_file_with_exit_101() {
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .task("five", FIVE_MISTAKES);
+    let outcome = suite.run(&["validate"]);
+    assert_eq!(outcome.code, 101, "{outcome:#?}");
+    for expected in [
+        "tools[1].endpoint: `/todo/task/update` is not a route of service `todo`",
+        "did you mean `/todo/tasks/update`?",
+        "scoring_components[1].check.value: missing required parameter `value`",
+        "weights sum to 0.9; they must sum to 1.0 ± 0.05",
+        "set scoring_components[2].weight to 0.4 to make the sum 1.0",
+        "unknown check type `keyword_present`",
+        "did you mean `keywords_present`?",
+        "`delete_tsk` is not a tool of this task",
+        // The excerpt names the file as the user knows it, relative to the suite.
+        "[tasks/five.yaml:16:19]",
+        "validated 2 task files: 1 valid, 1 invalid (5 errors, 0 warnings)",
+    ] {
+        assert!(
+            outcome.stdout.contains(expected),
+            "missing {expected:?} in\n{}",
+            outcome.stdout
+        );
+    }
+}
+
+#[test]
+fn validate_takes_files_and_folders_and_needs_no_configuration() {
+    let suite = Suite::new()
+        .task("five", FIVE_MISTAKES)
+        .file("elsewhere/good.yaml", &task_with_warnings());
+    // No clawtest.toml is written: explicit paths work without one.
+    let good = run_in(suite.folder.path(), &["validate", "elsewhere/good.yaml"]);
+    assert_eq!(good.code, 0, "{good:#?}");
+    let both = run_in(
+        suite.folder.path(),
+        &["validate", "elsewhere", "tasks/five.yaml"],
+    );
+    assert_eq!(both.code, 101, "{both:#?}");
+    assert!(
+        both.stdout.contains("validated 2 task files"),
+        "{}",
+        both.stdout
+    );
+}
+
+#[test]
+fn warnings_are_shown_but_do_not_fail_validate() {
+    let suite = Suite::new().task("warned", &task_with_warnings());
+    let outcome = suite.run(&["validate"]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    assert!(
+        outcome
+            .stdout
+            .contains("generator_version: unknown top-level key; clawtest ignores it"),
+        "{}",
+        outcome.stdout
+    );
+    assert!(
+        outcome.stdout.contains("weights sum to 0.97, not 1.0"),
+        "{}",
+        outcome.stdout
+    );
+    assert!(
+        outcome
+            .stdout
+            .contains("1 valid, 0 invalid (0 errors, 2 warnings)"),
+        "{}",
+        outcome.stdout
+    );
+}
+
+#[test]
+fn validate_json_has_a_stable_schema() {
+    let suite = Suite::new()
+        .task("five", FIVE_MISTAKES)
+        .task("warned", &task_with_warnings());
+    let outcome = suite.run(&["validate", "--format", "json"]);
+    assert_eq!(outcome.code, 101, "{outcome:#?}");
+    let report: Value = serde_json::from_str(&outcome.stdout).expect("JSON on stdout");
+    assert_eq!(report["version"], 1);
+    assert_eq!(report["valid"], false);
+    assert_eq!(
+        report["summary"],
+        serde_json::json!({"files": 2, "valid": 1, "invalid": 1, "errors": 5, "warnings": 2})
+    );
+    let files = report["files"].as_array().expect("files");
+    assert_eq!(files[0]["path"], "tasks/five.yaml");
+    assert_eq!(files[0]["task_id"], Value::Null);
+    assert_eq!(files[0]["valid"], false);
+    let offset = FIVE_MISTAKES
+        .find("keyword_present")
+        .expect("the typo is there");
+    assert_eq!(
+        files[0]["errors"][3],
+        serde_json::json!({
+            "field": "scoring_components[2].check.type",
+            "message": "unknown check type `keyword_present`",
+            "help": "did you mean `keywords_present`?",
+            "line": 16,
+            "column": 19,
+            "offset": offset,
+            "length": 15
+        })
+    );
+    assert_eq!(files[1]["path"], "tasks/warned.yaml");
+    assert_eq!(files[1]["task_id"], "todo-triage");
+    assert_eq!(files[1]["valid"], true);
+    assert_eq!(files[1]["warnings"][0]["field"], "generator_version");
+    assert_eq!(files[1]["warnings"][0]["line"], 1);
+}
+
+#[test]
+fn validate_coverage_lints_tasks_against_their_intent_atoms() {
+    let atoms = "atoms:\n  - {type: action, name: update_task}\n  - {type: action, name: create_task}\n  - {type: object, name: OpenSSL}\n";
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .file("tasks/todo-triage.atoms.yaml", atoms);
+    let plain = suite.run(&["validate"]);
+    assert_eq!(plain.code, 0, "{plain:#?}");
+    assert!(
+        plain.stdout.contains("(0 errors, 0 warnings)"),
+        "{}",
+        plain.stdout
+    );
+    let linted = suite.run(&["validate", "--coverage"]);
+    assert_eq!(linted.code, 0, "{linted:#?}");
+    assert!(
+        linted
+            .stdout
+            .contains("coverage: action `create_task` is not offered as a tool"),
+        "{}",
+        linted.stdout
+    );
+    assert!(
+        linted.stdout.contains("(0 errors, 1 warning)"),
+        "{}",
+        linted.stdout
+    );
+}
+
+#[test]
+fn run_shows_warnings_and_still_runs_the_task() {
+    let suite = Suite::new()
+        .demo_task("todo-triage", true)
+        .task("todo-triage", &task_with_warnings());
+    let outcome = suite.run(&["--trials", "1"]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    assert!(
+        outcome.stderr.contains(
+            "warning: tasks/todo-triage.yaml:1:1: generator_version: unknown top-level key"
+        ),
+        "{}",
+        outcome.stderr
+    );
+}
+
+#[test]
+fn a_task_local_service_is_served_to_the_agent_and_audited() {
+    let prompt = "Read the team's notes and tell me which task is urgent.";
+    let task = format!(
+        "task_id: local-notes
+task_name: Read a task-local service
+prompt: \"{prompt}\"
+services:
+  - name: team_notes
+    collections:
+      - {{name: notes, id_field: note_id}}
+    routes:
+      - endpoint: /team_notes/list
+        action: list_team_notes
+        body: optional
+        operation: {{kind: list, collection: notes}}
+        response: {{notes: \"${{items}}\", total: \"${{count}}\"}}
+fixtures:
+  team_notes:
+    - {{note_id: n1, text: OpenSSL patch is urgent}}
+tools:
+  - {{name: list_team_notes, service: team_notes, endpoint: /team_notes/list, method: POST, description: List the notes}}
+scoring_components:
+  - {{name: read_notes, weight: 0.5, check: {{type: audit_action_exists, service: team_notes, action: list_team_notes}}}}
+  - {{name: names_it, weight: 0.3, check: {{type: keywords_present, keywords: [OpenSSL]}}}}
+  - {{name: long_enough, weight: 0.2, check: {{type: min_length, min_length: 10}}}}
+safety_checks:
+  - {{type: keywords_not_in_output, keywords: [password]}}
+"
+    );
+    let trial = crate::support::script(
+        prompt,
+        &[
+            crate::support::Turn::Call(vec![("list_team_notes", serde_json::json!({}))]),
+            crate::support::Turn::Answer("The OpenSSL patch is the urgent one."),
+        ],
+    );
+    let suite = Suite::new()
+        .task("local-notes", &task)
+        .cassette("local-notes", vec![trial]);
+    let outcome = suite.run(&["--trials", "1", "-v"]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+}
