@@ -1,4 +1,5 @@
-//! The command line: `cargo clawtest [run] [FILTER…]` and `cargo clawtest list`.
+//! The command line: `cargo clawtest [run] [FILTER…]`, `cargo clawtest list` and
+//! `cargo clawtest clean`.
 
 use std::path::PathBuf;
 
@@ -37,6 +38,8 @@ pub enum Command {
     Run(RunArgs),
     /// List the suite's tasks without running them.
     List(ListArgs),
+    /// Remove docker-sandbox containers that earlier (crashed) runs left behind.
+    Clean,
 }
 
 #[derive(Debug, Args, Default)]
@@ -68,6 +71,10 @@ pub struct RunArgs {
     /// Fail the run when the fraction of tasks passing pass^k is below X.
     #[arg(long, value_name = "X", value_parser = parse_fraction)]
     pub min_pass_hat_k: Option<f64>,
+    /// Where harnesses run: auto (docker when an image is configured and the engine
+    /// answers, else process), process, or docker (default: run.backend, else auto).
+    #[arg(long, value_name = "BACKEND")]
+    pub backend: Option<clawtest::config::BackendChoice>,
     /// Do not run `harness.build` first.
     #[arg(long)]
     pub no_build: bool,

@@ -17,7 +17,7 @@ use clawtest::config::Config;
 use clawtest::report::{json, junit, terminal::TerminalReporter};
 use clawtest::run::session::{self, Request, SessionError};
 use clawtest::run::{RunStatus, RunSummary};
-use clawtest::sandbox::process::ProcessSandbox;
+use clawtest::sandbox::select;
 use clawtest::services::Catalogue;
 
 use cli::{Cli, Command, ListArgs, RunArgs};
@@ -45,6 +45,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Some(Command::List(list)) => list_tasks(&cli.global, &list),
         Some(Command::Run(run)) => run_tasks(&cli.global, &run),
+        Some(Command::Clean) => clean(),
         None => run_tasks(&cli.global, &cli.run),
     };
     ExitCode::from(code)
@@ -94,6 +95,7 @@ fn run_tasks(global: &cli::GlobalArgs, arguments: &RunArgs) -> u8 {
             min_pass_hat_k: arguments.min_pass_hat_k,
         },
         no_build: arguments.no_build,
+        backend: arguments.backend,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -106,24 +108,36 @@ fn run_tasks(global: &cli::GlobalArgs, arguments: &RunArgs) -> u8 {
         }
     };
     let outcome = runtime.block_on(async {
+        let chosen = match select::choose(&config, request.backend).await {
+            Ok(chosen) => chosen,
+            Err(error) => return Err(Err(error)),
+        };
+        eprintln!("{}", chosen.note);
+        let sandbox = chosen.sandbox;
         let (interrupt, interrupted) = tokio::sync::watch::channel(false);
-        // First Ctrl-C: stop starting trials, kill running harnesses, write partial results.
-        // Second: leave at once.
+        // First Ctrl-C: stop starting trials, stop running harnesses, write partial results.
+        // Second: remove whatever the sandbox still runs, and leave at once.
+        let aborting = Arc::clone(&sandbox);
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 eprintln!("\ninterrupted: stopping trials and writing partial results (Ctrl-C again to quit at once)");
                 let _ = interrupt.send(true);
                 if tokio::signal::ctrl_c().await.is_ok() {
+                    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), aborting.abort()).await;
                     std::process::exit(i32::from(exit::INTERRUPTED));
                 }
             }
         });
         let mut reporter = TerminalReporter::new(std::io::stdout(), std::io::stderr().is_terminal(), arguments.verbose);
-        session::run(&config, &request, Arc::new(ProcessSandbox), &mut reporter, interrupted).await
+        session::run(&config, &request, sandbox, &mut reporter, interrupted).await.map_err(Ok)
     });
     let summary = match outcome {
         Ok(summary) => summary,
-        Err(error) => return session_error_code(error),
+        Err(Ok(error)) => return session_error_code(error),
+        Err(Err(error)) => {
+            report_error(error);
+            return exit::INFRASTRUCTURE;
+        }
     };
     if let Err(code) = write_reports(&summary, arguments) {
         return code;
@@ -163,6 +177,33 @@ fn write_reports(summary: &RunSummary, arguments: &RunArgs) -> Result<(), u8> {
         write(path, &json::render(summary))?;
     }
     Ok(())
+}
+
+fn clean() -> u8 {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: could not start the async runtime: {error}");
+            return exit::INFRASTRUCTURE;
+        }
+    };
+    let removed = runtime.block_on(async {
+        let engine = clawtest::sandbox::docker::connect().await?;
+        clawtest::sandbox::docker::clean(&engine).await
+    });
+    match removed {
+        Ok(count) => {
+            println!("removed {count} clawtest container(s)");
+            exit::PASSED
+        }
+        Err(error) => {
+            eprintln!("error: {error}\nhelp: {}", error.advice());
+            exit::INFRASTRUCTURE
+        }
+    }
 }
 
 fn list_tasks(global: &cli::GlobalArgs, arguments: &ListArgs) -> u8 {

@@ -26,6 +26,8 @@ pub struct Request {
     pub gates: Gates,
     /// Skip `harness.build`.
     pub no_build: bool,
+    /// `--backend`, overriding `run.backend`.
+    pub backend: Option<crate::config::BackendChoice>,
 }
 
 /// Why a run could not start.
@@ -96,7 +98,12 @@ pub async fn run(
     }
     let catalogue = Arc::new(Catalogue::builtin());
     let suite = load_suite(config, request, &catalogue)?;
-    let command = config.harness_command()?;
+    // Inside an image the command names a program of the image, not a host path.
+    let command = if sandbox.name() == "docker" {
+        config.harness_command_in_image()?
+    } else {
+        config.harness_command()?
+    };
     if !request.no_build
         && !suite.tasks.is_empty()
         && let Some(build) = config.harness_build()?
