@@ -3,7 +3,8 @@
 //!
 //! Exit codes: 0 all tasks and gates passed; 100 a task failed pass^k or a gate failed;
 //! 101 an invalid task file or configuration; 102 an infrastructure error (harness that
-//! cannot start or build, cassette miss, …); 4 no task matched; 130 interrupted.
+//! cannot start or build, cassette miss, Docker engine or image missing, …); 4 no task
+//! matched; 130 interrupted. `clean` removes docker-sandbox containers of earlier runs.
 
 mod cli;
 

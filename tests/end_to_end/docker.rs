@@ -64,7 +64,10 @@ fn ready() -> Option<&'static Ready> {
             panic!("CLAWTEST_REQUIRE_DOCKER=1 but the docker tests cannot run: {why}")
         }
         Err(why) => {
-            eprintln!(
+            // Written to the stream itself: libtest captures eprintln!, and a skip must show.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
                 "\n!!!!!!!! SKIPPED: docker backend test ({why}); set CLAWTEST_REQUIRE_DOCKER=1 to make this a failure !!!!!!!!\n"
             );
             None
@@ -309,6 +312,19 @@ fn probe_suite(
     task_id: &str,
     task: &str,
 ) -> tempfile::TempDir {
+    let image_line = format!("image = \"{IMAGE}\"");
+    probe_suite_with(&image_line, command, extra_harness, trials, task_id, task)
+}
+
+/// [`probe_suite`] with `image_line` naming the image (or the Dockerfile).
+fn probe_suite_with(
+    image_line: &str,
+    command: &[&str],
+    extra_harness: &str,
+    trials: u32,
+    task_id: &str,
+    task: &str,
+) -> tempfile::TempDir {
     let suite = tempfile::tempdir().expect("suite");
     for folder in ["tasks", "cassettes"] {
         std::fs::create_dir_all(suite.path().join(folder)).expect("folder");
@@ -316,7 +332,7 @@ fn probe_suite(
     std::fs::write(
         suite.path().join("clawtest.toml"),
         format!(
-            "tasks = [\"tasks/*.yaml\"]\n[harness]\nimage = \"{IMAGE}\"\ncommand = {command:?}\n{extra_harness}\n[run]\ntrials = {trials}\n"
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\n{image_line}\ncommand = {command:?}\n{extra_harness}\n[run]\ntrials = {trials}\n"
         ),
     )
     .expect("config");
@@ -390,6 +406,66 @@ fn a_harness_past_its_limit_is_killed_and_its_container_removed() {
     assert!(finished.exit.timed_out, "{:?}", finished.exit);
     assert_eq!(finished.exit.code, None);
     assert!(containers_labelled(&format!("clawtest.run={}", sandbox.run_id())).is_empty());
+}
+
+#[test]
+fn auto_chooses_docker_when_an_image_is_named_and_says_so() {
+    let Some(ready) = ready() else { return };
+    let task = probe_task(
+        "auto-probe",
+        60,
+        &[
+            "CLAWTEST_SERVICES_URL=http://127.0.0.1:9100",
+            "CLAWTEST_WORKSPACE=/workspace",
+        ],
+        &["nothing"],
+    );
+    let suite = probe_suite(&["/clawtest-probe", "env"], "", 1, "auto-probe", &task);
+    let outcome = clawtest(ready, suite.path(), &[], &[]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    assert!(
+        outcome.stderr.contains("backend: docker (auto"),
+        "{}",
+        outcome.stderr
+    );
+}
+
+#[test]
+fn a_harness_image_is_built_from_the_configured_dockerfile() {
+    let Some(ready) = ready() else { return };
+    let task = probe_task(
+        "dockerfile-probe",
+        60,
+        &["BUILT_FROM=dockerfile", "CLAWTEST_TRIAL=0"],
+        &["nothing"],
+    );
+    let suite = probe_suite_with(
+        "dockerfile = \"image/Dockerfile\"",
+        &["/clawtest-probe", "env"],
+        "",
+        1,
+        "dockerfile-probe",
+        &task,
+    );
+    let context = suite.path().join("image");
+    std::fs::create_dir_all(&context).expect("context folder");
+    std::fs::copy(
+        ready.binaries.join("clawtest-probe"),
+        context.join("clawtest-probe"),
+    )
+    .expect("probe");
+    std::fs::write(
+        context.join("Dockerfile"),
+        "FROM scratch\nCOPY clawtest-probe /\nENV BUILT_FROM=dockerfile\n",
+    )
+    .expect("Dockerfile");
+    let outcome = clawtest(ready, suite.path(), &["--backend", "docker"], &[]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    assert!(
+        outcome.stderr.contains("image clawtest-harness:"),
+        "{}",
+        outcome.stderr
+    );
 }
 
 #[test]
