@@ -461,11 +461,24 @@ fn a_harness_image_is_built_from_the_configured_dockerfile() {
     .expect("Dockerfile");
     let outcome = clawtest(ready, suite.path(), &["--backend", "docker"], &[]);
     assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let tag = docker::image::tag_for(&context.join("Dockerfile"));
     assert!(
-        outcome.stderr.contains("image clawtest-harness:"),
+        outcome.stderr.contains(&format!("image {tag}")),
         "{}",
         outcome.stderr
     );
+    // Each test folder makes a new tag: do not let them pile up in the engine.
+    runtime().block_on(async {
+        let engine = docker::connect().await.expect("engine");
+        engine
+            .remove_image(
+                &tag,
+                None::<bollard::query_parameters::RemoveImageOptions>,
+                None,
+            )
+            .await
+            .expect("image removed");
+    });
 }
 
 #[test]

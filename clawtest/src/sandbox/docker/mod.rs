@@ -638,14 +638,14 @@ fn parse_report(line: &str, command: &[String]) -> Result<HarnessExit, SandboxEr
     }
 }
 
-/// The harness's environment inside the container: the sandbox contract and the
-/// passthrough names, nothing else.
+/// The harness's environment inside the container: the image's own ENV, plus the sandbox
+/// contract and the passthrough names; nothing from the host.
 fn environment(launch: &Launch) -> Vec<String> {
     let services_url = format!("http://127.0.0.1:{SERVICES_PORT}");
     let gateway_url = format!("http://127.0.0.1:{GATEWAY_PORT}");
+    // PATH is left to the image (its ENV), which knows where its programs are.
     let mut variables = vec![
-        ("PATH", "/usr/local/bin:/usr/bin:/bin".to_string()),
-        ("HOME", "/tmp".into()),
+        ("HOME", "/tmp".to_string()),
         ("TMPDIR", "/tmp".into()),
         ("LANG", "C.UTF-8".into()),
         ("CLAWTEST_SERVICES_URL", services_url),
