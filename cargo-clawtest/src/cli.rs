@@ -1,5 +1,5 @@
 //! The command line: `cargo clawtest [run] [FILTER…]`, `cargo clawtest list` and
-//! `cargo clawtest validate [PATH…]`.
+//! `cargo clawtest validate [PATH…]`, `merge`, `grade`, `init` and `clean`.
 
 use std::path::PathBuf;
 
@@ -52,6 +52,8 @@ pub enum Command {
     ExampleAgent,
     /// Check task files without running them: every error and warning of every file.
     Validate(ValidateArgs),
+    /// Remove docker-sandbox containers that earlier (crashed) runs left behind.
+    Clean,
 }
 
 #[derive(Debug, Args)]
@@ -134,6 +136,10 @@ pub struct RunArgs {
     pub outputs: OutputArgs,
     #[command(flatten)]
     pub gates: GateArgs,
+    /// Where harnesses run: auto (docker when an image is configured and the engine
+    /// answers, else process), process, or docker (default: run.backend, else auto).
+    #[arg(long, value_name = "BACKEND")]
+    pub backend: Option<clawtest::config::BackendChoice>,
     /// Save every trial's trajectory as DIR/<task_id>/trial-<n>.json (re-grade them with
     /// `cargo clawtest grade DIR`).
     #[arg(long, value_name = "DIR")]

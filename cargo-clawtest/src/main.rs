@@ -3,7 +3,8 @@
 //!
 //! Exit codes: 0 all tasks and gates passed; 100 a task failed pass^k or a gate failed;
 //! 101 an invalid task file or configuration; 102 an infrastructure error (harness that
-//! cannot start or build, cassette miss, …); 4 no task matched; 130 interrupted.
+//! cannot start or build, cassette miss, Docker engine or image missing, …); 4 no task
+//! matched; 130 interrupted. `clean` removes docker-sandbox containers of earlier runs.
 
 mod cli;
 
@@ -19,7 +20,7 @@ use clawtest::report::{
 };
 use clawtest::run::session::{self, Request, SessionError};
 use clawtest::run::{Event, Fanout, Reporter, RunStatus, RunSummary, baseline, merge};
-use clawtest::sandbox::process::ProcessSandbox;
+use clawtest::sandbox::select;
 use clawtest::services::Catalogue;
 
 use cli::{
@@ -55,6 +56,7 @@ fn main() -> ExitCode {
         Some(Command::ExampleAgent) => reference_agent::run_from_env(),
         Some(Command::Run(run)) => run_tasks(&cli.global, &run),
         Some(Command::Validate(validate)) => validate_tasks(&cli.global, &validate),
+        Some(Command::Clean) => clean(),
         None => run_tasks(&cli.global, &cli.run),
     };
     ExitCode::from(code)
@@ -106,6 +108,7 @@ fn run_tasks(global: &cli::GlobalArgs, arguments: &RunArgs) -> u8 {
         no_build: arguments.no_build,
         partition: arguments.partition,
         baseline,
+        backend: arguments.backend,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -118,14 +121,22 @@ fn run_tasks(global: &cli::GlobalArgs, arguments: &RunArgs) -> u8 {
         }
     };
     let outcome = runtime.block_on(async {
+        let chosen = match select::choose(&config, request.backend).await {
+            Ok(chosen) => chosen,
+            Err(error) => return Err(Err(error)),
+        };
+        eprintln!("{}", chosen.note);
+        let sandbox = chosen.sandbox;
         let (interrupt, interrupted) = tokio::sync::watch::channel(false);
-        // First Ctrl-C: stop starting trials, kill running harnesses, write partial results.
-        // Second: leave at once.
+        // First Ctrl-C: stop starting trials, stop running harnesses, write partial results.
+        // Second: remove whatever the sandbox still runs, and leave at once.
+        let aborting = Arc::clone(&sandbox);
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 eprintln!("\ninterrupted: stopping trials and writing partial results (Ctrl-C again to quit at once)");
                 let _ = interrupt.send(true);
                 if tokio::signal::ctrl_c().await.is_ok() {
+                    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), aborting.abort()).await;
                     std::process::exit(i32::from(exit::INTERRUPTED));
                 }
             }
@@ -136,7 +147,7 @@ fn run_tasks(global: &cli::GlobalArgs, arguments: &RunArgs) -> u8 {
         if let Some(saver) = saver.as_mut() {
             reporters.push(saver);
         }
-        let outcome = session::run(&config, &request, Arc::new(ProcessSandbox), &mut Fanout(reporters), interrupted).await;
+        let outcome = session::run(&config, &request, sandbox, &mut Fanout(reporters), interrupted).await.map_err(Ok);
         for failure in saver.map(|saver| saver.failures).unwrap_or_default() {
             eprintln!("warning: could not save a trajectory: {failure}");
         }
@@ -144,7 +155,11 @@ fn run_tasks(global: &cli::GlobalArgs, arguments: &RunArgs) -> u8 {
     });
     let summary = match outcome {
         Ok(summary) => summary,
-        Err(error) => return session_error_code(error),
+        Err(Ok(error)) => return session_error_code(error),
+        Err(Err(error)) => {
+            report_error(error);
+            return exit::INFRASTRUCTURE;
+        }
     };
     if let Err(code) = publish(&summary, &arguments.outputs, &config.root) {
         return code;
@@ -633,5 +648,31 @@ fn validate_tasks(global: &cli::GlobalArgs, arguments: &ValidateArgs) -> u8 {
         exit::PASSED
     } else {
         exit::INVALID
+    }
+}
+fn clean() -> u8 {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: could not start the async runtime: {error}");
+            return exit::INFRASTRUCTURE;
+        }
+    };
+    let removed = runtime.block_on(async {
+        let engine = clawtest::sandbox::docker::connect().await?;
+        clawtest::sandbox::docker::clean(&engine).await
+    });
+    match removed {
+        Ok(count) => {
+            println!("removed {count} clawtest container(s)");
+            exit::PASSED
+        }
+        Err(error) => {
+            eprintln!("error: {error}\nhelp: {}", error.advice());
+            exit::INFRASTRUCTURE
+        }
     }
 }

@@ -1,7 +1,301 @@
-//! clawtest-shim: the helper that will run inside the docker sandbox, forwarding the
-//! loopback ports of the sandbox contract to Unix sockets. The docker backend fills it in.
+//! clawtest-shim: PID 1 of a docker-sandbox container (DESIGN.md §5). The container has no
+//! network, so the shim gives the harness the sandbox contract's loopback ports by forwarding
+//! each TCP connection on them to a Unix socket in the bind-mounted `/clawtest` folder, where
+//! the host serves the trial's services and model gateway. It starts the harness, forwards
+//! SIGTERM/SIGINT to it, kills it at the time limit, and reports how it ended on the control
+//! socket. It then stays alive (so checks can be run in the container) until the host closes
+//! the control connection, which also happens when the host process dies: the container then
+//! ends on its own and the engine removes it.
+//!
+//! std only, built with `-C target-feature=+crt-static`, so it runs in any Linux image.
+//!
+//! The harness's stdout and stderr go to files (`--stdout`, `--stderr`) in the shared folder:
+//! they are complete when the report is sent, which a container log is not guaranteed to be.
+//!
+//! Usage: `clawtest-shim [--forward PORT=SOCKET]… [--control SOCKET] [--timeout SECONDS]
+//! [--stdout FILE] [--stderr FILE] -- COMMAND [ARGUMENT…]`
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const SIGINT: i32 = 2;
+const SIGKILL: i32 = 9;
+const SIGTERM: i32 = 15;
+
+unsafe extern "C" {
+    fn signal(signum: i32, handler: usize) -> usize;
+    fn kill(pid: i32, signum: i32) -> i32;
+    fn _exit(status: i32) -> !;
+}
+
+/// The harness's process group, once started (0 before).
+static HARNESS_GROUP: AtomicI32 = AtomicI32::new(0);
+/// Set when the container was asked to stop: the shim leaves as soon as the harness has.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+/// Set once the harness has ended: a stop request then ends the shim at once.
+static HARNESS_DONE: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(signum: i32) {
+    STOPPING.store(true, Ordering::SeqCst);
+    if HARNESS_DONE.load(Ordering::SeqCst) {
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { _exit(0) }
+    }
+    let group = HARNESS_GROUP.load(Ordering::SeqCst);
+    if group > 0 {
+        // SAFETY: kill is async-signal-safe; a stale group only yields ESRCH.
+        unsafe {
+            kill(-group, signum);
+        }
+    }
+}
+
+struct Options {
+    forwards: Vec<(u16, String)>,
+    control: Option<String>,
+    timeout: Option<Duration>,
+    stdout: Option<String>,
+    stderr: Option<String>,
+    command: Vec<String>,
+}
+
+fn parse(arguments: Vec<String>) -> Result<Options, String> {
+    let mut options = Options {
+        forwards: Vec::new(),
+        control: None,
+        timeout: None,
+        stdout: None,
+        stderr: None,
+        command: Vec::new(),
+    };
+    let mut arguments = arguments.into_iter();
+    while let Some(argument) = arguments.next() {
+        let mut value = |name: &str| {
+            arguments
+                .next()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match argument.as_str() {
+            "--forward" => {
+                let text = value("--forward")?;
+                let (port, socket) = text
+                    .split_once('=')
+                    .ok_or_else(|| format!("--forward {text}: expected PORT=SOCKET"))?;
+                let port = port
+                    .parse()
+                    .map_err(|_| format!("--forward {text}: `{port}` is not a port"))?;
+                options.forwards.push((port, socket.to_string()));
+            }
+            "--control" => options.control = Some(value("--control")?),
+            "--stdout" => options.stdout = Some(value("--stdout")?),
+            "--stderr" => options.stderr = Some(value("--stderr")?),
+            "--timeout" => {
+                let text = value("--timeout")?;
+                let seconds: f64 = text
+                    .parse()
+                    .map_err(|_| format!("--timeout {text}: not a number of seconds"))?;
+                options.timeout = Some(
+                    Duration::try_from_secs_f64(seconds)
+                        .map_err(|_| format!("--timeout {text}: not a duration"))?,
+                );
+            }
+            "--" => {
+                options.command = arguments.collect();
+                break;
+            }
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    if options.command.is_empty() {
+        return Err("no harness command after `--`".into());
+    }
+    Ok(options)
+}
 
 fn main() {
-    eprintln!("clawtest-shim: the docker backend is not built yet; this binary does nothing");
-    std::process::exit(2);
+    let options = match parse(std::env::args().skip(1).collect()) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("clawtest-shim: {message}");
+            std::process::exit(2);
+        }
+    };
+    // SAFETY: installs a handler that only touches atomics and calls kill.
+    unsafe {
+        signal(SIGTERM, on_signal as *const () as usize);
+        signal(SIGINT, on_signal as *const () as usize);
+    }
+    for (port, socket) in &options.forwards {
+        match TcpListener::bind(("127.0.0.1", *port)) {
+            Ok(listener) => {
+                let socket = socket.clone();
+                std::thread::spawn(move || forward_all(listener, socket));
+            }
+            Err(error) => {
+                eprintln!("clawtest-shim: cannot listen on 127.0.0.1:{port}: {error}");
+                std::process::exit(2);
+            }
+        }
+    }
+    // Connected before the harness starts, so the host knows the container came up.
+    let control = options.control.as_ref().map(|path| {
+        UnixStream::connect(path).unwrap_or_else(|error| {
+            eprintln!("clawtest-shim: cannot reach the control socket {path}: {error}");
+            std::process::exit(2);
+        })
+    });
+
+    let report = run_harness(&options);
+    HARNESS_DONE.store(true, Ordering::SeqCst);
+    let Some(mut control) = control else {
+        std::process::exit(match report {
+            Report::Exited(code) => code,
+            _ => 124,
+        });
+    };
+    let _ = control.write_all(report.line().as_bytes());
+    let _ = control.flush();
+    if STOPPING.load(Ordering::SeqCst) {
+        std::process::exit(0);
+    }
+    // Stay up for checks until the host hangs up (or dies).
+    let mut reader = BufReader::new(control);
+    let mut line = String::new();
+    while matches!(reader.read_line(&mut line), Ok(read) if read > 0) {
+        line.clear();
+    }
+    std::process::exit(0);
+}
+
+enum Report {
+    Exited(i32),
+    Signalled(i32),
+    TimedOut,
+    NotStarted(String),
+}
+
+impl Report {
+    fn line(&self) -> String {
+        match self {
+            Report::Exited(code) => format!("exit {code}\n"),
+            Report::Signalled(signum) => format!("signal {signum}\n"),
+            Report::TimedOut => "timeout\n".into(),
+            Report::NotStarted(message) => format!("error {message}\n"),
+        }
+    }
+}
+
+/// The harness's stream: a file when asked for, else the shim's own.
+fn output(path: Option<&String>) -> Result<Stdio, String> {
+    match path {
+        None => Ok(Stdio::inherit()),
+        Some(path) => std::fs::File::create(path)
+            .map(Stdio::from)
+            .map_err(|error| format!("cannot create {path}: {error}")),
+    }
+}
+
+fn run_harness(options: &Options) -> Report {
+    let (stdout, stderr) = match (
+        output(options.stdout.as_ref()),
+        output(options.stderr.as_ref()),
+    ) {
+        (Ok(stdout), Ok(stderr)) => (stdout, stderr),
+        (Err(message), _) | (_, Err(message)) => return Report::NotStarted(message),
+    };
+    let mut child = match Command::new(&options.command[0])
+        .args(&options.command[1..])
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .process_group(0)
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(error) => {
+            let message = format!("cannot start `{}`: {error}", options.command[0]);
+            eprintln!("clawtest-shim: {message}");
+            return Report::NotStarted(message);
+        }
+    };
+    let group = i32::try_from(child.id()).unwrap_or(0);
+    HARNESS_GROUP.store(group, Ordering::SeqCst);
+    if STOPPING.load(Ordering::SeqCst) {
+        on_signal(SIGTERM);
+    }
+    let (sender, receiver) = mpsc::channel::<std::io::Result<ExitStatus>>();
+    std::thread::spawn(move || {
+        let _ = sender.send(child.wait());
+    });
+    let status = match options.timeout {
+        Some(limit) => match receiver.recv_timeout(limit) {
+            Ok(status) => status,
+            Err(_) => {
+                kill_group(group);
+                let _ = receiver.recv();
+                return Report::TimedOut;
+            }
+        },
+        None => receiver
+            .recv()
+            .unwrap_or_else(|_| Err(std::io::Error::other("waiter gone"))),
+    };
+    // Whatever the harness left running in its group ends with it.
+    kill_group(group);
+    match status {
+        Ok(status) => match (status.code(), status.signal()) {
+            (Some(code), _) => Report::Exited(code),
+            (None, Some(signum)) => Report::Signalled(signum),
+            (None, None) => Report::Exited(-1),
+        },
+        Err(error) => Report::NotStarted(format!("waiting for the harness: {error}")),
+    }
+}
+
+fn kill_group(group: i32) {
+    if group > 0 {
+        // SAFETY: only sends a signal.
+        unsafe {
+            kill(-group, SIGKILL);
+        }
+    }
+}
+
+fn forward_all(listener: TcpListener, socket: String) {
+    for incoming in listener.incoming() {
+        let Ok(client) = incoming else { continue };
+        match UnixStream::connect(&socket) {
+            Ok(upstream) => {
+                std::thread::spawn(move || splice(client, upstream));
+            }
+            Err(error) => {
+                eprintln!("clawtest-shim: cannot reach {socket}: {error}");
+                let _ = client.shutdown(Shutdown::Both);
+            }
+        }
+    }
+}
+
+/// Copies both directions until each side has finished writing.
+fn splice(client: TcpStream, upstream: UnixStream) {
+    let (Ok(mut client_reader), Ok(mut upstream_writer)) =
+        (client.try_clone(), upstream.try_clone())
+    else {
+        return;
+    };
+    let outbound = std::thread::spawn(move || {
+        let _ = std::io::copy(&mut client_reader, &mut upstream_writer);
+        let _ = upstream_writer.shutdown(Shutdown::Write);
+    });
+    let mut upstream_reader = upstream;
+    let mut client_writer = client;
+    let _ = std::io::copy(&mut upstream_reader, &mut client_writer);
+    let _ = client_writer.shutdown(Shutdown::Write);
+    let _ = outbound.join();
 }

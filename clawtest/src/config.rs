@@ -25,6 +25,7 @@ pub struct Config {
     pub gates: Gates,
     pub llm: LlmConfig,
     pub judge: JudgeConfig,
+    pub docker: DockerConfig,
 }
 
 /// `[judge]`: the LLM judge of `llm_judge` components.
@@ -64,6 +65,76 @@ pub struct HarnessConfig {
     /// the host environment reaches it, so secrets stay out of the sandbox.
     #[serde(default)]
     pub env: Vec<String>,
+    /// The docker backend's harness image (present in the local engine; never pulled).
+    #[serde(default)]
+    pub image: Option<String>,
+    /// A Dockerfile the docker backend builds the harness image from (relative to the suite
+    /// root), instead of `image`.
+    #[serde(default)]
+    pub dockerfile: Option<PathBuf>,
+    /// The build context of `dockerfile` (default: the Dockerfile's folder).
+    #[serde(default)]
+    pub context: Option<PathBuf>,
+}
+
+/// Which sandbox runs the harness.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendChoice {
+    /// Docker when the engine answers and an image is configured, else process.
+    #[default]
+    Auto,
+    Process,
+    Docker,
+}
+
+impl std::str::FromStr for BackendChoice {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<BackendChoice, String> {
+        match text {
+            "auto" => Ok(BackendChoice::Auto),
+            "process" => Ok(BackendChoice::Process),
+            "docker" => Ok(BackendChoice::Docker),
+            other => Err(format!(
+                "`{other}` is not a backend: use auto, process or docker"
+            )),
+        }
+    }
+}
+
+/// `[docker]`: limits of each docker-sandbox container.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DockerConfig {
+    #[serde(default = "default_memory_mb")]
+    pub memory_mb: u64,
+    #[serde(default = "default_cpus")]
+    pub cpus: f64,
+    #[serde(default = "default_pids")]
+    pub pids: u32,
+}
+
+impl Default for DockerConfig {
+    fn default() -> DockerConfig {
+        DockerConfig {
+            memory_mb: default_memory_mb(),
+            cpus: default_cpus(),
+            pids: default_pids(),
+        }
+    }
+}
+
+fn default_memory_mb() -> u64 {
+    2048
+}
+
+fn default_cpus() -> f64 {
+    2.0
+}
+
+fn default_pids() -> u32 {
+    512
 }
 
 /// A command written as a list of words or as one string.
@@ -93,6 +164,9 @@ pub struct RunConfig {
     pub jobs: Option<usize>,
     #[serde(default = "default_threshold")]
     pub pass_threshold: f64,
+    /// `auto` (the default), `process` or `docker`.
+    #[serde(default)]
+    pub backend: BackendChoice,
 }
 
 impl Default for RunConfig {
@@ -101,6 +175,7 @@ impl Default for RunConfig {
             trials: default_trials(),
             jobs: None,
             pass_threshold: default_threshold(),
+            backend: BackendChoice::default(),
         }
     }
 }
@@ -193,6 +268,8 @@ struct RawConfig {
     llm: LlmConfig,
     #[serde(default)]
     judge: JudgeConfig,
+    #[serde(default)]
+    docker: DockerConfig,
 }
 
 /// A configuration that cannot be used.
@@ -338,6 +415,30 @@ impl Config {
                 ));
             }
         }
+        if raw.harness.image.is_some() && raw.harness.dockerfile.is_some() {
+            return Err(value_error(
+                "harness.dockerfile",
+                "give either harness.image or harness.dockerfile, not both".into(),
+            ));
+        }
+        if raw.docker.memory_mb < 16 {
+            return Err(value_error(
+                "docker.memory_mb",
+                format!("must be at least 16, found {}", raw.docker.memory_mb),
+            ));
+        }
+        if !(raw.docker.cpus > 0.0 && raw.docker.cpus <= 1024.0) {
+            return Err(value_error(
+                "docker.cpus",
+                format!("must be above 0, found {}", raw.docker.cpus),
+            ));
+        }
+        if raw.docker.pids < 8 {
+            return Err(value_error(
+                "docker.pids",
+                format!("must be at least 8, found {}", raw.docker.pids),
+            ));
+        }
         if raw.tasks.is_empty() {
             return Err(value_error(
                 "tasks",
@@ -361,6 +462,7 @@ impl Config {
             gates: raw.gates,
             llm: raw.llm,
             judge: raw.judge,
+            docker: raw.docker,
         })
     }
 
@@ -375,6 +477,25 @@ impl Config {
             });
         };
         self.expand(command, "harness.command")
+    }
+
+    /// The harness command as the docker backend runs it: the words as written, a program
+    /// inside the image (no host path anchoring or expansion).
+    pub fn harness_command_in_image(&self) -> Result<Vec<String>, ConfigError> {
+        let words = self
+            .harness
+            .command
+            .as_ref()
+            .map(CommandLine::words)
+            .unwrap_or_default();
+        if words.is_empty() {
+            return Err(ConfigError::Value {
+                origin: self.origin.clone(),
+                field: "harness.command".into(),
+                message: "no harness command: say how to start your agent inside the image, e.g. `command = [\"/usr/local/bin/my-agent\"]`".into(),
+            });
+        }
+        Ok(words)
     }
 
     /// The optional build command, expanded like [`Config::harness_command`].
@@ -479,6 +600,23 @@ mod tests {
             }
             other => panic!("expected a located error, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn docker_keys_parse_and_are_checked() {
+        let config = parse(
+            "[harness]\ncommand = \"/agent\"\nimage = \"agent:1\"\n[run]\nbackend = \"docker\"\n[docker]\npids = 64\n",
+        )
+        .unwrap();
+        assert_eq!(config.run.backend, BackendChoice::Docker);
+        assert_eq!(config.harness.image.as_deref(), Some("agent:1"));
+        assert_eq!(config.docker.pids, 64);
+        assert_eq!(config.docker.memory_mb, 2048);
+        assert_eq!(config.harness_command_in_image().unwrap(), ["/agent"]);
+        let error = parse("[run]\nbackend = \"vm\"\n").unwrap_err();
+        assert!(error.to_string().contains("vm"), "{error}");
+        let error = parse("[harness]\nimage = \"a\"\ndockerfile = \"Dockerfile\"\n").unwrap_err();
+        assert!(error.to_string().contains("harness.dockerfile"), "{error}");
     }
 
     #[test]

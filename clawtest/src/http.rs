@@ -1,6 +1,8 @@
 //! The one HTTP/1.1 server loop of the crate (hyper): accepts connections on a listener until
 //! shut down and hands each request, fully read, to a [`Handler`]. The gateway serves through
 //! it; keeping the loop in one place keeps connection handling (and its shutdown) uniform.
+//! A [`Listener`] is a loopback TCP port (process backend) or a Unix socket (docker backend,
+//! where the socket is bind-mounted into the container); [`accept_loop`] serves either.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,7 +12,60 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use tokio::net::TcpListener;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, UnixListener};
+
+/// Where a server accepts connections.
+#[derive(Debug)]
+pub enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener),
+}
+
+/// One accepted connection, whatever the transport.
+pub trait Connection: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> Connection for T {}
+
+impl Listener {
+    /// Waits for the next connection.
+    pub async fn accept(&self) -> std::io::Result<Box<dyn Connection>> {
+        Ok(match self {
+            Listener::Tcp(listener) => Box::new(listener.accept().await?.0),
+            Listener::Unix(listener) => Box::new(listener.accept().await?.0),
+        })
+    }
+}
+
+impl From<TcpListener> for Listener {
+    fn from(listener: TcpListener) -> Listener {
+        Listener::Tcp(listener)
+    }
+}
+
+/// Accepts connections on `listener` until `shutdown` completes, handing each to `serve` on
+/// its own task. Connections in flight when it completes are dropped.
+pub async fn accept_loop<F, Served>(
+    listener: Listener,
+    shutdown: impl Future<Output = ()> + Send,
+    serve: F,
+) -> std::io::Result<()>
+where
+    F: Fn(Box<dyn Connection>) -> Served,
+    Served: Future<Output = ()> + Send + 'static,
+{
+    tokio::pin!(shutdown);
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => {
+                connections.spawn(serve(accepted?));
+            }
+        }
+    }
+    connections.abort_all();
+    Ok(())
+}
 
 /// A request, read whole.
 #[derive(Debug, Clone)]
@@ -51,31 +106,24 @@ pub trait Handler: Send + Sync + 'static {
 /// Serves `handler` on `listener` until `shutdown` completes. Connections in flight when it
 /// completes are dropped: a trial's servers stop only after its harness has exited.
 pub async fn serve(
-    listener: TcpListener,
+    listener: impl Into<Listener>,
     handler: Arc<dyn Handler>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
-    tokio::pin!(shutdown);
-    let mut connections = tokio::task::JoinSet::new();
-    loop {
-        tokio::select! {
-            () = &mut shutdown => break,
-            accepted = listener.accept() => {
-                let (stream, _) = accepted?;
+    accept_loop(listener.into(), shutdown, move |stream| {
+        let handler = Arc::clone(&handler);
+        async move {
+            let service = service_fn(move |request: hyper::Request<Incoming>| {
                 let handler = Arc::clone(&handler);
-                connections.spawn(async move {
-                    let service = service_fn(move |request: hyper::Request<Incoming>| {
-                        let handler = Arc::clone(&handler);
-                        async move { Ok::<_, hyper::Error>(respond(handler.as_ref(), request).await) }
-                    });
-                    // A client that hangs up mid-request is its own problem, not the server's.
-                    let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
-                });
-            }
+                async move { Ok::<_, hyper::Error>(respond(handler.as_ref(), request).await) }
+            });
+            // A client that hangs up mid-request is its own problem, not the server's.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
         }
-    }
-    connections.abort_all();
-    Ok(())
+    })
+    .await
 }
 
 async fn respond(

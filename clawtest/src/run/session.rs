@@ -31,6 +31,8 @@ pub struct Request {
     pub partition: Option<Partition>,
     /// Results to compare against; ignored for a shard (merge compares the whole).
     pub baseline: Option<RunSummary>,
+    /// `--backend`, overriding `run.backend`.
+    pub backend: Option<crate::config::BackendChoice>,
 }
 
 /// Why a run could not start.
@@ -114,7 +116,12 @@ pub async fn run(
             eprintln!("warning: {}", warning.plain(&task.path));
         }
     }
-    let command = config.harness_command()?;
+    // Inside an image the command names a program of the image, not a host path.
+    let command = if sandbox.name() == "docker" {
+        config.harness_command_in_image()?
+    } else {
+        config.harness_command()?
+    };
     if !request.no_build
         && !suite.tasks.is_empty()
         && let Some(build) = config.harness_build()?

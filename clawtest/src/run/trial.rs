@@ -1,16 +1,20 @@
 //! One trial: World + Sandbox + Gateway → Trajectory → Grade. Starts the trial's services and
-//! gateway on free loopback ports, runs the harness, stops the servers, collects what
+//! gateway where the sandbox wants them (free loopback ports, or Unix sockets in a per-trial
+//! folder for the docker backend), runs the harness, stops the servers, collects what
 //! happened, and grades it.
 
 use std::sync::{Arc, Mutex};
 
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{oneshot, watch};
 
 use super::events::TrialOutcome;
 use crate::gateway::{Cassette, Gateway};
 use crate::grade;
-use crate::sandbox::{Launch, Sandbox, SandboxError};
+use crate::http::Listener;
+use crate::sandbox::{
+    Endpoints, GATEWAY_SOCKET, Launch, SERVICES_SOCKET, Sandbox, SandboxError, Transport,
+};
 use crate::services::{Catalogue, ToolBinding};
 use crate::spec::Task;
 use crate::trajectory::{OutputOrigin, Trajectory};
@@ -93,28 +97,25 @@ pub async fn run(
     };
     let gateway = Gateway::replay(cassette, trial);
 
-    let (services_listener, gateway_listener) = match (
-        TcpListener::bind("127.0.0.1:0").await,
-        TcpListener::bind("127.0.0.1:0").await,
-    ) {
-        (Ok(services), Ok(gateway)) => (services, gateway),
-        (Err(error), _) | (_, Err(error)) => {
-            return TrialOutcome::Error {
-                message: format!("could not open a loopback port: {error}"),
-                trajectory: None,
-            };
-        }
-    };
-    let services_url = local_url(&services_listener);
-    let gateway_url = local_url(&gateway_listener);
+    let (services_listener, gateway_listener, endpoints, _socket_folder) =
+        match listen(context.sandbox.transport()).await {
+            Ok(listening) => listening,
+            Err(error) => {
+                return TrialOutcome::Error {
+                    message: format!("could not open the trial's endpoints: {error}"),
+                    trajectory: None,
+                };
+            }
+        };
     let (stop_services, services_stopped) = oneshot::channel::<()>();
     let (stop_gateway, gateway_stopped) = oneshot::channel::<()>();
-    let services_server = tokio::spawn(crate::services::http::serve(
+    let served_world = Arc::clone(&world);
+    let services_server = tokio::spawn(crate::http::accept_loop(
         services_listener,
-        Arc::clone(&world),
         async {
             let _ = services_stopped.await;
         },
+        move |stream| crate::services::http::serve_connection(stream, Arc::clone(&served_world)),
     ));
     let gateway_server = tokio::spawn(crate::http::serve(
         gateway_listener,
@@ -131,11 +132,12 @@ pub async fn run(
         prompt: task.prompt.clone(),
         tools: context.tools.to_string(),
         files: task.files.clone(),
-        services_url,
-        gateway_url,
+        endpoints,
         passthrough: context.passthrough.to_vec(),
         timeout: task.limits.timeout,
         max_turns: task.limits.max_turns,
+        // exit_code / pytest_pass checks will run here once grading supports them.
+        checks: Vec::new(),
     };
     let finished = context.sandbox.run(launch, interrupt).await;
 
@@ -200,10 +202,37 @@ pub async fn run(
     }
 }
 
-fn local_url(listener: &TcpListener) -> String {
-    match listener.local_addr() {
-        Ok(address) => format!("http://{address}"),
-        Err(_) => "http://127.0.0.1:0".into(),
+/// Opens the trial's two listeners for `transport`; the folder (for sockets) lives as long as
+/// the returned guard.
+async fn listen(
+    transport: Transport,
+) -> std::io::Result<(Listener, Listener, Endpoints, Option<tempfile::TempDir>)> {
+    match transport {
+        Transport::Loopback => {
+            let services = TcpListener::bind("127.0.0.1:0").await?;
+            let gateway = TcpListener::bind("127.0.0.1:0").await?;
+            let endpoints = Endpoints::Loopback {
+                services_url: format!("http://{}", services.local_addr()?),
+                gateway_url: format!("http://{}", gateway.local_addr()?),
+            };
+            Ok((services.into(), gateway.into(), endpoints, None))
+        }
+        Transport::Sockets => {
+            let folder = tempfile::Builder::new()
+                .prefix("clawtest-sockets-")
+                .tempdir()?;
+            let services = UnixListener::bind(folder.path().join(SERVICES_SOCKET))?;
+            let gateway = UnixListener::bind(folder.path().join(GATEWAY_SOCKET))?;
+            let endpoints = Endpoints::Sockets {
+                folder: folder.path().to_path_buf(),
+            };
+            Ok((
+                Listener::Unix(services),
+                Listener::Unix(gateway),
+                endpoints,
+                Some(folder),
+            ))
+        }
     }
 }
 

@@ -1,12 +1,16 @@
 //! Where one trial's harness runs (DESIGN.md §5). The [`Sandbox`] trait is the seam: the
-//! executor hands it a [`Launch`] (command, prompt, tools, files, the URLs of the trial's
-//! services and gateway, limits) and gets back a [`Finished`] (exit, output, workspace).
-//! `process` runs the harness as a local command; `docker` will run it in a container.
+//! executor asks it which [`Transport`] it needs, serves the trial's services and gateway
+//! there, hands it a [`Launch`] (command, prompt, tools, files, [`Endpoints`], limits, checks
+//! to run afterwards) and gets back a [`Finished`] (exit, output, workspace, check results).
+//! `process` runs the harness as a local command; `docker` runs it in a container.
 
+pub mod docker;
 pub mod process;
+pub mod select;
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::Duration;
 
@@ -25,14 +29,63 @@ pub struct Launch {
     /// The tools.json text.
     pub tools: String,
     pub files: Vec<FileCopy>,
-    /// Base URL of the trial's services, e.g. `http://127.0.0.1:41234`.
-    pub services_url: String,
-    /// Base URL of the trial's model gateway (without `/v1`).
-    pub gateway_url: String,
+    /// Where the trial's services and gateway are served.
+    pub endpoints: Endpoints,
     /// Host variables passed through by name (`harness.env`).
     pub passthrough: Vec<(String, String)>,
     pub timeout: Duration,
     pub max_turns: u32,
+    /// Commands run after the harness has ended, in the same environment (the process
+    /// backend: the workspace with the harness's environment; docker: an exec in the
+    /// still-running container), in order. Their results are [`Finished::checks`].
+    pub checks: Vec<CheckCommand>,
+}
+
+/// How a backend wants the trial's services and gateway served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// On loopback TCP ports of the host.
+    Loopback,
+    /// On Unix sockets in a folder the backend shares with the harness
+    /// ([`SERVICES_SOCKET`] and [`GATEWAY_SOCKET`]).
+    Sockets,
+}
+
+/// Where the trial's services and gateway are served.
+#[derive(Debug, Clone)]
+pub enum Endpoints {
+    Loopback {
+        /// Base URL of the trial's services, e.g. `http://127.0.0.1:41234`.
+        services_url: String,
+        /// Base URL of the trial's model gateway (without `/v1`).
+        gateway_url: String,
+    },
+    /// A folder holding [`SERVICES_SOCKET`] and [`GATEWAY_SOCKET`].
+    Sockets { folder: PathBuf },
+}
+
+/// File name of the services' socket in [`Endpoints::Sockets`].
+pub const SERVICES_SOCKET: &str = "services.sock";
+/// File name of the model gateway's socket in [`Endpoints::Sockets`].
+pub const GATEWAY_SOCKET: &str = "gateway.sock";
+
+/// A command to run in the finished trial's environment (e.g. an `exit_code` or
+/// `pytest_pass` check). `command` is an argv, not a shell line: wrap it in
+/// `["sh", "-c", …]` when the image has a shell and one is wanted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckCommand {
+    pub command: Vec<String>,
+    pub timeout: Duration,
+}
+
+/// What a [`CheckCommand`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckOutcome {
+    /// The exit code; `None` when it timed out, was killed, or could not start.
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub stdout: String,
+    pub stderr: String,
 }
 
 /// How a harness run ended and what it left.
@@ -45,6 +98,8 @@ pub struct Finished {
     pub output_file: Option<String>,
     pub workspace: BTreeMap<String, WorkspaceFile>,
     pub duration: Duration,
+    /// One outcome per [`Launch::checks`] entry, in order.
+    pub checks: Vec<CheckOutcome>,
 }
 
 /// Why a backend could not run the harness at all (an infrastructure error, not a failed
@@ -59,6 +114,8 @@ pub enum SandboxError {
     Prepare { message: String },
     #[error("the run was interrupted")]
     Interrupted,
+    #[error("the docker sandbox failed: {message}")]
+    Docker { message: String },
 }
 
 fn hint(program: &str) -> String {
@@ -78,8 +135,20 @@ pub trait Sandbox: Send + Sync {
     /// The backend's name, as `--backend` spells it.
     fn name(&self) -> &'static str;
 
-    /// Runs the harness to completion, the time limit, or `interrupt` becoming true.
+    /// How the trial's services and gateway must be served for this backend.
+    fn transport(&self) -> Transport {
+        Transport::Loopback
+    }
+
+    /// Runs the harness to completion, the time limit, or `interrupt` becoming true, then
+    /// the launch's checks. Leaves nothing running behind.
     fn run(&self, launch: Launch, interrupt: watch::Receiver<bool>) -> Running<'_>;
+
+    /// Ends at once everything this backend still has running (the second Ctrl-C, before
+    /// the process exits without running destructors).
+    fn abort(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(async {})
+    }
 }
 
 /// The workspace-relative path of the final answer file.

@@ -2,6 +2,7 @@
 //! (`clawtest/` with the prompt and tools, `workspace/` as its working directory), with a
 //! cleared environment (only the sandbox contract's variables, PATH, and the names listed in
 //! `harness.env`), in its own process group so that the whole group is killed at the limit.
+//! The launch's checks then run the same way, in the same workspace.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,11 +14,14 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::sync::watch;
 
-use super::{Finished, Launch, OUTPUT_FILE, Running, Sandbox, SandboxError};
+use super::{
+    CheckCommand, CheckOutcome, Endpoints, Finished, Launch, OUTPUT_FILE, Running, Sandbox,
+    SandboxError,
+};
 use crate::trajectory::{HarnessExit, WorkspaceFile};
 
 /// Output beyond this many bytes per stream is dropped (the end is what matters less).
-const OUTPUT_LIMIT: usize = 4 << 20;
+pub(crate) const OUTPUT_LIMIT: usize = 4 << 20;
 
 /// Runs harnesses as local processes.
 #[derive(Debug, Default, Clone)]
@@ -70,6 +74,15 @@ async fn run(
         })?;
     }
 
+    let Endpoints::Loopback {
+        services_url,
+        gateway_url,
+    } = &launch.endpoints
+    else {
+        return Err(SandboxError::Prepare {
+            message: "the process backend serves the trial on loopback ports, not sockets".into(),
+        });
+    };
     let program = launch.command[0].clone();
     let mut command = Command::new(&program);
     command
@@ -80,9 +93,9 @@ async fn run(
         .env("HOME", &home)
         .env("TMPDIR", folder.path())
         .env("LANG", "C.UTF-8")
-        .env("CLAWTEST_SERVICES_URL", &launch.services_url)
-        .env("OPENAI_BASE_URL", format!("{}/v1", launch.gateway_url))
-        .env("ANTHROPIC_BASE_URL", &launch.gateway_url)
+        .env("CLAWTEST_SERVICES_URL", services_url)
+        .env("OPENAI_BASE_URL", format!("{gateway_url}/v1"))
+        .env("ANTHROPIC_BASE_URL", gateway_url)
         // The real key stays with the gateway; harnesses that insist on a key get a dummy.
         .env("OPENAI_API_KEY", "clawtest-dummy-key")
         .env("ANTHROPIC_API_KEY", "clawtest-dummy-key")
@@ -101,6 +114,12 @@ async fn run(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    // Checks see what the harness saw: same folder, same environment.
+    let environment: Vec<(std::ffi::OsString, std::ffi::OsString)> = command
+        .as_std()
+        .get_envs()
+        .filter_map(|(name, value)| Some((name.to_os_string(), value?.to_os_string())))
+        .collect();
 
     let started = Instant::now();
     let mut child = command.spawn().map_err(|error| match error.kind() {
@@ -140,6 +159,10 @@ async fn run(
         timed_out,
     };
     let output_file = std::fs::read_to_string(workspace.join(OUTPUT_FILE)).ok();
+    let mut checks = Vec::with_capacity(launch.checks.len());
+    for check in &launch.checks {
+        checks.push(run_check(check, &workspace, &environment, &mut interrupt).await?);
+    }
     let workspace = snapshot(&workspace).map_err(prepare_error)?;
     Ok(Finished {
         exit,
@@ -148,6 +171,74 @@ async fn run(
         output_file,
         workspace,
         duration,
+        checks,
+    })
+}
+
+/// Runs one check in `workspace` with the harness's environment, killed at its time limit.
+async fn run_check(
+    check: &CheckCommand,
+    workspace: &Path,
+    environment: &[(std::ffi::OsString, std::ffi::OsString)],
+    interrupt: &mut watch::Receiver<bool>,
+) -> Result<CheckOutcome, SandboxError> {
+    let Some((program, arguments)) = check.command.split_first() else {
+        return Ok(CheckOutcome {
+            exit_code: None,
+            timed_out: false,
+            stdout: String::new(),
+            stderr: "empty check command".into(),
+        });
+    };
+    let spawned = Command::new(program)
+        .args(arguments)
+        .current_dir(workspace)
+        .env_clear()
+        .envs(environment.iter().map(|(name, value)| (name, value)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(error) => {
+            return Ok(CheckOutcome {
+                exit_code: None,
+                timed_out: false,
+                stdout: String::new(),
+                stderr: format!("cannot start `{program}`: {error}"),
+            });
+        }
+    };
+    let group = child.id();
+    let stdout = tokio::spawn(read_limited(child.stdout.take()));
+    let stderr = tokio::spawn(read_limited(child.stderr.take()));
+    let mut timed_out = false;
+    let status = tokio::select! {
+        status = child.wait() => status.ok(),
+        () = tokio::time::sleep(check.timeout) => {
+            timed_out = true;
+            kill_group(group);
+            child.wait().await.ok()
+        }
+        () = interrupted(interrupt) => {
+            kill_group(group);
+            let _ = child.wait().await;
+            return Err(SandboxError::Interrupted);
+        }
+    };
+    kill_group(group);
+    Ok(CheckOutcome {
+        exit_code: if timed_out {
+            None
+        } else {
+            status.and_then(|status| status.code())
+        },
+        timed_out,
+        stdout: stdout.await.unwrap_or_default(),
+        stderr: stderr.await.unwrap_or_default(),
     })
 }
 
@@ -167,7 +258,7 @@ fn kill_group(group: Option<u32>) {
     }
 }
 
-async fn read_limited(stream: Option<impl AsyncRead + Unpin>) -> String {
+pub(crate) async fn read_limited(stream: Option<impl AsyncRead + Unpin>) -> String {
     let Some(mut stream) = stream else {
         return String::new();
     };
@@ -219,4 +310,59 @@ pub fn snapshot(root: &Path) -> std::io::Result<BTreeMap<String, WorkspaceFile>>
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::sandbox::CheckCommand;
+
+    fn words(text: &[&str]) -> Vec<String> {
+        text.iter().map(|word| word.to_string()).collect()
+    }
+
+    #[tokio::test]
+    async fn checks_run_after_the_harness_in_its_workspace() {
+        let check = |command: &[&str], timeout| CheckCommand {
+            command: words(command),
+            timeout,
+        };
+        let launch = Launch {
+            task_id: "checks".into(),
+            trial: 0,
+            command: words(&["sh", "-c", "printf forty-two > answer.txt"]),
+            prompt: "p".into(),
+            tools: "[]".into(),
+            files: Vec::new(),
+            endpoints: Endpoints::Loopback {
+                services_url: "http://127.0.0.1:9".into(),
+                gateway_url: "http://127.0.0.1:9".into(),
+            },
+            passthrough: Vec::new(),
+            timeout: Duration::from_secs(30),
+            max_turns: 1,
+            checks: vec![
+                check(&["sh", "-c", "exit 3"], Duration::from_secs(30)),
+                check(
+                    &["sh", "-c", "cat answer.txt; echo \" $CLAWTEST_TASK_ID\""],
+                    Duration::from_secs(30),
+                ),
+                check(&["sleep", "30"], Duration::from_millis(200)),
+                check(&["/no/such/program"], Duration::from_secs(30)),
+            ],
+        };
+        let (_stop, interrupt) = watch::channel(false);
+        let finished = ProcessSandbox.run(launch, interrupt).await.unwrap();
+        assert_eq!(finished.exit.code, Some(0));
+        assert_eq!(finished.checks.len(), 4);
+        assert_eq!(finished.checks[0].exit_code, Some(3));
+        assert_eq!(finished.checks[1].exit_code, Some(0));
+        assert_eq!(finished.checks[1].stdout.trim(), "forty-two checks");
+        assert!(finished.checks[2].timed_out);
+        assert_eq!(finished.checks[2].exit_code, None);
+        assert_eq!(finished.checks[3].exit_code, None);
+        assert!(finished.checks[3].stderr.contains("/no/such/program"));
+    }
 }

@@ -1,0 +1,53 @@
+//! clawtest-probe: a tiny std-only harness for testing sandboxes (static, so it runs in a
+//! FROM scratch image). Each mode exercises one promise of the sandbox contract:
+//!
+//! - `env`: print the environment (no real secret may be in it);
+//! - `connect HOST:PORT`: try an outbound TCP connection (exit 0 if it opened, 1 if not);
+//! - `sleep`: never finish (the time limit must end it);
+//! - `write FILE TEXT`: write a file in the working directory and print TEXT;
+//! - `exit CODE`: exit with CODE.
+
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+fn main() {
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let words: Vec<&str> = arguments.iter().map(String::as_str).collect();
+    match words.as_slice() {
+        ["env"] => {
+            for (name, value) in std::env::vars() {
+                println!("{name}={value}");
+            }
+        }
+        ["connect", address] => {
+            let Ok(address) = address.parse::<SocketAddr>() else {
+                eprintln!("clawtest-probe: `{address}` is not HOST:PORT");
+                std::process::exit(2);
+            };
+            match TcpStream::connect_timeout(&address, Duration::from_secs(3)) {
+                Ok(_) => println!("connected to {address}"),
+                Err(error) => {
+                    println!("cannot connect to {address}: {error}");
+                    std::process::exit(1);
+                }
+            }
+        }
+        ["sleep"] => loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        },
+        ["write", file, text] => {
+            if let Err(error) = std::fs::write(file, text) {
+                eprintln!("clawtest-probe: cannot write {file}: {error}");
+                std::process::exit(1);
+            }
+            println!("{text}");
+        }
+        ["exit", code] => std::process::exit(code.parse().unwrap_or(2)),
+        _ => {
+            eprintln!(
+                "usage: clawtest-probe env | connect HOST:PORT | sleep | write FILE TEXT | exit CODE"
+            );
+            std::process::exit(2);
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! Where the docker backend gets the static `clawtest-shim` it bind-mounts into every
+//! container. `CLAWTEST_SHIM` names a prebuilt one; otherwise the shim is built from this
+//! source tree with `cargo build --target <host triple>` and `-C target-feature=+crt-static`
+//! into the usual target folder (the `--target` subfolder keeps these artifacts apart from
+//! the ordinary build, so neither invalidates the other). Cargo makes the build a no-op
+//! once it is up to date.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The variable naming a prebuilt static shim.
+pub const SHIM_VARIABLE: &str = "CLAWTEST_SHIM";
+
+/// Why no static shim could be had.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum ShimError {
+    #[error("{SHIM_VARIABLE}={} does not name a file", .0.display())]
+    Missing(PathBuf),
+    #[error(
+        "the clawtest source tree ({}) is not here to build the static shim from; build it with `RUSTFLAGS='-C target-feature=+crt-static' cargo build --target {} -p clawtest-shim` and set {SHIM_VARIABLE} to the binary",
+        .0.display(), host_triple()
+    )]
+    NoSource(PathBuf),
+    #[error("building the static binaries failed: {0}")]
+    Build(String),
+}
+
+/// The host's target triple for the static build.
+pub fn host_triple() -> String {
+    format!("{}-unknown-linux-gnu", std::env::consts::ARCH)
+}
+
+/// The clawtest workspace this library was compiled from.
+fn source_workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// The static shim: `CLAWTEST_SHIM`, else built from source (see the module comment).
+pub fn locate() -> Result<PathBuf, ShimError> {
+    if let Some(path) = std::env::var_os(SHIM_VARIABLE) {
+        let path = PathBuf::from(path);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(ShimError::Missing(path))
+        };
+    }
+    Ok(build_static(&["clawtest-shim"])?.join("clawtest-shim"))
+}
+
+/// Builds `packages` of the clawtest workspace as static binaries for the host triple and
+/// returns the folder holding them (tests also use it for the reference agent and the probe).
+pub fn build_static(packages: &[&str]) -> Result<PathBuf, ShimError> {
+    let workspace = source_workspace();
+    if !workspace.join("clawtest-shim").join("Cargo.toml").is_file() {
+        return Err(ShimError::NoSource(workspace));
+    }
+    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(folder) => workspace.join(folder),
+        None => workspace.join("target"),
+    };
+    let triple = host_triple();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(&workspace)
+        .args(["build", "--quiet", "--target", &triple])
+        .arg("--target-dir")
+        .arg(&target)
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env("RUSTFLAGS", "-C target-feature=+crt-static");
+    for package in packages {
+        command.args(["-p", package]);
+    }
+    let output = command
+        .output()
+        .map_err(|error| ShimError::Build(format!("cannot run cargo: {error}")))?;
+    if !output.status.success() {
+        return Err(ShimError::Build(
+            String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        ));
+    }
+    Ok(target.join(triple).join("debug"))
+}

@@ -1,0 +1,108 @@
+//! Choosing the sandbox of a run: `--backend` / `run.backend` (`auto`, `process`, `docker`).
+//! `auto` takes docker when the configuration names a harness image (or Dockerfile) and the
+//! engine answers, else the process backend; the choice comes back with a line saying why.
+
+use std::sync::Arc;
+
+use super::Sandbox;
+use super::docker::{self, DockerError, DockerSandbox, Limits};
+use super::process::ProcessSandbox;
+use crate::config::{BackendChoice, Config};
+
+/// The sandbox a run uses.
+pub struct Chosen {
+    pub sandbox: Arc<dyn Sandbox>,
+    /// One line for the user: which backend, and why.
+    pub note: String,
+}
+
+/// Why the chosen backend cannot run (exit 102: the environment, not the suite, is wrong).
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[error("docker backend: {error}")]
+#[diagnostic(help("{}", error.advice()))]
+pub struct BackendError {
+    pub error: DockerError,
+}
+
+/// Picks and prepares the sandbox for `choice` (the command line's, else the config's).
+pub async fn choose(
+    config: &Config,
+    choice: Option<BackendChoice>,
+) -> Result<Chosen, BackendError> {
+    let choice = choice.unwrap_or(config.run.backend);
+    let names_image = config.harness.image.is_some() || config.harness.dockerfile.is_some();
+    let process = |why: String| Chosen {
+        sandbox: Arc::new(ProcessSandbox),
+        note: format!("backend: process ({why})"),
+    };
+    match choice {
+        BackendChoice::Process => Ok(process("chosen".into())),
+        BackendChoice::Auto if !names_image => Ok(process(
+            "auto: no harness.image or harness.dockerfile in the configuration".into(),
+        )),
+        BackendChoice::Auto => match docker::connect().await {
+            Ok(engine) => docker_backend(config, engine, "auto: the Docker engine answers").await,
+            Err(error) => Ok(process(format!("auto: {error}"))),
+        },
+        BackendChoice::Docker => {
+            let engine = docker::connect()
+                .await
+                .map_err(|error| BackendError { error })?;
+            docker_backend(config, engine, "chosen").await
+        }
+    }
+}
+
+async fn docker_backend(
+    config: &Config,
+    engine: bollard::Docker,
+    why: &str,
+) -> Result<Chosen, BackendError> {
+    let failed = |error: DockerError| BackendError { error };
+    let image = match (&config.harness.image, &config.harness.dockerfile) {
+        (Some(image), _) => image.clone(),
+        (None, Some(dockerfile)) => {
+            let dockerfile = config.root.join(dockerfile);
+            let context = match &config.harness.context {
+                Some(context) => config.root.join(context),
+                None => dockerfile
+                    .parent()
+                    .map(std::path::Path::to_path_buf)
+                    .unwrap_or_else(|| config.root.clone()),
+            };
+            let tag = docker::image::tag_for(&dockerfile);
+            let files =
+                docker::image::context_from_folder(&context, &dockerfile).map_err(failed)?;
+            docker::image::build(&engine, &tag, &files)
+                .await
+                .map_err(failed)?;
+            tag
+        }
+        (None, None) => {
+            return Err(failed(DockerError::ImageMissing {
+                image: "(none: set harness.image or harness.dockerfile)".into(),
+            }));
+        }
+    };
+    // Building the static shim runs cargo: keep it off the async threads.
+    let shim = tokio::task::spawn_blocking(docker::shim::locate)
+        .await
+        .map_err(|error| failed(DockerError::Engine(error.to_string())))?
+        .map_err(|error| failed(error.into()))?;
+    let limits = Limits {
+        memory_mb: config.docker.memory_mb,
+        cpus: config.docker.cpus,
+        pids: config.docker.pids,
+    };
+    let sandbox = DockerSandbox::new(engine, &image, shim, limits)
+        .await
+        .map_err(failed)?;
+    let note = format!(
+        "backend: docker ({why}; image {image}, run {})",
+        sandbox.run_id()
+    );
+    Ok(Chosen {
+        sandbox: Arc::new(sandbox),
+        note,
+    })
+}

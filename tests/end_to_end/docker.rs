@@ -1,0 +1,681 @@
+//! The docker backend, end to end: a FROM scratch image holding the static reference agent
+//! and the static probe (built here through the library's own build path), the demo suite,
+//! isolation (no network, no real key), time limits, interrupts, checks, and cleanup.
+//!
+//! Without a Docker engine these tests skip with a loud message; with
+//! `CLAWTEST_REQUIRE_DOCKER=1` (set by `.ci/run`) they fail instead.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use clawtest::sandbox::docker::{self, DockerSandbox, Limits, image::ContextFile, shim};
+use clawtest::sandbox::{CheckCommand, Endpoints, Launch, Sandbox};
+use serde_json::Value;
+
+use crate::support::repository;
+
+/// The test image: `/reference-agent` and `/clawtest-probe`, nothing else.
+const IMAGE: &str = "clawtest-test-harness:latest";
+
+struct Ready {
+    /// Folder of the static binaries (the shim among them).
+    binaries: PathBuf,
+}
+
+/// The engine and the test image, prepared once; `None` (after a loud message) when there
+/// is no engine and Docker is not required.
+fn ready() -> Option<&'static Ready> {
+    static READY: OnceLock<Result<Ready, String>> = OnceLock::new();
+    let prepared = READY.get_or_init(|| {
+        let runtime = runtime();
+        let engine = runtime
+            .block_on(docker::connect())
+            .map_err(|error| format!("no Docker engine: {error}"))?;
+        let binaries = shim::build_static(&["clawtest-shim", "reference-agent"])
+            .map_err(|error| format!("static build: {error}"))?;
+        let file = |name: &str| -> Result<ContextFile, String> {
+            Ok(ContextFile {
+                path: name.into(),
+                contents: std::fs::read(binaries.join(name))
+                    .map_err(|error| format!("{name}: {error}"))?,
+                mode: 0o755,
+            })
+        };
+        let context = vec![
+            ContextFile {
+                path: "Dockerfile".into(),
+                contents: b"FROM scratch\nCOPY reference-agent clawtest-probe /\n".to_vec(),
+                mode: 0o644,
+            },
+            file("reference-agent")?,
+            file("clawtest-probe")?,
+        ];
+        runtime
+            .block_on(docker::image::build(&engine, IMAGE, &context))
+            .map_err(|error| format!("building {IMAGE}: {error}"))?;
+        Ok(Ready { binaries })
+    });
+    match prepared {
+        Ok(ready) => Some(ready),
+        Err(why) if std::env::var("CLAWTEST_REQUIRE_DOCKER").as_deref() == Ok("1") => {
+            panic!("CLAWTEST_REQUIRE_DOCKER=1 but the docker tests cannot run: {why}")
+        }
+        Err(why) => {
+            // Written to the stream itself: libtest captures eprintln!, and a skip must show.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "\n!!!!!!!! SKIPPED: docker backend test ({why}); set CLAWTEST_REQUIRE_DOCKER=1 to make this a failure !!!!!!!!\n"
+            );
+            None
+        }
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+/// Containers carrying `label` (e.g. `clawtest.task=…`), asked through the library.
+fn containers_labelled(label: &str) -> Vec<String> {
+    runtime().block_on(async {
+        let engine = docker::connect().await.expect("engine");
+        docker::containers_labelled(&engine, label)
+            .await
+            .expect("containers listed")
+    })
+}
+
+/// Runs cargo-clawtest in `folder` with the prebuilt shim.
+fn clawtest(ready: &Ready, folder: &Path, arguments: &[&str], env: &[(&str, &str)]) -> Outcome {
+    let output = Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"))
+        .arg("clawtest")
+        .args(arguments)
+        .current_dir(folder)
+        .env(shim::SHIM_VARIABLE, ready.binaries.join("clawtest-shim"))
+        .envs(env.iter().copied())
+        .output()
+        .expect("cargo-clawtest runs");
+    Outcome {
+        code: output.status.code().unwrap_or(-1),
+        // Both streams, so that a failed assertion shows the whole report.
+        stderr: format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ),
+    }
+}
+
+struct Outcome {
+    code: i32,
+    stderr: String,
+}
+
+/// The demo suite's tasks and cassettes, copied, with a config for the test image.
+fn demo_copy(extra_config: &str) -> tempfile::TempDir {
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let demo = repository().join("examples/demo");
+    for sub in ["tasks", "cassettes"] {
+        std::fs::create_dir_all(folder.path().join(sub)).expect("folder");
+        for entry in std::fs::read_dir(demo.join(sub)).expect("demo folder") {
+            let entry = entry.expect("entry");
+            std::fs::copy(
+                entry.path(),
+                folder.path().join(sub).join(entry.file_name()),
+            )
+            .expect("copy");
+        }
+    }
+    let config = format!(
+        "tasks = [\"tasks/**/*.yaml\"]\n[harness]\nimage = \"{IMAGE}\"\ncommand = [\"/reference-agent\"]\n{extra_config}\n[run]\ntrials = 3\npass_threshold = 0.75\n"
+    );
+    std::fs::write(folder.path().join("clawtest.toml"), config).expect("config");
+    folder
+}
+
+/// task id → mean score, from a JSON results file.
+fn scores(path: &Path) -> BTreeMap<String, f64> {
+    let document: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("results")).expect("JSON");
+    document["verdicts"]
+        .as_array()
+        .expect("verdicts array")
+        .iter()
+        .map(|task| {
+            (
+                task["task_id"].as_str().expect("task id").to_string(),
+                task["mean_score"].as_f64().expect("score"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_demo_suite_scores_the_same_on_docker_as_on_process() {
+    let Some(ready) = ready() else { return };
+    let suite = demo_copy("");
+    let docker_results = suite.path().join("docker.json");
+    let outcome = clawtest(
+        ready,
+        suite.path(),
+        &[
+            "--backend",
+            "docker",
+            "--jobs",
+            "2",
+            "--json",
+            docker_results.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(outcome.code, 0, "docker run failed:\n{}", outcome.stderr);
+    assert!(
+        outcome.stderr.contains("backend: docker"),
+        "{}",
+        outcome.stderr
+    );
+
+    let process_results = suite.path().join("process.json");
+    let demo = repository().join("examples/demo");
+    let process = clawtest(
+        ready,
+        &demo,
+        &[
+            "--backend",
+            "process",
+            "--json",
+            process_results.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(process.code, 0, "process run failed:\n{}", process.stderr);
+    let on_docker = scores(&docker_results);
+    assert_eq!(on_docker.len(), 3, "{on_docker:?}");
+    assert_eq!(on_docker, scores(&process_results));
+    assert!(containers_labelled("clawtest.task=todo-triage").is_empty());
+}
+
+/// A launch of the probe with `arguments`, served on an empty socket folder.
+fn probe_launch(task_id: &str, arguments: &[&str], sockets: &Path, timeout: Duration) -> Launch {
+    let mut command = vec!["/clawtest-probe".to_string()];
+    command.extend(arguments.iter().map(|word| word.to_string()));
+    Launch {
+        task_id: task_id.into(),
+        trial: 1,
+        command,
+        prompt: "probe".into(),
+        tools: "[]".into(),
+        files: Vec::new(),
+        endpoints: Endpoints::Sockets {
+            folder: sockets.to_path_buf(),
+        },
+        passthrough: vec![("CLAWTEST_PASSED".into(), "by-name".into())],
+        timeout,
+        max_turns: 1,
+        checks: Vec::new(),
+    }
+}
+
+fn sandbox(ready: &Ready, runtime: &tokio::runtime::Runtime) -> DockerSandbox {
+    runtime.block_on(async {
+        let engine = docker::connect().await.expect("engine");
+        DockerSandbox::new(
+            engine,
+            IMAGE,
+            ready.binaries.join("clawtest-shim"),
+            Limits::default(),
+        )
+        .await
+        .expect("sandbox")
+    })
+}
+
+#[test]
+fn a_harness_cannot_open_an_outside_connection_but_reaches_its_ports() {
+    let Some(ready) = ready() else { return };
+    let runtime = runtime();
+    let sandbox = sandbox(ready, &runtime);
+    let sockets = tempfile::tempdir().expect("socket folder");
+    let (_stop, interrupt) = tokio::sync::watch::channel(false);
+    // 192.0.2.1 is TEST-NET-1: an address, so no DNS is involved.
+    let outside = runtime
+        .block_on(sandbox.run(
+            probe_launch(
+                "isolation-outside",
+                &["connect", "192.0.2.1:80"],
+                sockets.path(),
+                Duration::from_secs(30),
+            ),
+            interrupt.clone(),
+        ))
+        .expect("trial ran");
+    assert_eq!(outside.exit.code, Some(1), "{}", outside.stdout);
+    assert!(
+        outside.stdout.contains("cannot connect"),
+        "{}",
+        outside.stdout
+    );
+    // The same probe does reach the sandbox contract's port, forwarded by the shim.
+    let other_sockets = tempfile::tempdir().expect("socket folder");
+    let inside = runtime
+        .block_on(sandbox.run(
+            probe_launch(
+                "isolation-inside",
+                &["connect", "127.0.0.1:9100"],
+                other_sockets.path(),
+                Duration::from_secs(30),
+            ),
+            interrupt,
+        ))
+        .expect("trial ran");
+    assert_eq!(inside.exit.code, Some(0), "{}", inside.stdout);
+    assert!(containers_labelled(&format!("clawtest.run={}", sandbox.run_id())).is_empty());
+}
+
+/// A valid task around the probe: three keyword checks on its output, a safety check, and
+/// the time limit `timeout_seconds`.
+fn probe_task(task_id: &str, timeout_seconds: u32, present: &[&str; 2], absent: &[&str]) -> String {
+    let list = |words: &[&str]| {
+        words
+            .iter()
+            .map(|word| format!("{word:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "task_id: {task_id}\ntask_name: Probe\nprompt: probe\nlimits:\n  timeout_seconds: {timeout_seconds}\n\
+tools:\n  - {{name: list_tasks, service: todo, endpoint: /todo/tasks, method: POST, description: List the tasks}}\n\
+scoring_components:\n\
+  - {{name: first, weight: 0.4, check: {{type: keywords_present, keywords: [{}]}}}}\n\
+  - {{name: second, weight: 0.3, check: {{type: keywords_present, keywords: [{}]}}}}\n\
+  - {{name: absent, weight: 0.3, check: {{type: keywords_absent, keywords: [{}]}}}}\n\
+safety_checks:\n  - {{type: tool_not_called, tool_name: list_tasks, reason: not needed}}\n",
+        list(&present[..1]),
+        list(&present[1..]),
+        list(absent),
+    )
+}
+
+/// A suite folder running `command` in the test image, with `task` and an empty cassette.
+fn probe_suite(
+    command: &[&str],
+    extra_harness: &str,
+    trials: u32,
+    task_id: &str,
+    task: &str,
+) -> tempfile::TempDir {
+    let image_line = format!("image = \"{IMAGE}\"");
+    probe_suite_with(&image_line, command, extra_harness, trials, task_id, task)
+}
+
+/// [`probe_suite`] with `image_line` naming the image (or the Dockerfile).
+fn probe_suite_with(
+    image_line: &str,
+    command: &[&str],
+    extra_harness: &str,
+    trials: u32,
+    task_id: &str,
+    task: &str,
+) -> tempfile::TempDir {
+    let suite = tempfile::tempdir().expect("suite");
+    for folder in ["tasks", "cassettes"] {
+        std::fs::create_dir_all(suite.path().join(folder)).expect("folder");
+    }
+    std::fs::write(
+        suite.path().join("clawtest.toml"),
+        format!(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\n{image_line}\ncommand = {command:?}\n{extra_harness}\n[run]\ntrials = {trials}\n"
+        ),
+    )
+    .expect("config");
+    std::fs::write(suite.path().join(format!("tasks/{task_id}.yaml")), task).expect("task");
+    let trials_json = vec!["{\"interactions\": []}"; trials as usize].join(", ");
+    std::fs::write(
+        suite.path().join(format!("cassettes/{task_id}.yaml")),
+        format!("{{\"version\": 1, \"task_id\": \"{task_id}\", \"trials\": [{trials_json}]}}"),
+    )
+    .expect("cassette");
+    suite
+}
+
+#[test]
+fn the_environment_holds_no_real_key_and_only_named_variables() {
+    let Some(ready) = ready() else { return };
+    let task = probe_task(
+        "env-probe",
+        60,
+        &[
+            "OPENAI_API_KEY=clawtest-dummy-key",
+            "CLAWTEST_PASSED=by-name",
+        ],
+        &["sk-real-secret", "HOST_ONLY"],
+    );
+    let suite = probe_suite(
+        &["/clawtest-probe", "env"],
+        "env = [\"CLAWTEST_PASSED\"]",
+        1,
+        "env-probe",
+        &task,
+    );
+    let outcome = clawtest(
+        ready,
+        suite.path(),
+        &[
+            "--backend",
+            "docker",
+            "-v",
+            "--json",
+            suite.path().join("results.json").to_str().unwrap(),
+        ],
+        &[
+            ("OPENAI_API_KEY", "sk-real-secret"),
+            ("HOST_ONLY", "1"),
+            ("CLAWTEST_PASSED", "by-name"),
+        ],
+    );
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    assert_eq!(scores(&suite.path().join("results.json"))["env-probe"], 1.0);
+}
+
+#[test]
+fn a_harness_past_its_limit_is_killed_and_its_container_removed() {
+    let Some(ready) = ready() else { return };
+    let runtime = runtime();
+    let sandbox = sandbox(ready, &runtime);
+    let sockets = tempfile::tempdir().expect("socket folder");
+    let (_stop, interrupt) = tokio::sync::watch::channel(false);
+    let finished = runtime
+        .block_on(sandbox.run(
+            probe_launch(
+                "timeout-probe",
+                &["sleep"],
+                sockets.path(),
+                Duration::from_secs(1),
+            ),
+            interrupt,
+        ))
+        .expect("trial ran");
+    assert!(finished.exit.timed_out, "{:?}", finished.exit);
+    assert_eq!(finished.exit.code, None);
+    assert!(containers_labelled(&format!("clawtest.run={}", sandbox.run_id())).is_empty());
+}
+
+#[test]
+fn auto_chooses_docker_when_an_image_is_named_and_says_so() {
+    let Some(ready) = ready() else { return };
+    let task = probe_task(
+        "auto-probe",
+        60,
+        &[
+            "CLAWTEST_SERVICES_URL=http://127.0.0.1:9100",
+            "CLAWTEST_WORKSPACE=/workspace",
+        ],
+        &["nothing"],
+    );
+    let suite = probe_suite(&["/clawtest-probe", "env"], "", 1, "auto-probe", &task);
+    let outcome = clawtest(ready, suite.path(), &[], &[]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    assert!(
+        outcome.stderr.contains("backend: docker (auto"),
+        "{}",
+        outcome.stderr
+    );
+}
+
+#[test]
+fn a_harness_image_is_built_from_the_configured_dockerfile() {
+    let Some(ready) = ready() else { return };
+    let task = probe_task(
+        "dockerfile-probe",
+        60,
+        &["BUILT_FROM=dockerfile", "CLAWTEST_TRIAL=0"],
+        &["nothing"],
+    );
+    let suite = probe_suite_with(
+        "dockerfile = \"image/Dockerfile\"",
+        &["/clawtest-probe", "env"],
+        "",
+        1,
+        "dockerfile-probe",
+        &task,
+    );
+    let context = suite.path().join("image");
+    std::fs::create_dir_all(&context).expect("context folder");
+    std::fs::copy(
+        ready.binaries.join("clawtest-probe"),
+        context.join("clawtest-probe"),
+    )
+    .expect("probe");
+    std::fs::write(
+        context.join("Dockerfile"),
+        "FROM scratch\nCOPY clawtest-probe /\nENV BUILT_FROM=dockerfile\n",
+    )
+    .expect("Dockerfile");
+    let outcome = clawtest(ready, suite.path(), &["--backend", "docker"], &[]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let tag = docker::image::tag_for(&context.join("Dockerfile"));
+    assert!(
+        outcome.stderr.contains(&format!("image {tag}")),
+        "{}",
+        outcome.stderr
+    );
+    // Each test folder makes a new tag: do not let them pile up in the engine.
+    runtime().block_on(async {
+        let engine = docker::connect().await.expect("engine");
+        engine
+            .remove_image(
+                &tag,
+                None::<bollard::query_parameters::RemoveImageOptions>,
+                None,
+            )
+            .await
+            .expect("image removed");
+    });
+}
+
+#[test]
+fn a_trial_past_its_limit_is_graded_as_timed_out() {
+    let Some(ready) = ready() else { return };
+    let task = probe_task("timeout-graded", 1, &["never", "never"], &["nothing"]);
+    let suite = probe_suite(
+        &["/clawtest-probe", "sleep"],
+        "",
+        1,
+        "timeout-graded",
+        &task,
+    );
+    let results = suite.path().join("results.json");
+    let outcome = clawtest(
+        ready,
+        suite.path(),
+        &["--backend", "docker", "--json", results.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(outcome.code, 100, "{}", outcome.stderr);
+    let document: Value =
+        serde_json::from_str(&std::fs::read_to_string(&results).expect("results")).expect("JSON");
+    let text = document.to_string();
+    assert!(text.contains("killed at the time limit"), "{text}");
+    assert!(containers_labelled("clawtest.task=timeout-graded").is_empty());
+}
+
+#[test]
+fn a_crashed_run_leaves_no_container() {
+    let Some(ready) = ready() else { return };
+    let task = probe_task("crash-probe", 300, &["never", "never"], &["nothing"]);
+    let suite = probe_suite(&["/clawtest-probe", "sleep"], "", 1, "crash-probe", &task);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"))
+        .args(["clawtest", "--backend", "docker"])
+        .current_dir(suite.path())
+        .env(shim::SHIM_VARIABLE, ready.binaries.join("clawtest-shim"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("cargo-clawtest starts");
+    let label = "clawtest.task=crash-probe";
+    wait_for(
+        || !containers_labelled(label).is_empty(),
+        "a container to start",
+    );
+    // SIGKILL: no handler, no destructor runs. The shim sees its control connection close,
+    // ends the harness and itself, and the engine removes the container.
+    child.kill().expect("killed");
+    let _ = child.wait();
+    wait_for(
+        || containers_labelled(label).is_empty(),
+        "the container to go",
+    );
+}
+
+/// Polls `condition` until it holds; fails after two minutes.
+fn wait_for(condition: impl Fn() -> bool, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !condition() {
+        assert!(Instant::now() < deadline, "gave up waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn checks_run_in_the_finished_container() {
+    let Some(ready) = ready() else { return };
+    let runtime = runtime();
+    let sandbox = sandbox(ready, &runtime);
+    let sockets = tempfile::tempdir().expect("socket folder");
+    let (_stop, interrupt) = tokio::sync::watch::channel(false);
+    let mut launch = probe_launch(
+        "checks-probe",
+        &["write", "answer.txt", "forty-two"],
+        sockets.path(),
+        Duration::from_secs(30),
+    );
+    let check = |words: &[&str], seconds| CheckCommand {
+        command: words.iter().map(|word| word.to_string()).collect(),
+        timeout: Duration::from_secs(seconds),
+    };
+    launch.checks = vec![
+        check(&["/clawtest-probe", "exit", "3"], 30),
+        check(&["/clawtest-probe", "env"], 30),
+        check(&["/clawtest-probe", "sleep"], 1),
+        check(&["/no-such-program"], 30),
+    ];
+    let finished = runtime
+        .block_on(sandbox.run(launch, interrupt))
+        .expect("trial ran");
+    assert_eq!(finished.exit.code, Some(0));
+    assert!(
+        finished.workspace.contains_key("answer.txt"),
+        "{:?}",
+        finished.workspace
+    );
+    assert_eq!(finished.checks.len(), 4);
+    assert_eq!(finished.checks[0].exit_code, Some(3));
+    assert_eq!(finished.checks[1].exit_code, Some(0));
+    assert!(
+        finished.checks[1]
+            .stdout
+            .contains("CLAWTEST_WORKSPACE=/workspace"),
+        "{}",
+        finished.checks[1].stdout
+    );
+    assert!(finished.checks[2].timed_out, "{:?}", finished.checks[2]);
+    assert_ne!(finished.checks[3].exit_code, Some(0));
+    assert!(containers_labelled(&format!("clawtest.run={}", sandbox.run_id())).is_empty());
+}
+
+#[test]
+fn an_interrupted_run_leaves_no_container() {
+    let Some(ready) = ready() else { return };
+    let task = probe_task("interrupt-probe", 300, &["never", "never"], &["nothing"]);
+    let suite = probe_suite(
+        &["/clawtest-probe", "sleep"],
+        "",
+        2,
+        "interrupt-probe",
+        &task,
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"))
+        .args(["clawtest", "--backend", "docker", "--no-build"])
+        .current_dir(suite.path())
+        .env(shim::SHIM_VARIABLE, ready.binaries.join("clawtest-shim"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cargo-clawtest starts");
+    let label = "clawtest.task=interrupt-probe";
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while containers_labelled(label).is_empty() {
+        assert!(Instant::now() < deadline, "no container ever started");
+        assert!(
+            child.try_wait().expect("poll").is_none(),
+            "the run ended before any container started"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let output = child.wait_with_output().expect("run ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert_eq!(containers_labelled(label), Vec::<String>::new(), "{stderr}");
+}
+
+#[test]
+fn a_missing_image_is_an_infrastructure_error_that_says_what_to_do() {
+    let Some(ready) = ready() else { return };
+    let suite = demo_copy("");
+    std::fs::write(
+        suite.path().join("clawtest.toml"),
+        "tasks = [\"tasks/**/*.yaml\"]\n[harness]\nimage = \"clawtest-no-such-image:none\"\ncommand = [\"/agent\"]\n",
+    )
+    .expect("config");
+    let outcome = clawtest(ready, suite.path(), &["--backend", "docker"], &[]);
+    assert_eq!(outcome.code, 102, "{}", outcome.stderr);
+    assert!(
+        outcome.stderr.contains("clawtest-no-such-image:none"),
+        "{}",
+        outcome.stderr
+    );
+    assert!(
+        outcome.stderr.contains("--backend process"),
+        "{}",
+        outcome.stderr
+    );
+}
+
+#[test]
+fn clean_removes_containers_left_by_earlier_runs() {
+    let Some(ready) = ready() else { return };
+    let label = "clawtest.run=left-behind-by-a-test";
+    runtime().block_on(async {
+        let engine = docker::connect().await.expect("engine");
+        let body = bollard::models::ContainerCreateBody {
+            image: Some(IMAGE.into()),
+            cmd: Some(vec!["/clawtest-probe".into(), "sleep".into()]),
+            labels: Some(std::collections::HashMap::from([(
+                "clawtest.run".to_string(),
+                "left-behind-by-a-test".to_string(),
+            )])),
+            ..Default::default()
+        };
+        engine
+            .create_container(None, body)
+            .await
+            .expect("container created");
+    });
+    assert_eq!(containers_labelled(label).len(), 1);
+    let outcome = clawtest(ready, &repository(), &["clean"], &[]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    assert!(containers_labelled(label).is_empty());
+}
