@@ -20,7 +20,7 @@ use clawtest::run::{RunStatus, RunSummary};
 use clawtest::sandbox::process::ProcessSandbox;
 use clawtest::services::Catalogue;
 
-use cli::{Cli, Command, ListArgs, RunArgs};
+use cli::{Cli, Command, ListArgs, RunArgs, ServeArgs};
 
 /// The exit codes, in one place (documented in README.md).
 mod exit {
@@ -45,6 +45,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Some(Command::List(list)) => list_tasks(&cli.global, &list),
         Some(Command::Run(run)) => run_tasks(&cli.global, &run),
+        Some(Command::Serve(serve)) => serve_task(&serve),
         None => run_tasks(&cli.global, &cli.run),
     };
     ExitCode::from(code)
@@ -203,4 +204,57 @@ fn list_tasks(global: &cli::GlobalArgs, arguments: &ListArgs) -> u8 {
         report_error(invalid);
     }
     code
+}
+
+/// `cargo clawtest serve`: stops on Ctrl-C with exit code 0 (stopping is its normal end).
+fn serve_task(arguments: &ServeArgs) -> u8 {
+    use clawtest::world::{FaultMode, FaultPlan, WorldOptions};
+    let catalogue = Catalogue::builtin();
+    let task = match clawtest::spec::load(&arguments.task, &catalogue) {
+        Ok(task) => task,
+        Err(error) => {
+            report_error(error);
+            return exit::INVALID;
+        }
+    };
+    let mode = if arguments.burst {
+        FaultMode::Burst
+    } else {
+        FaultMode::Uniform
+    };
+    let options = WorldOptions {
+        faults: FaultPlan::for_trial(&task.id, 0, arguments.error_rate, arguments.seed, mode),
+        ..WorldOptions::default()
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: could not start the async runtime: {error}");
+            return exit::INFRASTRUCTURE;
+        }
+    };
+    let served = runtime.block_on(clawtest::services::standalone::serve_task(
+        &task,
+        &catalogue,
+        arguments.port,
+        options,
+        std::io::stdout(),
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        },
+    ));
+    match served {
+        Ok(()) => exit::PASSED,
+        Err(error @ clawtest::services::standalone::ServeError::World { .. }) => {
+            eprintln!("error: {error}");
+            exit::INVALID
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            exit::INFRASTRUCTURE
+        }
+    }
 }

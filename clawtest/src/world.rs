@@ -296,7 +296,8 @@ pub enum WorldError {
 
 #[derive(Debug, Clone)]
 struct ServiceState {
-    desc: ServiceDescription,
+    /// Shared, so answering a request borrows its route without copying it.
+    desc: std::sync::Arc<ServiceDescription>,
     initial: Collections,
     current: Collections,
 }
@@ -360,7 +361,7 @@ impl World {
                 });
             }
             states.push(ServiceState {
-                desc: desc.clone(),
+                desc: std::sync::Arc::new(desc.clone()),
                 initial: Collections::new(),
                 current: Collections::new(),
             });
@@ -399,9 +400,9 @@ impl World {
         receiver
     }
 
-    /// The services of this world: (name, route prefix), in task order.
+    /// The services of this world, in task order.
     pub fn services(&self) -> impl Iterator<Item = &ServiceDescription> {
-        self.services.iter().map(|s| &s.desc)
+        self.services.iter().map(|s| s.desc.as_ref())
     }
 
     /// The audit log, in order.
@@ -439,8 +440,8 @@ impl World {
         let svc_name = self.services[index].desc.name.clone();
         let svc_name = svc_name.as_str();
         let bound = self.bindings.get(path).cloned();
-        let route = self.services[index].desc.route(path).cloned();
-        let Some(route) = route else {
+        let desc = std::sync::Arc::clone(&self.services[index].desc);
+        let Some(route) = desc.route(path) else {
             let action = bound.unwrap_or_else(|| path.to_owned());
             let resp = not_found();
             self.record(svc_name, action, path, json!({}), &resp, None);
@@ -494,7 +495,7 @@ impl World {
         }
         let mut resp;
         let params;
-        match engine::validate(&route, body) {
+        match engine::validate(route, body) {
             Err(rejected) => {
                 params = rejected.received;
                 resp = ServiceResponse::json(422, json!({"detail": rejected.detail}));
@@ -504,14 +505,14 @@ impl World {
                 let now = self.clock + i128::from(self.next_seq) * SECOND;
                 let state = &mut self.services[index];
                 let outcome = engine::execute(
-                    &route,
+                    route,
                     &state.desc.collections,
                     &mut state.current,
                     validated,
                     now,
                 );
                 let status = outcome.status.unwrap_or(200);
-                resp = ServiceResponse::json(status, engine::respond(&route, &outcome));
+                resp = ServiceResponse::json(status, engine::respond(route, &outcome));
             }
         }
         if fault == Some(FaultKind::Slow) {

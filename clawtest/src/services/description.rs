@@ -37,12 +37,24 @@
 //! - `${var}` inside a longer string is interpolated as text (strings without quotes);
 //! - `$${` writes a literal `${`;
 //! - an object `{"$or": [a, b, …]}` is the first *truthy* alternative (Python's `or`:
-//!   null, false, 0, "", [] and {} are falsy), else the last.
+//!   null, false, 0, "", [] and {} are falsy), else the last;
+//! - an object `{"$default": [a, b, …]}` is the first non-null alternative (Python's
+//!   `record.get(key, default)`).
 //!
-//! Variables: `params.NAME` (the validated request parameter, defaults applied), `id`
-//! (the new record's id), `now` (the request instant, Python `isoformat()` style),
-//! `record` (the created, updated, deleted or fetched record), `items` and `count`
-//! (a list operation's result).
+//! Variables: `params.NAME` (the validated request parameter, defaults applied),
+//! `params_set` (the parameters that are not null: pydantic's `exclude_none`), `id` (the
+//! new record's id), `now` (the request instant, Python `isoformat()` style), `today`
+//! (its `YYYY-MM-DD`), `record` (the created, updated, deleted or fetched record) and
+//! `record.FIELD`, `items` and `count` (a list operation's result).
+//!
+//! # Operations
+//!
+//! `list` (filters: `equals`, `equals_ignore_case`, `contains`, `contains_ignore_case`,
+//! `has`, `at_least`, `at_most`, `within_days`; then `limit`), `get`, `create` (an id from
+//! `id_format`, or none for an outbox), `update`, `delete`, and `hook` — a named Rust
+//! function in [`super::hooks`] for the few routes that need logic (text search with
+//! ClawEnvKit's tokenizers, calendar date windows, spotify playback). Routes are matched on
+//! the service's `prefix` (default: its name).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

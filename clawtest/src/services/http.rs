@@ -63,6 +63,8 @@ pub async fn serve_with(
             () = &mut shutdown => return Ok(()),
             accepted = listener.accept() => {
                 let (stream, _) = accepted?;
+                // Small JSON answers: without this, Nagle's algorithm delays each one.
+                let _ = stream.set_nodelay(true);
                 tokio::spawn(serve_connection_with(stream, Arc::clone(&world), Arc::clone(&delay)));
             }
         }

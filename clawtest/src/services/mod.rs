@@ -11,6 +11,7 @@ pub mod description;
 pub mod engine;
 pub mod hooks;
 pub mod http;
+pub mod standalone;
 pub mod time;
 
 pub use catalogue::{Catalogue, DescriptionError, parse_description};
