@@ -5,7 +5,10 @@
 //! puts it on a socket. Everything is deterministic: the clock is fixed per trial (the
 //! request with sequence number n happens at `clock + n seconds`, and that instant is both
 //! the audit `at` and the handler's "now"), ids come from collection sizes, and the fault
-//! seam uses a seeded generator.
+//! injector ([`FaultPlan`], uniform or in bursts) draws from a generator seeded per task
+//! and trial. An injected fault is an audit entry like any call: 429 or 500 without
+//! reaching the service, or a slow call that runs and carries the delay the HTTP layer
+//! waits.
 //!
 //! # Which requests are recorded
 //!
@@ -568,8 +571,29 @@ impl World {
                 }));
             }
             "/injected_errors" => {
-                let errors: Vec<&AuditEntry> =
-                    self.audit.iter().filter(|e| e.fault.is_some()).collect();
+                // ClawEnvKit's shape (endpoint, status, error_type, unix timestamp,
+                // delay_s), plus the audit's seq, service and action.
+                let errors: Vec<Value> = self
+                    .audit
+                    .iter()
+                    .filter_map(|e| {
+                        let error_type = match e.fault? {
+                            FaultKind::RateLimited => "rate_limit",
+                            FaultKind::ServerError => "server_error",
+                            FaultKind::Slow => "slow",
+                        };
+                        let unix = time::parse(&e.at).unwrap_or_default() / SECOND;
+                        let mut error = json!({
+                            "endpoint": e.endpoint, "status": e.status, "error_type": error_type,
+                            "timestamp": unix as f64, "seq": e.seq, "service": e.service,
+                            "action": e.action,
+                        });
+                        if let Some(ms) = e.delay_ms {
+                            error["delay_s"] = json!(ms as f64 / 1000.0);
+                        }
+                        Some(error)
+                    })
+                    .collect();
                 return Some(get_only(method).unwrap_or_else(|| {
                     ServiceResponse::json(200, json!({"errors": errors, "total": errors.len()}))
                 }));

@@ -764,3 +764,67 @@ fn spotify_with_its_built_in_library() {
         ],
     );
 }
+
+/// Any body on any route of any service is answered (never a panic) and audited once.
+#[test]
+fn every_route_answers_any_body_without_panicking() {
+    let catalogue = Catalogue::builtin();
+    let names: Vec<String> = catalogue.names().map(str::to_owned).collect();
+    for name in &names {
+        for fixtures in [
+            Value::Null,
+            web_fixtures(),
+            json!({"tasks": [{"id": 1, "date": 5, "start_time": "x", "tags": "no"}]}),
+        ] {
+            let Ok(mut world) = World::new(
+                &catalogue,
+                std::slice::from_ref(name),
+                &fixtures,
+                &[],
+                WorldOptions::default(),
+            ) else {
+                continue;
+            };
+            let routes: Vec<_> = catalogue.get(name).unwrap().routes().to_vec();
+            let mut calls = 0;
+            for route in &routes {
+                let typed: serde_json::Map<String, Value> = route
+                    .parameters
+                    .iter()
+                    .map(|p| {
+                        let value = match p.ty.as_str() {
+                            "string" => json!("2026-01-03"),
+                            "integer" => json!(-3),
+                            "number" => json!(1.5),
+                            "boolean" => json!(false),
+                            "array" => json!(["t1", "x"]),
+                            _ => json!({}),
+                        };
+                        (p.name.clone(), value)
+                    })
+                    .collect();
+                for body in [
+                    String::new(),
+                    "{}".into(),
+                    "[]".into(),
+                    "{\"x\":".into(),
+                    Value::Object(typed).to_string(),
+                ] {
+                    let answer = world.handle(&route.method, &route.endpoint, body.as_bytes());
+                    assert!(
+                        [200, 400, 404, 422].contains(&answer.status),
+                        "{name} {} {body}: {}",
+                        route.endpoint,
+                        answer.status
+                    );
+                    calls += 1;
+                }
+            }
+            assert_eq!(
+                world.audit().len(),
+                calls,
+                "{name}: one audit entry per call"
+            );
+        }
+    }
+}

@@ -113,6 +113,18 @@ fn with_rate_one_every_post_is_faulted_and_recorded_once() {
     ] {
         assert!(kinds.contains(&kind), "{kind:?} in the mix");
     }
+    let injected = w.handle("GET", "/injected_errors", b"").body;
+    assert_eq!(injected["total"], 30);
+    let first = &injected["errors"][0];
+    assert_eq!(first["endpoint"], "/todo/tasks/create");
+    assert_eq!(
+        first["timestamp"],
+        json!(1_767_344_401.0),
+        "unix seconds on the trial clock"
+    );
+    assert!(
+        ["rate_limit", "server_error", "slow"].contains(&first["error_type"].as_str().unwrap())
+    );
     let rate_limited = w.handle("POST", "/todo/tasks", b"{}");
     if rate_limited.status == 429 {
         assert!(
