@@ -321,3 +321,31 @@ async fn two_concurrent_trials_never_see_each_others_writes() {
     let _ = stop_a.send(());
     let _ = stop_b.send(());
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_world_is_served_on_a_unix_socket_too() {
+    let folder = tempfile::tempdir().unwrap();
+    let socket = folder.path().join("services.sock");
+    let listener = tokio::net::UnixListener::bind(&socket).unwrap();
+    let shared = Arc::new(Mutex::new(world(FaultPlan::default())));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(clawtest::services::http::serve_unix(
+        listener,
+        Arc::clone(&shared),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let mut stream = tokio::net::UnixStream::connect(&socket).await.unwrap();
+    stream
+        .write_all(b"POST /todo/tasks HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+        .await
+        .unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).await.unwrap();
+    assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+    assert_eq!(shared.lock().unwrap().audit()[0].action, "list_tasks");
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+}
