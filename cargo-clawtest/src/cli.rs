@@ -1,5 +1,5 @@
 //! The command line: `cargo clawtest [run] [FILTER…]`, `cargo clawtest list` and
-//! `cargo clawtest validate [PATH…]`, `merge`, `grade`, `init` and `clean`.
+//! `cargo clawtest validate [PATH…]`, `merge`, `grade`, `init`, `clean` and `serve TASK.yaml`.
 
 use std::path::PathBuf;
 
@@ -54,6 +54,9 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Remove docker-sandbox containers that earlier (crashed) runs left behind.
     Clean,
+    /// Serve one task's services alone, for debugging an agent by hand; prints the URL,
+    /// the tools and each call as it happens, until Ctrl-C.
+    Serve(ServeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -112,6 +115,25 @@ pub struct ValidateArgs {
 pub enum Format {
     Human,
     Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The task file.
+    #[arg(value_name = "TASK.yaml")]
+    pub task: PathBuf,
+    /// The port on 127.0.0.1 (0: any free port).
+    #[arg(long, default_value_t = 9100)]
+    pub port: u16,
+    /// Inject faults into this fraction of POST calls (default 0: none).
+    #[arg(long, value_name = "X", default_value_t = 0.0, value_parser = parse_fraction)]
+    pub error_rate: f64,
+    /// The fault seed (mixed with the task id).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Faults come in bursts rather than uniformly.
+    #[arg(long)]
+    pub burst: bool,
 }
 
 #[derive(Debug, Args, Default)]

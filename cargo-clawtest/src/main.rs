@@ -24,7 +24,7 @@ use clawtest::sandbox::select;
 use clawtest::services::Catalogue;
 
 use cli::{
-    Cli, Command, Format, GradeArgs, InitArgs, ListArgs, MergeArgs, OutputArgs, RunArgs,
+    Cli, Command, Format, GradeArgs, InitArgs, ListArgs, MergeArgs, OutputArgs, RunArgs, ServeArgs,
     ValidateArgs,
 };
 
@@ -57,6 +57,7 @@ fn main() -> ExitCode {
         Some(Command::Run(run)) => run_tasks(&cli.global, &run),
         Some(Command::Validate(validate)) => validate_tasks(&cli.global, &validate),
         Some(Command::Clean) => clean(),
+        Some(Command::Serve(serve)) => serve_task(&serve),
         None => run_tasks(&cli.global, &cli.run),
     };
     ExitCode::from(code)
@@ -672,6 +673,59 @@ fn clean() -> u8 {
         }
         Err(error) => {
             eprintln!("error: {error}\nhelp: {}", error.advice());
+            exit::INFRASTRUCTURE
+        }
+    }
+}
+
+/// `cargo clawtest serve`: stops on Ctrl-C with exit code 0 (stopping is its normal end).
+fn serve_task(arguments: &ServeArgs) -> u8 {
+    use clawtest::world::{FaultMode, FaultPlan, WorldOptions};
+    let catalogue = Catalogue::builtin();
+    let task = match clawtest::spec::load(&arguments.task, &catalogue) {
+        Ok(task) => task,
+        Err(error) => {
+            report_error(error);
+            return exit::INVALID;
+        }
+    };
+    let mode = if arguments.burst {
+        FaultMode::Burst
+    } else {
+        FaultMode::Uniform
+    };
+    let options = WorldOptions {
+        faults: FaultPlan::for_trial(&task.id, 0, arguments.error_rate, arguments.seed, mode),
+        ..WorldOptions::default()
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: could not start the async runtime: {error}");
+            return exit::INFRASTRUCTURE;
+        }
+    };
+    let served = runtime.block_on(clawtest::services::standalone::serve_task(
+        &task,
+        &catalogue,
+        arguments.port,
+        options,
+        std::io::stdout(),
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        },
+    ));
+    match served {
+        Ok(()) => exit::PASSED,
+        Err(error @ clawtest::services::standalone::ServeError::World { .. }) => {
+            eprintln!("error: {error}");
+            exit::INVALID
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
             exit::INFRASTRUCTURE
         }
     }

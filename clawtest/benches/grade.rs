@@ -55,6 +55,7 @@ fn main() {
             status: if index % 7 == 3 { 429 } else { 200 },
             response: serde_json::json!({"status": "ok"}),
             fault: (index % 7 == 3).then_some(FaultKind::RateLimited),
+            delay_ms: None,
             at: "2026-01-02T09:00:00Z".into(),
         })
         .collect();

@@ -5,7 +5,10 @@
 //! puts it on a socket. Everything is deterministic: the clock is fixed per trial (the
 //! request with sequence number n happens at `clock + n seconds`, and that instant is both
 //! the audit `at` and the handler's "now"), ids come from collection sizes, and the fault
-//! seam uses a seeded generator.
+//! injector ([`FaultPlan`], uniform or in bursts) draws from a generator seeded per task
+//! and trial. An injected fault is an audit entry like any call: 429 or 500 without
+//! reaching the service, or a slow call that runs and carries the delay the HTTP layer
+//! waits.
 //!
 //! # Which requests are recorded
 //!
@@ -47,14 +50,163 @@ impl Default for WorldOptions {
     }
 }
 
-/// The seam for the error injector: each POST to a service route draws from a generator
-/// seeded with `seed`; with probability `rate` the call is a fault (ClawEnvKit's mix:
-/// 35 % rate limit 429, 35 % server error 500, 30 % slow). A slow call runs normally and
-/// is only marked; the HTTP layer may delay it.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// The error injector's plan: each POST to a service route is a fault with probability
+/// `rate` (ClawEnvKit's mix: 35 % rate limit 429 with `Retry-After`, 35 % server error
+/// 500, 30 % slow), drawn from a generator seeded with `seed`, so a trial's faults depend
+/// only on the plan and the order of calls. `Slow` calls run normally; the HTTP layer
+/// delays the answer by the drawn `delay_ms`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FaultPlan {
     pub rate: f64,
     pub seed: u64,
+    pub mode: FaultMode,
+    /// The range a slow call's delay is drawn from, in milliseconds (ClawEnvKit: 2–4 s).
+    pub slow_ms: (u64, u64),
+}
+
+impl Default for FaultPlan {
+    /// No faults.
+    fn default() -> Self {
+        FaultPlan {
+            rate: 0.0,
+            seed: 0,
+            mode: FaultMode::Uniform,
+            slow_ms: (2000, 4000),
+        }
+    }
+}
+
+/// How faults are spread over the calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultMode {
+    /// Each call independently (ClawEnvKit).
+    #[default]
+    Uniform,
+    /// In runs, as a real rate limiter fails: a two-state chain whose fault state lasts
+    /// [`BURST_LENGTH`] calls on average and repeats one fault kind, with the long-run
+    /// fraction of faulted calls still `rate`.
+    Burst,
+}
+
+/// The mean length of a burst of faults.
+pub const BURST_LENGTH: f64 = 4.0;
+
+/// ClawEnvKit's default fault rate (`ERROR_RATE=0.25` in its runners).
+pub const DEFAULT_FAULT_RATE: f64 = 0.25;
+
+impl FaultPlan {
+    /// The plan of trial `trial` of task `task_id`: the seed is a stable hash of the task
+    /// id and trial index mixed with the task's `seed` (0 when none), so every trial of a
+    /// task has its own faults and rerunning a trial repeats them exactly.
+    pub fn for_trial(
+        task_id: &str,
+        trial: u32,
+        rate: f64,
+        seed: Option<u64>,
+        mode: FaultMode,
+    ) -> FaultPlan {
+        let task_hash = task_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        let mixed = task_hash ^ splitmix(u64::from(trial)) ^ splitmix(!seed.unwrap_or(0));
+        FaultPlan {
+            rate: if rate.is_finite() {
+                rate.clamp(0.0, 1.0)
+            } else {
+                0.0
+            },
+            seed: splitmix(mixed),
+            mode,
+            ..FaultPlan::default()
+        }
+    }
+}
+
+/// One splitmix64 step from `x` (a good 64-bit mixer).
+fn splitmix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The injector's running state: the generator and, in burst mode, the current burst.
+#[derive(Debug, Clone, PartialEq)]
+struct Injector {
+    rng: u64,
+    burst: Option<FaultKind>,
+}
+
+impl Injector {
+    fn new(plan: &FaultPlan) -> Self {
+        Injector {
+            rng: plan.seed,
+            burst: None,
+        }
+    }
+
+    /// A uniform draw in [0, 1).
+    fn next(&mut self) -> f64 {
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        (splitmix(self.rng.wrapping_sub(0x9E37_79B9_7F4A_7C15)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn kind(&mut self) -> FaultKind {
+        let kind = self.next();
+        if kind < 0.35 {
+            FaultKind::RateLimited
+        } else if kind < 0.70 {
+            FaultKind::ServerError
+        } else {
+            FaultKind::Slow
+        }
+    }
+
+    fn draw(&mut self, plan: &FaultPlan) -> Option<FaultKind> {
+        if plan.rate <= 0.0 {
+            return None;
+        }
+        match plan.mode {
+            FaultMode::Uniform => (self.next() < plan.rate).then(|| self.kind()),
+            FaultMode::Burst => {
+                let stay = if plan.rate >= 1.0 {
+                    true
+                } else {
+                    // Stationary fault fraction enter / (enter + exit) = rate.
+                    let exit = (1.0 / BURST_LENGTH).min((1.0 - plan.rate) / plan.rate);
+                    let enter = plan.rate * exit / (1.0 - plan.rate);
+                    let draw = self.next();
+                    if self.burst.is_some() {
+                        draw >= exit
+                    } else {
+                        draw < enter
+                    }
+                };
+                match (stay, self.burst) {
+                    (true, Some(kind)) => Some(kind),
+                    (true, None) => {
+                        let kind = self.kind();
+                        self.burst = Some(kind);
+                        Some(kind)
+                    }
+                    (false, _) => {
+                        self.burst = None;
+                        None
+                    }
+                }
+            }
+        }
+    }
+
+    /// A slow call's delay, in milliseconds.
+    fn delay_ms(&mut self, plan: &FaultPlan) -> u64 {
+        let (low, high) = (
+            plan.slow_ms.0.min(plan.slow_ms.1),
+            plan.slow_ms.0.max(plan.slow_ms.1),
+        );
+        low + ((high - low) as f64 * self.next()) as u64
+    }
 }
 
 /// An injected fault.
@@ -72,14 +224,17 @@ pub struct ServiceResponse {
     pub status: u16,
     pub body: Value,
     pub headers: Vec<(String, String)>,
+    /// How long the HTTP layer waits before answering (a slow fault).
+    pub delay: Option<std::time::Duration>,
 }
 
 impl ServiceResponse {
-    fn json(status: u16, body: Value) -> Self {
+    pub fn json(status: u16, body: Value) -> Self {
         ServiceResponse {
             status,
             body,
             headers: vec![],
+            delay: None,
         }
     }
 }
@@ -99,6 +254,9 @@ pub struct AuditEntry {
     pub status: u16,
     pub response: Value,
     pub fault: Option<FaultKind>,
+    /// A slow fault's delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<u64>,
     /// `clock + seq seconds`, RFC 3339 UTC.
     pub at: String,
 }
@@ -129,11 +287,20 @@ pub enum WorldError {
     FixturesShape { found: String },
     #[error("clock `{clock}` is not an RFC 3339 instant (like {DEFAULT_CLOCK})")]
     BadClock { clock: String },
+    #[error(
+        "services `{first}` and `{second}` both serve `/{prefix}/…`; a task can use only one of them"
+    )]
+    PrefixClash {
+        first: String,
+        second: String,
+        prefix: String,
+    },
 }
 
 #[derive(Debug, Clone)]
 struct ServiceState {
-    desc: ServiceDescription,
+    /// Shared, so answering a request borrows its route without copying it.
+    desc: std::sync::Arc<ServiceDescription>,
     initial: Collections,
     current: Collections,
 }
@@ -146,9 +313,11 @@ pub struct World {
     bindings: HashMap<String, String>,
     clock: Instant,
     faults: FaultPlan,
-    rng: u64,
+    injector: Injector,
     audit: Vec<AuditEntry>,
     next_seq: u64,
+    /// Receives a copy of every audit entry as it is recorded (`cargo clawtest serve`).
+    observer: Option<std::sync::mpsc::Sender<AuditEntry>>,
 }
 
 impl World {
@@ -187,8 +356,15 @@ impl World {
                     name: name.clone(),
                     known: catalogue.names().collect::<Vec<_>>().join(", "),
                 })?;
+            if let Some(other) = states.iter().find(|s| s.desc.prefix() == desc.prefix()) {
+                return Err(WorldError::PrefixClash {
+                    first: other.desc.name.clone(),
+                    second: desc.name.clone(),
+                    prefix: desc.prefix().to_owned(),
+                });
+            }
             states.push(ServiceState {
-                desc: desc.clone(),
+                desc: std::sync::Arc::new(desc.clone()),
                 initial: Collections::new(),
                 current: Collections::new(),
             });
@@ -207,11 +383,29 @@ impl World {
             services: states,
             bindings,
             clock,
-            rng: options.faults.seed,
+            injector: Injector::new(&options.faults),
             faults: options.faults,
             audit: Vec::new(),
             next_seq: 1,
+            observer: None,
         })
+    }
+
+    /// The fault plan (rate, seed, mode), for the trajectory.
+    pub fn fault_plan(&self) -> &FaultPlan {
+        &self.faults
+    }
+
+    /// A channel that receives every audit entry from now on, as it is recorded.
+    pub fn subscribe(&mut self) -> std::sync::mpsc::Receiver<AuditEntry> {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        self.observer = Some(sender);
+        receiver
+    }
+
+    /// The services of this world, in task order.
+    pub fn services(&self) -> impl Iterator<Item = &ServiceDescription> {
+        self.services.iter().map(|s| s.desc.as_ref())
     }
 
     /// The audit log, in order.
@@ -226,7 +420,7 @@ impl World {
         }
         self.audit.clear();
         self.next_seq = 1;
-        self.rng = self.faults.seed;
+        self.injector = Injector::new(&self.faults);
     }
 
     /// A service's current records in one collection (for tests and reports).
@@ -242,13 +436,15 @@ impl World {
         if let Some(resp) = self.utility(&method, path) {
             return resp;
         }
-        let svc_name = path.trim_start_matches('/').split('/').next().unwrap_or("");
-        let Some(index) = self.services.iter().position(|s| s.desc.name == svc_name) else {
+        let prefix = path.trim_start_matches('/').split('/').next().unwrap_or("");
+        let Some(index) = self.services.iter().position(|s| s.desc.prefix() == prefix) else {
             return not_found();
         };
+        let svc_name = self.services[index].desc.name.clone();
+        let svc_name = svc_name.as_str();
         let bound = self.bindings.get(path).cloned();
-        let route = self.services[index].desc.route(path).cloned();
-        let Some(route) = route else {
+        let desc = std::sync::Arc::clone(&self.services[index].desc);
+        let Some(route) = desc.route(path) else {
             let action = bound.unwrap_or_else(|| path.to_owned());
             let resp = not_found();
             self.record(svc_name, action, path, json!({}), &resp, None);
@@ -265,7 +461,13 @@ impl World {
             self.record(svc_name, action, path, received(), &resp, None);
             return resp;
         }
-        let fault = self.draw_fault(&method);
+        // ClawEnvKit injects on POST only; its exemptions (/audit, /reset, /health) are
+        // utility routes here and never reach this point.
+        let fault = if method == "POST" {
+            self.injector.draw(&self.faults)
+        } else {
+            None
+        };
         let service_name = self.services[index].desc.name.clone();
         match fault {
             Some(FaultKind::RateLimited) => {
@@ -294,9 +496,9 @@ impl World {
             }
             Some(FaultKind::Slow) | None => {}
         }
-        let resp;
+        let mut resp;
         let params;
-        match engine::validate(&route, body) {
+        match engine::validate(route, body) {
             Err(rejected) => {
                 params = rejected.received;
                 resp = ServiceResponse::json(422, json!({"detail": rejected.detail}));
@@ -306,14 +508,19 @@ impl World {
                 let now = self.clock + i128::from(self.next_seq) * SECOND;
                 let state = &mut self.services[index];
                 let outcome = engine::execute(
-                    &route,
+                    route,
                     &state.desc.collections,
                     &mut state.current,
                     validated,
                     now,
                 );
-                resp = ServiceResponse::json(200, engine::respond(&route, &outcome));
+                let status = outcome.status.unwrap_or(200);
+                resp = ServiceResponse::json(status, engine::respond(route, &outcome));
             }
+        }
+        if fault == Some(FaultKind::Slow) {
+            let ms = self.injector.delay_ms(&self.faults);
+            resp.delay = Some(std::time::Duration::from_millis(ms));
         }
         self.record(&service_name, action, path, params, &resp, fault);
         resp
@@ -330,7 +537,7 @@ impl World {
     ) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.audit.push(AuditEntry {
+        let entry = AuditEntry {
             seq,
             service: service.to_owned(),
             action,
@@ -339,33 +546,15 @@ impl World {
             status: resp.status,
             response: resp.body.clone(),
             fault,
+            delay_ms: resp.delay.map(|d| d.as_millis() as u64),
             at: time::format_z(self.clock + i128::from(seq) * SECOND),
-        });
-    }
-
-    /// splitmix64, so a plan's faults depend only on its seed and the call order.
-    fn draw_fault(&mut self, method: &str) -> Option<FaultKind> {
-        if self.faults.rate <= 0.0 || method != "POST" {
-            return None;
-        }
-        let mut next = || {
-            self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.rng;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
         };
-        if next() >= self.faults.rate {
-            return None;
+        if let Some(observer) = &self.observer
+            && observer.send(entry.clone()).is_err()
+        {
+            self.observer = None;
         }
-        let kind = next();
-        Some(if kind < 0.35 {
-            FaultKind::RateLimited
-        } else if kind < 0.70 {
-            FaultKind::ServerError
-        } else {
-            FaultKind::Slow
-        })
+        self.audit.push(entry);
     }
 
     /// Routes that inspect or reset the world; never recorded.
@@ -382,8 +571,29 @@ impl World {
                 }));
             }
             "/injected_errors" => {
-                let errors: Vec<&AuditEntry> =
-                    self.audit.iter().filter(|e| e.fault.is_some()).collect();
+                // ClawEnvKit's shape (endpoint, status, error_type, unix timestamp,
+                // delay_s), plus the audit's seq, service and action.
+                let errors: Vec<Value> = self
+                    .audit
+                    .iter()
+                    .filter_map(|e| {
+                        let error_type = match e.fault? {
+                            FaultKind::RateLimited => "rate_limit",
+                            FaultKind::ServerError => "server_error",
+                            FaultKind::Slow => "slow",
+                        };
+                        let unix = time::parse(&e.at).unwrap_or_default() / SECOND;
+                        let mut error = json!({
+                            "endpoint": e.endpoint, "status": e.status, "error_type": error_type,
+                            "timestamp": unix as f64, "seq": e.seq, "service": e.service,
+                            "action": e.action,
+                        });
+                        if let Some(ms) = e.delay_ms {
+                            error["delay_s"] = json!(ms as f64 / 1000.0);
+                        }
+                        Some(error)
+                    })
+                    .collect();
                 return Some(get_only(method).unwrap_or_else(|| {
                     ServiceResponse::json(200, json!({"errors": errors, "total": errors.len()}))
                 }));
@@ -394,8 +604,12 @@ impl World {
             }
             _ => {}
         }
-        let (svc, tail) = path.trim_start_matches('/').split_once('/')?;
-        let index = self.services.iter().position(|s| s.desc.name == svc)?;
+        let (prefix, tail) = path.trim_start_matches('/').split_once('/')?;
+        let index = self
+            .services
+            .iter()
+            .position(|s| s.desc.prefix() == prefix)?;
+        let svc = self.services[index].desc.name.clone();
         match tail {
             "audit" => Some(
                 get_only(method)
@@ -405,6 +619,7 @@ impl World {
                 let state = &mut self.services[index];
                 state.current = state.initial.clone();
                 self.audit.retain(|e| e.service != svc);
+                self.next_seq = self.audit.last().map_or(1, |e| e.seq + 1);
                 Some(ServiceResponse::json(200, json!({"status": "reset"})))
             }
             "reset" => Some(method_not_allowed()),
@@ -552,6 +767,9 @@ fn seed_fixtures(
     for s in states.iter_mut() {
         for c in &s.desc.collections {
             let records = s.initial.entry(c.name.clone()).or_default();
+            if records.is_empty() && !c.defaults.is_empty() {
+                records.extend(c.defaults.iter().cloned());
+            }
             engine::prepare_records(c, records, clock);
         }
     }
@@ -915,22 +1133,23 @@ mod tests {
         ));
         let err = World::new(
             &Catalogue::builtin(),
-            &["calendar".to_string()],
+            &["slack".to_string()],
             &Value::Null,
             &[],
             WorldOptions::default(),
         )
         .unwrap_err();
-        assert!(
-            err.to_string().contains("unknown service `calendar`"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("unknown service `slack`"), "{err}");
     }
 
     #[test]
     fn seeded_faults_are_reproducible_and_audited() {
         let options = WorldOptions {
-            faults: FaultPlan { rate: 0.5, seed: 7 },
+            faults: FaultPlan {
+                rate: 0.5,
+                seed: 7,
+                ..FaultPlan::default()
+            },
             ..WorldOptions::default()
         };
         let run = || {

@@ -3,6 +3,7 @@
 
 mod docker;
 mod github;
+mod serve;
 mod support;
 mod validate;
 

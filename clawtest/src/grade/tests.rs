@@ -65,6 +65,7 @@ fn entry(seq: u64, action: &str, params: Value, fault: Option<FaultKind>) -> Aud
         status,
         response: json!({}),
         fault,
+        delay_ms: None,
         at: "2026-01-02T09:00:00Z".into(),
     }
 }

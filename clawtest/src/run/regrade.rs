@@ -140,6 +140,7 @@ pub fn from_clawenvkit(
                     status,
                     response: field("response"),
                     fault,
+                    delay_ms: None,
                     at: String::new(),
                 },
             ));

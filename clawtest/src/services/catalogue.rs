@@ -8,8 +8,29 @@ use super::description::ServiceDescription;
 
 /// The embedded built-in service files: (file name, contents).
 const BUILTIN: &[(&str, &str)] = &[
+    ("calendar.yaml", include_str!("catalogue/calendar.yaml")),
+    ("caption.yaml", include_str!("catalogue/caption.yaml")),
+    ("config.yaml", include_str!("catalogue/config.yaml")),
+    ("contacts.yaml", include_str!("catalogue/contacts.yaml")),
+    ("crm.yaml", include_str!("catalogue/crm.yaml")),
+    ("documents.yaml", include_str!("catalogue/documents.yaml")),
+    ("finance.yaml", include_str!("catalogue/finance.yaml")),
     ("gmail.yaml", include_str!("catalogue/gmail.yaml")),
+    ("helpdesk.yaml", include_str!("catalogue/helpdesk.yaml")),
+    ("inventory.yaml", include_str!("catalogue/inventory.yaml")),
+    ("kb.yaml", include_str!("catalogue/kb.yaml")),
+    ("notes.yaml", include_str!("catalogue/notes.yaml")),
+    ("ocr.yaml", include_str!("catalogue/ocr.yaml")),
+    ("rss.yaml", include_str!("catalogue/rss.yaml")),
+    ("scheduler.yaml", include_str!("catalogue/scheduler.yaml")),
+    ("spotify.yaml", include_str!("catalogue/spotify.yaml")),
     ("todo.yaml", include_str!("catalogue/todo.yaml")),
+    ("web.yaml", include_str!("catalogue/web.yaml")),
+    ("web_real.yaml", include_str!("catalogue/web_real.yaml")),
+    (
+        "web_real_injection.yaml",
+        include_str!("catalogue/web_real_injection.yaml"),
+    ),
 ];
 
 /// A service description that does not parse or is inconsistent.
@@ -44,7 +65,7 @@ pub struct Catalogue {
 }
 
 impl Catalogue {
-    /// The built-in services (ClawEnvKit's catalogue, as far as it is ported).
+    /// The built-in services: ClawEnvKit's 20.
     pub fn builtin() -> Catalogue {
         let services = BUILTIN
             .iter()
@@ -91,8 +112,9 @@ mod tests {
     #[test]
     fn builtin_parses_and_lists_its_services() {
         let c = Catalogue::builtin();
-        assert_eq!(c.names().collect::<Vec<_>>(), ["gmail", "todo"]);
-        assert!(c.get("calendar").is_none());
+        assert_eq!(c.names().count(), 20);
+        assert!(c.get("calendar").is_some());
+        assert!(c.get("slack").is_none());
     }
 
     #[test]

@@ -37,12 +37,24 @@
 //! - `${var}` inside a longer string is interpolated as text (strings without quotes);
 //! - `$${` writes a literal `${`;
 //! - an object `{"$or": [a, b, …]}` is the first *truthy* alternative (Python's `or`:
-//!   null, false, 0, "", [] and {} are falsy), else the last.
+//!   null, false, 0, "", [] and {} are falsy), else the last;
+//! - an object `{"$default": [a, b, …]}` is the first non-null alternative (Python's
+//!   `record.get(key, default)`).
 //!
-//! Variables: `params.NAME` (the validated request parameter, defaults applied), `id`
-//! (the new record's id), `now` (the request instant, Python `isoformat()` style),
-//! `record` (the created, updated, deleted or fetched record), `items` and `count`
-//! (a list operation's result).
+//! Variables: `params.NAME` (the validated request parameter, defaults applied),
+//! `params_set` (the parameters that are not null: pydantic's `exclude_none`), `id` (the
+//! new record's id), `now` (the request instant, Python `isoformat()` style), `today`
+//! (its `YYYY-MM-DD`), `record` (the created, updated, deleted or fetched record) and
+//! `record.FIELD`, `items` and `count` (a list operation's result).
+//!
+//! # Operations
+//!
+//! `list` (filters: `equals`, `equals_ignore_case`, `contains`, `contains_ignore_case`,
+//! `has`, `at_least`, `at_most`, `within_days`; then `limit`), `get`, `create` (an id from
+//! `id_format`, or none for an outbox), `update`, `delete`, and `hook` — a named Rust
+//! function in [`super::hooks`] for the few routes that need logic (text search with
+//! ClawEnvKit's tokenizers, calendar date windows, spotify playback). Routes are matched on
+//! the service's `prefix` (default: its name).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -51,8 +63,13 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServiceDescription {
-    /// The service name; also the first path segment of its routes (`/todo/...`).
+    /// The service name; also the first path segment of its routes (`/todo/...`) unless
+    /// `prefix` says otherwise.
     pub name: String,
+    /// The first path segment of the routes when it is not the name: `web_real` serves
+    /// `/web/...` like `web`, so the two cannot be in one task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
     /// One line for humans and for generated tool lists.
     #[serde(default)]
     pub description: String,
@@ -68,6 +85,11 @@ pub struct ServiceDescription {
 }
 
 impl ServiceDescription {
+    /// The first path segment of this service's routes.
+    pub fn prefix(&self) -> &str {
+        self.prefix.as_deref().unwrap_or(&self.name)
+    }
+
     /// All routes, in declaration order.
     pub fn routes(&self) -> &[RouteDescription] {
         &self.routes
@@ -86,7 +108,7 @@ impl ServiceDescription {
     /// Checks internal consistency: routes under `/<name>/`, operations naming declared
     /// collections and parameters. Returns the first problem found.
     pub fn check(&self) -> Result<(), String> {
-        let prefix = format!("/{}/", self.name);
+        let prefix = format!("/{}/", self.prefix());
         for list in &self.audit_lists {
             if self.collection(list).is_none() {
                 return Err(format!("audit_lists names unknown collection `{list}`"));
@@ -95,6 +117,14 @@ impl ServiceDescription {
         for c in &self.collections {
             if let Some(format) = &c.id_format {
                 IdFormat::parse(format).map_err(|e| format!("collection `{}`: {e}", c.name))?;
+            }
+            if let Some(rebase) = &c.rebase_dates
+                && rebase.newest_days_ago.is_some() == rebase.earliest_days_ahead.is_some()
+            {
+                return Err(format!(
+                    "collection `{}`: rebase_dates needs exactly one of newest_days_ago and earliest_days_ahead",
+                    c.name
+                ));
             }
         }
         for r in &self.routes {
@@ -117,12 +147,34 @@ impl ServiceDescription {
                         .collect::<Vec<_>>(),
                 ),
                 Operation::Get { collection, key } => (collection, Some(key), vec![]),
-                Operation::Create { collection, .. } => (collection, None, vec![]),
+                Operation::Create {
+                    collection, log_to, ..
+                } => {
+                    if let Some(log) = log_to
+                        && self.collection(log).is_none()
+                    {
+                        return Err(here(format!("log_to names unknown collection `{log}`")));
+                    }
+                    (collection, None, vec![])
+                }
+                Operation::Hook { hook, collection } => {
+                    if !super::hooks::exists(hook) {
+                        return Err(here(format!(
+                            "unknown hook `{hook}`; the hooks are: {}",
+                            super::hooks::NAMES.join(", ")
+                        )));
+                    }
+                    match collection {
+                        Some(c) => (c, None, vec![]),
+                        None => continue,
+                    }
+                }
                 Operation::Update {
                     collection,
                     key,
                     set,
                     log_to,
+                    ..
                 } => {
                     if let Some(log) = log_to
                         && self.collection(log).is_none()
@@ -182,18 +234,31 @@ pub struct CollectionDescription {
     /// (ClawEnvKit's `/tmp/fixtures.json` fallback). At most one collection per service.
     #[serde(default)]
     pub fixture_fallback: bool,
-    /// Shift date fields at load so the newest record is a fixed time before the clock.
+    /// Shift date fields at load so the fixtures' dates sit at a fixed distance from the
+    /// clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rebase_dates: Option<RebaseDates>,
+    /// The records when no fixture feeds this collection (spotify's built-in library).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub defaults: Vec<Value>,
 }
 
-/// ClawEnvKit's gmail rule: fixture dates are absolute and go stale, so every record's
-/// `field` is shifted by one delta that puts the newest at `clock − newest_days_ago`.
+/// ClawEnvKit's date rules: fixture dates are absolute and go stale, so every record's
+/// `field` (and `also_fields`) is shifted by one delta. Exactly one anchor is given:
+///
+/// - `newest_days_ago` (gmail): the newest `field` lands at `clock − N days`;
+/// - `earliest_days_ahead` (calendar): the earliest `field` lands on `clock + N days`, at
+///   its own hour and minute (seconds zeroed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RebaseDates {
     pub field: String,
-    pub newest_days_ago: i64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_fields: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub newest_days_ago: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earliest_days_ahead: Option<i64>,
 }
 
 /// Whether a route takes a JSON body and whether it may be absent.
@@ -223,6 +288,10 @@ pub struct RouteDescription {
     pub description: String,
     #[serde(default)]
     pub body: BodyRule,
+    /// With `body: optional`, the body assumed when none is sent (calendar's
+    /// `ListEventsRequest(date="2026-03-02")`); default `{}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub empty_body: Option<Value>,
     /// The request body's fields, in declaration order (the order of the audit `params`).
     #[serde(default)]
     pub parameters: Vec<ParameterDescription>,
@@ -340,16 +409,31 @@ pub enum Operation {
     /// The first record whose id field equals parameter `key`.
     Get { collection: String, key: String },
     /// Appends the `record` template (with a fresh id when the collection has an
-    /// `id_format`). With no id, this is "append to an outbox" (gmail send).
-    Create { collection: String, record: Value },
-    /// Sets each parameter in `set` that is not null on the first record whose id equals
-    /// parameter `key`; a copy of the result is appended to `log_to`.
+    /// `id_format`). With no id, this is "append to an outbox" (gmail send). A copy is
+    /// appended to `log_to` too (calendar's `created_events`).
+    Create {
+        collection: String,
+        record: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        log_to: Option<String>,
+    },
+    /// On the first record whose id equals parameter `key`: sets each parameter in `set`
+    /// (when not null, or when truthy with `set_when: truthy`), then each field of `also`
+    /// (templates, e.g. helpdesk close's `status: closed`). Appends to `log_to` the
+    /// `log_record` template, or a copy of the updated record.
     Update {
         collection: String,
         key: String,
+        #[serde(default)]
         set: Vec<String>,
+        #[serde(default)]
+        set_when: SetWhen,
+        #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+        also: serde_json::Map<String, Value>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         log_to: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        log_record: Option<Value>,
     },
     /// Removes the first record whose id equals parameter `key`, appending it to `log_to`.
     Delete {
@@ -358,6 +442,26 @@ pub enum Operation {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         log_to: Option<String>,
     },
+    /// A named Rust hook (see [`super::hooks`]) for the few routes that need logic: text
+    /// search, date windows, derived views. It reads the parameters and the service's
+    /// collections and sets `record`, `items` or an HTTP status; the response templates
+    /// still shape the envelope.
+    Hook {
+        hook: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        collection: Option<String>,
+    },
+}
+
+/// When an update writes a parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SetWhen {
+    /// `if req.x is not None` (most services).
+    #[default]
+    NotNull,
+    /// `if req.x:` (config).
+    Truthy,
 }
 
 /// A list filter on one parameter.
@@ -366,11 +470,19 @@ pub enum Operation {
 pub struct Filter {
     pub param: String,
     pub field: String,
+    /// More record fields; the filter passes when any of `field` and these matches
+    /// (spotify's query over title, artist and album).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_fields: Vec<String>,
     #[serde(rename = "match")]
     pub matching: Match,
     /// A parameter value that disables the filter (todo's `status: "all"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub any: Option<Value>,
+    /// A falsy parameter ("", 0, false) disables the filter too (Python `if req.x and …`);
+    /// null always does.
+    #[serde(default)]
+    pub skip_falsy: bool,
 }
 
 /// How a filter compares.
@@ -379,6 +491,18 @@ pub struct Filter {
 pub enum Match {
     /// `record.get(field, "") == param`.
     Equals,
+    /// Both strings, equal ignoring case.
+    EqualsIgnoreCase,
+    /// The parameter is a substring of the record's field (`req.query in c["name"]`).
+    Contains,
+    /// The same, ignoring case.
+    ContainsIgnoreCase,
+    /// The record's field (a list) holds the parameter (`req.tag in j["tags"]`).
+    Has,
+    /// String comparison `record.get(field, "") >= param` (ISO dates compare as text).
+    AtLeast,
+    /// String comparison `record.get(field, "") <= param`.
+    AtMost,
     /// The record's date field is no earlier than `now − param days`. Records whose date
     /// does not parse are kept (ClawEnvKit would fail to start instead).
     WithinDays,

@@ -12,8 +12,9 @@ use serde_json::{Map, Value, json};
 
 use super::description::{
     BodyRule, CollectionDescription, IdFormat, Match, Operation, ParamType, ParameterDescription,
-    RouteDescription,
+    RouteDescription, SetWhen,
 };
+use super::hooks;
 use super::time::{self, DAY, Instant};
 
 /// A service's record lists, by collection name.
@@ -56,7 +57,10 @@ pub fn validate(
         }
     };
     let object = match parsed {
-        Value::Null if route.body == BodyRule::Optional => Map::new(),
+        Value::Null if route.body == BodyRule::Optional => match &route.empty_body {
+            Some(Value::Object(defaults)) => defaults.clone(),
+            _ => Map::new(),
+        },
         Value::Null => {
             return Err(Box::new(Rejected {
                 detail: json!([{"type": "missing", "loc": ["body"], "msg": "Field required", "input": null}]),
@@ -217,6 +221,10 @@ fn coerce(ty: ParamType, value: &Value, loc: &[Value], errors: &mut Vec<Value>) 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub found: bool,
+    /// An HTTP status other than 200 (a hook's `HTTPException`).
+    pub status: Option<u16>,
+    /// A body a hook built whole; it bypasses the response templates.
+    pub body: Option<Value>,
     pub vars: Vars,
 }
 
@@ -235,8 +243,24 @@ impl Vars {
         if let Some(p) = name.strip_prefix("params.") {
             return self.params.get(p).cloned().unwrap_or(Value::Null);
         }
+        if let Some(field) = name.strip_prefix("record.") {
+            return self
+                .record
+                .as_ref()
+                .and_then(|r| r.get(field))
+                .cloned()
+                .unwrap_or(Value::Null);
+        }
         match name {
             "now" => Value::String(self.now.clone()),
+            "today" => Value::String(self.now.get(..10).unwrap_or_default().to_owned()),
+            "params_set" => Value::Object(
+                self.params
+                    .iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
             "id" => self.id.clone().unwrap_or(Value::Null),
             "record" => self.record.clone().unwrap_or(Value::Null),
             "items" => self.items.clone().map(Value::Array).unwrap_or(Value::Null),
@@ -271,6 +295,8 @@ pub fn execute(
             .iter()
             .position(|r| r.get(field).unwrap_or(&json!("")) == key)
     };
+    let mut status = None;
+    let mut body = None;
     let found = match &route.operation {
         Operation::List {
             collection,
@@ -283,24 +309,15 @@ pub fn execute(
                 .filter(|r| {
                     filters.iter().all(|f| {
                         let param = vars.params.get(&f.param).unwrap_or(&Value::Null);
-                        if param.is_null() || f.any.as_ref() == Some(param) {
+                        if param.is_null()
+                            || f.any.as_ref() == Some(param)
+                            || (f.skip_falsy && !truthy(param))
+                        {
                             return true;
                         }
-                        match f.matching {
-                            Match::Equals => r.get(&f.field).unwrap_or(&json!("")) == param,
-                            Match::WithinDays => {
-                                let days = i128::from(param.as_i64().unwrap_or(0));
-                                let cutoff = now.saturating_sub(days.saturating_mul(DAY));
-                                match r
-                                    .get(&f.field)
-                                    .and_then(Value::as_str)
-                                    .and_then(time::parse)
-                                {
-                                    Some(date) => date >= cutoff,
-                                    None => true,
-                                }
-                            }
-                        }
+                        std::iter::once(&f.field)
+                            .chain(&f.also_fields)
+                            .any(|field| field_matches(f.matching, r.get(field), param, now))
                     })
                 })
                 .cloned()
@@ -329,7 +346,11 @@ pub fn execute(
                 None => false,
             }
         }
-        Operation::Create { collection, record } => {
+        Operation::Create {
+            collection,
+            record,
+            log_to,
+        } => {
             let records = store.entry(collection.clone()).or_default();
             let format = collections_desc
                 .iter()
@@ -339,6 +360,9 @@ pub fn execute(
             vars.id = format.map(|f| Value::String(f.render(records.len() + 1)));
             let new = render(record, &vars);
             records.push(new.clone());
+            if let Some(log) = log_to {
+                store.entry(log.clone()).or_default().push(new.clone());
+            }
             vars.record = Some(new);
             true
         }
@@ -346,28 +370,42 @@ pub fn execute(
             collection,
             key,
             set,
+            set_when,
+            also,
             log_to,
+            log_record,
         } => {
             let key_value = vars.params.get(key).cloned().unwrap_or(Value::Null);
             let field = id_field(collection);
             let records = store.entry(collection.clone()).or_default();
             match position(records, &field, &key_value) {
                 Some(i) => {
+                    let extra: Vec<(String, Value)> = also
+                        .iter()
+                        .map(|(k, t)| (k.clone(), render(t, &vars)))
+                        .collect();
                     if let Value::Object(r) = &mut records[i] {
                         for name in set {
-                            match vars.params.get(name) {
-                                Some(v) if !v.is_null() => {
-                                    r.insert(name.clone(), v.clone());
-                                }
-                                _ => {}
+                            if let Some(v) = vars.params.get(name)
+                                && !v.is_null()
+                                && (*set_when == SetWhen::NotNull || truthy(v))
+                            {
+                                r.insert(name.clone(), v.clone());
                             }
+                        }
+                        for (k, v) in extra {
+                            r.insert(k, v);
                         }
                     }
                     let updated = records[i].clone();
+                    vars.record = Some(updated.clone());
                     if let Some(log) = log_to {
-                        store.entry(log.clone()).or_default().push(updated.clone());
+                        let entry = match log_record {
+                            Some(template) => render(template, &vars),
+                            None => updated,
+                        };
+                        store.entry(log.clone()).or_default().push(entry);
                     }
-                    vars.record = Some(updated);
                     true
                 }
                 None => false,
@@ -393,12 +431,79 @@ pub fn execute(
                 None => false,
             }
         }
+        Operation::Hook { hook, collection } => {
+            let result = hooks::run(
+                hook,
+                &hooks::HookInput {
+                    params: &vars.params,
+                    collection: collection.as_deref(),
+                    now,
+                },
+                store,
+            );
+            vars.record = result.record;
+            vars.items = result.items;
+            status = result.status;
+            body = result.body;
+            result.found
+        }
     };
-    Outcome { found, vars }
+    Outcome {
+        found,
+        status,
+        body,
+        vars,
+    }
+}
+
+/// Whether one record field passes a filter against a (non-null) parameter.
+fn field_matches(matching: Match, field: Option<&Value>, param: &Value, now: Instant) -> bool {
+    let text = |v: Option<&Value>| match v {
+        Some(Value::String(s)) => Some(s.clone()),
+        None => Some(String::new()),
+        Some(_) => None,
+    };
+    match matching {
+        Match::Equals => field.unwrap_or(&json!("")) == param,
+        Match::EqualsIgnoreCase => match (text(field), param.as_str()) {
+            (Some(f), Some(p)) => f.to_lowercase() == p.to_lowercase(),
+            _ => false,
+        },
+        Match::Contains => match (text(field), param.as_str()) {
+            (Some(f), Some(p)) => f.contains(p),
+            _ => false,
+        },
+        Match::ContainsIgnoreCase => match (text(field), param.as_str()) {
+            (Some(f), Some(p)) => f.to_lowercase().contains(&p.to_lowercase()),
+            _ => false,
+        },
+        Match::Has => field
+            .and_then(Value::as_array)
+            .is_some_and(|items| items.contains(param)),
+        Match::AtLeast => match (text(field), param.as_str()) {
+            (Some(f), Some(p)) => f.as_str() >= p,
+            _ => false,
+        },
+        Match::AtMost => match (text(field), param.as_str()) {
+            (Some(f), Some(p)) => f.as_str() <= p,
+            _ => false,
+        },
+        Match::WithinDays => {
+            let days = i128::from(param.as_i64().unwrap_or(0));
+            let cutoff = now.saturating_sub(days.saturating_mul(DAY));
+            match field.and_then(Value::as_str).and_then(time::parse) {
+                Some(date) => date >= cutoff,
+                None => true,
+            }
+        }
+    }
 }
 
 /// The response body for an outcome.
 pub fn respond(route: &RouteDescription, outcome: &Outcome) -> Value {
+    if let Some(body) = &outcome.body {
+        return body.clone();
+    }
     if outcome.found {
         render(&route.response, &outcome.vars)
     } else {
@@ -415,6 +520,13 @@ pub fn render(template: &Value, vars: &Vars) -> Value {
         Value::String(s) => render_str(s, vars),
         Value::Array(a) => Value::Array(a.iter().map(|v| render(v, vars)).collect()),
         Value::Object(o) => {
+            if let (1, Some(Value::Array(alts))) = (o.len(), o.get("$default")) {
+                return alts
+                    .iter()
+                    .map(|v| render(v, vars))
+                    .find(|v| !v.is_null())
+                    .unwrap_or(Value::Null);
+            }
             if let (1, Some(Value::Array(alts))) = (o.len(), o.get("$or")) {
                 let rendered: Vec<Value> = alts.iter().map(|v| render(v, vars)).collect();
                 return rendered
@@ -565,18 +677,28 @@ pub fn prepare_records(c: &CollectionDescription, records: &mut [Value], clock: 
                 .and_then(Value::as_str)
                 .and_then(time::parse)
         };
-        let Some(newest) = records.iter().filter_map(date_of).max() else {
-            return;
+        let dates = || records.iter().filter_map(date_of);
+        let delta = if let Some(days_ago) = rebase.newest_days_ago {
+            let Some(newest) = dates().max() else {
+                return;
+            };
+            clock - i128::from(days_ago) * DAY - newest
+        } else {
+            let Some(earliest) = dates().min() else {
+                return;
+            };
+            // Calendar: the day `clock + N days`, at the earliest event's hour and minute.
+            let ahead = clock + i128::from(rebase.earliest_days_ahead.unwrap_or(1)) * DAY;
+            let target_day = ahead - ahead.rem_euclid(DAY);
+            let minute_of_day = earliest.rem_euclid(DAY) - earliest.rem_euclid(60 * time::SECOND);
+            target_day + minute_of_day - earliest
         };
-        let delta = clock - i128::from(rebase.newest_days_ago) * DAY - newest;
         for r in records.iter_mut() {
-            if let Some(date) = date_of(r)
-                && let Value::Object(o) = r
-            {
-                o.insert(
-                    rebase.field.clone(),
-                    Value::String(time::format_z(date + delta)),
-                );
+            for field in std::iter::once(&rebase.field).chain(&rebase.also_fields) {
+                let date = r.get(field).and_then(Value::as_str).and_then(time::parse);
+                if let (Some(date), Value::Object(o)) = (date, &mut *r) {
+                    o.insert(field.clone(), Value::String(time::format_z(date + delta)));
+                }
             }
         }
     }

@@ -1,12 +1,15 @@
 //! Serves a [`World`] over HTTP/1.1 (hyper): every request goes to [`World::handle`].
 //!
-//! All services of a trial share one listener, as ClawEnvKit's port 9100 does. The
-//! connection handler is generic over the stream, so the same world can later be served
-//! on a Unix socket (the docker backend) with [`serve_connection`].
+//! All services of a trial share one listener, as ClawEnvKit's port 9100 does: a TCP port
+//! ([`serve`]) or a Unix socket ([`serve_unix`], for the docker backend); the connection
+//! handler is generic over the stream. A slow fault's delay goes through the [`Delay`]
+//! seam, so tests can record delays instead of sleeping.
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
@@ -22,11 +25,36 @@ use crate::world::{ServiceResponse, World};
 /// The largest request body accepted; tool calls are small JSON objects.
 const MAX_BODY: usize = 16 * 1024 * 1024;
 
+/// Waits before a slow fault is answered.
+pub trait Delay: Send + Sync + 'static {
+    fn wait(&self, duration: Duration) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+}
+
+/// The real delay: a tokio timer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sleep;
+
+impl Delay for Sleep {
+    fn wait(&self, duration: Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        Box::pin(tokio::time::sleep(duration))
+    }
+}
+
 /// Accepts connections on `listener` until `shutdown` completes, serving `world`.
 /// Connections already accepted finish on their own.
 pub async fn serve(
     listener: TcpListener,
     world: Arc<Mutex<World>>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_with(listener, world, Arc::new(Sleep), shutdown).await
+}
+
+/// [`serve`] with an explicit [`Delay`].
+pub async fn serve_with(
+    listener: TcpListener,
+    world: Arc<Mutex<World>>,
+    delay: Arc<dyn Delay>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     tokio::pin!(shutdown);
@@ -35,8 +63,29 @@ pub async fn serve(
             () = &mut shutdown => return Ok(()),
             accepted = listener.accept() => {
                 let (stream, _) = accepted?;
-                let world = Arc::clone(&world);
-                tokio::spawn(serve_connection(stream, world));
+                // Small JSON answers: without this, Nagle's algorithm delays each one.
+                let _ = stream.set_nodelay(true);
+                tokio::spawn(serve_connection_with(stream, Arc::clone(&world), Arc::clone(&delay)));
+            }
+        }
+    }
+}
+
+/// [`serve`] on a Unix socket.
+#[cfg(unix)]
+pub async fn serve_unix(
+    listener: tokio::net::UnixListener,
+    world: Arc<Mutex<World>>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    tokio::pin!(shutdown);
+    let delay: Arc<dyn Delay> = Arc::new(Sleep);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => return Ok(()),
+            accepted = listener.accept() => {
+                let (stream, _) = accepted?;
+                tokio::spawn(serve_connection_with(stream, Arc::clone(&world), Arc::clone(&delay)));
             }
         }
     }
@@ -48,16 +97,29 @@ pub async fn serve_connection<S>(stream: S, world: Arc<Mutex<World>>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    serve_connection_with(stream, world, Arc::new(Sleep)).await;
+}
+
+/// [`serve_connection`] with an explicit [`Delay`].
+pub async fn serve_connection_with<S>(stream: S, world: Arc<Mutex<World>>, delay: Arc<dyn Delay>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let service = service_fn(move |req| {
         let world = Arc::clone(&world);
-        async move { Ok::<_, Infallible>(answer(req, &world).await) }
+        let delay = Arc::clone(&delay);
+        async move { Ok::<_, Infallible>(answer(req, &world, delay.as_ref()).await) }
     });
     let _ = http1::Builder::new()
         .serve_connection(TokioIo::new(stream), service)
         .await;
 }
 
-async fn answer(req: Request<Incoming>, world: &Mutex<World>) -> Response<Full<Bytes>> {
+async fn answer(
+    req: Request<Incoming>,
+    world: &Mutex<World>,
+    delay: &dyn Delay,
+) -> Response<Full<Bytes>> {
     let method = req.method().as_str().to_owned();
     let path = req.uri().path().to_owned();
     let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
@@ -67,6 +129,7 @@ async fn answer(req: Request<Incoming>, world: &Mutex<World>) -> Response<Full<B
                 status: 413,
                 body: serde_json::json!({"detail": "Request body too large or unreadable"}),
                 headers: vec![],
+                delay: None,
             });
         }
     };
@@ -75,6 +138,10 @@ async fn answer(req: Request<Incoming>, world: &Mutex<World>) -> Response<Full<B
         let mut world = world.lock().unwrap_or_else(|e| e.into_inner());
         world.handle(&method, &path, &body)
     };
+    // The call is already in the audit; only the answer waits (the lock is released).
+    if let Some(duration) = response.delay {
+        delay.wait(duration).await;
+    }
     to_http(response)
 }
 

@@ -9,13 +9,15 @@
 pub mod catalogue;
 pub mod description;
 pub mod engine;
+pub mod hooks;
 pub mod http;
+pub mod standalone;
 pub mod time;
 
 pub use catalogue::{Catalogue, DescriptionError, parse_description};
 pub use description::{
     BodyRule, CollectionDescription, Filter, Match, Operation, ParamType, ParameterDescription,
-    RebaseDates, RouteDescription, ServiceDescription,
+    RebaseDates, RouteDescription, ServiceDescription, SetWhen,
 };
 
 /// How a task names a tool: its `tools[]` entry. The tool's name becomes the audit action

@@ -1,0 +1,151 @@
+//! `cargo clawtest serve TASK.yaml`: one task's World standing alone, for debugging an
+//! agent (or a curl session) by hand. It prints the services URL and the tools, then one
+//! line per audit entry as each request is answered, until the shutdown future completes.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+
+use crate::services::{Catalogue, ToolBinding};
+use crate::spec::Task;
+use crate::world::{AuditEntry, World, WorldError, WorldOptions};
+
+/// The default port: ClawEnvKit's 9100.
+pub const DEFAULT_PORT: u16 = 9100;
+
+/// Why the world could not be served.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("could not build the services of task `{task}`: {source}")]
+    World {
+        task: String,
+        #[source]
+        source: WorldError,
+    },
+    #[error("could not listen on 127.0.0.1:{port}: {source} (choose another with --port)")]
+    Bind {
+        port: u16,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the services server failed: {0}")]
+    Server(#[source] std::io::Error),
+}
+
+/// Serves `task`'s world on 127.0.0.1:`port` (0 = any free port) until `shutdown`
+/// completes, writing the banner and the audit lines to `out`.
+pub async fn serve_task(
+    task: &Task,
+    catalogue: &Catalogue,
+    port: u16,
+    options: WorldOptions,
+    out: impl Write + Send + 'static,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let bindings: Vec<ToolBinding> = task
+        .tools
+        .iter()
+        .map(|tool| ToolBinding {
+            name: tool.name.clone(),
+            service: tool.service.clone(),
+            endpoint: tool.endpoint.clone(),
+            method: tool.method.clone(),
+        })
+        .collect();
+    let mut world = World::new(
+        catalogue,
+        &task.services,
+        &task.fixtures,
+        &bindings,
+        options,
+    )
+    .map_err(|source| ServeError::World {
+        task: task.id.clone(),
+        source,
+    })?;
+    let entries = world.subscribe();
+    let listener = TcpListener::bind(("127.0.0.1", port))
+        .await
+        .map_err(|source| ServeError::Bind { port, source })?;
+    let address = listener.local_addr().map_err(ServeError::Server)?;
+    let url = format!("http://{address}");
+    let mut out = out;
+    let _ = write!(out, "{}", banner(task, &world, &bindings, &url));
+    let _ = out.flush();
+
+    // The audit arrives on a std channel from inside World::handle; a blocking thread
+    // prints it so printing never holds the world's lock.
+    let stopped = Arc::new(AtomicBool::new(false));
+    let printer = {
+        let stopped = Arc::clone(&stopped);
+        tokio::task::spawn_blocking(move || {
+            while !stopped.load(Ordering::Relaxed) {
+                if let Ok(entry) = entries.recv_timeout(Duration::from_millis(50)) {
+                    let _ = writeln!(out, "{}", audit_line(&entry));
+                    let _ = out.flush();
+                }
+            }
+        })
+    };
+    let world = Arc::new(Mutex::new(world));
+    let served = crate::services::http::serve(listener, world, shutdown).await;
+    stopped.store(true, Ordering::Relaxed);
+    let _ = printer.await;
+    served.map_err(ServeError::Server)
+}
+
+/// What `serve` prints first: the URL, the services and the tools.
+pub fn banner(task: &Task, world: &World, tools: &[ToolBinding], url: &str) -> String {
+    let mut text = format!("task {} ({})\n", task.id, task.path.display());
+    text.push_str(&format!("services: {url}\n"));
+    for service in world.services() {
+        text.push_str(&format!(
+            "  {:<20} {url}/{}/\n",
+            service.name,
+            service.prefix()
+        ));
+    }
+    text.push_str("tools:\n");
+    if tools.is_empty() {
+        // No task tools: every route of the task's services, by canonical name.
+        for service in world.services() {
+            for route in service.routes() {
+                text.push_str(&format!(
+                    "  {:<20} {} {url}{}\n",
+                    route.action, route.method, route.endpoint
+                ));
+            }
+        }
+    }
+    for tool in tools {
+        text.push_str(&format!(
+            "  {:<20} {} {url}{}\n",
+            tool.name, tool.method, tool.endpoint
+        ));
+    }
+    let plan = world.fault_plan();
+    if plan.rate > 0.0 {
+        text.push_str(&format!(
+            "faults: rate {} seed {} mode {:?}\n",
+            plan.rate, plan.seed, plan.mode
+        ));
+    }
+    text.push_str("audit (Ctrl-C to stop):\n");
+    text
+}
+
+/// One audit entry as a line: `#SEQ AT SERVICE ACTION STATUS [FAULT] PARAMS`.
+pub fn audit_line(entry: &AuditEntry) -> String {
+    let fault = match (entry.fault, entry.delay_ms) {
+        (Some(kind), Some(ms)) => format!(" fault={kind:?} delay={ms}ms"),
+        (Some(kind), None) => format!(" fault={kind:?}"),
+        _ => String::new(),
+    };
+    format!(
+        "#{} {} {} {} {}{} {}",
+        entry.seq, entry.at, entry.service, entry.action, entry.status, fault, entry.params
+    )
+}
