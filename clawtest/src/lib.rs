@@ -10,10 +10,12 @@
 //! Execution emits [`run::Event`]s; reporters consume them. No stage reaches into another's
 //! state.
 
+pub mod cargo_test;
 pub mod config;
 pub mod discover;
 pub mod gateway;
 pub mod grade;
+pub mod harness;
 pub mod http;
 pub mod report;
 pub mod run;
@@ -23,3 +25,10 @@ pub mod spec;
 pub mod surfaces;
 pub mod trajectory;
 pub mod world;
+
+pub use clawtest_macros::{harness, main, suite};
+pub use harness::Env;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
