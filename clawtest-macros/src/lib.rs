@@ -41,6 +41,10 @@ pub fn suite(attribute: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn main(input: TokenStream) -> TokenStream {
     main_macro::expand(input.into())
-        .unwrap_or_else(syn::Error::into_compile_error)
+        .unwrap_or_else(|error| {
+            // With the error, a `main` that does nothing, so that the error is the only one.
+            let error = error.into_compile_error();
+            quote::quote!(#error fn main() {})
+        })
         .into()
 }

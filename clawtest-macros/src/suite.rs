@@ -75,9 +75,8 @@ pub fn expand(attribute: TokenStream, item: TokenStream) -> syn::Result<TokenStr
         return Err(syn::Error::new(
             glob.span(),
             format!(
-                "no task file matches `{}` under {}",
-                glob.value(),
-                root.display()
+                "no task file matches `{}` (globs are relative to the crate's folder, where Cargo.toml is)",
+                glob.value()
             ),
         ));
     }
