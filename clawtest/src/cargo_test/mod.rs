@@ -295,3 +295,50 @@ struct Quiet;
 impl Reporter for Quiet {
     fn report(&mut self, _event: &run::Event) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(text: &str) -> Config {
+        Config::from_text(text, Path::new("clawtest.toml"), PathBuf::from("/suite")).unwrap()
+    }
+
+    #[test]
+    fn a_rust_harness_kind_sends_cargo_clawtest_users_to_cargo_test() {
+        let error = config("[harness]\nkind = \"rust\"\n")
+            .harness_command()
+            .unwrap_err();
+        assert!(error.to_string().contains("harness.kind"), "{error}");
+        assert!(error.to_string().contains("cargo test"), "{error}");
+    }
+
+    #[test]
+    fn a_rust_harness_kind_without_a_rust_harness_is_a_clear_failure() {
+        let runner = TaskRunner::new(config("[harness]\nkind = \"rust\"\n"), None, None);
+        let demo =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/demo/tasks/todo-triage.yaml");
+        let task = crate::spec::load(&demo, runner.catalogue()).unwrap();
+        let failure = runner.run(task).unwrap_err();
+        assert!(
+            failure.0.contains("clawtest::main!(harness = your_agent)"),
+            "{failure}"
+        );
+    }
+
+    #[test]
+    fn without_a_configuration_the_defaults_are_anchored_at_the_crate() {
+        let folder = tempfile::tempdir().unwrap();
+        let config = load_config(folder.path(), None).unwrap();
+        assert_eq!(config.root, folder.path());
+        assert_eq!(config.cassettes(), folder.path().join("cassettes"));
+        assert_eq!(config.run.trials, 3);
+    }
+
+    #[test]
+    fn an_explicit_configuration_that_is_missing_is_an_error() {
+        let folder = tempfile::tempdir().unwrap();
+        let failure = load_config(folder.path(), Some("clawtest.toml")).unwrap_err();
+        assert!(failure.0.contains("cannot read"), "{failure}");
+    }
+}

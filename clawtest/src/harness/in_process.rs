@@ -91,3 +91,113 @@ async fn run(
         duration: started.elapsed(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn launch(timeout: Duration) -> Launch {
+        Launch {
+            task_id: "t".into(),
+            trial: 1,
+            command: vec!["agent".into()],
+            prompt: "say hello".into(),
+            tools: "[]".into(),
+            files: Vec::new(),
+            services_url: "http://127.0.0.1:1".into(),
+            gateway_url: "http://127.0.0.1:2".into(),
+            passthrough: Vec::new(),
+            timeout,
+            max_turns: 4,
+        }
+    }
+
+    async fn finish(harness: RustHarness, timeout: Duration) -> Finished {
+        let (_keep, interrupt) = watch::channel(false);
+        InProcessSandbox::new(harness)
+            .run(launch(timeout), interrupt)
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_answer_is_the_output_of_a_clean_exit() {
+        let harness = RustHarness::new("echo", |env: Env| async move {
+            Ok::<_, String>(format!(
+                "{} (trial {}, {} turns)",
+                env.prompt(),
+                env.trial(),
+                env.max_turns()
+            ))
+        });
+        let finished = finish(harness, Duration::from_secs(10)).await;
+        assert_eq!(
+            finished.exit,
+            HarnessExit {
+                code: Some(0),
+                timed_out: false
+            }
+        );
+        assert_eq!(finished.stdout, "say hello (trial 1, 4 turns)");
+        assert_eq!(finished.stderr, "");
+    }
+
+    #[tokio::test]
+    async fn an_error_is_a_failed_exit_with_its_text_as_stderr() {
+        let harness = RustHarness::new("refuses", |_env: Env| async {
+            Err::<String, _>("no model")
+        });
+        let finished = finish(harness, Duration::from_secs(10)).await;
+        assert_eq!(finished.exit.code, Some(1));
+        assert_eq!(finished.stderr, "no model");
+    }
+
+    #[tokio::test]
+    async fn a_panic_is_a_failed_trial_not_a_crash() {
+        let harness = RustHarness::new("panics", |_env: Env| async {
+            if true {
+                panic!("agent bug");
+            }
+            Ok::<String, String>(String::new())
+        });
+        let finished = finish(harness, Duration::from_secs(10)).await;
+        assert_eq!(finished.exit.code, Some(101));
+        assert!(
+            finished.stderr.contains("`panics` panicked"),
+            "{}",
+            finished.stderr
+        );
+    }
+
+    #[tokio::test]
+    async fn the_time_limit_cancels_the_agent() {
+        let harness = RustHarness::new("sleeps", |_env: Env| async {
+            std::future::pending::<()>().await;
+            Ok::<String, String>(String::new())
+        });
+        // The agent never finishes, so the outcome does not depend on how long the limit is.
+        let finished = finish(harness, Duration::from_millis(20)).await;
+        assert_eq!(
+            finished.exit,
+            HarnessExit {
+                code: None,
+                timed_out: true
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn an_interrupt_stops_the_agent() {
+        let harness = RustHarness::new("sleeps", |_env: Env| async {
+            std::future::pending::<()>().await;
+            Ok::<String, String>(String::new())
+        });
+        let (stop, interrupt) = watch::channel(false);
+        let sandbox = InProcessSandbox::new(harness);
+        let running = sandbox.run(launch(Duration::from_secs(3600)), interrupt);
+        stop.send(true).unwrap();
+        assert_eq!(running.await.unwrap_err(), SandboxError::Interrupted);
+    }
+}
