@@ -142,6 +142,7 @@ impl Settings {
             return quote!(::core::option::Option::None);
         }
         quote!(::core::option::Option::Some({
+            ::clawtest::__private::require_insta!();
             fn snapshot(verdict: &::clawtest::__private::Verdict) {
                 let mut settings = ::clawtest::__private::insta::Settings::clone_current();
                 settings.set_snapshot_path(::core::concat!(

@@ -23,6 +23,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         None => quote!(::core::option::Option::None),
     };
     Ok(quote! {
+        ::clawtest::__private::require_libtest!();
         fn main() -> ::std::process::ExitCode {
             ::clawtest::__private::main(::clawtest::__private::MainOptions {
                 manifest_dir: ::core::env!("CARGO_MANIFEST_DIR"),

@@ -116,9 +116,14 @@ pub fn expand(attribute: TokenStream, item: TokenStream) -> syn::Result<TokenStr
     let visibility = &function.vis;
     let module = &function.sig.ident;
     let attributes = &function.attrs;
+    // Checked outside the tests too, so that a plain build (not only `cargo test`) says it.
+    let requirement = settings
+        .snapshots
+        .then(|| quote!(::clawtest::__private::require_insta!();));
     Ok(quote! {
         #(#attributes)*
         #visibility mod #module {
+            #requirement
             #(#tests)*
         }
     })

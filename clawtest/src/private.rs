@@ -20,3 +20,44 @@ where
     E: std::fmt::Display + 'static,
 {
 }
+
+/// Expanded by `clawtest::main!`: nothing with the `libtest` feature, a clear error without.
+#[cfg(feature = "libtest")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __clawtest_require_libtest {
+    () => {};
+}
+
+#[cfg(not(feature = "libtest"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __clawtest_require_libtest {
+    () => {
+        ::core::compile_error!(
+            "clawtest::main! needs clawtest's `libtest` feature: `clawtest = { version = \"0.1\", features = [\"libtest\"] }` in [dev-dependencies]"
+        );
+    };
+}
+
+/// Expanded by `snapshots = true`: nothing with the `insta` feature, a clear error without.
+#[cfg(feature = "insta")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __clawtest_require_insta {
+    () => {};
+}
+
+#[cfg(not(feature = "insta"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __clawtest_require_insta {
+    () => {
+        ::core::compile_error!(
+            "`snapshots = true` needs clawtest's `insta` feature: `features = [\"insta\"]` on the clawtest dependency"
+        );
+    };
+}
+
+pub use __clawtest_require_insta as require_insta;
+pub use __clawtest_require_libtest as require_libtest;
