@@ -54,6 +54,10 @@ fn default_judge_cache() -> PathBuf {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HarnessConfig {
+    /// `"process"` (the default: `command` is started for each trial) or `"rust"` (a Rust
+    /// function named in the crate's `clawtest::main!`, run in-process by `cargo test`).
+    #[serde(default)]
+    pub kind: HarnessKind,
     /// The harness command: a list of words, or one string split on whitespace.
     /// `${CARGO_TARGET_DIR}` expands to the Cargo target directory of the suite's workspace.
     #[serde(default)]
@@ -135,6 +139,15 @@ fn default_cpus() -> f64 {
 
 fn default_pids() -> u32 {
     512
+}
+
+/// How the harness runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HarnessKind {
+    #[default]
+    Process,
+    Rust,
 }
 
 /// A command written as a list of words or as one string.
@@ -469,6 +482,13 @@ impl Config {
     /// The harness command with `${CARGO_TARGET_DIR}` expanded and a relative program path
     /// (one containing a `/`) anchored at the suite root.
     pub fn harness_command(&self) -> Result<Vec<String>, ConfigError> {
+        if self.harness.kind == HarnessKind::Rust {
+            return Err(ConfigError::Value {
+                origin: self.origin.clone(),
+                field: "harness.kind".into(),
+                message: "is \"rust\": the harness is a Rust function that runs inside the crate's tests; run them with `cargo test` (see `clawtest::main!`)".into(),
+            });
+        }
         let Some(command) = &self.harness.command else {
             return Err(ConfigError::Value {
                 origin: self.origin.clone(),

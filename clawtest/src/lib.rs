@@ -10,10 +10,12 @@
 //! Execution emits [`run::Event`]s; reporters consume them. No stage reaches into another's
 //! state.
 
+pub mod cargo_test;
 pub mod config;
 pub mod discover;
 pub mod gateway;
 pub mod grade;
+pub mod harness;
 pub mod http;
 pub mod init;
 pub mod judge;
@@ -26,3 +28,10 @@ pub mod surfaces;
 pub mod trajectory;
 pub mod validate;
 pub mod world;
+
+pub use clawtest_macros::{harness, main, suite};
+pub use harness::Env;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;

@@ -1,0 +1,9 @@
+//! Each misuse of the macros is a compile error that points at the attribute (or at the
+//! offending argument) and says what to write instead. `TRYBUILD=overwrite cargo test -p
+//! clawtest-macros` rewrites the expected `.stderr` files after a deliberate change.
+
+#[test]
+fn misuse_is_a_located_compile_error() {
+    let cases = trybuild::TestCases::new();
+    cases.compile_fail("tests/ui/*.rs");
+}

@@ -1,0 +1,4 @@
+#[clawtest::suite("tasks/[*.yaml")]
+fn tasks() {}
+
+fn main() {}

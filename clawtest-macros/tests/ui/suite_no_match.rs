@@ -1,0 +1,4 @@
+#[clawtest::suite("no-such-folder/**/*.yaml")]
+fn tasks() {}
+
+fn main() {}

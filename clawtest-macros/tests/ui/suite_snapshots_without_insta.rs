@@ -1,0 +1,4 @@
+#[clawtest::suite("Cargo.toml", snapshots = true)]
+fn tasks() {}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[clawtest::suite("Cargo.toml", retries = 2)]
+fn tasks() {}
+
+fn main() {}

@@ -1,0 +1,6 @@
+#[clawtest::suite("Cargo.toml")]
+fn tasks() {
+    println!("never runs");
+}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[clawtest::suite(trials = 3)]
+fn tasks() {}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[clawtest::suite("Cargo.toml", trials = 0)]
+fn tasks() {}
+
+fn main() {}

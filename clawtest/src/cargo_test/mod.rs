@@ -1,0 +1,346 @@
+//! Tasks as ordinary Rust tests: the runtime behind `clawtest::main!` (a libtest-compatible
+//! `harness = false` target, [`libtest`], behind the `libtest` feature) and
+//! `#[clawtest::suite]` (one `#[test]` per task file, [`run_task_file`]). Both run one task's k
+//! trials through [`crate::run::execute`] and turn its [`Verdict`] into a test result: pass
+//! only on pass^k, otherwise a failure whose message is the grade breakdown.
+
+#[cfg(feature = "libtest")]
+pub mod libtest;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use tokio::sync::watch;
+
+use crate::config::{Config, ConfigError, HarnessKind};
+use crate::gateway::Mode;
+use crate::harness::{InProcessSandbox, RustHarness};
+use crate::run::{self, Backend, Harness, Reporter, RunOptions, Status, Suite, Verdict};
+use crate::sandbox::Sandbox;
+use crate::sandbox::process::ProcessSandbox;
+use crate::services::Catalogue;
+use crate::spec::Task;
+
+/// A failed task test. Its `Debug` is the plain message, so that a `#[test]` returning
+/// `Result<(), Failure>` prints the grade breakdown as written.
+pub struct Failure(pub String);
+
+impl std::fmt::Debug for Failure {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.0)
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.0)
+    }
+}
+
+/// Records a verdict as a snapshot (insta, in the caller's crate); panics on a mismatch.
+pub type SnapshotHook = fn(&Verdict);
+
+/// What the tests of one crate share: the configuration, the catalogue, the harness.
+pub struct TaskRunner {
+    config: Config,
+    catalogue: Arc<Catalogue>,
+    harness: Option<RustHarness>,
+    trials: Option<u32>,
+    /// The outcome of `harness.build`, run at most once per process.
+    built: OnceLock<Result<(), String>>,
+}
+
+impl TaskRunner {
+    /// `harness` runs in-process; without one, the configured process harness runs.
+    pub fn new(config: Config, harness: Option<RustHarness>, trials: Option<u32>) -> TaskRunner {
+        TaskRunner {
+            config,
+            catalogue: Arc::new(Catalogue::builtin()),
+            harness,
+            trials,
+            built: OnceLock::new(),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn catalogue(&self) -> &Catalogue {
+        &self.catalogue
+    }
+
+    /// Runs `task`'s k trials and returns its verdict; an error when they could not start.
+    pub fn run(&self, task: Task) -> Result<Verdict, Failure> {
+        if self.config.llm.mode != Mode::Replay {
+            return Err(Failure(format!(
+                "llm.mode = \"{}\" in {} is not available in this version of clawtest: only \"replay\" is",
+                self.config.llm.mode.name(),
+                self.config.origin
+            )));
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|error| Failure(format!("cannot start a tokio runtime: {error}")))?;
+        let (command, sandbox): (Vec<String>, Arc<dyn Sandbox>) = match &self.harness {
+            Some(harness) => (
+                vec![harness.name().to_string()],
+                Arc::new(InProcessSandbox::new(harness.clone())),
+            ),
+            None if self.config.harness.kind == HarnessKind::Rust => {
+                return Err(Failure(format!(
+                    "harness.kind = \"rust\" in {}, but no Rust harness was given: write `clawtest::main!(harness = your_agent)` or `#[clawtest::suite(..., harness = your_agent)]`",
+                    self.config.origin
+                )));
+            }
+            None => {
+                let command = self.config.harness_command().map_err(config_failure)?;
+                self.build(&runtime)?;
+                (command, Arc::new(ProcessSandbox))
+            }
+        };
+        let passthrough = self
+            .config
+            .harness
+            .env
+            .iter()
+            .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
+            .collect();
+        let k = self.trials.unwrap_or(self.config.run.trials).max(1);
+        let options = RunOptions {
+            trials: k,
+            jobs: k as usize,
+            pass_threshold: self.config.run.pass_threshold,
+            gates: Default::default(),
+            baseline: None,
+        };
+        let backend = Backend {
+            harness: Harness {
+                command,
+                passthrough,
+            },
+            cassettes: self.config.cassettes(),
+            catalogue: Arc::clone(&self.catalogue),
+            sandbox,
+            judge: self.config.judge(),
+        };
+        let suite = Suite {
+            tasks: vec![task],
+            invalid: Vec::new(),
+            filtered_out: 0,
+        };
+        // Nobody interrupts a test: the test runner kills the process instead.
+        let (_keep, interrupt) = watch::channel(false);
+        let summary = runtime.block_on(run::execute(
+            suite, &options, backend, &mut Quiet, interrupt,
+        ));
+        summary
+            .verdicts
+            .into_iter()
+            .next()
+            .ok_or_else(|| Failure("the task produced no verdict".into()))
+    }
+
+    fn build(&self, runtime: &tokio::runtime::Runtime) -> Result<(), Failure> {
+        let built = self.built.get_or_init(|| {
+            match self
+                .config
+                .harness_build()
+                .map_err(|error| error.to_string())?
+            {
+                Some(build) => runtime.block_on(run::build_harness(&build, &self.config.root)),
+                None => Ok(()),
+            }
+        });
+        built.clone().map_err(Failure)
+    }
+}
+
+/// One task as a test: its name and how to run it. The same list backs the libtest harness
+/// and whoever wants to drive the tests directly (e.g. to assert which of them fail).
+pub struct TaskTest {
+    pub name: String,
+    run: Box<dyn FnOnce() -> Result<(), Failure> + Send>,
+}
+
+impl TaskTest {
+    /// Runs the task's trials and judges them.
+    pub fn run(self) -> Result<(), Failure> {
+        (self.run)()
+    }
+}
+
+/// One test per task the configuration finds (named `<suite>::<task_id>`), and one failing test
+/// per invalid task file (named `<suite>::<path>`). Only parses the task files: nothing runs
+/// until a test does.
+pub fn task_tests(
+    runner: TaskRunner,
+    suite_name: &str,
+    snapshot: Option<SnapshotHook>,
+) -> Result<Vec<TaskTest>, Failure> {
+    let runner = Arc::new(runner);
+    let loaded = run::suite::load(runner.config(), &[], &[], None, runner.catalogue())
+        .map_err(|error| Failure(error.to_string()))?;
+    let mut tests = Vec::new();
+    for task in loaded.tasks {
+        let runner = Arc::clone(&runner);
+        tests.push(TaskTest {
+            name: format!("{suite_name}::{}", task.id),
+            run: Box::new(move || check(&runner.run(task)?, snapshot)),
+        });
+    }
+    for invalid in loaded.invalid {
+        let message = invalid.plain().trim_end().to_string();
+        tests.push(TaskTest {
+            name: format!("{suite_name}::{}", invalid.path.display()),
+            run: Box::new(move || Err(Failure(format!("invalid task file:\n{message}")))),
+        });
+    }
+    Ok(tests)
+}
+
+/// The test result of a verdict: `Ok` only on pass^k.
+pub fn judge(verdict: &Verdict) -> Result<(), Failure> {
+    let headline = match verdict.status {
+        Status::Passed => return Ok(()),
+        Status::Failed => format!(
+            "task `{}` failed pass^{}: {}/{} trials passed (mean score {:.3}, threshold {})",
+            verdict.task_id,
+            verdict.k,
+            verdict.passes,
+            verdict.k,
+            verdict.mean_score,
+            verdict.threshold
+        ),
+        Status::Error => format!(
+            "task `{}` could not be run or graded (an infrastructure error, not a verdict on the agent)",
+            verdict.task_id
+        ),
+        Status::Interrupted => format!("task `{}` was interrupted", verdict.task_id),
+    };
+    Err(Failure(format!(
+        "{headline}\n  at {}:{}\n{}",
+        verdict.path.display(),
+        verdict.line,
+        crate::report::breakdown(verdict)
+    )))
+}
+
+/// Runs the task in `path` (relative to `manifest_dir`, the crate's folder) and judges it,
+/// recording its verdict with `snapshot` when given. The configuration is the one
+/// `Config::discover` finds from `manifest_dir`, or the defaults when there is none.
+pub fn run_task_file(
+    manifest_dir: &str,
+    path: &str,
+    harness: Option<RustHarness>,
+    trials: Option<u32>,
+    snapshot: Option<SnapshotHook>,
+) -> Result<(), Failure> {
+    let manifest_dir = Path::new(manifest_dir);
+    let config = load_config(manifest_dir, None)?;
+    let runner = TaskRunner::new(config, harness, trials);
+    let file = manifest_dir.join(path);
+    let mut task = crate::spec::load(&file, runner.catalogue())
+        .map_err(|error| Failure(error.plain().trim_end().to_string()))?;
+    task.path = PathBuf::from(path);
+    let verdict = runner.run(task)?;
+    check(&verdict, snapshot)
+}
+
+/// Judges a verdict after recording its snapshot; a snapshot mismatch and a failed pass^k
+/// are reported together.
+pub fn check(verdict: &Verdict, snapshot: Option<SnapshotHook>) -> Result<(), Failure> {
+    let judged = judge(verdict);
+    let Some(snapshot) = snapshot else {
+        return judged;
+    };
+    let recorded = std::panic::catch_unwind(|| snapshot(verdict));
+    match (judged, recorded) {
+        (judged, Ok(())) => judged,
+        (Ok(()), Err(panic)) => std::panic::resume_unwind(panic),
+        (Err(failure), Err(_)) => Err(Failure(format!(
+            "{}\n(the grade snapshot changed too: see the diff above, then `cargo insta review`)",
+            failure.0
+        ))),
+    }
+}
+
+/// The configuration for the tests of the crate in `manifest_dir`: `explicit` (relative to
+/// it) when given, else the nearest `clawtest.toml` or `[workspace.metadata.clawtest]`, else the
+/// defaults anchored at `manifest_dir`.
+pub fn load_config(manifest_dir: &Path, explicit: Option<&str>) -> Result<Config, Failure> {
+    let found = match explicit {
+        Some(path) => Config::from_file(&manifest_dir.join(path)),
+        None => Config::discover(manifest_dir),
+    };
+    match found {
+        Ok(config) => Ok(config),
+        Err(ConfigError::NotFound { .. }) => Config::from_text(
+            "",
+            &manifest_dir.join(crate::config::FILE_NAME),
+            manifest_dir.to_path_buf(),
+        )
+        .map_err(config_failure),
+        Err(error) => Err(config_failure(error)),
+    }
+}
+
+fn config_failure(error: ConfigError) -> Failure {
+    Failure(format!("{:?}", miette::Report::new(error)))
+}
+
+/// Reports nothing: a test's result is its verdict.
+struct Quiet;
+
+impl Reporter for Quiet {
+    fn report(&mut self, _event: &run::Event) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(text: &str) -> Config {
+        Config::from_text(text, Path::new("clawtest.toml"), PathBuf::from("/suite")).unwrap()
+    }
+
+    #[test]
+    fn a_rust_harness_kind_sends_cargo_clawtest_users_to_cargo_test() {
+        let error = config("[harness]\nkind = \"rust\"\n")
+            .harness_command()
+            .unwrap_err();
+        assert!(error.to_string().contains("harness.kind"), "{error}");
+        assert!(error.to_string().contains("cargo test"), "{error}");
+    }
+
+    #[test]
+    fn a_rust_harness_kind_without_a_rust_harness_is_a_clear_failure() {
+        let runner = TaskRunner::new(config("[harness]\nkind = \"rust\"\n"), None, None);
+        let demo =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/demo/tasks/todo-triage.yaml");
+        let task = crate::spec::load(&demo, runner.catalogue()).unwrap();
+        let failure = runner.run(task).unwrap_err();
+        assert!(
+            failure.0.contains("clawtest::main!(harness = your_agent)"),
+            "{failure}"
+        );
+    }
+
+    #[test]
+    fn without_a_configuration_the_defaults_are_anchored_at_the_crate() {
+        let folder = tempfile::tempdir().unwrap();
+        let config = load_config(folder.path(), None).unwrap();
+        assert_eq!(config.root, folder.path());
+        assert_eq!(config.cassettes(), folder.path().join("cassettes"));
+        assert_eq!(config.run.trials, 3);
+    }
+
+    #[test]
+    fn an_explicit_configuration_that_is_missing_is_an_error() {
+        let folder = tempfile::tempdir().unwrap();
+        let failure = load_config(folder.path(), Some("clawtest.toml")).unwrap_err();
+        assert!(failure.0.contains("cannot read"), "{failure}");
+    }
+}
