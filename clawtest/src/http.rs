@@ -1,13 +1,17 @@
 //! The one HTTP/1.1 server loop of the crate (hyper): accepts connections on a listener until
 //! shut down and hands each request, fully read, to a [`Handler`]. The gateway serves through
 //! it; keeping the loop in one place keeps connection handling (and its shutdown) uniform.
+//! A response body is either whole or a stream of chunks (server-sent events passed through
+//! as they arrive).
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use http_body_util::{BodyExt, Full};
-use hyper::body::{Bytes, Incoming};
+use http_body_util::BodyExt;
+use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
@@ -22,20 +26,58 @@ pub struct HttpRequest {
 }
 
 /// A response to send.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct HttpResponse {
     pub status: u16,
     pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
+    pub body: ResponseBody,
 }
 
+/// The body of a response: whole, or chunks sent as they are produced (the sender closing the
+/// channel ends the body).
+#[derive(Debug)]
+pub enum ResponseBody {
+    Whole(Vec<u8>),
+    Chunks(tokio::sync::mpsc::Receiver<Bytes>),
+}
+
+impl Body for ResponseBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            ResponseBody::Whole(bytes) if bytes.is_empty() => Poll::Ready(None),
+            ResponseBody::Whole(bytes) => {
+                Poll::Ready(Some(Ok(Frame::data(Bytes::from(std::mem::take(bytes))))))
+            }
+            ResponseBody::Chunks(receiver) => receiver
+                .poll_recv(context)
+                .map(|chunk| chunk.map(|bytes| Ok(Frame::data(bytes)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, ResponseBody::Whole(bytes) if bytes.is_empty())
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            ResponseBody::Whole(bytes) => SizeHint::with_exact(bytes.len() as u64),
+            ResponseBody::Chunks(_) => SizeHint::default(),
+        }
+    }
+}
 impl HttpResponse {
     /// A JSON response.
     pub fn json(status: u16, value: &serde_json::Value) -> HttpResponse {
         HttpResponse {
             status,
             headers: vec![("content-type".into(), "application/json".into())],
-            body: value.to_string().into_bytes(),
+            body: ResponseBody::Whole(value.to_string().into_bytes()),
         }
     }
 }
@@ -81,7 +123,7 @@ pub async fn serve(
 async fn respond(
     handler: &dyn Handler,
     request: hyper::Request<Incoming>,
-) -> hyper::Response<Full<Bytes>> {
+) -> hyper::Response<ResponseBody> {
     let (parts, body) = request.into_parts();
     let body = match body.collect().await {
         Ok(collected) => collected.to_bytes().to_vec(),
@@ -110,18 +152,15 @@ async fn respond(
     build(handler.handle(request).await)
 }
 
-fn build(response: HttpResponse) -> hyper::Response<Full<Bytes>> {
+fn build(response: HttpResponse) -> hyper::Response<ResponseBody> {
     let mut builder = hyper::Response::builder().status(response.status);
     for (name, value) in &response.headers {
         builder = builder.header(name, value);
     }
-    builder
-        .body(Full::new(Bytes::from(response.body)))
-        .unwrap_or_else(|_| {
-            // Only reachable with a header name or status a handler made up; answer plainly.
-            let mut fallback =
-                hyper::Response::new(Full::new(Bytes::from_static(b"invalid response")));
-            *fallback.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
-            fallback
-        })
+    builder.body(response.body).unwrap_or_else(|_| {
+        // Only reachable with a header name or status a handler made up; answer plainly.
+        let mut fallback = hyper::Response::new(ResponseBody::Whole(b"invalid response".to_vec()));
+        *fallback.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
+        fallback
+    })
 }
