@@ -68,6 +68,10 @@ pub struct RunArgs {
     /// Fail the run when the fraction of tasks passing pass^k is below X.
     #[arg(long, value_name = "X", value_parser = parse_fraction)]
     pub min_pass_hat_k: Option<f64>,
+    /// Stop starting trials once model calls cost USD dollars (overrides llm.max_cost_usd);
+    /// the tasks left are reported as not run.
+    #[arg(long, value_name = "USD", value_parser = parse_cost)]
+    pub max_cost: Option<f64>,
     /// Do not run `harness.build` first.
     #[arg(long)]
     pub no_build: bool,
@@ -94,6 +98,13 @@ fn parse_fraction(text: &str) -> Result<f64, String> {
         Ok(value)
     } else {
         Err(format!("{value} is not between 0 and 1"))
+    }
+}
+
+fn parse_cost(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() && value > 0.0 => Ok(value),
+        _ => Err(format!("`{text}` is not a positive amount of US dollars")),
     }
 }
 

@@ -94,6 +94,7 @@ fn run_tasks(global: &cli::GlobalArgs, arguments: &RunArgs) -> u8 {
             min_pass_hat_k: arguments.min_pass_hat_k,
         },
         no_build: arguments.no_build,
+        max_cost_usd: arguments.max_cost,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -134,6 +135,8 @@ fn run_tasks(global: &cli::GlobalArgs, arguments: &RunArgs) -> u8 {
         RunStatus::Invalid => exit::INVALID,
         RunStatus::InfrastructureError => exit::INFRASTRUCTURE,
         RunStatus::Interrupted => exit::INTERRUPTED,
+        // Unverified tasks must not pass CI; nothing broke, so it is not 102 either.
+        RunStatus::BudgetExhausted => exit::FAILED,
     }
 }
 

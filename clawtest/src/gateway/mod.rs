@@ -14,6 +14,9 @@ pub mod server;
 pub mod upstream;
 pub mod usage;
 
+#[cfg(test)]
+mod tests;
+
 use serde::{Deserialize, Serialize};
 
 pub use cassette::{Cassette, CassetteError, Interaction};

@@ -21,7 +21,7 @@ pub use events::{Event, Fanout, Reporter, TrialOutcome};
 pub use suite::Suite;
 
 use crate::config::Gates;
-use crate::gateway::Cassette;
+use crate::gateway::{Budget, Cassette, Mode, Prices, Recorder, Upstream};
 use crate::sandbox::Sandbox;
 use crate::services::Catalogue;
 use crate::spec::Task;
@@ -43,11 +43,34 @@ pub struct Harness {
     pub passthrough: Vec<(String, String)>,
 }
 
+/// Where model answers come from, and what they may cost.
+pub struct Models {
+    pub mode: Mode,
+    /// The real provider, in `live` and `record` mode.
+    pub upstream: Option<Arc<Upstream>>,
+    pub prices: Arc<Prices>,
+    /// Shared by every trial; once spent, no further trial starts.
+    pub budget: Arc<Budget>,
+}
+
+impl Models {
+    /// Replay from cassettes, with no prices and no limit.
+    pub fn replay() -> Models {
+        Models {
+            mode: Mode::Replay,
+            upstream: None,
+            prices: Arc::default(),
+            budget: Arc::new(Budget::new(None)),
+        }
+    }
+}
+
 /// Where and with what the trials run.
 pub struct Backend {
     pub harness: Harness,
-    /// The folder of cassettes.
+    /// The folder of cassettes (read in replay, written in record mode).
     pub cassettes: std::path::PathBuf,
+    pub models: Models,
     pub catalogue: Arc<Catalogue>,
     pub sandbox: Arc<dyn Sandbox>,
 }
@@ -61,6 +84,8 @@ struct Shared {
     sandbox: Arc<dyn Sandbox>,
     harness: Harness,
     threshold: f64,
+    models: Models,
+    recorder: Option<Recorder>,
 }
 
 enum Progress {
@@ -87,6 +112,7 @@ pub async fn execute(
     let Backend {
         harness,
         cassettes,
+        models,
         catalogue,
         sandbox,
     } = backend;
@@ -121,8 +147,14 @@ pub async fn execute(
         cassettes: suite
             .tasks
             .iter()
-            .map(|task| Cassette::load(&cassettes, &task.id).map_err(|error| error.to_string()))
+            .map(|task| match models.mode {
+                Mode::Replay => {
+                    Cassette::load(&cassettes, &task.id).map_err(|error| error.to_string())
+                }
+                Mode::Live | Mode::Record => Err("cassettes are read in replay mode only".into()),
+            })
             .collect(),
+        recorder: (models.mode == Mode::Record).then(|| Recorder::new(cassettes.clone(), k)),
         tools: suite
             .tasks
             .iter()
@@ -133,6 +165,7 @@ pub async fn execute(
         sandbox,
         harness,
         threshold: options.pass_threshold,
+        models,
     });
 
     let (sender, mut receiver) = mpsc::unbounded_channel();
@@ -153,6 +186,14 @@ pub async fn execute(
                 };
                 let outcome = if permit.is_none() || *interrupt.borrow() {
                     TrialOutcome::Interrupted
+                } else if shared.models.budget.exhausted() {
+                    TrialOutcome::NotRun {
+                        reason: format!(
+                            "the cost limit of ${} was reached (${:.4} spent)",
+                            shared.models.budget.limit().unwrap_or_default(),
+                            shared.models.budget.spent()
+                        ),
+                    }
                 } else {
                     let _ = sender.send(Progress::Started { task, trial });
                     let spec = &shared.tasks[task];
@@ -163,6 +204,8 @@ pub async fn execute(
                         passthrough: &shared.harness.passthrough,
                         tools: &shared.tools[task],
                         threshold: spec.pass_threshold.unwrap_or(shared.threshold),
+                        models: &shared.models,
+                        recorder: shared.recorder.as_ref(),
                     };
                     trial::run(spec, trial, &shared.cassettes[task], &context, interrupt).await
                 };
@@ -217,7 +260,7 @@ pub async fn execute(
     while workers.join_next().await.is_some() {}
 
     let interrupted = *interrupt.borrow();
-    let summary = aggregate::summarize(
+    let mut summary = aggregate::summarize(
         verdicts.into_values().collect(),
         invalid,
         &options.gates,
@@ -225,6 +268,7 @@ pub async fn execute(
         shared.sandbox.name(),
         interrupted,
     );
+    summary.cost_usd = shared.models.budget.spent();
     reporter.report(&Event::RunFinished {
         summary: summary.clone(),
     });

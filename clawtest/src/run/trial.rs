@@ -8,7 +8,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch};
 
 use super::events::TrialOutcome;
-use crate::gateway::{Cassette, Gateway};
+use crate::gateway::{Cassette, Gateway, Recorder};
 use crate::grade;
 use crate::sandbox::{Launch, Sandbox, SandboxError};
 use crate::services::{Catalogue, ToolBinding};
@@ -27,9 +27,13 @@ pub struct TrialContext<'a> {
     pub passthrough: &'a [(String, String)],
     pub tools: &'a str,
     pub threshold: f64,
+    pub models: &'a super::Models,
+    /// Set in record mode: where the trial's exchanges go.
+    pub recorder: Option<&'a Recorder>,
 }
 
-/// Runs trial `trial` of `task`; `cassette` is the task's cassette or why there is none.
+/// Runs trial `trial` of `task`; `cassette` is the task's cassette or why there is none
+/// (used in replay mode only).
 pub async fn run(
     task: &Task,
     trial: u32,
@@ -37,15 +41,25 @@ pub async fn run(
     context: &TrialContext<'_>,
     interrupt: watch::Receiver<bool>,
 ) -> TrialOutcome {
-    let cassette = match cassette {
-        Ok(cassette) => cassette,
-        Err(message) => {
+    let gateway = match (&context.models.upstream, cassette) {
+        (Some(upstream), _) => Gateway::upstream(
+            &task.id,
+            trial,
+            Arc::clone(upstream),
+            context.recorder.is_some(),
+        ),
+        (None, Ok(cassette)) => Gateway::replay(cassette, trial),
+        (None, Err(message)) => {
             return TrialOutcome::Error {
                 message: message.clone(),
                 trajectory: None,
             };
         }
-    };
+    }
+    .with_costs(
+        Arc::clone(&context.models.prices),
+        Arc::clone(&context.models.budget),
+    );
     let bindings: Vec<ToolBinding> = task
         .tools
         .iter()
@@ -71,8 +85,6 @@ pub async fn run(
             };
         }
     };
-    let gateway = Gateway::replay(cassette, trial);
-
     let (services_listener, gateway_listener) = match (
         TcpListener::bind("127.0.0.1:0").await,
         TcpListener::bind("127.0.0.1:0").await,
@@ -118,6 +130,7 @@ pub async fn run(
         max_turns: task.limits.max_turns,
     };
     let finished = context.sandbox.run(launch, interrupt).await;
+    gateway.settle().await;
 
     let _ = stop_services.send(());
     let _ = stop_gateway.send(());
@@ -158,7 +171,15 @@ pub async fn run(
     // meant to: grading it would judge the gateway, not the agent.
     if let Some(failure) = gateway.failure() {
         return TrialOutcome::Error {
-            message: format!("model replay failed: {failure}"),
+            message: format!("model gateway ({}): {failure}", context.models.mode.name()),
+            trajectory: Some(Box::new(trajectory)),
+        };
+    }
+    if let Some(recorder) = context.recorder
+        && let Err(error) = recorder.add(&task.id, trial, gateway.recording())
+    {
+        return TrialOutcome::Error {
+            message: error.to_string(),
             trajectory: Some(Box::new(trajectory)),
         };
     }
