@@ -13,6 +13,8 @@ use crate::grade;
 use crate::sandbox::{Launch, Sandbox, SandboxError};
 use crate::services::{Catalogue, ToolBinding};
 use crate::spec::Task;
+use crate::surfaces::mcp::{McpServer, mcp_config};
+use crate::surfaces::skill::skill_md;
 use crate::trajectory::{OutputOrigin, Trajectory};
 use crate::world::{World, WorldOptions};
 
@@ -101,9 +103,12 @@ pub async fn run(
     let gateway_url = local_url(&gateway_listener);
     let (stop_services, services_stopped) = oneshot::channel::<()>();
     let (stop_gateway, gateway_stopped) = oneshot::channel::<()>();
-    let services_server = tokio::spawn(crate::services::http::serve(
+    let tools: serde_json::Value = serde_json::from_str(context.tools).unwrap_or_default();
+    let mcp = Arc::new(McpServer::from_tools_json(&tools));
+    let services_server = tokio::spawn(crate::services::http::serve_with_mcp(
         services_listener,
         Arc::clone(&world),
+        Some(mcp),
         async {
             let _ = services_stopped.await;
         },
@@ -122,6 +127,8 @@ pub async fn run(
         command: context.command.to_vec(),
         prompt: task.prompt.clone(),
         tools: context.tools.to_string(),
+        skill: skill_md(&task.id, &tools, &services_url),
+        mcp_config: mcp_config(&services_url).to_string(),
         files: task.files.clone(),
         services_url,
         gateway_url,

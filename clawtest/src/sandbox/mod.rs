@@ -24,6 +24,10 @@ pub struct Launch {
     pub prompt: String,
     /// The tools.json text.
     pub tools: String,
+    /// The SKILL.md text, written to the workspace.
+    pub skill: String,
+    /// The mcp.json text, written to the control folder.
+    pub mcp_config: String,
     pub files: Vec<FileCopy>,
     /// Base URL of the trial's services, e.g. `http://127.0.0.1:41234`.
     pub services_url: String,

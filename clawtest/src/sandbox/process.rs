@@ -57,6 +57,8 @@ async fn run(
     let tools_file = control.join("tools.json");
     std::fs::write(&prompt_file, &launch.prompt).map_err(prepare_error)?;
     std::fs::write(&tools_file, &launch.tools).map_err(prepare_error)?;
+    std::fs::write(workspace.join("SKILL.md"), &launch.skill).map_err(prepare_error)?;
+    std::fs::write(control.join("mcp.json"), &launch.mcp_config).map_err(prepare_error)?;
     for file in &launch.files {
         let target = workspace.join(&file.target);
         if let Some(parent) = target.parent() {

@@ -17,6 +17,7 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 
+use crate::surfaces::mcp::McpServer;
 use crate::world::{ServiceResponse, World};
 
 /// The largest request body accepted; tool calls are small JSON objects.
@@ -29,6 +30,16 @@ pub async fn serve(
     world: Arc<Mutex<World>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_with_mcp(listener, world, None, shutdown).await
+}
+
+/// [`serve`], with paths under `/mcp` answered by the trial's MCP server (surfaces/mcp.rs).
+pub async fn serve_with_mcp(
+    listener: TcpListener,
+    world: Arc<Mutex<World>>,
+    mcp: Option<Arc<McpServer>>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -36,7 +47,7 @@ pub async fn serve(
             accepted = listener.accept() => {
                 let (stream, _) = accepted?;
                 let world = Arc::clone(&world);
-                tokio::spawn(serve_connection(stream, world));
+                tokio::spawn(serve_connection_with_mcp(stream, world, mcp.clone()));
             }
         }
     }
@@ -48,16 +59,31 @@ pub async fn serve_connection<S>(stream: S, world: Arc<Mutex<World>>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    serve_connection_with_mcp(stream, world, None).await;
+}
+
+/// [`serve_connection`], with `/mcp` answered by `mcp`.
+pub async fn serve_connection_with_mcp<S>(
+    stream: S,
+    world: Arc<Mutex<World>>,
+    mcp: Option<Arc<McpServer>>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let service = service_fn(move |req| {
-        let world = Arc::clone(&world);
-        async move { Ok::<_, Infallible>(answer(req, &world).await) }
+        let (world, mcp) = (Arc::clone(&world), mcp.clone());
+        async move { Ok::<_, Infallible>(answer(req, &world, mcp.as_deref()).await) }
     });
     let _ = http1::Builder::new()
         .serve_connection(TokioIo::new(stream), service)
         .await;
 }
 
-async fn answer(req: Request<Incoming>, world: &Mutex<World>) -> Response<Full<Bytes>> {
+async fn answer(
+    req: Request<Incoming>,
+    world: &Mutex<World>,
+    mcp: Option<&McpServer>,
+) -> Response<Full<Bytes>> {
     let method = req.method().as_str().to_owned();
     let path = req.uri().path().to_owned();
     let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
@@ -70,6 +96,11 @@ async fn answer(req: Request<Incoming>, world: &Mutex<World>) -> Response<Full<B
             });
         }
     };
+    if let Some(mcp) = mcp
+        && (path == "/mcp" || path.starts_with("/mcp/"))
+    {
+        return to_http(mcp.answer(&method, &body, world));
+    }
     // A poisoned lock still holds a usable world: handle() never leaves it half-updated.
     let response = {
         let mut world = world.lock().unwrap_or_else(|e| e.into_inner());
