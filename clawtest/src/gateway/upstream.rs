@@ -3,14 +3,15 @@
 //! real key (read on the host from the variable the configuration names; the harness never
 //! sees it), and retries with backoff on 429 and 5xx.
 //!
-//! The connection is plain HTTP through hyper's client: loopback test servers (the scripted
-//! model server) and local proxies work; an `https://` base URL is refused when the gateway
-//! is built (see [`UpstreamError::Tls`]), so no call silently goes out unencrypted.
+//! The connection goes through hyper's client with rustls (ring, compiled-in webpki roots):
+//! `https://` for real providers, plain `http://` for loopback test servers (the scripted
+//! model server) and local proxies.
 
 use std::time::Duration;
 
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -61,11 +62,7 @@ pub struct RetryPolicy {
 /// Why the upstream could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UpstreamError {
-    #[error(
-        "the {provider} base URL {url} uses https, which this build of the gateway cannot speak: point it at a plain-HTTP endpoint (a local proxy that adds TLS)"
-    )]
-    Tls { provider: &'static str, url: String },
-    #[error("the {provider} base URL `{url}` is not an http:// URL")]
+    #[error("the {provider} base URL `{url}` is not an http:// or https:// URL")]
     InvalidUrl { provider: &'static str, url: String },
     #[error("no base URL is configured for {provider} calls (set [llm.{provider}] base_url)")]
     NotConfigured { provider: &'static str },
@@ -89,7 +86,7 @@ pub struct UpstreamResponse {
 
 /// The client of both providers.
 pub struct Upstream {
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     openai: Option<Endpoint>,
     anthropic: Option<Endpoint>,
     retry: RetryPolicy,
@@ -138,7 +135,12 @@ impl Upstream {
                 check_url(provider, &endpoint.base_url)?;
             }
         }
-        let client = Client::builder(TokioExecutor::new()).build(HttpConnector::new());
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_webpki_roots()
+            .https_or_http()
+            .enable_http1()
+            .build();
+        let client = Client::builder(TokioExecutor::new()).build(connector);
         Ok(Upstream {
             client,
             openai,
@@ -221,14 +223,9 @@ impl Upstream {
 }
 
 fn check_url(provider: Provider, url: &str) -> Result<(), UpstreamError> {
-    if url.starts_with("https://") {
-        return Err(UpstreamError::Tls {
-            provider: provider.name(),
-            url: url.into(),
-        });
-    }
     let valid = url
         .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
         .is_some_and(|rest| !rest.is_empty())
         && url.parse::<hyper::Uri>().is_ok();
     if valid {
@@ -277,7 +274,7 @@ mod tests {
     }
 
     #[test]
-    fn https_and_malformed_urls_are_refused_up_front() {
+    fn malformed_urls_are_refused_up_front() {
         let retry = RetryPolicy {
             retries: 0,
             backoff: Duration::ZERO,
@@ -288,13 +285,7 @@ mod tests {
                 api_key: None,
             })
         };
-        assert!(matches!(
-            Upstream::new(endpoint("https://api.openai.com"), None, retry),
-            Err(UpstreamError::Tls {
-                provider: "openai",
-                ..
-            })
-        ));
+        assert!(Upstream::new(endpoint("https://api.openai.com"), None, retry).is_ok());
         assert!(matches!(
             Upstream::new(None, endpoint("localhost:80"), retry),
             Err(UpstreamError::InvalidUrl {
@@ -327,5 +318,42 @@ mod tests {
         assert_eq!(request.headers()["x-api-key"], "real");
         assert_eq!(request.headers()["anthropic-version"], "2023-06-01");
         assert!(request.headers().get("authorization").is_none());
+    }
+
+    #[tokio::test]
+    async fn https_speaks_tls_so_a_plain_http_server_is_not_a_provider() {
+        // A plain-HTTP server behind an https:// URL: the TLS handshake must fail, which shows
+        // the call was not sent in the clear.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let model = std::sync::Arc::new(crate::gateway::scripted::ScriptedModel::new(
+            crate::gateway::scripted::Script { turns: vec![] },
+        ));
+        tokio::spawn(crate::http::serve(listener, model, async {
+            let _ = stopped.await;
+        }));
+        let upstream = Upstream::new(
+            Some(Endpoint {
+                base_url: format!("https://{address}"),
+                api_key: None,
+            }),
+            None,
+            RetryPolicy {
+                retries: 0,
+                backoff: Duration::ZERO,
+            },
+        )
+        .unwrap();
+        let error = upstream
+            .send("/v1/chat/completions", &[], b"{}")
+            .await
+            .err()
+            .expect("a TLS failure");
+        assert!(
+            matches!(error, UpstreamError::Unreachable { attempts: 1, .. }),
+            "{error}"
+        );
+        let _ = stop.send(());
     }
 }

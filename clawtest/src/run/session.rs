@@ -62,7 +62,7 @@ pub enum SessionError {
     },
     #[error("llm.{0}")]
     #[diagnostic(help(
-        "set base_url to the plain-HTTP address of the provider or of a local proxy"
+        "set base_url to the http:// or https:// address of the provider, e.g. https://api.openai.com"
     ))]
     Upstream(#[from] UpstreamError),
     #[error("{0}")]
