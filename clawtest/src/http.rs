@@ -104,20 +104,28 @@ pub async fn serve(
             () = &mut shutdown => break,
             accepted = listener.accept() => {
                 let (stream, _) = accepted?;
-                let handler = Arc::clone(&handler);
-                connections.spawn(async move {
-                    let service = service_fn(move |request: hyper::Request<Incoming>| {
-                        let handler = Arc::clone(&handler);
-                        async move { Ok::<_, hyper::Error>(respond(handler.as_ref(), request).await) }
-                    });
-                    // A client that hangs up mid-request is its own problem, not the server's.
-                    let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
-                });
+                connections.spawn(serve_connection(stream, Arc::clone(&handler)));
             }
         }
     }
     connections.abort_all();
     Ok(())
+}
+
+/// Serves one HTTP/1.1 connection on any byte stream (a TCP connection, or a Unix socket
+/// for a containerised harness). Connection errors end the connection and are not reported:
+/// a client that hangs up mid-request is its own problem, not the server's.
+pub async fn serve_connection<S>(stream: S, handler: Arc<dyn Handler>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |request: hyper::Request<Incoming>| {
+        let handler = Arc::clone(&handler);
+        async move { Ok::<_, hyper::Error>(respond(handler.as_ref(), request).await) }
+    });
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
 }
 
 async fn respond(
@@ -163,4 +171,47 @@ fn build(response: HttpResponse) -> hyper::Response<ResponseBody> {
         *fallback.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
         fallback
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    struct Echo;
+
+    impl Handler for Echo {
+        fn handle(&self, request: HttpRequest) -> Reply<'_> {
+            Box::pin(async move {
+                HttpResponse::json(
+                    200,
+                    &serde_json::json!({"path": request.path, "length": request.body.len()}),
+                )
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_handler_is_served_on_a_unix_socket() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("gateway.sock");
+        let listener = tokio::net::UnixListener::bind(&path).unwrap();
+        let server = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            serve_connection(stream, Arc::new(Echo)).await;
+        });
+        let mut stream = tokio::net::UnixStream::connect(&path).await.unwrap();
+        stream
+            .write_all(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+            .await
+            .unwrap();
+        let mut raw = String::new();
+        stream.read_to_string(&mut raw).await.unwrap();
+        assert!(raw.starts_with("HTTP/1.1 200 OK\r\n"), "{raw}");
+        assert!(
+            raw.ends_with(r#"{"path":"/v1/messages","length":2}"#),
+            "{raw}"
+        );
+        server.await.unwrap();
+    }
 }
