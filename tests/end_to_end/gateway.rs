@@ -110,6 +110,7 @@ fn record_then_replay_gives_the_same_grades_and_a_second_record_the_same_cassett
     assert_eq!(recorded.as_array().map(Vec::len), Some(2));
     assert_eq!(recorded[0]["final_score"], 1.0, "{recorded}");
     assert_eq!(recorded[0]["model_calls"], 3, "{recorded}");
+    assert!(recorded[0]["input_tokens"].as_u64() > Some(0), "{recorded}");
     assert_eq!(replayed, recorded);
 }
 
@@ -179,4 +180,28 @@ fn the_cost_limit_stops_the_run_and_junit_marks_the_rest_skipped() {
         .filter(|case| matches!(case.status, TestCaseStatus::Success { .. }))
         .count();
     assert_eq!((skipped.len(), passed), (2, 1), "{cases:#?}");
+}
+
+#[test]
+fn live_mode_names_an_unset_key_variable_before_any_trial() {
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .config(&format!(
+            "{}api_key_env = \"CLAWTEST_TEST_KEY_THAT_IS_NOT_SET\"\n",
+            config("live", "http://127.0.0.1:9")
+        ));
+    let outcome = suite.run(&["--trials", "1"]);
+    assert_eq!(outcome.code, 101, "{outcome:#?}");
+    // miette wraps long lines: check the pieces.
+    for piece in [
+        "llm.openai.api_key_env names",
+        "`CLAWTEST_TEST_KEY_THAT_IS_NOT_SET`",
+        "not set",
+    ] {
+        assert!(
+            outcome.stderr.contains(piece),
+            "{piece}: {}",
+            outcome.stderr
+        );
+    }
 }

@@ -32,6 +32,11 @@ pub enum TrialResult {
         /// (component, score, weight, reason) of every component that did not score 1.
         deductions: Vec<Deduction>,
         model_calls: usize,
+        /// Tokens of all model calls of the trial, as the answers reported them.
+        input_tokens: u64,
+        output_tokens: u64,
+        /// Their cost in US dollars (`[llm.prices]`); `None` when a model has no price.
+        cost_usd: Option<f64>,
         audit_entries: usize,
         harness_exit: String,
     },
@@ -76,6 +81,21 @@ impl TrialRecord {
                     })
                     .collect(),
                 model_calls: trajectory.model_calls.len(),
+                input_tokens: trajectory
+                    .model_calls
+                    .iter()
+                    .map(|call| call.input_tokens)
+                    .sum(),
+                output_tokens: trajectory
+                    .model_calls
+                    .iter()
+                    .map(|call| call.output_tokens)
+                    .sum(),
+                cost_usd: trajectory
+                    .model_calls
+                    .iter()
+                    .map(|call| call.cost_usd)
+                    .sum::<Option<f64>>(),
                 audit_entries: trajectory.audit.len(),
                 harness_exit: trajectory.exit.describe(),
             },
