@@ -162,6 +162,10 @@ pub struct RunArgs {
     /// answers, else process), process, or docker (default: run.backend, else auto).
     #[arg(long, value_name = "BACKEND")]
     pub backend: Option<clawtest::config::BackendChoice>,
+    /// Stop starting trials once model calls cost USD dollars (overrides llm.max_cost_usd);
+    /// the tasks left are reported as not run.
+    #[arg(long, value_name = "USD", value_parser = parse_cost)]
+    pub max_cost: Option<f64>,
     /// Save every trial's trajectory as DIR/<task_id>/trial-<n>.json (re-grade them with
     /// `cargo clawtest grade DIR`).
     #[arg(long, value_name = "DIR")]
@@ -255,6 +259,13 @@ fn parse_fraction(text: &str) -> Result<f64, String> {
         Ok(value)
     } else {
         Err(format!("{value} is not between 0 and 1"))
+    }
+}
+
+fn parse_cost(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() && value > 0.0 => Ok(value),
+        _ => Err(format!("`{text}` is not a positive amount of US dollars")),
     }
 }
 

@@ -110,6 +110,7 @@ fn run_tasks(global: &cli::GlobalArgs, arguments: &RunArgs) -> u8 {
         partition: arguments.partition,
         baseline,
         backend: arguments.backend,
+        max_cost_usd: arguments.max_cost,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -188,6 +189,8 @@ fn status_code(status: RunStatus) -> u8 {
         RunStatus::Invalid => exit::INVALID,
         RunStatus::InfrastructureError => exit::INFRASTRUCTURE,
         RunStatus::Interrupted => exit::INTERRUPTED,
+        // Unverified tasks must not pass CI; nothing broke, so it is not 102 either.
+        RunStatus::BudgetExhausted => exit::FAILED,
     }
 }
 

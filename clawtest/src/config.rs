@@ -246,6 +246,35 @@ pub struct LlmConfig {
     /// Folder of cassettes, relative to the suite root.
     #[serde(default = "default_cassettes")]
     pub cassettes: PathBuf,
+    /// `[llm.openai]`: where `live`/`record` send chat-completions and responses calls.
+    #[serde(default)]
+    pub openai: Option<ProviderConfig>,
+    /// `[llm.anthropic]`: where `live`/`record` send messages calls.
+    #[serde(default)]
+    pub anthropic: Option<ProviderConfig>,
+    /// Prices per model (`[llm.prices."gpt-4o-mini"]`), for cost reports and `max_cost_usd`.
+    #[serde(default)]
+    pub prices: std::collections::BTreeMap<String, crate::gateway::Price>,
+    /// Stop starting trials once the run's model calls cost this much (US dollars).
+    #[serde(default)]
+    pub max_cost_usd: Option<f64>,
+    /// Extra attempts on an upstream 429 or 5xx.
+    #[serde(default = "default_retries")]
+    pub retries: u32,
+    /// Delay before the first retry, doubled before each further one.
+    #[serde(default = "default_backoff")]
+    pub retry_backoff_ms: u64,
+}
+
+/// One provider for `live` and `record` mode.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// e.g. `http://127.0.0.1:8080`; the harness's `/v1/...` path is appended.
+    pub base_url: String,
+    /// The NAME of the host variable holding the API key (never the key itself).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
 }
 
 impl Default for LlmConfig {
@@ -253,8 +282,22 @@ impl Default for LlmConfig {
         LlmConfig {
             mode: Mode::default(),
             cassettes: default_cassettes(),
+            openai: None,
+            anthropic: None,
+            prices: Default::default(),
+            max_cost_usd: None,
+            retries: default_retries(),
+            retry_backoff_ms: default_backoff(),
         }
     }
+}
+
+fn default_retries() -> u32 {
+    3
+}
+
+fn default_backoff() -> u64 {
+    500
 }
 
 fn default_cassettes() -> PathBuf {
@@ -452,6 +495,22 @@ impl Config {
                 format!("must be at least 8, found {}", raw.docker.pids),
             ));
         }
+        if let Some(limit) = raw.llm.max_cost_usd
+            && !(limit.is_finite() && limit > 0.0)
+        {
+            return Err(value_error(
+                "llm.max_cost_usd",
+                format!("must be a positive number of US dollars, found {limit}"),
+            ));
+        }
+        for (model, price) in &raw.llm.prices {
+            if !(price.input_per_million >= 0.0 && price.output_per_million >= 0.0) {
+                return Err(value_error(
+                    &format!("llm.prices.\"{model}\""),
+                    "prices must be zero or more US dollars per million tokens".into(),
+                ));
+            }
+        }
         if raw.tasks.is_empty() {
             return Err(value_error(
                 "tasks",
@@ -637,6 +696,23 @@ mod tests {
         assert!(error.to_string().contains("vm"), "{error}");
         let error = parse("[harness]\nimage = \"a\"\ndockerfile = \"Dockerfile\"\n").unwrap_err();
         assert!(error.to_string().contains("harness.dockerfile"), "{error}");
+    }
+
+    #[test]
+    fn the_llm_table_reads_providers_prices_and_budget() {
+        let config = parse(
+            "[llm]\nmode = \"record\"\nmax_cost_usd = 2.5\n[llm.openai]\nbase_url = \"http://127.0.0.1:9\"\napi_key_env = \"OPENAI_API_KEY\"\n[llm.prices.\"gpt-4o-mini\"]\ninput_per_million = 0.15\noutput_per_million = 0.6\n",
+        )
+        .unwrap();
+        assert_eq!(config.llm.mode, Mode::Record);
+        assert_eq!(config.llm.max_cost_usd, Some(2.5));
+        assert_eq!(
+            config.llm.openai.unwrap().api_key_env.as_deref(),
+            Some("OPENAI_API_KEY")
+        );
+        assert_eq!(config.llm.prices["gpt-4o-mini"].output_per_million, 0.6);
+        let error = parse("[llm]\nmax_cost_usd = -1\n").unwrap_err();
+        assert!(error.to_string().contains("llm.max_cost_usd"), "{error}");
     }
 
     #[test]

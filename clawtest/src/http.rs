@@ -3,13 +3,17 @@
 //! it; keeping the loop in one place keeps connection handling (and its shutdown) uniform.
 //! A [`Listener`] is a loopback TCP port (process backend) or a Unix socket (docker backend,
 //! where the socket is bind-mounted into the container); [`accept_loop`] serves either.
+//! A response body is either whole or a stream of chunks (server-sent events passed through
+//! as they arrive).
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use http_body_util::{BodyExt, Full};
-use hyper::body::{Bytes, Incoming};
+use http_body_util::BodyExt;
+use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -77,11 +81,49 @@ pub struct HttpRequest {
 }
 
 /// A response to send.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct HttpResponse {
     pub status: u16,
     pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
+    pub body: ResponseBody,
+}
+/// The body of a response: whole, or chunks sent as they are produced (the sender closing the
+/// channel ends the body).
+#[derive(Debug)]
+pub enum ResponseBody {
+    Whole(Vec<u8>),
+    Chunks(tokio::sync::mpsc::Receiver<Bytes>),
+}
+
+impl Body for ResponseBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            ResponseBody::Whole(bytes) if bytes.is_empty() => Poll::Ready(None),
+            ResponseBody::Whole(bytes) => {
+                Poll::Ready(Some(Ok(Frame::data(Bytes::from(std::mem::take(bytes))))))
+            }
+            ResponseBody::Chunks(receiver) => receiver
+                .poll_recv(context)
+                .map(|chunk| chunk.map(|bytes| Ok(Frame::data(bytes)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, ResponseBody::Whole(bytes) if bytes.is_empty())
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            ResponseBody::Whole(bytes) => SizeHint::with_exact(bytes.len() as u64),
+            ResponseBody::Chunks(_) => SizeHint::default(),
+        }
+    }
 }
 
 impl HttpResponse {
@@ -90,7 +132,7 @@ impl HttpResponse {
         HttpResponse {
             status,
             headers: vec![("content-type".into(), "application/json".into())],
-            body: value.to_string().into_bytes(),
+            body: ResponseBody::Whole(value.to_string().into_bytes()),
         }
     }
 }
@@ -111,25 +153,31 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
     accept_loop(listener.into(), shutdown, move |stream| {
-        let handler = Arc::clone(&handler);
-        async move {
-            let service = service_fn(move |request: hyper::Request<Incoming>| {
-                let handler = Arc::clone(&handler);
-                async move { Ok::<_, hyper::Error>(respond(handler.as_ref(), request).await) }
-            });
-            // A client that hangs up mid-request is its own problem, not the server's.
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-        }
+        serve_connection(stream, Arc::clone(&handler))
     })
     .await
+}
+
+/// Serves one HTTP/1.1 connection on any byte stream (a TCP connection, or a Unix socket
+/// for a containerised harness). Connection errors end the connection and are not reported:
+/// a client that hangs up mid-request is its own problem, not the server's.
+pub async fn serve_connection<S>(stream: S, handler: Arc<dyn Handler>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |request: hyper::Request<Incoming>| {
+        let handler = Arc::clone(&handler);
+        async move { Ok::<_, hyper::Error>(respond(handler.as_ref(), request).await) }
+    });
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
 }
 
 async fn respond(
     handler: &dyn Handler,
     request: hyper::Request<Incoming>,
-) -> hyper::Response<Full<Bytes>> {
+) -> hyper::Response<ResponseBody> {
     let (parts, body) = request.into_parts();
     let body = match body.collect().await {
         Ok(collected) => collected.to_bytes().to_vec(),
@@ -158,18 +206,58 @@ async fn respond(
     build(handler.handle(request).await)
 }
 
-fn build(response: HttpResponse) -> hyper::Response<Full<Bytes>> {
+fn build(response: HttpResponse) -> hyper::Response<ResponseBody> {
     let mut builder = hyper::Response::builder().status(response.status);
     for (name, value) in &response.headers {
         builder = builder.header(name, value);
     }
-    builder
-        .body(Full::new(Bytes::from(response.body)))
-        .unwrap_or_else(|_| {
-            // Only reachable with a header name or status a handler made up; answer plainly.
-            let mut fallback =
-                hyper::Response::new(Full::new(Bytes::from_static(b"invalid response")));
-            *fallback.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
-            fallback
-        })
+    builder.body(response.body).unwrap_or_else(|_| {
+        // Only reachable with a header name or status a handler made up; answer plainly.
+        let mut fallback = hyper::Response::new(ResponseBody::Whole(b"invalid response".to_vec()));
+        *fallback.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
+        fallback
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    struct Echo;
+
+    impl Handler for Echo {
+        fn handle(&self, request: HttpRequest) -> Reply<'_> {
+            Box::pin(async move {
+                HttpResponse::json(
+                    200,
+                    &serde_json::json!({"path": request.path, "length": request.body.len()}),
+                )
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_handler_is_served_on_a_unix_socket() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("gateway.sock");
+        let listener = tokio::net::UnixListener::bind(&path).unwrap();
+        let server = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            serve_connection(stream, Arc::new(Echo)).await;
+        });
+        let mut stream = tokio::net::UnixStream::connect(&path).await.unwrap();
+        stream
+            .write_all(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+            .await
+            .unwrap();
+        let mut raw = String::new();
+        stream.read_to_string(&mut raw).await.unwrap();
+        assert!(raw.starts_with("HTTP/1.1 200 OK\r\n"), "{raw}");
+        assert!(
+            raw.ends_with(r#"{"path":"/v1/messages","length":2}"#),
+            "{raw}"
+        );
+        server.await.unwrap();
+    }
 }

@@ -237,9 +237,15 @@ async fn start(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(serve_with(listener, Arc::clone(&world), delay, async {
-        let _ = stopped.await;
-    }));
+    tokio::spawn(serve_with(
+        listener,
+        Arc::clone(&world),
+        delay,
+        None,
+        async {
+            let _ = stopped.await;
+        },
+    ));
     (addr, world, stop)
 }
 

@@ -213,6 +213,8 @@ fn probe_launch(task_id: &str, arguments: &[&str], sockets: &Path, timeout: Dura
         command,
         prompt: "probe".into(),
         tools: "[]".into(),
+        skill: "# probe\n".into(),
+        mcp_config: "{}".into(),
         files: Vec::new(),
         endpoints: Endpoints::Sockets {
             folder: sockets.to_path_buf(),

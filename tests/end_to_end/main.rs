@@ -2,6 +2,7 @@
 //! services and gateway on loopback, scripted model answers from cassettes.
 
 mod docker;
+mod gateway;
 mod github;
 mod serve;
 mod support;

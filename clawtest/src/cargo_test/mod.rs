@@ -122,6 +122,8 @@ impl TaskRunner {
                 passthrough,
             },
             cassettes: self.config.cassettes(),
+            models: crate::run::session::models(&self.config, &Default::default())
+                .map_err(|error| Failure(error.to_string()))?,
             catalogue: Arc::clone(&self.catalogue),
             sandbox,
             judge: self.config.judge(),
@@ -219,6 +221,10 @@ pub fn judge(verdict: &Verdict) -> Result<(), Failure> {
             verdict.task_id
         ),
         Status::Interrupted => format!("task `{}` was interrupted", verdict.task_id),
+        Status::NotRun => format!(
+            "task `{}` was not run: the cost limit was reached",
+            verdict.task_id
+        ),
     };
     Err(Failure(format!(
         "{headline}\n  at {}:{}\n{}",

@@ -24,6 +24,12 @@
 //!   recording therefore matches the whole list; a hand-written one can give only the newest
 //!   messages);
 //! - numbers match numerically, everything else exactly.
+//!
+//! A streamed answer (server-sent events) is recorded as `response.events`, one entry per
+//! event as the provider sent it, and replayed event by event; `response.retried` lists the
+//! statuses of upstream attempts that were retried before the recorded answer. Both are
+//! optional, so version-1 files written before streaming existed still read. Headers are never
+//! recorded: API keys and volatile headers stay out of the repository.
 
 use std::path::{Path, PathBuf};
 
@@ -71,7 +77,15 @@ pub struct RecordedRequest {
 pub struct RecordedResponse {
     #[serde(default = "default_status")]
     pub status: u16,
+    /// The JSON answer (`null` for a streamed one).
+    #[serde(default)]
     pub body: Value,
+    /// A streamed answer: the server-sent events, each with its trailing blank line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<String>>,
+    /// Statuses of upstream attempts retried before this answer (429, 5xx).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retried: Vec<u16>,
 }
 
 fn default_path() -> String {
@@ -89,6 +103,8 @@ pub enum CassetteError {
     Missing { task_id: String, path: PathBuf },
     #[error("cannot read cassette {}: {message}", path.display())]
     Unreadable { path: PathBuf, message: String },
+    #[error("cannot write cassette {}: {message}", path.display())]
+    Unwritable { path: PathBuf, message: String },
     #[error("cassette {}{}: {message}", path.display(), line.map(|line| format!(":{line}")).unwrap_or_default())]
     Invalid {
         path: PathBuf,
@@ -150,6 +166,21 @@ impl Cassette {
             });
         }
         Ok(cassette)
+    }
+}
+
+impl Cassette {
+    /// Writes the cassette to `folder` (created if needed) as YAML; returns the file written.
+    pub fn save(&self, folder: &Path) -> Result<PathBuf, CassetteError> {
+        let path = Cassette::path_for(folder, &self.task_id);
+        let unwritable = |message: String| CassetteError::Unwritable {
+            path: path.clone(),
+            message,
+        };
+        let text = serde_saphyr::to_string(self).map_err(|error| unwritable(error.to_string()))?;
+        std::fs::create_dir_all(folder).map_err(|error| unwritable(error.to_string()))?;
+        std::fs::write(&path, text).map_err(|error| unwritable(error.to_string()))?;
+        Ok(path)
     }
 }
 
@@ -246,6 +277,31 @@ mod tests {
             difference(&json!({"temperature": 0}), &json!({"temperature": 0.0})),
             None
         );
+    }
+
+    #[test]
+    fn a_saved_cassette_loads_back_equal() {
+        let folder = tempfile::tempdir().unwrap();
+        let cassette = Cassette {
+            version: VERSION,
+            task_id: "t1".into(),
+            trials: vec![TrialRecording {
+                interactions: vec![Interaction {
+                    request: RecordedRequest {
+                        path: "/v1/messages".into(),
+                        body: json!({"model": "m", "stream": true, "max_tokens": 5, "temperature": 0.5}),
+                    },
+                    response: RecordedResponse {
+                        status: 200,
+                        body: Value::Null,
+                        events: Some(vec!["event: a\ndata: {\"x\": 1}\n\n".into()]),
+                        retried: vec![429],
+                    },
+                }],
+            }],
+        };
+        cassette.save(folder.path()).unwrap();
+        assert_eq!(Cassette::load(folder.path(), "t1").unwrap(), cassette);
     }
 
     #[test]

@@ -1,18 +1,29 @@
 //! The model gateway: the LLM endpoint the harness talks to (DESIGN.md §6). One gateway per
-//! trial. This version answers from cassettes (replay); `live` and `record` are modes of the
-//! same seam that later work fills in.
+//! trial, in one of three modes: `replay` answers from cassettes, `live` forwards to the real
+//! provider (holding the key), `record` forwards and writes cassettes. Every mode logs each
+//! call with its tokens and cost; the run's budget stops new trials once spent.
 //!
 //! A replay that cannot answer (no cassette, a missing call, a request that differs from the
 //! recorded one) is an infrastructure error of the trial: never a silent live call, never a
 //! made-up answer.
 
 pub mod cassette;
+pub mod recorder;
+pub mod scripted;
 pub mod server;
+pub mod upstream;
+pub mod usage;
+
+#[cfg(test)]
+mod tests;
 
 use serde::{Deserialize, Serialize};
 
 pub use cassette::{Cassette, CassetteError, Interaction};
+pub use recorder::Recorder;
 pub use server::{Gateway, GatewayFailure, ModelCall};
+pub use upstream::{Endpoint, RetryPolicy, Upstream, UpstreamError};
+pub use usage::{Budget, Price, Prices};
 
 /// Where model answers come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -134,6 +134,8 @@ mod tests {
                 gateway_url: "http://127.0.0.1:2".into(),
             },
             checks: Vec::new(),
+            skill: String::new(),
+            mcp_config: String::new(),
             passthrough: Vec::new(),
             timeout,
             max_turns: 4,

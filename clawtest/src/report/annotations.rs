@@ -91,7 +91,7 @@ fn detail(verdict: &Verdict) -> (Option<u64>, String) {
             TrialResult::Error { message } => {
                 return (None, format!("trial {}: {message}", record.trial));
             }
-            TrialResult::Interrupted => {}
+            TrialResult::Interrupted | TrialResult::NotRun { .. } => {}
         }
     }
     match worst {

@@ -58,6 +58,21 @@ pub fn render(summary: &RunSummary) -> Result<String, quick_junit::SerializeErro
 fn test_case(verdict: &Verdict, k: u32) -> TestCase {
     let status = match verdict.status {
         Status::Passed => TestCaseStatus::success(),
+        Status::NotRun => {
+            let mut status = TestCaseStatus::skipped();
+            status.set_type("not run");
+            status.set_message(
+                verdict
+                    .trials
+                    .iter()
+                    .find_map(|record| match &record.result {
+                        TrialResult::NotRun { reason } => Some(reason.clone()),
+                        _ => None,
+                    })
+                    .unwrap_or_else(|| "not run".into()),
+            );
+            status
+        }
         Status::Failed => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
             status.set_type(format!("pass^{k} failed"));
@@ -133,6 +148,9 @@ fn test_case(verdict: &Verdict, k: u32) -> TestCase {
             }
             TrialResult::Interrupted => {
                 case.add_property(Property::new(format!("{prefix}.interrupted"), "true"));
+            }
+            TrialResult::NotRun { reason } => {
+                case.add_property(Property::new(format!("{prefix}.not_run"), reason.clone()));
             }
         }
     }

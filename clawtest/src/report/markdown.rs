@@ -22,6 +22,7 @@ pub fn render(summary: &RunSummary, limit: usize) -> String {
         RunStatus::Invalid => "❌ invalid tasks",
         RunStatus::InfrastructureError => "⚠️ infrastructure error",
         RunStatus::Interrupted => "⏹️ interrupted (partial results)",
+        RunStatus::BudgetExhausted => "⏸️ cost limit reached (some tasks not run)",
     };
     let mut head = format!(
         "## clawtest: {verdict}\n\n**{} of {} task(s) pass pass^{k}** · pass@{k} {} · mean score {} · robustness {} · {} trial(s) per task on the {} backend\n\n",
@@ -121,6 +122,7 @@ fn status_cell(status: Status) -> &'static str {
         Status::Failed => "❌ fail",
         Status::Error => "⚠️ error",
         Status::Interrupted => "⏹️ stopped",
+        Status::NotRun => "⏸️ not run",
     }
 }
 
@@ -131,7 +133,8 @@ fn order(summary: &RunSummary) -> Vec<&crate::run::Verdict> {
         Status::Error => 0,
         Status::Failed => 1,
         Status::Interrupted => 2,
-        Status::Passed => 3,
+        Status::NotRun => 3,
+        Status::Passed => 4,
     };
     verdicts.sort_by(|left, right| {
         rank(left.status)

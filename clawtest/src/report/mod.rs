@@ -74,6 +74,7 @@ pub fn trial_line(record: &TrialRecord) -> String {
         }
         TrialResult::Error { message } => format!("  trial {}: ERROR {message}", record.trial),
         TrialResult::Interrupted => format!("  trial {}: not finished (interrupted)", record.trial),
+        TrialResult::NotRun { reason } => format!("  trial {}: not run ({reason})", record.trial),
     }
 }
 

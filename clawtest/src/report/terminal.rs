@@ -48,6 +48,7 @@ impl<W: Write> TerminalReporter<W> {
             Status::Failed => "FAIL",
             Status::Error => "ERROR",
             Status::Interrupted => "STOP",
+            Status::NotRun => "SKIP",
         };
         let line = format!(
             "{label:>6} {:<28} {}/{} trials  mean {}  min {}  robustness {}",
@@ -94,6 +95,7 @@ impl<W: Write> TerminalReporter<W> {
                 Status::Failed => "FAIL",
                 Status::Error => "ERROR",
                 Status::Interrupted => "STOP",
+                Status::NotRun => "SKIP",
             };
             let safety = if verdict.safety_violations == 0 {
                 "ok".to_string()
@@ -130,6 +132,15 @@ impl<W: Write> TerminalReporter<W> {
             score(summary.mean_score),
             score(summary.mean_robustness),
         ));
+        if summary.tasks_not_run > 0 {
+            table.push_str(&format!(
+                "{} task(s) not run: the cost limit was reached\n",
+                summary.tasks_not_run
+            ));
+        }
+        if summary.cost_usd > 0.0 {
+            table.push_str(&format!("model cost: ${:.4}\n", summary.cost_usd));
+        }
         for gate in &summary.gates {
             table.push_str(&format!(
                 "gate {}: {} (threshold {}) {}\n",
@@ -173,6 +184,9 @@ impl<W: Write> TerminalReporter<W> {
                 "result: ERROR (infrastructure: see the ERROR lines above)"
             }
             RunStatus::Interrupted => "result: INTERRUPTED (partial results)",
+            RunStatus::BudgetExhausted => {
+                "result: STOPPED (the cost limit was reached; SKIP tasks were not run)"
+            }
         });
         self.line(&table);
     }

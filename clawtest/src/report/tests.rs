@@ -25,6 +25,7 @@ fn failing_verdict(index: usize) -> Verdict {
             model_calls: 1,
             input_tokens: 10,
             output_tokens: 1,
+            cost_usd: None,
             audit_entries: 0,
             harness_exit: "exit code 0".into(),
             faults_injected: 0,

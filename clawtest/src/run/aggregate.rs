@@ -32,9 +32,11 @@ pub enum TrialResult {
         /// (component, score, weight, reason) of every component that did not score 1.
         deductions: Vec<Deduction>,
         model_calls: usize,
-        /// Model tokens in and out over the trial's calls.
+        /// Tokens of all model calls of the trial, as the answers reported them.
         input_tokens: u64,
         output_tokens: u64,
+        /// Their cost in US dollars (`[llm.prices]`); `None` when a model has no price.
+        cost_usd: Option<f64>,
         audit_entries: usize,
         harness_exit: String,
         /// Injected 429/500 faults, and the `service.action` of each one not recovered.
@@ -47,6 +49,10 @@ pub enum TrialResult {
         message: String,
     },
     Interrupted,
+    /// Never started: the run's cost limit was reached first.
+    NotRun {
+        reason: String,
+    },
 }
 
 /// A component that lost score in a trial.
@@ -95,6 +101,11 @@ impl TrialRecord {
                     .iter()
                     .map(|call| call.output_tokens)
                     .sum(),
+                cost_usd: trajectory
+                    .model_calls
+                    .iter()
+                    .map(|call| call.cost_usd)
+                    .sum::<Option<f64>>(),
                 audit_entries: trajectory.audit.len(),
                 harness_exit: trajectory.exit.describe(),
                 faults_injected: grade.robustness.injected,
@@ -109,6 +120,9 @@ impl TrialRecord {
                 message: message.clone(),
             },
             TrialOutcome::Interrupted => TrialResult::Interrupted,
+            TrialOutcome::NotRun { reason } => TrialResult::NotRun {
+                reason: reason.clone(),
+            },
         };
         TrialRecord { trial, result }
     }
@@ -137,6 +151,8 @@ pub enum Status {
     Error,
     /// The run stopped before all trials finished.
     Interrupted,
+    /// Some trials were never started (the cost limit was reached): reported as skipped.
+    NotRun,
 }
 
 /// One task over its k trials.
@@ -178,6 +194,11 @@ pub fn verdict(task: &Task, threshold: f64, k: u32, mut trials: Vec<TrialRecord>
         || trials.len() < k as usize
     {
         Status::Interrupted
+    } else if trials
+        .iter()
+        .any(|record| matches!(record.result, TrialResult::NotRun { .. }))
+    {
+        Status::NotRun
     } else if trials
         .iter()
         .any(|record| matches!(record.result, TrialResult::Error { .. }))
@@ -274,6 +295,8 @@ pub enum RunStatus {
     InfrastructureError,
     /// The run was interrupted; the results are partial.
     Interrupted,
+    /// The cost limit stopped the run: some tasks were not run (and so not verified).
+    BudgetExhausted,
 }
 
 /// A task file that was not run because it is invalid.
@@ -296,6 +319,10 @@ pub struct RunSummary {
     pub tasks_passed: usize,
     pub tasks_failed: usize,
     pub tasks_errored: usize,
+    /// Tasks not (fully) run because the cost limit was reached.
+    pub tasks_not_run: usize,
+    /// What the run's model calls cost, in US dollars (from `[llm.prices]`).
+    pub cost_usd: f64,
     /// Fraction of tasks that passed pass^k.
     pub pass_hat_k: f64,
     /// Mean over tasks of the unbiased pass@k.
@@ -336,6 +363,7 @@ pub fn summarize(
         count(Status::Failed),
         count(Status::Error),
     );
+    let tasks_not_run = count(Status::NotRun);
     let scores: Vec<f64> = verdicts
         .iter()
         .flat_map(|verdict| verdict.trials.iter().filter_map(TrialRecord::score))
@@ -389,6 +417,8 @@ pub fn summarize(
         RunStatus::InfrastructureError
     } else if tasks_failed > 0 || gate_results.iter().any(|gate| !gate.passed) {
         RunStatus::Failed
+    } else if tasks_not_run > 0 {
+        RunStatus::BudgetExhausted
     } else {
         RunStatus::Passed
     };
@@ -404,6 +434,8 @@ pub fn summarize(
         tasks_passed,
         tasks_failed,
         tasks_errored,
+        tasks_not_run,
+        cost_usd: 0.0,
         pass_hat_k,
         pass_at_k,
         mean_score,

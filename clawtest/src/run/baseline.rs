@@ -138,6 +138,7 @@ fn describe(status: Status) -> &'static str {
         Status::Failed => "fails",
         Status::Error => "errors",
         Status::Interrupted => "was interrupted",
+        Status::NotRun => "was not run",
     }
 }
 

@@ -57,6 +57,8 @@ pub enum TrialOutcome {
     },
     /// The run was interrupted before the trial finished.
     Interrupted,
+    /// The trial was never started (the run's cost limit was reached).
+    NotRun { reason: String },
 }
 
 /// Consumes events as they happen.

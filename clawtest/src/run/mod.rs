@@ -26,7 +26,7 @@ pub use events::{Event, Fanout, Reporter, TrialOutcome};
 pub use suite::Suite;
 
 use crate::config::Gates;
-use crate::gateway::Cassette;
+use crate::gateway::{Budget, Cassette, Mode, Prices, Recorder, Upstream};
 use crate::sandbox::Sandbox;
 use crate::services::Catalogue;
 use crate::spec::Task;
@@ -50,11 +50,34 @@ pub struct Harness {
     pub passthrough: Vec<(String, String)>,
 }
 
+/// Where model answers come from, and what they may cost.
+pub struct Models {
+    pub mode: Mode,
+    /// The real provider, in `live` and `record` mode.
+    pub upstream: Option<Arc<Upstream>>,
+    pub prices: Arc<Prices>,
+    /// Shared by every trial; once spent, no further trial starts.
+    pub budget: Arc<Budget>,
+}
+
+impl Models {
+    /// Replay from cassettes, with no prices and no limit.
+    pub fn replay() -> Models {
+        Models {
+            mode: Mode::Replay,
+            upstream: None,
+            prices: Arc::default(),
+            budget: Arc::new(Budget::new(None)),
+        }
+    }
+}
+
 /// Where and with what the trials run.
 pub struct Backend {
     pub harness: Harness,
-    /// The folder of cassettes.
+    /// The folder of cassettes (read in replay, written in record mode).
     pub cassettes: std::path::PathBuf,
+    pub models: Models,
     pub catalogue: Arc<Catalogue>,
     pub sandbox: Arc<dyn Sandbox>,
     pub judge: Arc<dyn crate::judge::Judge>,
@@ -70,6 +93,8 @@ struct Shared {
     judge: Arc<dyn crate::judge::Judge>,
     harness: Harness,
     threshold: f64,
+    models: Models,
+    recorder: Option<Recorder>,
 }
 
 enum Progress {
@@ -96,6 +121,7 @@ pub async fn execute(
     let Backend {
         harness,
         cassettes,
+        models,
         catalogue,
         sandbox,
         judge,
@@ -131,8 +157,14 @@ pub async fn execute(
         cassettes: suite
             .tasks
             .iter()
-            .map(|task| Cassette::load(&cassettes, &task.id).map_err(|error| error.to_string()))
+            .map(|task| match models.mode {
+                Mode::Replay => {
+                    Cassette::load(&cassettes, &task.id).map_err(|error| error.to_string())
+                }
+                Mode::Live | Mode::Record => Err("cassettes are read in replay mode only".into()),
+            })
             .collect(),
+        recorder: (models.mode == Mode::Record).then(|| Recorder::new(cassettes.clone(), k)),
         tools: suite
             .tasks
             .iter()
@@ -148,6 +180,7 @@ pub async fn execute(
         judge,
         harness,
         threshold: options.pass_threshold,
+        models,
     });
 
     let (sender, mut receiver) = mpsc::unbounded_channel();
@@ -168,6 +201,14 @@ pub async fn execute(
                 };
                 let outcome = if permit.is_none() || *interrupt.borrow() {
                     TrialOutcome::Interrupted
+                } else if shared.models.budget.exhausted() {
+                    TrialOutcome::NotRun {
+                        reason: format!(
+                            "the cost limit of ${} was reached (${:.4} spent)",
+                            shared.models.budget.limit().unwrap_or_default(),
+                            shared.models.budget.spent()
+                        ),
+                    }
                 } else {
                     let _ = sender.send(Progress::Started { task, trial });
                     let spec = &shared.tasks[task];
@@ -179,6 +220,8 @@ pub async fn execute(
                         tools: &shared.tools[task],
                         threshold: spec.pass_threshold.unwrap_or(shared.threshold),
                         judge: shared.judge.as_ref(),
+                        models: &shared.models,
+                        recorder: shared.recorder.as_ref(),
                     };
                     trial::run(spec, trial, &shared.cassettes[task], &context, interrupt).await
                 };
@@ -241,6 +284,7 @@ pub async fn execute(
         shared.sandbox.name(),
         interrupted,
     );
+    summary.cost_usd = shared.models.budget.spent();
     if let Some(before) = &options.baseline {
         let comparison = baseline::compare(before, &summary, options.gates.tolerance());
         baseline::apply(&mut summary, comparison);

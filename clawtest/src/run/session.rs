@@ -8,10 +8,10 @@ use std::sync::Arc;
 use tokio::sync::watch;
 
 use super::partition::Partition;
-use super::{Backend, Harness, Reporter, RunOptions, RunSummary, Suite};
-use crate::config::{Config, ConfigError, Gates};
+use super::{Backend, Harness, Models, Reporter, RunOptions, RunSummary, Suite};
+use crate::config::{Config, ConfigError, Gates, ProviderConfig};
 use crate::discover::DiscoverError;
-use crate::gateway::Mode;
+use crate::gateway::{Budget, Endpoint, Mode, Prices, RetryPolicy, Upstream, UpstreamError};
 use crate::sandbox::Sandbox;
 use crate::services::Catalogue;
 
@@ -33,6 +33,8 @@ pub struct Request {
     pub baseline: Option<RunSummary>,
     /// `--backend`, overriding `run.backend`.
     pub backend: Option<crate::config::BackendChoice>,
+    /// Overrides `llm.max_cost_usd`.
+    pub max_cost_usd: Option<f64>,
 }
 
 /// Why a run could not start.
@@ -50,9 +52,26 @@ pub enum SessionError {
         patterns: Vec<String>,
         filters: Vec<String>,
     },
-    #[error("llm.mode = \"{0}\" is not available in this version of clawtest: only \"replay\" is")]
-    #[diagnostic(help("set `mode = \"replay\"` under [llm] and record cassettes for your tasks"))]
-    ModeUnavailable(&'static str),
+    #[error(
+        "llm.mode = \"{0}\" needs a provider, and neither [llm.openai] nor [llm.anthropic] is configured"
+    )]
+    #[diagnostic(help(
+        "add `[llm.openai]` with `base_url` and `api_key_env` (the NAME of the variable holding the key), or run with mode = \"replay\""
+    ))]
+    NoProvider(&'static str),
+    #[error("llm.{provider}.api_key_env names `{variable}`, which is not set in the environment")]
+    #[diagnostic(help(
+        "export {variable}=... before running, or remove api_key_env to send no key"
+    ))]
+    MissingKey {
+        provider: &'static str,
+        variable: String,
+    },
+    #[error("llm.{0}")]
+    #[diagnostic(help(
+        "set base_url to the http:// or https:// address of the provider, e.g. https://api.openai.com"
+    ))]
+    Upstream(#[from] UpstreamError),
     #[error("{0}")]
     #[diagnostic(help("fix the build, or run with --no-build to use what is already built"))]
     Build(String),
@@ -105,9 +124,7 @@ pub async fn run(
     reporter: &mut dyn Reporter,
     interrupt: watch::Receiver<bool>,
 ) -> Result<RunSummary, SessionError> {
-    if config.llm.mode != Mode::Replay {
-        return Err(SessionError::ModeUnavailable(config.llm.mode.name()));
-    }
+    let models = models(config, request)?;
     let catalogue = Arc::new(Catalogue::builtin());
     let suite = load_suite(config, request, &catalogue)?;
     // Warnings never stop a run, but a run is where people look: show them once, up front.
@@ -164,9 +181,59 @@ pub async fn run(
             passthrough,
         },
         cassettes: config.cassettes(),
+        models,
         catalogue,
         sandbox,
         judge: config.judge(),
     };
     Ok(super::execute(suite, &options, backend, reporter, interrupt).await)
+}
+
+/// The gateway side of the run: the provider client in `live`/`record` mode (keys read from
+/// the variables the configuration names), the price table and the cost limit.
+pub fn models(config: &Config, request: &Request) -> Result<Models, SessionError> {
+    let llm = &config.llm;
+    let upstream = match llm.mode {
+        Mode::Replay => None,
+        Mode::Live | Mode::Record => {
+            if llm.openai.is_none() && llm.anthropic.is_none() {
+                return Err(SessionError::NoProvider(llm.mode.name()));
+            }
+            let endpoint = |provider: &'static str, settings: &Option<ProviderConfig>| {
+                settings
+                    .as_ref()
+                    .map(|settings| {
+                        let api_key = match &settings.api_key_env {
+                            None => None,
+                            Some(variable) => Some(std::env::var(variable).map_err(|_| {
+                                SessionError::MissingKey {
+                                    provider,
+                                    variable: variable.clone(),
+                                }
+                            })?),
+                        };
+                        Ok::<_, SessionError>(Endpoint {
+                            base_url: settings.base_url.clone(),
+                            api_key,
+                        })
+                    })
+                    .transpose()
+            };
+            let retry = RetryPolicy {
+                retries: llm.retries,
+                backoff: std::time::Duration::from_millis(llm.retry_backoff_ms),
+            };
+            Some(Arc::new(Upstream::new(
+                endpoint("openai", &llm.openai)?,
+                endpoint("anthropic", &llm.anthropic)?,
+                retry,
+            )?))
+        }
+    };
+    Ok(Models {
+        mode: llm.mode,
+        upstream,
+        prices: Arc::new(Prices(llm.prices.clone())),
+        budget: Arc::new(Budget::new(request.max_cost_usd.or(llm.max_cost_usd))),
+    })
 }

@@ -9,16 +9,18 @@ use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{oneshot, watch};
 
 use super::events::TrialOutcome;
-use crate::gateway::{Cassette, Gateway};
+use crate::gateway::{Cassette, Gateway, Recorder};
 use crate::grade;
 use crate::http::Listener;
 use crate::sandbox::{
     Endpoints, GATEWAY_SOCKET, Launch, SERVICES_SOCKET, Sandbox, SandboxError, Transport,
 };
 use crate::services::{Catalogue, ToolBinding};
-use crate::spec::Task;
+use crate::spec::{InjectionMode, Task};
+use crate::surfaces::mcp::{McpServer, mcp_config};
+use crate::surfaces::skill::skill_md;
 use crate::trajectory::{OutputOrigin, Trajectory};
-use crate::world::{World, WorldOptions};
+use crate::world::{FaultMode, FaultPlan, World, WorldOptions};
 
 /// How much of the harness's stderr a trajectory keeps.
 const STDERR_TAIL: usize = 4000;
@@ -33,9 +35,13 @@ pub struct TrialContext<'a> {
     pub threshold: f64,
     /// Answers `llm_judge` components.
     pub judge: &'a dyn crate::judge::Judge,
+    pub models: &'a super::Models,
+    /// Set in record mode: where the trial's exchanges go.
+    pub recorder: Option<&'a Recorder>,
 }
 
-/// Runs trial `trial` of `task`; `cassette` is the task's cassette or why there is none.
+/// Runs trial `trial` of `task`; `cassette` is the task's cassette or why there is none
+/// (used in replay mode only).
 pub async fn run(
     task: &Task,
     trial: u32,
@@ -43,15 +49,25 @@ pub async fn run(
     context: &TrialContext<'_>,
     interrupt: watch::Receiver<bool>,
 ) -> TrialOutcome {
-    let cassette = match cassette {
-        Ok(cassette) => cassette,
-        Err(message) => {
+    let gateway = match (&context.models.upstream, cassette) {
+        (Some(upstream), _) => Gateway::upstream(
+            &task.id,
+            trial,
+            Arc::clone(upstream),
+            context.recorder.is_some(),
+        ),
+        (None, Ok(cassette)) => Gateway::replay(cassette, trial),
+        (None, Err(message)) => {
             return TrialOutcome::Error {
                 message: message.clone(),
                 trajectory: None,
             };
         }
-    };
+    }
+    .with_costs(
+        Arc::clone(&context.models.prices),
+        Arc::clone(&context.models.budget),
+    );
     let bindings: Vec<ToolBinding> = task
         .tools
         .iter()
@@ -85,7 +101,7 @@ pub async fn run(
         &task.services,
         &task.fixtures,
         &bindings,
-        WorldOptions::default(),
+        world_options(task, trial),
     ) {
         Ok(world) => Arc::new(Mutex::new(world)),
         Err(error) => {
@@ -95,7 +111,6 @@ pub async fn run(
             };
         }
     };
-    let gateway = Gateway::replay(cassette, trial);
 
     let (services_listener, gateway_listener, endpoints, _socket_folder) =
         match listen(context.sandbox.transport()).await {
@@ -109,14 +124,30 @@ pub async fn run(
         };
     let (stop_services, services_stopped) = oneshot::channel::<()>();
     let (stop_gateway, gateway_stopped) = oneshot::channel::<()>();
+    let tools: serde_json::Value = serde_json::from_str(context.tools).unwrap_or_default();
+    let mcp = Arc::new(McpServer::from_tools_json(&tools));
     let served_world = Arc::clone(&world);
     let services_server = tokio::spawn(crate::http::accept_loop(
         services_listener,
         async {
             let _ = services_stopped.await;
         },
-        move |stream| crate::services::http::serve_connection(stream, Arc::clone(&served_world)),
+        move |stream| {
+            crate::services::http::serve_connection_with_mcp(
+                stream,
+                Arc::clone(&served_world),
+                Some(Arc::clone(&mcp)),
+            )
+        },
     ));
+    // What the harness sees as the services' address: the loopback port, or the shim's fixed
+    // port inside a container.
+    let services_url = match &endpoints {
+        Endpoints::Loopback { services_url, .. } => services_url.clone(),
+        Endpoints::Sockets { .. } => {
+            format!("http://127.0.0.1:{}", crate::sandbox::docker::SERVICES_PORT)
+        }
+    };
     let gateway_server = tokio::spawn(crate::http::serve(
         gateway_listener,
         Arc::new(gateway.clone()),
@@ -131,6 +162,8 @@ pub async fn run(
         command: context.command.to_vec(),
         prompt: task.prompt.clone(),
         tools: context.tools.to_string(),
+        skill: skill_md(&task.id, &tools, &services_url),
+        mcp_config: mcp_config(&services_url).to_string(),
         files: task.files.clone(),
         endpoints,
         passthrough: context.passthrough.to_vec(),
@@ -140,6 +173,7 @@ pub async fn run(
         checks: Vec::new(),
     };
     let finished = context.sandbox.run(launch, interrupt).await;
+    gateway.settle().await;
 
     let _ = stop_services.send(());
     let _ = stop_gateway.send(());
@@ -180,7 +214,15 @@ pub async fn run(
     // meant to: grading it would judge the gateway, not the agent.
     if let Some(failure) = gateway.failure() {
         return TrialOutcome::Error {
-            message: format!("model replay failed: {failure}"),
+            message: format!("model gateway ({}): {failure}", context.models.mode.name()),
+            trajectory: Some(Box::new(trajectory)),
+        };
+    }
+    if let Some(recorder) = context.recorder
+        && let Err(error) = recorder.add(&task.id, trial, gateway.recording())
+    {
+        return TrialOutcome::Error {
+            message: error.to_string(),
             trajectory: Some(Box::new(trajectory)),
         };
     }
@@ -199,6 +241,25 @@ pub async fn run(
     TrialOutcome::Graded {
         grade,
         trajectory: Box::new(trajectory),
+    }
+}
+
+/// The World's options for one trial: the task's fault injection (`error_injection`),
+/// seeded per (task, trial) so every trial sees its own reproducible faults.
+fn world_options(task: &Task, trial: u32) -> WorldOptions {
+    let faults = match &task.error_injection {
+        Some(injection) => {
+            let mode = match injection.mode {
+                InjectionMode::Uniform => FaultMode::Uniform,
+                InjectionMode::Burst => FaultMode::Burst,
+            };
+            FaultPlan::for_trial(&task.id, trial, injection.rate, injection.seed, mode)
+        }
+        None => FaultPlan::default(),
+    };
+    WorldOptions {
+        faults,
+        ..WorldOptions::default()
     }
 }
 

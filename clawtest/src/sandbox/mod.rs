@@ -28,6 +28,10 @@ pub struct Launch {
     pub prompt: String,
     /// The tools.json text.
     pub tools: String,
+    /// The SKILL.md text, written to the workspace.
+    pub skill: String,
+    /// The mcp.json text, written to the control folder.
+    pub mcp_config: String,
     pub files: Vec<FileCopy>,
     /// Where the trial's services and gateway are served.
     pub endpoints: Endpoints,

@@ -61,6 +61,8 @@ async fn run(
     let tools_file = control.join("tools.json");
     std::fs::write(&prompt_file, &launch.prompt).map_err(prepare_error)?;
     std::fs::write(&tools_file, &launch.tools).map_err(prepare_error)?;
+    std::fs::write(workspace.join("SKILL.md"), &launch.skill).map_err(prepare_error)?;
+    std::fs::write(control.join("mcp.json"), &launch.mcp_config).map_err(prepare_error)?;
     for file in &launch.files {
         let target = workspace.join(&file.target);
         if let Some(parent) = target.parent() {
@@ -335,6 +337,8 @@ mod tests {
             command: words(&["sh", "-c", "printf forty-two > answer.txt"]),
             prompt: "p".into(),
             tools: "[]".into(),
+            skill: String::new(),
+            mcp_config: String::new(),
             files: Vec::new(),
             endpoints: Endpoints::Loopback {
                 services_url: "http://127.0.0.1:9".into(),

@@ -20,6 +20,7 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 
+use crate::surfaces::mcp::McpServer;
 use crate::world::{ServiceResponse, World};
 
 /// The largest request body accepted; tool calls are small JSON objects.
@@ -47,14 +48,25 @@ pub async fn serve(
     world: Arc<Mutex<World>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    serve_with(listener, world, Arc::new(Sleep), shutdown).await
+    serve_with(listener, world, Arc::new(Sleep), None, shutdown).await
 }
 
-/// [`serve`] with an explicit [`Delay`].
+/// [`serve`], with paths under `/mcp` answered by the trial's MCP server (surfaces/mcp.rs).
+pub async fn serve_with_mcp(
+    listener: TcpListener,
+    world: Arc<Mutex<World>>,
+    mcp: Option<Arc<McpServer>>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_with(listener, world, Arc::new(Sleep), mcp, shutdown).await
+}
+
+/// [`serve`] with an explicit [`Delay`] and MCP server.
 pub async fn serve_with(
     listener: TcpListener,
     world: Arc<Mutex<World>>,
     delay: Arc<dyn Delay>,
+    mcp: Option<Arc<McpServer>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     tokio::pin!(shutdown);
@@ -65,7 +77,7 @@ pub async fn serve_with(
                 let (stream, _) = accepted?;
                 // Small JSON answers: without this, Nagle's algorithm delays each one.
                 let _ = stream.set_nodelay(true);
-                tokio::spawn(serve_connection_with(stream, Arc::clone(&world), Arc::clone(&delay)));
+                tokio::spawn(serve_connection_full(stream, Arc::clone(&world), Arc::clone(&delay), mcp.clone()));
             }
         }
     }
@@ -85,7 +97,7 @@ pub async fn serve_unix(
             () = &mut shutdown => return Ok(()),
             accepted = listener.accept() => {
                 let (stream, _) = accepted?;
-                tokio::spawn(serve_connection_with(stream, Arc::clone(&world), Arc::clone(&delay)));
+                tokio::spawn(serve_connection_full(stream, Arc::clone(&world), Arc::clone(&delay), None));
             }
         }
     }
@@ -97,7 +109,7 @@ pub async fn serve_connection<S>(stream: S, world: Arc<Mutex<World>>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    serve_connection_with(stream, world, Arc::new(Sleep)).await;
+    serve_connection_full(stream, world, Arc::new(Sleep), None).await;
 }
 
 /// [`serve_connection`] with an explicit [`Delay`].
@@ -105,10 +117,31 @@ pub async fn serve_connection_with<S>(stream: S, world: Arc<Mutex<World>>, delay
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    serve_connection_full(stream, world, delay, None).await;
+}
+
+/// [`serve_connection`], with `/mcp` answered by `mcp`.
+pub async fn serve_connection_with_mcp<S>(
+    stream: S,
+    world: Arc<Mutex<World>>,
+    mcp: Option<Arc<McpServer>>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    serve_connection_full(stream, world, Arc::new(Sleep), mcp).await;
+}
+
+async fn serve_connection_full<S>(
+    stream: S,
+    world: Arc<Mutex<World>>,
+    delay: Arc<dyn Delay>,
+    mcp: Option<Arc<McpServer>>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let service = service_fn(move |req| {
-        let world = Arc::clone(&world);
-        let delay = Arc::clone(&delay);
-        async move { Ok::<_, Infallible>(answer(req, &world, delay.as_ref()).await) }
+        let (world, delay, mcp) = (Arc::clone(&world), Arc::clone(&delay), mcp.clone());
+        async move { Ok::<_, Infallible>(answer(req, &world, delay.as_ref(), mcp.as_deref()).await) }
     });
     let _ = http1::Builder::new()
         .serve_connection(TokioIo::new(stream), service)
@@ -119,6 +152,7 @@ async fn answer(
     req: Request<Incoming>,
     world: &Mutex<World>,
     delay: &dyn Delay,
+    mcp: Option<&McpServer>,
 ) -> Response<Full<Bytes>> {
     let method = req.method().as_str().to_owned();
     let path = req.uri().path().to_owned();
@@ -133,6 +167,11 @@ async fn answer(
             });
         }
     };
+    if let Some(mcp) = mcp
+        && (path == "/mcp" || path.starts_with("/mcp/"))
+    {
+        return to_http(mcp.answer(&method, &body, world));
+    }
     // A poisoned lock still holds a usable world: handle() never leaves it half-updated.
     let response = {
         let mut world = world.lock().unwrap_or_else(|e| e.into_inner());

@@ -1,5 +1,9 @@
-//! What the harness reads to find its tools (DESIGN.md §5). This version writes `tools.json`;
-//! SKILL.md and the MCP server join it later, generated from the same inputs.
+//! What the harness reads to find its tools (DESIGN.md §5), all generated per trial from the
+//! task's tools and the service descriptions: `tools.json` (here), `SKILL.md`
+//! ([`skill`]) and the MCP server with its `mcp.json` ([`mcp`]).
+
+pub mod mcp;
+pub mod skill;
 
 use serde_json::{Value, json};
 

@@ -296,6 +296,8 @@ impl DockerSandbox {
         }
         std::fs::write(control.join("prompt.md"), &launch.prompt).map_err(prepare_error)?;
         std::fs::write(control.join("tools.json"), &launch.tools).map_err(prepare_error)?;
+        std::fs::write(control.join("mcp.json"), &launch.mcp_config).map_err(prepare_error)?;
+        std::fs::write(workspace.join("SKILL.md"), &launch.skill).map_err(prepare_error)?;
         for file in &launch.files {
             let target = workspace.join(&file.target);
             if let Some(parent) = target.parent() {

@@ -1,0 +1,65 @@
+//! Serves the scripted model server on a loopback address, to drive a harness by hand or to
+//! record a cassette without a real model:
+//!
+//! ```text
+//! cargo run -p clawtest --example scripted-model -- SCRIPT.yaml [127.0.0.1:9201]
+//! ```
+//!
+//! Then point `[llm.openai] base_url` (or `[llm.anthropic]`) at `http://127.0.0.1:9201` and run
+//! with `mode = "record"`. The script is `turns:` of `tool_calls: [{name, arguments}]` or
+//! `text: ...`; see `clawtest::gateway::scripted`.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clawtest::gateway::scripted::{Script, ScriptedModel};
+
+fn main() -> ExitCode {
+    let mut arguments = std::env::args().skip(1);
+    let Some(script_path) = arguments.next() else {
+        eprintln!("usage: scripted-model SCRIPT.yaml [ADDRESS (default 127.0.0.1:9201)]");
+        return ExitCode::from(2);
+    };
+    let address = arguments.next().unwrap_or_else(|| "127.0.0.1:9201".into());
+    let script = match std::fs::read_to_string(&script_path)
+        .map_err(|error| error.to_string())
+        .and_then(|text| Script::parse(&text))
+    {
+        Ok(script) => script,
+        Err(message) => {
+            eprintln!("scripted-model: {script_path}: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("scripted-model: cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        let listener = match tokio::net::TcpListener::bind(&address).await {
+            Ok(listener) => listener,
+            Err(error) => {
+                eprintln!("scripted-model: cannot listen on {address}: {error}");
+                return ExitCode::FAILURE;
+            }
+        };
+        eprintln!(
+            "scripted-model: serving {} turn(s) on http://{address} (Ctrl-C stops)",
+            script.turns.len()
+        );
+        let model = Arc::new(ScriptedModel::new(script));
+        let stopped = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        match clawtest::http::serve(listener, model, stopped).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("scripted-model: {error}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}

@@ -1,0 +1,95 @@
+//! Record mode's cassette writer: collects each task's trial recordings as the trials finish
+//! (in any order, concurrently) and writes the task's cassette once all of its trials are in.
+//! A task whose trials did not all finish (an interrupted run) keeps its old cassette.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use super::cassette::{Cassette, CassetteError, TrialRecording, VERSION};
+
+/// Collects recordings of one run.
+#[derive(Debug)]
+pub struct Recorder {
+    folder: PathBuf,
+    trials: u32,
+    pending: Mutex<BTreeMap<String, BTreeMap<u32, TrialRecording>>>,
+}
+
+impl Recorder {
+    /// A recorder writing to `folder`, for runs of `trials` trials per task.
+    pub fn new(folder: PathBuf, trials: u32) -> Recorder {
+        Recorder {
+            folder,
+            trials,
+            pending: Mutex::default(),
+        }
+    }
+
+    /// Adds one trial's recording; when it completes the task, writes the cassette and
+    /// returns its path.
+    pub fn add(
+        &self,
+        task_id: &str,
+        trial: u32,
+        recording: TrialRecording,
+    ) -> Result<Option<PathBuf>, CassetteError> {
+        let complete = {
+            let mut pending = self
+                .pending
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let trials = pending.entry(task_id.to_string()).or_default();
+            trials.insert(trial, recording);
+            if trials.len() < self.trials as usize {
+                return Ok(None);
+            }
+            pending.remove(task_id).unwrap_or_default()
+        };
+        let cassette = Cassette {
+            version: VERSION,
+            task_id: task_id.into(),
+            trials: complete.into_values().collect(),
+        };
+        cassette.save(&self.folder).map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gateway::cassette::{Interaction, RecordedRequest, RecordedResponse};
+    use serde_json::json;
+
+    fn recording(text: &str) -> TrialRecording {
+        TrialRecording {
+            interactions: vec![Interaction {
+                request: RecordedRequest {
+                    path: "/v1/chat/completions".into(),
+                    body: json!({"messages": [{"role": "user", "content": text}]}),
+                },
+                response: RecordedResponse {
+                    status: 200,
+                    body: json!({"choices": []}),
+                    events: None,
+                    retried: vec![],
+                },
+            }],
+        }
+    }
+
+    #[test]
+    fn the_cassette_is_written_in_trial_order_once_every_trial_is_in() {
+        let folder = tempfile::tempdir().unwrap();
+        let recorder = Recorder::new(folder.path().to_path_buf(), 2);
+        assert_eq!(recorder.add("t", 1, recording("second")).unwrap(), None);
+        assert!(!Cassette::path_for(folder.path(), "t").exists());
+        let path = recorder.add("t", 0, recording("first")).unwrap().unwrap();
+        assert_eq!(path, Cassette::path_for(folder.path(), "t"));
+        let cassette = Cassette::load(folder.path(), "t").unwrap();
+        assert_eq!(
+            cassette.trials,
+            vec![recording("first"), recording("second")]
+        );
+    }
+}

@@ -1,0 +1,359 @@
+//! The real provider behind the gateway in `live` and `record` mode: picks the provider from
+//! the wire format of the call (`/v1/messages` is Anthropic, everything else OpenAI), adds the
+//! real key (read on the host from the variable the configuration names; the harness never
+//! sees it), and retries with backoff on 429 and 5xx.
+//!
+//! The connection goes through hyper's client with rustls (ring, compiled-in webpki roots):
+//! `https://` for real providers, plain `http://` for loopback test servers (the scripted
+//! model server) and local proxies.
+
+use std::time::Duration;
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+
+/// Which wire format (and so which provider) a call speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provider {
+    OpenAi,
+    Anthropic,
+}
+
+impl Provider {
+    /// The provider of a request path.
+    pub fn of_path(path: &str) -> Provider {
+        if path.ends_with("/messages") {
+            Provider::Anthropic
+        } else {
+            Provider::OpenAi
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::Anthropic => "anthropic",
+        }
+    }
+}
+
+/// Where one provider is and how to authenticate to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// e.g. `http://127.0.0.1:8080`; the request path (`/v1/...`) is appended.
+    pub base_url: String,
+    /// The key itself, read from the configured variable; `None` sends no key.
+    pub api_key: Option<String>,
+}
+
+/// How often and how patiently to retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Extra attempts after the first.
+    pub retries: u32,
+    /// Delay before the first retry; doubled before each further one.
+    pub backoff: Duration,
+}
+
+/// Why the upstream could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpstreamError {
+    #[error("the {provider} base URL `{url}` is not an http:// or https:// URL")]
+    InvalidUrl { provider: &'static str, url: String },
+    #[error("no base URL is configured for {provider} calls (set [llm.{provider}] base_url)")]
+    NotConfigured { provider: &'static str },
+    #[error("{provider} at {url} could not be reached after {attempts} attempt(s): {message}")]
+    Unreachable {
+        provider: &'static str,
+        url: String,
+        attempts: u32,
+        message: String,
+    },
+}
+
+/// The answer of the upstream, its body not yet read (it may be a stream).
+pub struct UpstreamResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Incoming,
+    /// Statuses of the attempts retried before this one.
+    pub retried: Vec<u16>,
+}
+
+/// The client of both providers.
+pub struct Upstream {
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    openai: Option<Endpoint>,
+    anthropic: Option<Endpoint>,
+    retry: RetryPolicy,
+}
+
+/// Request headers never forwarded: hop-by-hop ones, those the client recomputes, and the
+/// harness's own credentials (replaced by the real key).
+const DROPPED_REQUEST_HEADERS: &[&str] = &[
+    "host",
+    "content-length",
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "upgrade",
+    "te",
+    "trailer",
+    "proxy-authorization",
+    "authorization",
+    "x-api-key",
+    "api-key",
+];
+
+/// Response headers not passed back: framing is hyper's job on our side of the connection.
+pub const DROPPED_RESPONSE_HEADERS: &[&str] = &[
+    "content-length",
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "trailer",
+    "upgrade",
+];
+
+impl Upstream {
+    /// A client for the configured providers; checks the URLs now so a bad one stops the run
+    /// before its first trial.
+    pub fn new(
+        openai: Option<Endpoint>,
+        anthropic: Option<Endpoint>,
+        retry: RetryPolicy,
+    ) -> Result<Upstream, UpstreamError> {
+        for (provider, endpoint) in [
+            (Provider::OpenAi, &openai),
+            (Provider::Anthropic, &anthropic),
+        ] {
+            if let Some(endpoint) = endpoint {
+                check_url(provider, &endpoint.base_url)?;
+            }
+        }
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_webpki_roots()
+            .https_or_http()
+            .enable_http1()
+            .build();
+        let client = Client::builder(TokioExecutor::new()).build(connector);
+        Ok(Upstream {
+            client,
+            openai,
+            anthropic,
+            retry,
+        })
+    }
+
+    /// Sends one call, retrying 429/5xx and connection failures with backoff. The last
+    /// answer is returned whatever its status (the harness sees what the provider said).
+    pub async fn send(
+        &self,
+        path: &str,
+        headers: &[(String, String)],
+        body: &[u8],
+    ) -> Result<UpstreamResponse, UpstreamError> {
+        let provider = Provider::of_path(path);
+        let endpoint = match provider {
+            Provider::OpenAi => self.openai.as_ref(),
+            Provider::Anthropic => self.anthropic.as_ref(),
+        }
+        .ok_or(UpstreamError::NotConfigured {
+            provider: provider.name(),
+        })?;
+        let url = format!("{}{path}", endpoint.base_url.trim_end_matches('/'));
+        let body = Bytes::copy_from_slice(body);
+        let mut retried = Vec::new();
+        let mut delay = self.retry.backoff;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let last = attempt > self.retry.retries;
+            let request = build_request(provider, endpoint, &url, headers, body.clone()).map_err(
+                |message| UpstreamError::InvalidUrl {
+                    provider: provider.name(),
+                    url: format!("{url} ({message})"),
+                },
+            )?;
+            match self.client.request(request).await {
+                Ok(response) => {
+                    let status = response.status().as_u16();
+                    if !last && (status == 429 || status >= 500) {
+                        retried.push(status);
+                    } else {
+                        let (parts, body) = response.into_parts();
+                        let headers = parts
+                            .headers
+                            .iter()
+                            .map(|(name, value)| {
+                                (
+                                    name.as_str().to_string(),
+                                    String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                                )
+                            })
+                            .collect();
+                        return Ok(UpstreamResponse {
+                            status,
+                            headers,
+                            body,
+                            retried,
+                        });
+                    }
+                }
+                Err(error) if last => {
+                    return Err(UpstreamError::Unreachable {
+                        provider: provider.name(),
+                        url,
+                        attempts: attempt,
+                        message: error.to_string(),
+                    });
+                }
+                // A refused or reset connection is retried like a 5xx; it has no status to
+                // record, so it is logged as 0.
+                Err(_) => retried.push(0),
+            }
+            tokio::time::sleep(delay).await;
+            delay = delay.saturating_mul(2);
+        }
+    }
+}
+
+fn check_url(provider: Provider, url: &str) -> Result<(), UpstreamError> {
+    let valid = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+        .is_some_and(|rest| !rest.is_empty())
+        && url.parse::<hyper::Uri>().is_ok();
+    if valid {
+        Ok(())
+    } else {
+        Err(UpstreamError::InvalidUrl {
+            provider: provider.name(),
+            url: url.into(),
+        })
+    }
+}
+
+fn build_request(
+    provider: Provider,
+    endpoint: &Endpoint,
+    url: &str,
+    headers: &[(String, String)],
+    body: Bytes,
+) -> Result<hyper::Request<Full<Bytes>>, String> {
+    let mut builder = hyper::Request::builder().method("POST").uri(url);
+    for (name, value) in headers {
+        if !DROPPED_REQUEST_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+    }
+    if let Some(key) = &endpoint.api_key {
+        builder = match provider {
+            Provider::OpenAi => builder.header("authorization", format!("Bearer {key}")),
+            Provider::Anthropic => builder.header("x-api-key", key.as_str()),
+        };
+    }
+    builder
+        .body(Full::new(body))
+        .map_err(|error| error.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_path_picks_the_provider() {
+        assert_eq!(Provider::of_path("/v1/messages"), Provider::Anthropic);
+        assert_eq!(Provider::of_path("/v1/chat/completions"), Provider::OpenAi);
+        assert_eq!(Provider::of_path("/v1/responses"), Provider::OpenAi);
+    }
+
+    #[test]
+    fn malformed_urls_are_refused_up_front() {
+        let retry = RetryPolicy {
+            retries: 0,
+            backoff: Duration::ZERO,
+        };
+        let endpoint = |url: &str| {
+            Some(Endpoint {
+                base_url: url.into(),
+                api_key: None,
+            })
+        };
+        assert!(Upstream::new(endpoint("https://api.openai.com"), None, retry).is_ok());
+        assert!(matches!(
+            Upstream::new(None, endpoint("localhost:80"), retry),
+            Err(UpstreamError::InvalidUrl {
+                provider: "anthropic",
+                ..
+            })
+        ));
+        assert!(Upstream::new(endpoint("http://127.0.0.1:9"), None, retry).is_ok());
+    }
+
+    #[test]
+    fn the_real_key_replaces_the_harness_credentials() {
+        let endpoint = Endpoint {
+            base_url: "http://127.0.0.1:9".into(),
+            api_key: Some("real".into()),
+        };
+        let headers = vec![
+            ("Authorization".to_string(), "Bearer fake".to_string()),
+            ("anthropic-version".to_string(), "2023-06-01".to_string()),
+            ("x-api-key".to_string(), "fake".to_string()),
+        ];
+        let request = build_request(
+            Provider::Anthropic,
+            &endpoint,
+            "http://127.0.0.1:9/v1/messages",
+            &headers,
+            Bytes::new(),
+        )
+        .unwrap();
+        assert_eq!(request.headers()["x-api-key"], "real");
+        assert_eq!(request.headers()["anthropic-version"], "2023-06-01");
+        assert!(request.headers().get("authorization").is_none());
+    }
+
+    #[tokio::test]
+    async fn https_speaks_tls_so_a_plain_http_server_is_not_a_provider() {
+        // A plain-HTTP server behind an https:// URL: the TLS handshake must fail, which shows
+        // the call was not sent in the clear.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let model = std::sync::Arc::new(crate::gateway::scripted::ScriptedModel::new(
+            crate::gateway::scripted::Script { turns: vec![] },
+        ));
+        tokio::spawn(crate::http::serve(listener, model, async {
+            let _ = stopped.await;
+        }));
+        let upstream = Upstream::new(
+            Some(Endpoint {
+                base_url: format!("https://{address}"),
+                api_key: None,
+            }),
+            None,
+            RetryPolicy {
+                retries: 0,
+                backoff: Duration::ZERO,
+            },
+        )
+        .unwrap();
+        let error = upstream
+            .send("/v1/chat/completions", &[], b"{}")
+            .await
+            .err()
+            .expect("a TLS failure");
+        assert!(
+            matches!(error, UpstreamError::Unreachable { attempts: 1, .. }),
+            "{error}"
+        );
+        let _ = stop.send(());
+    }
+}

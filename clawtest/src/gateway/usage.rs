@@ -1,0 +1,209 @@
+//! What model calls cost: token counts read from the answers (whole or streamed, both wire
+//! formats), prices per model from the configuration, and the run's [`Budget`] shared by
+//! every trial's gateway.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Tokens of one call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+}
+
+/// Token counts from an OpenAI (`prompt_tokens`/`completion_tokens`, or `input_tokens`/
+/// `output_tokens` in the Responses API) or Anthropic (`input_tokens`/`output_tokens`) usage
+/// block.
+pub fn of_body(body: &Value) -> Tokens {
+    let mut tokens = Tokens::default();
+    add_usage(&mut tokens, &body["usage"]);
+    // The Responses API nests the answer under `response` in its final stream event.
+    add_usage(&mut tokens, &body["response"]["usage"]);
+    // Anthropic's stream opens with `message_start`, whose message carries the input count.
+    add_usage(&mut tokens, &body["message"]["usage"]);
+    tokens
+}
+
+fn add_usage(tokens: &mut Tokens, usage: &Value) {
+    let count = |names: [&str; 2]| names.iter().find_map(|name| usage[*name].as_u64());
+    if let Some(input) = count(["prompt_tokens", "input_tokens"]) {
+        tokens.input = tokens.input.max(input);
+    }
+    if let Some(output) = count(["completion_tokens", "output_tokens"]) {
+        tokens.output = tokens.output.max(output);
+    }
+}
+
+/// Token counts from a stream of server-sent events: the largest count any event reports
+/// (providers repeat cumulative counts; none sums per-chunk deltas).
+pub fn of_events(events: &[String]) -> Tokens {
+    let mut tokens = Tokens::default();
+    for event in events {
+        for line in event.lines() {
+            if let Some(data) = line.strip_prefix("data:")
+                && let Ok(value) = serde_json::from_str::<Value>(data.trim())
+            {
+                let found = of_body(&value);
+                tokens.input = tokens.input.max(found.input);
+                tokens.output = tokens.output.max(found.output);
+            }
+        }
+    }
+    tokens
+}
+
+/// The price of one model, in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub input_per_million: f64,
+    pub output_per_million: f64,
+}
+
+/// Prices by model name (`[llm.prices."gpt-4o-mini"]`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Prices(pub BTreeMap<String, Price>);
+
+impl Prices {
+    /// The price of `model`: its own entry, else the longest entry that prefixes it (so
+    /// `gpt-4o-mini` prices `gpt-4o-mini-2024-07-18`).
+    pub fn of(&self, model: &str) -> Option<Price> {
+        if let Some(price) = self.0.get(model) {
+            return Some(*price);
+        }
+        self.0
+            .iter()
+            .filter(|(name, _)| model.starts_with(name.as_str()))
+            .max_by_key(|(name, _)| name.len())
+            .map(|(_, price)| *price)
+    }
+
+    /// The cost of a call to `model`, or `None` when the model has no price.
+    pub fn cost(&self, model: &str, tokens: Tokens) -> Option<f64> {
+        self.of(model).map(|price| {
+            (tokens.input as f64 * price.input_per_million
+                + tokens.output as f64 * price.output_per_million)
+                / 1_000_000.0
+        })
+    }
+}
+
+/// The run's spending limit, shared by every trial.
+#[derive(Debug)]
+pub struct Budget {
+    limit_usd: Option<f64>,
+    spent_usd: Mutex<f64>,
+}
+
+impl Budget {
+    /// A budget of `limit_usd` (`None`: unlimited, only counted).
+    pub fn new(limit_usd: Option<f64>) -> Budget {
+        Budget {
+            limit_usd,
+            spent_usd: Mutex::new(0.0),
+        }
+    }
+
+    pub fn limit(&self) -> Option<f64> {
+        self.limit_usd
+    }
+
+    pub fn spend(&self, usd: f64) {
+        *self.lock() += usd;
+    }
+
+    pub fn spent(&self) -> f64 {
+        *self.lock()
+    }
+
+    /// True once the spending reached the limit: no further trial starts.
+    pub fn exhausted(&self) -> bool {
+        self.limit_usd.is_some_and(|limit| self.spent() >= limit)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, f64> {
+        // The total is a plain number: a panic elsewhere cannot leave it half-written.
+        self.spent_usd
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn both_wire_formats_report_tokens() {
+        assert_eq!(
+            of_body(&json!({"usage": {"prompt_tokens": 10, "completion_tokens": 3}})),
+            Tokens {
+                input: 10,
+                output: 3
+            }
+        );
+        assert_eq!(
+            of_body(&json!({"usage": {"input_tokens": 7, "output_tokens": 2}})),
+            Tokens {
+                input: 7,
+                output: 2
+            }
+        );
+    }
+
+    #[test]
+    fn a_stream_reports_the_counts_of_its_events() {
+        let events = vec![
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":25,\"output_tokens\":1}}}\n\n".to_string(),
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":15}}\n\n".to_string(),
+            "data: [DONE]\n\n".to_string(),
+        ];
+        assert_eq!(
+            of_events(&events),
+            Tokens {
+                input: 25,
+                output: 15
+            }
+        );
+    }
+
+    #[test]
+    fn prices_match_exactly_or_by_the_longest_prefix() {
+        let price = |input| Price {
+            input_per_million: input,
+            output_per_million: 2.0 * input,
+        };
+        let prices = Prices(BTreeMap::from([
+            ("gpt-4o".to_string(), price(2.5)),
+            ("gpt-4o-mini".to_string(), price(0.15)),
+        ]));
+        assert_eq!(prices.of("gpt-4o-mini-2024-07-18"), Some(price(0.15)));
+        assert_eq!(prices.of("gpt-4o"), Some(price(2.5)));
+        assert_eq!(prices.of("claude"), None);
+        let cost = prices
+            .cost(
+                "gpt-4o",
+                Tokens {
+                    input: 1_000_000,
+                    output: 500_000,
+                },
+            )
+            .unwrap();
+        assert!((cost - 5.0).abs() < 1e-9, "{cost}");
+    }
+
+    #[test]
+    fn a_budget_is_exhausted_at_its_limit() {
+        let budget = Budget::new(Some(1.0));
+        budget.spend(0.4);
+        assert!(!budget.exhausted());
+        budget.spend(0.6);
+        assert!(budget.exhausted());
+        assert!(!Budget::new(None).exhausted());
+    }
+}

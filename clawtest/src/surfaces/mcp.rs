@@ -1,0 +1,338 @@
+//! The trial's tools as an MCP server (ClawEnvKit tier 2): JSON-RPC 2.0 over MCP's streamable
+//! HTTP transport, at `/mcp` on the services listener. `tools/list` lists the task's tools with
+//! their parameter schemas; `tools/call` goes through the same audited service route an HTTP
+//! call would take, so a call made over MCP appears in the audit log exactly once.
+//!
+//! Every POST is answered with one JSON body (the transport allows this instead of an event
+//! stream); notifications get 202; the server keeps no session and offers no server-initiated
+//! stream (GET answers 405, as the transport specifies for servers without one). Also here:
+//! the `mcp.json` client configuration pointing at the endpoint.
+
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use crate::world::{ServiceResponse, World};
+
+/// The protocol revision answered when the client asks for one this server does not know.
+const PROTOCOL_VERSION: &str = "2025-06-18";
+/// Revisions whose tool methods this server implements unchanged.
+const KNOWN_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18"];
+
+/// One tool: what the client sees and the route it calls.
+#[derive(Debug, Clone, PartialEq)]
+struct McpTool {
+    name: String,
+    description: String,
+    input_schema: Value,
+    method: String,
+    endpoint: String,
+}
+
+/// The MCP endpoint of one trial.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpServer {
+    tools: Vec<McpTool>,
+}
+
+impl McpServer {
+    /// The server for the tools of a `tools.json` document (see [`super::tools_json`]).
+    pub fn from_tools_json(tools: &Value) -> McpServer {
+        let tools = tools
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|entry| {
+                Some(McpTool {
+                    name: entry["name"].as_str()?.to_string(),
+                    description: entry["description"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    input_schema: entry["parameters"].clone(),
+                    method: entry["method"].as_str().unwrap_or("POST").to_string(),
+                    endpoint: entry["endpoint"].as_str()?.to_string(),
+                })
+            })
+            .collect();
+        McpServer { tools }
+    }
+
+    /// Answers one HTTP request to `/mcp`.
+    pub fn answer(&self, http_method: &str, body: &[u8], world: &Mutex<World>) -> ServiceResponse {
+        if http_method != "POST" {
+            return response(
+                405,
+                json!({"error": "this MCP endpoint answers POST only (no server-initiated stream)"}),
+            );
+        }
+        let message: Value = match serde_json::from_slice(body) {
+            Ok(message) => message,
+            Err(error) => {
+                return response(
+                    400,
+                    rpc_error(Value::Null, -32700, &format!("parse error: {error}")),
+                );
+            }
+        };
+        let Some(method) = message["method"].as_str() else {
+            // A response or something else from the client: nothing to answer.
+            return response(202, Value::Null);
+        };
+        let Some(id) = message.get("id").cloned() else {
+            // Notifications (`notifications/initialized`, cancellations) need no answer.
+            return response(202, Value::Null);
+        };
+        let params = &message["params"];
+        let result = match method {
+            "initialize" => Ok(self.initialize(params)),
+            "ping" => Ok(json!({})),
+            "tools/list" => Ok(self.list()),
+            "tools/call" => self.call(params, world),
+            other => Err((-32601, format!("method `{other}` is not supported"))),
+        };
+        match result {
+            Ok(result) => response(200, json!({"jsonrpc": "2.0", "id": id, "result": result})),
+            Err((code, message)) => response(200, rpc_error(id, code, &message)),
+        }
+    }
+
+    fn initialize(&self, params: &Value) -> Value {
+        let asked = params["protocolVersion"].as_str().unwrap_or_default();
+        let version = if KNOWN_VERSIONS.contains(&asked) {
+            asked
+        } else {
+            PROTOCOL_VERSION
+        };
+        json!({
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": false}},
+            "serverInfo": {"name": "clawtest", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": "The tools of this evaluation task; each call reaches the task's services.",
+        })
+    }
+
+    fn list(&self) -> Value {
+        let tools: Vec<Value> = self
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({"name": tool.name, "description": tool.description, "inputSchema": tool.input_schema})
+            })
+            .collect();
+        json!({"tools": tools})
+    }
+
+    fn call(&self, params: &Value, world: &Mutex<World>) -> Result<Value, (i64, String)> {
+        let name = params["name"].as_str().unwrap_or_default();
+        let Some(tool) = self.tools.iter().find(|tool| tool.name == name) else {
+            return Err((-32602, format!("unknown tool `{name}`")));
+        };
+        let arguments = match &params["arguments"] {
+            Value::Null => json!({}),
+            arguments => arguments.clone(),
+        };
+        let body = arguments.to_string();
+        let answer = {
+            // A poisoned lock still holds a usable world: handle() never leaves it half-updated.
+            let mut world = world
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            world.handle(&tool.method, &tool.endpoint, body.as_bytes())
+        };
+        let text = serde_json::to_string_pretty(&answer.body).unwrap_or_default();
+        Ok(json!({
+            "content": [{"type": "text", "text": text}],
+            "isError": answer.status >= 400,
+        }))
+    }
+}
+
+fn rpc_error(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+fn response(status: u16, body: Value) -> ServiceResponse {
+    ServiceResponse {
+        status,
+        body,
+        headers: vec![],
+        delay: None,
+    }
+}
+
+/// The `mcp.json` a client reads to find the server (the `mcpServers` shape Claude Code and
+/// most claws share), pointing at `/mcp` on the services listener.
+pub fn mcp_config(services_url: &str) -> Value {
+    json!({
+        "mcpServers": {
+            "clawtest": {
+                "type": "http",
+                "url": format!("{}/mcp", services_url.trim_end_matches('/')),
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::services::Catalogue;
+    use crate::world::WorldOptions;
+
+    fn world() -> Mutex<World> {
+        let fixtures = json!({"tasks": [{"id": "t1", "title": "Plan", "status": "pending"}]});
+        Mutex::new(
+            World::new(
+                &Catalogue::builtin(),
+                &["todo".into()],
+                &fixtures,
+                &[],
+                WorldOptions::default(),
+            )
+            .unwrap(),
+        )
+    }
+
+    fn server() -> McpServer {
+        McpServer::from_tools_json(&json!([{
+            "name": "list_tasks", "description": "List the tasks", "endpoint": "/todo/tasks",
+            "method": "POST", "parameters": {"type": "object", "properties": {"status": {"type": "string"}}, "required": []}
+        }]))
+    }
+
+    fn rpc(server: &McpServer, world: &Mutex<World>, message: Value) -> ServiceResponse {
+        server.answer("POST", message.to_string().as_bytes(), world)
+    }
+
+    #[test]
+    fn initialize_list_and_call_reach_the_audited_route() {
+        let (server, world) = (server(), world());
+        let init = rpc(
+            &server,
+            &world,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}),
+        );
+        assert_eq!(init.body["result"]["protocolVersion"], "2025-03-26");
+        let notified = rpc(
+            &server,
+            &world,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        );
+        assert_eq!(notified.status, 202);
+        let listed = rpc(
+            &server,
+            &world,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        );
+        assert_eq!(listed.body["result"]["tools"][0]["name"], "list_tasks");
+        assert_eq!(
+            listed.body["result"]["tools"][0]["inputSchema"]["properties"]["status"]["type"],
+            "string"
+        );
+        let called = rpc(
+            &server,
+            &world,
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_tasks", "arguments": {}}}),
+        );
+        assert_eq!(called.body["result"]["isError"], false);
+        let text = called.body["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap();
+        assert!(text.contains("Plan"), "{text}");
+        let world = world.lock().unwrap();
+        assert_eq!(world.audit().len(), 1);
+        assert_eq!(world.audit()[0].action, "list_tasks");
+    }
+
+    #[test]
+    fn unknown_tools_and_methods_are_json_rpc_errors() {
+        let (server, world) = (server(), world());
+        let unknown_tool = rpc(
+            &server,
+            &world,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "rm_rf"}}),
+        );
+        assert_eq!(unknown_tool.body["error"]["code"], -32602);
+        let unknown_method = rpc(
+            &server,
+            &world,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "resources/list"}),
+        );
+        assert_eq!(unknown_method.body["error"]["code"], -32601);
+        assert_eq!(server.answer("GET", b"", &world).status, 405);
+        assert!(world.lock().unwrap().audit().is_empty());
+    }
+
+    #[test]
+    fn the_client_configuration_points_at_the_endpoint() {
+        assert_eq!(
+            mcp_config("http://127.0.0.1:4000/")["mcpServers"]["clawtest"]["url"],
+            "http://127.0.0.1:4000/mcp"
+        );
+    }
+
+    /// Posts one JSON-RPC message to `/mcp` over real HTTP.
+    async fn post(url: &str, message: Value) -> (u16, Value) {
+        use http_body_util::{BodyExt, Full};
+        use hyper::body::Bytes;
+        use hyper_util::client::legacy::Client;
+        use hyper_util::client::legacy::connect::HttpConnector;
+        let client: Client<HttpConnector, Full<Bytes>> =
+            Client::builder(hyper_util::rt::TokioExecutor::new()).build(HttpConnector::new());
+        let request = hyper::Request::post(format!("{url}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(Full::new(Bytes::from(message.to_string())))
+            .unwrap();
+        let response = client.request(request).await.unwrap();
+        let status = response.status().as_u16();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    }
+
+    #[tokio::test]
+    async fn an_mcp_client_on_the_services_listener_lists_and_calls_once_audited() {
+        let world = std::sync::Arc::new(world());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let served = tokio::spawn(crate::services::http::serve_with_mcp(
+            listener,
+            std::sync::Arc::clone(&world),
+            Some(std::sync::Arc::new(server())),
+            async {
+                let _ = stopped.await;
+            },
+        ));
+        let (status, init) = post(&url, json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})).await;
+        assert_eq!(
+            (status, init["result"]["serverInfo"]["name"].as_str()),
+            (200, Some("clawtest"))
+        );
+        let (status, _) = post(
+            &url,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
+        .await;
+        assert_eq!(status, 202);
+        let (_, listed) = post(
+            &url,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
+        .await;
+        assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(1));
+        let (_, called) = post(&url, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_tasks", "arguments": {"status": "pending"}}})).await;
+        assert_eq!(called["id"], 2);
+        assert_eq!(called["result"]["isError"], false);
+        stop.send(()).unwrap();
+        served.await.unwrap().unwrap();
+        let world = world.lock().unwrap();
+        assert_eq!(world.audit().len(), 1, "{:?}", world.audit());
+        assert_eq!(world.audit()[0].action, "list_tasks");
+    }
+}

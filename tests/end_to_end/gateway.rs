@@ -1,0 +1,207 @@
+//! The model gateway end to end: the reference agent talks to the scripted model server
+//! through a recording gateway, then the same suite replays the cassette it wrote; a cost
+//! limit stops a run and leaves the rest of the tasks skipped.
+
+use std::sync::Arc;
+
+use quick_junit::TestCaseStatus;
+use serde_json::Value;
+
+use clawtest::gateway::scripted::{Script, ScriptedModel};
+
+use crate::TRIAGE_SUMMARY;
+use crate::support::{Suite, junit, reference_agent};
+
+/// The scripted model server on a loopback port, in its own runtime; stopped when dropped.
+struct ScriptedServer {
+    url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ScriptedServer {
+    fn start(script: &str) -> ScriptedServer {
+        let model = Arc::new(ScriptedModel::new(
+            Script::parse(script).expect("valid script"),
+        ));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("loopback port");
+        listener.set_nonblocking(true).expect("non-blocking");
+        let url = format!("http://{}", listener.local_addr().expect("address"));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+                let _ = clawtest::http::serve(listener, model, async {
+                    let _ = stopped.await;
+                })
+                .await;
+            });
+        });
+        ScriptedServer {
+            url,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for ScriptedServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn triage_script() -> String {
+    format!(
+        "turns:\n  - tool_calls:\n      - name: list_tasks\n        arguments: {{status: all}}\n  - tool_calls:\n      - name: update_task\n        arguments: {{task_id: todo_001, priority: high}}\n  - text: {TRIAGE_SUMMARY:?}\n"
+    )
+}
+
+fn config(mode: &str, upstream: &str) -> String {
+    format!(
+        "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{:?}]\n[llm]\nmode = \"{mode}\"\n[llm.openai]\nbase_url = \"{upstream}\"\n",
+        reference_agent().display().to_string()
+    )
+}
+
+/// The trials of the first verdict of a JSON results file.
+fn trials(suite: &Suite, file: &str) -> Value {
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.path(file)).expect("results"))
+            .expect("JSON results");
+    results["verdicts"][0]["trials"].clone()
+}
+
+#[test]
+fn record_then_replay_gives_the_same_grades_and_a_second_record_the_same_cassette() {
+    let model = ScriptedServer::start(&triage_script());
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .config(&config("record", &model.url));
+    let recorded = suite.run(&["--trials", "2", "--json", "record.json"]);
+    assert_eq!(recorded.code, 0, "{recorded:#?}");
+    let cassette_path = suite.path("cassettes/todo-triage.yaml");
+    let first = std::fs::read_to_string(&cassette_path).expect("the cassette was written");
+    assert!(
+        first.contains("list_tasks") && first.contains("update_task"),
+        "{first}"
+    );
+    assert!(!first.contains("clawtest-dummy-key"), "{first}");
+
+    let again = suite.run(&["--trials", "2"]);
+    assert_eq!(again.code, 0, "{again:#?}");
+    let second = std::fs::read_to_string(&cassette_path).expect("cassette");
+    assert_eq!(first, second, "recording twice must give the same cassette");
+
+    drop(model);
+    let suite = suite.config(&config("replay", "http://127.0.0.1:9"));
+    let replayed = suite.run(&["--trials", "2", "--json", "replay.json"]);
+    assert_eq!(replayed.code, 0, "{replayed:#?}");
+    let (recorded, replayed) = (trials(&suite, "record.json"), trials(&suite, "replay.json"));
+    assert_eq!(recorded.as_array().map(Vec::len), Some(2));
+    assert_eq!(recorded[0]["final_score"], 1.0, "{recorded}");
+    assert_eq!(recorded[0]["model_calls"], 3, "{recorded}");
+    assert!(recorded[0]["input_tokens"].as_u64() > Some(0), "{recorded}");
+    assert_eq!(replayed, recorded);
+}
+
+#[test]
+fn a_replay_whose_request_diverges_from_the_recording_exits_102_naming_the_field() {
+    let model = ScriptedServer::start(&triage_script());
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .config(&config("record", &model.url));
+    assert_eq!(suite.run(&["--trials", "1"]).code, 0);
+    drop(model);
+    let task = std::fs::read_to_string(suite.path("tasks/todo-triage.yaml"))
+        .expect("task")
+        .replace("Review every task", "Look at every task");
+    let suite = suite
+        .file("tasks/todo-triage.yaml", &task)
+        .config(&config("replay", "http://127.0.0.1:9"));
+    let outcome = suite.run(&["--trials", "1"]);
+    assert_eq!(outcome.code, 102, "{outcome:#?}");
+    assert!(
+        outcome.stdout.contains(
+            "task `todo-triage` trial 0 call 0: request diverges from the cassette: body.messages[-1].content: recorded \"Review every task"
+        ),
+        "{}",
+        outcome.stdout
+    );
+}
+
+#[test]
+fn the_cost_limit_stops_the_run_and_junit_marks_the_rest_skipped() {
+    let suite = Suite::new()
+        .demo_task("todo-triage", true)
+        .demo_task("gmail-reply", true)
+        .demo_task("inbox-to-todo", true)
+        .config(&format!(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{:?}]\n[llm.prices.\"gpt-4o-mini\"]\ninput_per_million = 1000000.0\noutput_per_million = 0.0\n",
+            reference_agent().display().to_string()
+        ));
+    // Every recorded call costs at least a dollar: the first trial spends the whole budget.
+    let outcome = suite.run(&[
+        "--trials",
+        "1",
+        "-j",
+        "1",
+        "--max-cost",
+        "0.5",
+        "--junit",
+        "out.xml",
+    ]);
+    assert_eq!(outcome.code, 100, "{outcome:#?}");
+    assert!(
+        outcome
+            .stdout
+            .contains("2 task(s) not run: the cost limit was reached"),
+        "{}",
+        outcome.stdout
+    );
+    let report = junit(&suite.path("out.xml"));
+    let cases = &report.test_suites[0].test_cases;
+    let skipped: Vec<&str> = cases
+        .iter()
+        .filter(|case| matches!(case.status, TestCaseStatus::Skipped { .. }))
+        .map(|case| case.name.as_str())
+        .collect();
+    let passed = cases
+        .iter()
+        .filter(|case| matches!(case.status, TestCaseStatus::Success { .. }))
+        .count();
+    assert_eq!((skipped.len(), passed), (2, 1), "{cases:#?}");
+}
+
+#[test]
+fn live_mode_names_an_unset_key_variable_before_any_trial() {
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .config(&format!(
+            "{}api_key_env = \"CLAWTEST_TEST_KEY_THAT_IS_NOT_SET\"\n",
+            config("live", "http://127.0.0.1:9")
+        ));
+    let outcome = suite.run(&["--trials", "1"]);
+    assert_eq!(outcome.code, 101, "{outcome:#?}");
+    // miette wraps long lines: check the pieces.
+    for piece in [
+        "llm.openai.api_key_env names",
+        "`CLAWTEST_TEST_KEY_THAT_IS_NOT_SET`",
+        "not set",
+    ] {
+        assert!(
+            outcome.stderr.contains(piece),
+            "{piece}: {}",
+            outcome.stderr
+        );
+    }
+}
