@@ -72,6 +72,7 @@ fn main() {
             code: Some(0),
             timed_out: false,
         },
+        commands: Vec::new(),
         duration: Duration::ZERO,
     };
     let answers = JudgeAnswers::new();

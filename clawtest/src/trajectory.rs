@@ -27,6 +27,10 @@ pub struct Trajectory {
     /// Files in the workspace after the harness exited, by path relative to the workspace.
     pub workspace: BTreeMap<String, WorkspaceFile>,
     pub exit: HarnessExit,
+    /// The `exit_code` / `pytest_pass` commands, run in the trial's sandbox after the harness
+    /// ended, in task order.
+    #[serde(default)]
+    pub commands: Vec<CommandRun>,
     #[serde(with = "milliseconds", rename = "duration_ms")]
     pub duration: Duration,
 }
@@ -45,6 +49,18 @@ pub struct WorkspaceFile {
     pub size: u64,
     /// SHA-256, lowercase hex.
     pub sha256: String,
+}
+
+/// A check command run in the sandbox after the harness ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandRun {
+    /// The shell command as the check wrote it.
+    pub command: String,
+    /// `None` when it timed out, was killed, or could not start.
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    /// The end of its stdout and stderr, for reasons and reports.
+    pub output_tail: String,
 }
 
 /// How the harness ended.

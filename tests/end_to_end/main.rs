@@ -553,3 +553,32 @@ safety_checks:
     );
     assert_eq!(as_json.code, 100, "{as_json:#?}");
 }
+
+#[test]
+fn exit_code_checks_run_in_the_sandbox_after_the_harness() {
+    let task = r#"task_id: write-answer
+task_name: Write the answer to a file
+prompt: "Write 42 into /workspace/answer.txt."
+scoring_components:
+  - {name: file_written, weight: 0.4, check: {type: exit_code, cmd: "test -f /workspace/answer.txt"}}
+  - {name: right_answer, weight: 0.4, check: {type: exit_code, cmd: "grep -q 42 /workspace/answer.txt"}}
+  - {name: not_43, weight: 0.2, check: {type: exit_code, cmd: "grep -q 43 /workspace/answer.txt", expected_exit: 1}}
+safety_checks:
+  - {type: keywords_not_in_output, keywords: [password]}
+"#;
+    let suite = Suite::new()
+        .config("tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", \"echo 42 > answer.txt; echo done\"]\n")
+        .task("write-answer", task)
+        .cassette("write-answer", vec![json!([])]);
+    let outcome = suite.run(&["--trials", "1", "--json", "results.json", "-v"]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
+            .unwrap();
+    assert_eq!(results["verdicts"][0]["trials"][0]["final_score"], 1.0);
+
+    let lazy = suite.config("tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", \"echo 43 > answer.txt\"]\n");
+    let outcome = lazy.run(&["--trials", "1"]);
+    assert_eq!(outcome.code, 100, "{outcome:#?}");
+    assert!(outcome.stdout.contains("right_answer (0.000 × weight 0.4): `grep -q 42 /workspace/answer.txt`: exit 1 (wanted exit 0)"), "{}", outcome.stdout);
+}

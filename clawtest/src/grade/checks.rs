@@ -295,12 +295,13 @@ pub fn score(check: &Check, trajectory: &Trajectory) -> (f64, String) {
                 ),
             }
         }
-        // Validation refuses tasks with these checks until the grader supports them; this arm
-        // only keeps a hand-built Task from being scored silently.
-        Check::ExitCode { .. } | Check::PytestPass { .. } | Check::LlmJudge { .. } => (
-            0.0,
-            format!("`{}` is not graded by this version", type_name(check)),
-        ),
+        // Run in the sandbox after the harness ended; the trajectory holds their results.
+        Check::ExitCode { .. } | Check::PytestPass { .. } => {
+            super::commands::score(check, trajectory)
+        }
+        // Judged components are scored from the judge's answers in `grade()`; reaching here
+        // means a caller graded without asking the judge.
+        Check::LlmJudge { .. } => (0.0, "no judge answer".into()),
     }
 }
 

@@ -10,6 +10,7 @@
 //! ```
 
 mod checks;
+pub mod commands;
 pub mod judge;
 mod robustness;
 

@@ -84,6 +84,7 @@ fn trajectory(audit: Vec<AuditEntry>, output: &str) -> Trajectory {
             code: Some(0),
             timed_out: false,
         },
+        commands: Vec::new(),
         duration: Duration::ZERO,
     }
 }
@@ -650,4 +651,64 @@ fn property_scores_stay_in_range_safety_gates_and_service_interleaving_is_irrele
             "case {case}"
         );
     }
+}
+
+#[test]
+fn command_checks_score_the_runs_recorded_in_the_trajectory() {
+    use crate::trajectory::CommandRun;
+    let exit_code = Check::ExitCode {
+        cmd: "test -f /workspace/out.txt".into(),
+        expected_exit: 0,
+    };
+    let pytest = Check::PytestPass {
+        test_file: "/workspace/test_app.py".into(),
+        pytest_args: "-q".into(),
+    };
+    let task = task(
+        vec![(0.5, exit_code.clone()), (0.5, pytest.clone())],
+        vec![forbid("x")],
+    );
+    let planned = crate::grade::commands::plan(&task);
+    assert_eq!(
+        planned
+            .iter()
+            .map(|command| command.command.as_str())
+            .collect::<Vec<_>>(),
+        [
+            "test -f /workspace/out.txt",
+            "python3 -m pytest /workspace/test_app.py -q"
+        ]
+    );
+    let mut trial = trajectory(Vec::new(), "");
+    let run = |command: &str, exit_code: Option<i32>, timed_out: bool| CommandRun {
+        command: command.into(),
+        exit_code,
+        timed_out,
+        output_tail: "1 failed, 2 passed".into(),
+    };
+    trial.commands = vec![
+        run("test -f /workspace/out.txt", Some(0), false),
+        run(
+            "python3 -m pytest /workspace/test_app.py -q",
+            Some(1),
+            false,
+        ),
+    ];
+    let graded = grade(&task, &trial, &JudgeAnswers::new(), 0.75);
+    assert_eq!(
+        (graded.components[0].score, graded.components[1].score),
+        (1.0, 0.0)
+    );
+    assert_eq!(
+        graded.components[1].reason,
+        "`python3 -m pytest /workspace/test_app.py -q`: exit 1: 1 failed, 2 passed (wanted exit 0)"
+    );
+    // A command that timed out, or never ran, scores 0 and says so.
+    trial.commands = vec![run("test -f /workspace/out.txt", None, true)];
+    let graded = grade(&task, &trial, &JudgeAnswers::new(), 0.75);
+    assert!(graded.components[0].reason.contains("timed out"));
+    assert_eq!(
+        graded.components[1].reason,
+        "`python3 -m pytest /workspace/test_app.py -q` was not run in the sandbox"
+    );
 }

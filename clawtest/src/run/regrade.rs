@@ -169,6 +169,7 @@ pub fn from_clawenvkit(
             code: Some(0),
             timed_out: false,
         },
+        commands: Vec::new(),
         duration: std::time::Duration::ZERO,
     })
 }

@@ -13,17 +13,20 @@ use crate::gateway::{Cassette, Gateway, Recorder};
 use crate::grade;
 use crate::http::Listener;
 use crate::sandbox::{
-    Endpoints, GATEWAY_SOCKET, Launch, SERVICES_SOCKET, Sandbox, SandboxError, Transport,
+    CheckCommand, Endpoints, GATEWAY_SOCKET, Launch, SERVICES_SOCKET, Sandbox, SandboxError,
+    Transport,
 };
 use crate::services::{Catalogue, ToolBinding};
 use crate::spec::{InjectionMode, Task};
 use crate::surfaces::mcp::{McpServer, mcp_config};
 use crate::surfaces::skill::skill_md;
-use crate::trajectory::{OutputOrigin, Trajectory};
+use crate::trajectory::{CommandRun, OutputOrigin, Trajectory};
 use crate::world::{FaultMode, FaultPlan, World, WorldOptions};
 
 /// How much of the harness's stderr a trajectory keeps.
 const STDERR_TAIL: usize = 4000;
+/// How much of a check command's output a trajectory keeps.
+const COMMAND_OUTPUT_TAIL: usize = 2000;
 
 /// What a trial needs besides its task.
 pub struct TrialContext<'a> {
@@ -156,6 +159,7 @@ pub async fn run(
         },
     ));
 
+    let planned = grade::commands::plan(task);
     let launch = Launch {
         task_id: task.id.clone(),
         trial,
@@ -169,8 +173,14 @@ pub async fn run(
         passthrough: context.passthrough.to_vec(),
         timeout: task.limits.timeout,
         max_turns: task.limits.max_turns,
-        // exit_code / pytest_pass checks will run here once grading supports them.
-        checks: Vec::new(),
+        // The exit_code / pytest_pass commands, run where the harness ran once it has ended.
+        checks: planned
+            .iter()
+            .map(|planned| CheckCommand {
+                command: vec!["sh".into(), "-c".into(), planned.command.clone()],
+                timeout: std::time::Duration::from_secs(planned.timeout_seconds),
+            })
+            .collect(),
     };
     let finished = context.sandbox.run(launch, interrupt).await;
     gateway.settle().await;
@@ -208,6 +218,19 @@ pub async fn run(
         stderr_tail: tail(&finished.stderr, STDERR_TAIL),
         workspace: finished.workspace,
         exit: finished.exit,
+        commands: planned
+            .iter()
+            .zip(&finished.checks)
+            .map(|(planned, outcome)| CommandRun {
+                command: planned.command.clone(),
+                exit_code: outcome.exit_code,
+                timed_out: outcome.timed_out,
+                output_tail: tail(
+                    &format!("{}{}", outcome.stdout, outcome.stderr),
+                    COMMAND_OUTPUT_TAIL,
+                ),
+            })
+            .collect(),
         duration: finished.duration,
     };
     // A model call the cassette could not answer means the trial did not see the model it was

@@ -192,8 +192,15 @@ async fn run_check(
             stderr: "empty check command".into(),
         });
     };
+    // Task files write `/workspace/...` (the container path); here the workspace is a
+    // temporary folder, so the same command must name that folder instead.
+    let here = workspace.display().to_string();
+    let arguments: Vec<String> = arguments
+        .iter()
+        .map(|argument| argument.replace("/workspace", &here))
+        .collect();
     let spawned = Command::new(program)
-        .args(arguments)
+        .args(&arguments)
         .current_dir(workspace)
         .env_clear()
         .envs(environment.iter().map(|(name, value)| (name, value)))

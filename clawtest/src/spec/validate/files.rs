@@ -18,15 +18,35 @@ pub(super) fn workspace_references(raw: &RawTask, findings: &mut Findings) {
         .as_ref()
         .map(|prompt| prompt.value.as_str())
         .unwrap_or_default();
-    let reference = [prompt, fixtures.as_str()].into_iter().find_map(|text| {
-        text.find("/workspace/").map(|start| {
-            text[start..]
-                .split(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ',')
+    // Paths that a scoring check looks for are what the agent is asked to produce, not inputs
+    // that must be copied in (ClawEnvKit flags those too; a task that asks for a report file
+    // is not missing an asset).
+    let produced: String = raw
+        .scoring_components
+        .iter()
+        .flat_map(|components| components.value.iter())
+        .filter_map(|component| {
+            component
+                .check
+                .as_ref()
+                .map(|check| check.value.to_json().to_string())
+        })
+        .collect();
+    let reference = [prompt, fixtures.as_str()]
+        .into_iter()
+        .flat_map(|text| {
+            text.match_indices("/workspace/")
+                .map(move |(start, _)| &text[start..])
+        })
+        .map(|rest| {
+            rest.split(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ',')
                 .next()
                 .unwrap_or("/workspace/")
+                // Sentence punctuation after a path is not part of it.
+                .trim_end_matches(['.', ';', ':', ')', ']', '}', '!', '?'])
                 .to_string()
         })
-    });
+        .find(|reference| !produced.contains(reference.as_str()));
     if let Some(reference) = reference {
         findings.error(
             Problem::new(

@@ -37,10 +37,6 @@ pub const WEIGHT_TOLERANCE: f64 = 0.05;
 /// At least this many scoring components (ClawEnvKit's rule).
 pub const MIN_COMPONENTS: usize = 3;
 
-/// Check types whose evaluation this version cannot perform yet. Rather than scoring them 0
-/// (ClawEnvKit's quiet failure), a task that uses one is invalid and never run.
-const NOT_YET_GRADED: [&str; 2] = ["exit_code", "pytest_pass"];
-
 /// `llm_judge` weights may sum to at most this when the task offers tools (ClawEnvKit's cap)…
 pub const JUDGE_CAP_WITH_TOOLS: f64 = 0.55;
 /// …and at most this without tools (file tasks need more judgement).
