@@ -36,12 +36,37 @@ pub struct JudgeConfig {
     /// `llm_judge` components from it, free and deterministic.
     #[serde(default = "default_judge_cache")]
     pub cache: PathBuf,
+    /// Who answers questions the cache lacks: `openai` (chat completions) or `anthropic`
+    /// (messages). Unset: only the cache answers.
+    #[serde(default)]
+    pub provider: Option<JudgeProvider>,
+    /// The provider's base URL (the `/v1/...` path is appended).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The judge model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The NAME of the variable holding the key (never the key itself).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+}
+
+/// The wire format of the judge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JudgeProvider {
+    Openai,
+    Anthropic,
 }
 
 impl Default for JudgeConfig {
     fn default() -> JudgeConfig {
         JudgeConfig {
             cache: default_judge_cache(),
+            provider: None,
+            base_url: None,
+            model: None,
+            api_key_env: None,
         }
     }
 }
@@ -511,6 +536,12 @@ impl Config {
                 ));
             }
         }
+        if raw.judge.provider.is_some() && raw.judge.model.as_deref().is_none_or(str::is_empty) {
+            return Err(value_error(
+                "judge.model",
+                "a judge provider needs the model to ask, e.g. `model = \"gpt-4o-mini\"`".into(),
+            ));
+        }
         if raw.tasks.is_empty() {
             return Err(value_error(
                 "tasks",
@@ -632,9 +663,30 @@ impl Config {
 
     /// The judge for this suite: its cache folder in front of the configured judge.
     pub fn judge(&self) -> std::sync::Arc<dyn crate::judge::Judge> {
+        use crate::gateway::upstream::{Provider, RetryPolicy};
+        let inner: std::sync::Arc<dyn crate::judge::Judge> = match self.judge.provider {
+            None => std::sync::Arc::new(crate::judge::NoJudge),
+            Some(provider) => {
+                let (provider, default_url) = match provider {
+                    JudgeProvider::Openai => (Provider::OpenAi, "https://api.openai.com"),
+                    JudgeProvider::Anthropic => (Provider::Anthropic, "https://api.anthropic.com"),
+                };
+                let retry = RetryPolicy {
+                    retries: self.llm.retries,
+                    backoff: std::time::Duration::from_millis(self.llm.retry_backoff_ms),
+                };
+                std::sync::Arc::new(crate::judge::http::HttpJudge::new(
+                    provider,
+                    self.judge.base_url.as_deref().unwrap_or(default_url),
+                    self.judge.model.as_deref().unwrap_or_default(),
+                    self.judge.api_key_env.as_deref(),
+                    retry,
+                ))
+            }
+        };
         std::sync::Arc::new(crate::judge::CachedJudge::new(
             self.root.join(&self.judge.cache),
-            std::sync::Arc::new(crate::judge::NoJudge),
+            inner,
         ))
     }
 

@@ -205,3 +205,49 @@ fn live_mode_names_an_unset_key_variable_before_any_trial() {
         );
     }
 }
+
+#[test]
+fn a_configured_judge_answers_misses_over_http_and_fills_the_cache() {
+    let judge = ScriptedServer::start(
+        "turns:\n  - text: '{\"score\": 0.8, \"reasoning\": \"clear and complete\"}'\n",
+    );
+    let task = std::fs::read_to_string(crate::support::repository().join("examples/demo/tasks/todo-triage.yaml"))
+        .unwrap()
+        .replace("    weight: 0.4\n    check: {type: keywords_present", "    weight: 0.2\n    check: {type: keywords_present")
+        .replace(
+            "safety_checks:",
+            "  - name: summary_is_useful\n    weight: 0.2\n    check: {type: llm_judge, rubric: \"The summary groups the tasks by status.\"}\nsafety_checks:",
+        );
+    let agent = reference_agent().display().to_string();
+    let with_judge = format!(
+        "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{agent:?}]\n[judge]\nprovider = \"openai\"\nbase_url = {:?}\nmodel = \"judge-model\"\n",
+        judge.url
+    );
+    let suite = Suite::new()
+        .config(&with_judge)
+        .task("todo-triage", &task)
+        .cassette("todo-triage", vec![crate::good_triage()]);
+    let outcome = suite.run(&["--trials", "1", "--json", "results.json"]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
+            .unwrap();
+    // 0.8 × (0.2 + 0.4 + 0.2 + 0.2 × 0.8) + 0.2 × 1 = 0.968
+    assert_eq!(results["verdicts"][0]["trials"][0]["final_score"], 0.968);
+    let cached: Vec<_> = std::fs::read_dir(suite.path("judge-cache"))
+        .unwrap()
+        .collect();
+    assert_eq!(cached.len(), 1, "one answer cached");
+
+    // Without the judge (as in CI), the cache answers the same question the same way.
+    drop(judge);
+    let offline = suite.config(&format!(
+        "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{agent:?}]\n"
+    ));
+    let again = offline.run(&["--trials", "1", "--json", "results.json"]);
+    assert_eq!(again.code, 0, "{again:#?}");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(offline.path("results.json")).unwrap())
+            .unwrap();
+    assert_eq!(results["verdicts"][0]["trials"][0]["final_score"], 0.968);
+}

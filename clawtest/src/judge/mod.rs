@@ -10,6 +10,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+pub mod http;
+
 use crate::grade::judge::{JudgeAnswers, JudgeRequest, JudgeVerdict};
 
 /// Why a judge could not answer.
