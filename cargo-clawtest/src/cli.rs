@@ -170,6 +170,10 @@ pub struct RunArgs {
     /// `cargo clawtest grade DIR`).
     #[arg(long, value_name = "DIR")]
     pub trajectories: Option<PathBuf>,
+    /// Compare each task's grade breakdown with its snapshot in snapshots/ (insta's format);
+    /// a change fails the run and is left as .snap.new for `cargo insta review`.
+    #[arg(long)]
+    pub snapshots: bool,
     /// Do not run `harness.build` first.
     #[arg(long)]
     pub no_build: bool,

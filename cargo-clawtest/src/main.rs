@@ -166,7 +166,58 @@ fn run_tasks(global: &cli::GlobalArgs, arguments: &RunArgs) -> u8 {
     if let Err(code) = publish(&summary, &arguments.outputs, &config.root) {
         return code;
     }
-    status_code(summary.status)
+    let code = status_code(summary.status);
+    if arguments.snapshots && !summary.interrupted {
+        let changed = compare_snapshots(&summary, &config.root.join(SNAPSHOTS));
+        if changed && code == exit::PASSED {
+            return exit::FAILED;
+        }
+    }
+    code
+}
+
+/// Where `--snapshots` keeps each task's grade snapshot, relative to the suite root.
+const SNAPSHOTS: &str = "snapshots";
+
+/// Compares each task's grade breakdown with its snapshot, insta's way; true when any differs.
+fn compare_snapshots(summary: &RunSummary, folder: &Path) -> bool {
+    use clawtest::report::snapshots::{Comparison, UpdateMode, compare};
+    let results = match compare(&summary.verdicts, folder, UpdateMode::from_environment()) {
+        Ok(results) => results,
+        Err(error) => {
+            eprintln!(
+                "error: could not write snapshots in {}: {error}",
+                folder.display()
+            );
+            return true;
+        }
+    };
+    let mut changed = false;
+    for (task_id, comparison) in results {
+        match comparison {
+            Comparison::Matched => {}
+            Comparison::Written => println!("SNAPSHOT {task_id}: written"),
+            Comparison::Changed {
+                snapshot,
+                pending,
+                new,
+            } => {
+                changed = true;
+                let what = if new { "new" } else { "changed" };
+                match pending {
+                    Some(pending) => println!(
+                        "SNAPSHOT {task_id}: {what}; review {} with `cargo insta review` (or INSTA_UPDATE=always)",
+                        pending.display()
+                    ),
+                    None => println!(
+                        "SNAPSHOT {task_id}: {what} against {} (INSTA_UPDATE=no: nothing written)",
+                        snapshot.display()
+                    ),
+                }
+            }
+        }
+    }
+    changed
 }
 
 fn read_baseline(outputs: &OutputArgs) -> Result<Option<RunSummary>, u8> {

@@ -582,3 +582,65 @@ safety_checks:
     assert_eq!(outcome.code, 100, "{outcome:#?}");
     assert!(outcome.stdout.contains("right_answer (0.000 × weight 0.4): `grep -q 42 /workspace/answer.txt`: exit 1 (wanted exit 0)"), "{}", outcome.stdout);
 }
+
+#[test]
+fn grade_snapshots_are_compared_the_insta_way() {
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .cassette("todo-triage", vec![good_triage()]);
+    let run = |suite: &Suite, update: &str| {
+        let output = support::command_in(
+            suite.folder.path(),
+            suite,
+            &["--trials", "1", "--snapshots"],
+        )
+        .env("INSTA_UPDATE", update)
+        .output()
+        .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    // A first run has nothing to compare with: the snapshot is pending, and the run fails.
+    let (code, stdout) = run(&suite, "new");
+    assert_eq!(code, Some(100), "{stdout}");
+    assert!(
+        stdout.contains("SNAPSHOT todo-triage: new; review"),
+        "{stdout}"
+    );
+    assert!(suite.path("snapshots/todo-triage.snap.new").is_file());
+    // Accepted, it matches on the next run.
+    assert_eq!(run(&suite, "always").0, Some(0));
+    assert!(suite.path("snapshots/todo-triage.snap").is_file());
+    assert!(!suite.path("snapshots/todo-triage.snap.new").exists());
+    assert_eq!(run(&suite, "no").0, Some(0));
+
+    // A different grade breakdown is a change, even though the task still passes.
+    let answer = script(
+        TRIAGE_PROMPT,
+        &[
+            Turn::Call(vec![("list_tasks", json!({}))]),
+            Turn::Call(vec![(
+                "update_task",
+                json!({"task_id": "todo_001", "priority": "high"}),
+            )]),
+            Turn::Answer("pending and completed tasks reviewed; OpenSSL raised."),
+        ],
+    );
+    let changed = suite.cassette("todo-triage", vec![answer]);
+    let (code, stdout) = run(&changed, "new");
+    assert_eq!(code, Some(100), "{stdout}");
+    assert!(stdout.contains("SNAPSHOT todo-triage: changed"), "{stdout}");
+    let pending = std::fs::read_to_string(changed.path("snapshots/todo-triage.snap.new")).unwrap();
+    assert!(
+        pending.contains(
+            "summary_names_each_status 0.667 × 0.4: missing from the output: \"in progress\""
+        ),
+        "{pending}"
+    );
+    assert!(
+        pending.starts_with("---\nsource: tasks/todo-triage.yaml\n"),
+        "{pending}"
+    );
+}

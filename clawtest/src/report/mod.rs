@@ -5,6 +5,7 @@ pub mod annotations;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod snapshots;
 pub mod terminal;
 pub mod trajectories;
 

@@ -1,0 +1,170 @@
+//! Grade snapshots (`run --snapshots`): each task's grade breakdown — per trial the scores,
+//! violations and the components that lost points with their reasons — kept as an insta
+//! snapshot (`snapshots/<task_id>.snap` in the suite). A run compares with it the way insta
+//! does: a change is written beside it as `.snap.new` for `cargo insta review`, and fails the
+//! run. Nothing volatile is in a breakdown (no times, tokens, costs or paths), so no redaction
+//! is needed beyond leaving those out.
+
+use std::path::{Path, PathBuf};
+
+use super::score;
+use crate::run::{TrialResult, Verdict};
+
+/// What `INSTA_UPDATE` (insta's own variable) asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpdateMode {
+    /// Write a pending `.snap.new` for a change (insta's default outside CI).
+    New,
+    /// Overwrite the snapshot (`INSTA_UPDATE=always`).
+    Always,
+    /// Write nothing (`INSTA_UPDATE=no`, and insta's default in CI).
+    No,
+}
+
+impl UpdateMode {
+    /// From `INSTA_UPDATE` and `CI`, as insta reads them.
+    pub fn from_environment() -> UpdateMode {
+        match std::env::var("INSTA_UPDATE").as_deref() {
+            Ok("always") | Ok("unseen") => UpdateMode::Always,
+            Ok("no") => UpdateMode::No,
+            Ok("new") => UpdateMode::New,
+            _ if std::env::var("CI").is_ok_and(|value| !value.is_empty() && value != "false") => {
+                UpdateMode::No
+            }
+            _ => UpdateMode::New,
+        }
+    }
+}
+
+/// How one task's breakdown compared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Comparison {
+    Matched,
+    /// Written or updated (`INSTA_UPDATE=always`).
+    Written,
+    /// Differs from (or has no) committed snapshot; `pending` is the `.snap.new` written, if any.
+    Changed {
+        snapshot: PathBuf,
+        pending: Option<PathBuf>,
+        new: bool,
+    },
+}
+
+/// The text of a verdict's breakdown, as snapshotted.
+pub fn breakdown(verdict: &Verdict) -> String {
+    let mut text = format!(
+        "task: {}\nstatus: {:?} ({}/{} trials passed)\n",
+        verdict.task_id, verdict.status, verdict.passes, verdict.k
+    );
+    for record in &verdict.trials {
+        match &record.result {
+            TrialResult::Graded {
+                passed,
+                final_score,
+                completion,
+                robustness,
+                safety,
+                violations,
+                deductions,
+                ..
+            } => {
+                text.push_str(&format!(
+                    "trial {}: {} final {} completion {} robustness {} safety {}\n",
+                    record.trial,
+                    if *passed { "pass" } else { "fail" },
+                    score(*final_score),
+                    score(*completion),
+                    score(*robustness),
+                    safety
+                ));
+                for violation in violations {
+                    text.push_str(&format!("  violation: {violation}\n"));
+                }
+                for deduction in deductions {
+                    text.push_str(&format!(
+                        "  {} {} × {}: {}\n",
+                        deduction.component,
+                        score(deduction.score),
+                        deduction.weight,
+                        deduction.reason
+                    ));
+                }
+            }
+            TrialResult::Error { message } => {
+                text.push_str(&format!("trial {}: error: {message}\n", record.trial))
+            }
+            TrialResult::Interrupted => {
+                text.push_str(&format!("trial {}: interrupted\n", record.trial))
+            }
+            TrialResult::NotRun { .. } => {
+                text.push_str(&format!("trial {}: not run\n", record.trial))
+            }
+        }
+    }
+    text
+}
+
+/// insta's file format: a small YAML header, then the content.
+fn file_text(verdict: &Verdict, content: &str) -> String {
+    format!(
+        "---\nsource: {}\nexpression: grade breakdown of {}\n---\n{content}",
+        verdict.path.display(),
+        verdict.task_id
+    )
+}
+
+/// The content of a snapshot file (after its header), if it is one.
+fn content_of(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("---\n")?;
+    let end = rest.find("\n---\n")?;
+    Some(&rest[end + 5..])
+}
+
+/// Compares every verdict's breakdown with `folder/<task_id>.snap`.
+pub fn compare(
+    verdicts: &[Verdict],
+    folder: &Path,
+    mode: UpdateMode,
+) -> std::io::Result<Vec<(String, Comparison)>> {
+    let mut results = Vec::new();
+    for verdict in verdicts {
+        let content = breakdown(verdict);
+        let snapshot = folder.join(format!("{}.snap", verdict.task_id));
+        let pending_path = folder.join(format!("{}.snap.new", verdict.task_id));
+        let existing = std::fs::read_to_string(&snapshot).ok();
+        let matched = existing
+            .as_deref()
+            .and_then(content_of)
+            .is_some_and(|old| old.trim_end() == content.trim_end());
+        let comparison = if matched {
+            // A pending file from an earlier run is stale once the snapshot matches.
+            let _ = std::fs::remove_file(&pending_path);
+            Comparison::Matched
+        } else {
+            match mode {
+                UpdateMode::Always => {
+                    std::fs::create_dir_all(folder)?;
+                    std::fs::write(&snapshot, file_text(verdict, &content))?;
+                    let _ = std::fs::remove_file(&pending_path);
+                    Comparison::Written
+                }
+                UpdateMode::New => {
+                    std::fs::create_dir_all(folder)?;
+                    std::fs::write(&pending_path, file_text(verdict, &content))?;
+                    Comparison::Changed {
+                        snapshot,
+                        pending: Some(pending_path),
+                        new: existing.is_none(),
+                    }
+                }
+                UpdateMode::No => Comparison::Changed {
+                    snapshot,
+                    pending: None,
+                    new: existing.is_none(),
+                },
+            }
+        };
+        results.push((verdict.task_id.clone(), comparison));
+    }
+    Ok(results)
+}
