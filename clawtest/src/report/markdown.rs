@@ -34,6 +34,12 @@ pub fn render(summary: &RunSummary, limit: usize) -> String {
         k,
         summary.backend
     );
+    if summary.cost_usd > 0.0 {
+        head.insert_str(
+            head.len() - 2,
+            &format!(" · model cost ${:.4}", summary.cost_usd),
+        );
+    }
     if !summary.gates.is_empty() {
         head.push_str("| gate | threshold | actual | |\n|---|---:|---:|---|\n");
         for gate in &summary.gates {
@@ -57,7 +63,7 @@ pub fn render(summary: &RunSummary, limit: usize) -> String {
     ]
     .concat();
     let mut table = format!(
-        "| task | pass^{k} | passes | mean | min | robustness | safety | tokens |\n|---|---|---:|---:|---:|---:|---|---:|\n"
+        "| task | pass^{k} | passes | mean | min | robustness | safety | tokens | cost |\n|---|---|---:|---:|---:|---:|---|---:|---:|\n"
     );
     let mut rows = order(summary);
     let budget = limit.saturating_sub(head.len() + tail.len() + 200);
@@ -75,8 +81,21 @@ pub fn render(summary: &RunSummary, limit: usize) -> String {
                 _ => 0,
             })
             .sum();
+        // Unknown when a model had no price (or nothing was called through a priced model).
+        let cost: Option<f64> = verdict
+            .trials
+            .iter()
+            .map(|record| match record.result {
+                TrialResult::Graded { cost_usd, .. } => cost_usd,
+                _ => Some(0.0),
+            })
+            .sum();
+        let cost = match cost {
+            Some(dollars) if dollars > 0.0 => format!("${dollars:.4}"),
+            _ => "–".to_string(),
+        };
         let row = format!(
-            "| `{}` | {} | {}/{} | {} | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {}/{} | {} | {} | {} | {} | {} | {} |\n",
             verdict.task_id,
             status_cell(verdict.status),
             verdict.passes,
@@ -89,7 +108,8 @@ pub fn render(summary: &RunSummary, limit: usize) -> String {
             } else {
                 format!("**{} violation(s)**", verdict.safety_violations)
             },
-            tokens
+            tokens,
+            cost
         );
         if table.len() + row.len() > budget {
             left_out = summary.verdicts.len() - index;
