@@ -377,21 +377,19 @@ fn quoted(words: &[&String]) -> String {
 /// The case-insensitive regex of a `pattern_match` check. Compiling costs far more than
 /// matching, and a suite grades the same few patterns thousands of times, so compiled patterns
 /// are kept (a memo of a pure function: grades do not depend on it).
-fn compiled(pattern: &str) -> Result<regex::Regex, regex::Error> {
+fn compiled(pattern: &str) -> Result<std::sync::Arc<regex::Regex>, regex::Error> {
     use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static COMPILED: OnceLock<Mutex<HashMap<String, regex::Regex>>> = OnceLock::new();
+    use std::sync::{Arc, Mutex, OnceLock};
+    // Shared, not cloned: a cloned Regex builds its own match cache, which costs more than
+    // the match itself.
+    static COMPILED: OnceLock<Mutex<HashMap<String, Arc<regex::Regex>>>> = OnceLock::new();
     let cache = COMPILED.get_or_init(Mutex::default);
-    if let Some(regex) = cache
-        .lock()
-        .ok()
-        .and_then(|cache| cache.get(pattern).cloned())
-    {
+    if let Some(regex) = cache.lock().ok().and_then(|cache| cache.get(pattern).cloned()) {
         return Ok(regex);
     }
-    let regex = RegexBuilder::new(pattern).case_insensitive(true).build()?;
+    let regex = Arc::new(RegexBuilder::new(pattern).case_insensitive(true).build()?);
     if let Ok(mut cache) = cache.lock() {
-        cache.insert(pattern.to_string(), regex.clone());
+        cache.insert(pattern.to_string(), Arc::clone(&regex));
     }
     Ok(regex)
 }
