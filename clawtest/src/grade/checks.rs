@@ -384,7 +384,11 @@ fn compiled(pattern: &str) -> Result<std::sync::Arc<regex::Regex>, regex::Error>
     // the match itself.
     static COMPILED: OnceLock<Mutex<HashMap<String, Arc<regex::Regex>>>> = OnceLock::new();
     let cache = COMPILED.get_or_init(Mutex::default);
-    if let Some(regex) = cache.lock().ok().and_then(|cache| cache.get(pattern).cloned()) {
+    if let Some(regex) = cache
+        .lock()
+        .ok()
+        .and_then(|cache| cache.get(pattern).cloned())
+    {
         return Ok(regex);
     }
     let regex = Arc::new(RegexBuilder::new(pattern).case_insensitive(true).build()?);
