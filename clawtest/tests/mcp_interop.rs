@@ -31,14 +31,31 @@ safety_checks:
 #[tokio::test]
 async fn the_official_sdk_client_lists_and_calls_tools_once_audited() {
     let catalogue = Catalogue::builtin();
-    let task = clawtest::spec::parse(Path::new("mcp.yaml"), TASK.to_string(), &catalogue).unwrap_or_else(|error| panic!("{}", error.plain()));
+    let task = clawtest::spec::parse(Path::new("mcp.yaml"), TASK.to_string(), &catalogue)
+        .unwrap_or_else(|error| panic!("{}", error.plain()));
     let bindings: Vec<ToolBinding> = task
         .tools
         .iter()
-        .map(|tool| ToolBinding { name: tool.name.clone(), service: tool.service.clone(), endpoint: tool.endpoint.clone(), method: tool.method.clone() })
+        .map(|tool| ToolBinding {
+            name: tool.name.clone(),
+            service: tool.service.clone(),
+            endpoint: tool.endpoint.clone(),
+            method: tool.method.clone(),
+        })
         .collect();
-    let world = Arc::new(Mutex::new(World::new(&catalogue, &task.services, &task.fixtures, &bindings, WorldOptions::default()).unwrap()));
-    let mcp = Arc::new(McpServer::from_tools_json(&clawtest::surfaces::tools_json(&task, &catalogue)));
+    let world = Arc::new(Mutex::new(
+        World::new(
+            &catalogue,
+            &task.services,
+            &task.fixtures,
+            &bindings,
+            WorldOptions::default(),
+        )
+        .unwrap(),
+    ));
+    let mcp = Arc::new(McpServer::from_tools_json(&clawtest::surfaces::tools_json(
+        &task, &catalogue,
+    )));
 
     let folder = tempfile::tempdir().unwrap();
     let socket = folder.path().join("services.sock");
@@ -46,22 +63,48 @@ async fn the_official_sdk_client_lists_and_calls_tools_once_audited() {
     let served = Arc::clone(&world);
     let server = tokio::spawn(async move {
         loop {
-            let Ok((stream, _)) = listener.accept().await else { break };
-            tokio::spawn(clawtest::services::http::serve_connection_with_mcp(stream, Arc::clone(&served), Some(Arc::clone(&mcp))));
+            let Ok((stream, _)) = listener.accept().await else {
+                break;
+            };
+            tokio::spawn(clawtest::services::http::serve_connection_with_mcp(
+                stream,
+                Arc::clone(&served),
+                Some(Arc::clone(&mcp)),
+            ));
         }
     });
 
-    let transport = StreamableHttpClientTransport::from_unix_socket(socket.to_str().unwrap(), "http://localhost/mcp");
+    let transport = StreamableHttpClientTransport::from_unix_socket(
+        socket.to_str().unwrap(),
+        "http://localhost/mcp",
+    );
     let client = ().serve(transport).await.expect("the SDK client initialises against the server");
     let tools = client.list_all_tools().await.expect("tools/list");
     let mut names: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
     names.sort();
     assert_eq!(names, ["create_task", "list_tasks"]);
-    let create = tools.iter().find(|tool| tool.name == "create_task").unwrap();
-    assert!(create.input_schema.get("properties").and_then(|properties| properties.get("title")).is_some(), "{:?}", create.input_schema);
+    let create = tools
+        .iter()
+        .find(|tool| tool.name == "create_task")
+        .unwrap();
+    assert!(
+        create
+            .input_schema
+            .get("properties")
+            .and_then(|properties| properties.get("title"))
+            .is_some(),
+        "{:?}",
+        create.input_schema
+    );
 
-    let arguments = serde_json::json!({"status": "pending"}).as_object().cloned().unwrap();
-    let result = client.call_tool(CallToolRequestParams::new("list_tasks").with_arguments(arguments)).await.expect("tools/call");
+    let arguments = serde_json::json!({"status": "pending"})
+        .as_object()
+        .cloned()
+        .unwrap();
+    let result = client
+        .call_tool(CallToolRequestParams::new("list_tasks").with_arguments(arguments))
+        .await
+        .expect("tools/call");
     assert_ne!(result.is_error, Some(true));
     let text = serde_json::to_string(&result.content).unwrap();
     assert!(text.contains("Patch OpenSSL"), "{text}");
