@@ -13,7 +13,10 @@
 //! they are complete when the report is sent, which a container log is not guaranteed to be.
 //!
 //! Usage: `clawtest-shim [--forward PORT=SOCKET]… [--control SOCKET] [--timeout SECONDS]
-//! [--stdout FILE] [--stderr FILE] -- COMMAND [ARGUMENT…]`
+//! [--stdout FILE] [--stderr FILE] -- COMMAND [ARGUMENT…]`, or `clawtest-shim mcp-stdio [URL]`
+//! (see [`mcp_stdio`]).
+
+mod mcp_stdio;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -119,7 +122,14 @@ fn parse(arguments: Vec<String>) -> Result<Options, String> {
 }
 
 fn main() {
-    let options = match parse(std::env::args().skip(1).collect()) {
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    if arguments.first().map(String::as_str) == Some("mcp-stdio") {
+        let url = arguments
+            .get(1)
+            .map_or(mcp_stdio::DEFAULT_URL, String::as_str);
+        std::process::exit(mcp_stdio::run(url));
+    }
+    let options = match parse(arguments) {
         Ok(options) => options,
         Err(message) => {
             eprintln!("clawtest-shim: {message}");

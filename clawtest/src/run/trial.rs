@@ -144,7 +144,11 @@ pub async fn run(
         },
     ));
     // What the harness sees as the services' address: the loopback port, or the shim's fixed
-    // port inside a container.
+    // port inside a container (where the shim also bridges MCP to stdio).
+    let stdio_bridge = match &endpoints {
+        Endpoints::Loopback { .. } => None,
+        Endpoints::Sockets { .. } => Some(crate::sandbox::docker::SHIM_MOUNT),
+    };
     let services_url = match &endpoints {
         Endpoints::Loopback { services_url, .. } => services_url.clone(),
         Endpoints::Sockets { .. } => {
@@ -167,7 +171,7 @@ pub async fn run(
         prompt: task.prompt.clone(),
         tools: context.tools.to_string(),
         skill: skill_md(&task.id, &tools, &services_url),
-        mcp_config: mcp_config(&services_url).to_string(),
+        mcp_config: mcp_config(&services_url, stdio_bridge).to_string(),
         files: task.files.clone(),
         endpoints,
         passthrough: context.passthrough.to_vec(),

@@ -163,16 +163,17 @@ fn response(status: u16, body: Value) -> ServiceResponse {
 }
 
 /// The `mcp.json` a client reads to find the server (the `mcpServers` shape Claude Code and
-/// most claws share), pointing at `/mcp` on the services listener.
-pub fn mcp_config(services_url: &str) -> Value {
-    json!({
-        "mcpServers": {
-            "clawtest": {
-                "type": "http",
-                "url": format!("{}/mcp", services_url.trim_end_matches('/')),
-            }
-        }
-    })
+/// most claws share), pointing at `/mcp` on the services listener. `stdio_bridge`, when the
+/// sandbox has one (the docker backend's shim), adds a second entry for clients that can only
+/// spawn stdio servers: `clawtest-shim mcp-stdio` relays each line to the same endpoint.
+pub fn mcp_config(services_url: &str, stdio_bridge: Option<&str>) -> Value {
+    let url = format!("{}/mcp", services_url.trim_end_matches('/'));
+    let mut servers = json!({"clawtest": {"type": "http", "url": url}});
+    if let Some(bridge) = stdio_bridge {
+        servers["clawtest-stdio"] =
+            json!({"type": "stdio", "command": bridge, "args": ["mcp-stdio", url]});
+    }
+    json!({"mcpServers": servers})
 }
 
 #[cfg(test)]
@@ -267,9 +268,20 @@ mod tests {
 
     #[test]
     fn the_client_configuration_points_at_the_endpoint() {
+        let loopback = mcp_config("http://127.0.0.1:4000/", None);
         assert_eq!(
-            mcp_config("http://127.0.0.1:4000/")["mcpServers"]["clawtest"]["url"],
+            loopback["mcpServers"]["clawtest"]["url"],
             "http://127.0.0.1:4000/mcp"
+        );
+        assert!(loopback["mcpServers"].get("clawtest-stdio").is_none());
+        let container = mcp_config("http://127.0.0.1:9100", Some("/.clawtest-shim"));
+        assert_eq!(
+            container["mcpServers"]["clawtest-stdio"]["command"],
+            "/.clawtest-shim"
+        );
+        assert_eq!(
+            container["mcpServers"]["clawtest-stdio"]["args"],
+            json!(["mcp-stdio", "http://127.0.0.1:9100/mcp"])
         );
     }
 

@@ -60,7 +60,8 @@ pub const GATEWAY_PORT: u16 = 9201;
 const CONTROL_MOUNT: &str = "/clawtest";
 const SOCKETS_MOUNT: &str = "/clawtest/sockets";
 const WORKSPACE_MOUNT: &str = "/workspace";
-const SHIM_MOUNT: &str = "/.clawtest-shim";
+/// Where the shim is mounted in the container (also the MCP stdio bridge's command).
+pub const SHIM_MOUNT: &str = "/.clawtest-shim";
 const CONTROL_SOCKET: &str = "control.sock";
 /// The harness's output, written by the shim into the shared folder.
 const STDOUT_FILE: &str = "harness.stdout";
