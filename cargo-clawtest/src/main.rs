@@ -112,15 +112,9 @@ fn run_tasks(global: &cli::GlobalArgs, arguments: &RunArgs) -> u8 {
         backend: arguments.backend,
         max_cost_usd: arguments.max_cost,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: could not start the async runtime: {error}");
-            return exit::INFRASTRUCTURE;
-        }
+        Err(code) => return code,
     };
     let outcome = runtime.block_on(async {
         let chosen = match select::choose(&config, request.backend).await {
@@ -231,6 +225,17 @@ fn read_baseline(outputs: &OutputArgs) -> Result<Option<RunSummary>, u8> {
             })
         })
         .transpose()
+}
+
+/// The async runtime every command runs on; failing to start one is an infrastructure error.
+fn runtime() -> Result<tokio::runtime::Runtime, u8> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            eprintln!("error: could not start the async runtime: {error}");
+            exit::INFRASTRUCTURE
+        })
 }
 
 fn status_code(status: RunStatus) -> u8 {
@@ -403,15 +408,9 @@ fn regrade(global: &cli::GlobalArgs, arguments: &GradeArgs) -> u8 {
         );
         return exit::NO_TASKS;
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: could not start the async runtime: {error}");
-            return exit::INFRASTRUCTURE;
-        }
+        Err(code) => return code,
     };
     let judge = config.judge();
     let results = runtime.block_on(clawtest::run::regrade::regrade(
@@ -706,15 +705,9 @@ fn validate_tasks(global: &cli::GlobalArgs, arguments: &ValidateArgs) -> u8 {
     }
 }
 fn clean() -> u8 {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: could not start the async runtime: {error}");
-            return exit::INFRASTRUCTURE;
-        }
+        Err(code) => return code,
     };
     let removed = runtime.block_on(async {
         let engine = clawtest::sandbox::docker::connect().await?;
@@ -752,15 +745,9 @@ fn serve_task(arguments: &ServeArgs) -> u8 {
         faults: FaultPlan::for_trial(&task.id, 0, arguments.error_rate, arguments.seed, mode),
         ..WorldOptions::default()
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: could not start the async runtime: {error}");
-            return exit::INFRASTRUCTURE;
-        }
+        Err(code) => return code,
     };
     let served = runtime.block_on(clawtest::services::standalone::serve_task(
         &task,

@@ -16,7 +16,7 @@ use crate::sandbox::{
     CheckCommand, Endpoints, GATEWAY_SOCKET, Launch, SERVICES_SOCKET, Sandbox, SandboxError,
     Transport,
 };
-use crate::services::{Catalogue, ToolBinding};
+use crate::services::Catalogue;
 use crate::spec::{InjectionMode, Task};
 use crate::surfaces::mcp::{McpServer, mcp_config};
 use crate::surfaces::skill::skill_md;
@@ -71,16 +71,7 @@ pub async fn run(
         Arc::clone(&context.models.prices),
         Arc::clone(&context.models.budget),
     );
-    let bindings: Vec<ToolBinding> = task
-        .tools
-        .iter()
-        .map(|tool| ToolBinding {
-            name: tool.name.clone(),
-            service: tool.service.clone(),
-            endpoint: tool.endpoint.clone(),
-            method: tool.method.clone(),
-        })
-        .collect();
+    let bindings = task.tool_bindings();
     // Task-local services (`services:` in the task) join the catalogue for this trial only.
     let local;
     let catalogue = if task.local_services.is_empty() {

@@ -155,5 +155,34 @@ pub trait Sandbox: Send + Sync {
     }
 }
 
+/// Writes what every backend gives a harness: the prompt, tools.json and mcp.json in the
+/// control folder, SKILL.md and the task's files in the workspace.
+pub fn lay_out(
+    launch: &Launch,
+    control: &std::path::Path,
+    workspace: &std::path::Path,
+) -> Result<(), SandboxError> {
+    let prepare = |error: std::io::Error| SandboxError::Prepare {
+        message: error.to_string(),
+    };
+    std::fs::write(control.join("prompt.md"), &launch.prompt).map_err(prepare)?;
+    std::fs::write(control.join("tools.json"), &launch.tools).map_err(prepare)?;
+    std::fs::write(control.join("mcp.json"), &launch.mcp_config).map_err(prepare)?;
+    std::fs::write(workspace.join("SKILL.md"), &launch.skill).map_err(prepare)?;
+    for file in &launch.files {
+        let target = workspace.join(&file.target);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(prepare)?;
+        }
+        std::fs::copy(&file.source, &target).map_err(|error| SandboxError::Prepare {
+            message: format!(
+                "copying {} into the workspace: {error}",
+                file.source.display()
+            ),
+        })?;
+    }
+    Ok(())
+}
+
 /// The workspace-relative path of the final answer file.
 pub const OUTPUT_FILE: &str = "agent_output.txt";

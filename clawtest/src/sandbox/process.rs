@@ -59,22 +59,7 @@ async fn run(
     }
     let prompt_file = control.join("prompt.md");
     let tools_file = control.join("tools.json");
-    std::fs::write(&prompt_file, &launch.prompt).map_err(prepare_error)?;
-    std::fs::write(&tools_file, &launch.tools).map_err(prepare_error)?;
-    std::fs::write(workspace.join("SKILL.md"), &launch.skill).map_err(prepare_error)?;
-    std::fs::write(control.join("mcp.json"), &launch.mcp_config).map_err(prepare_error)?;
-    for file in &launch.files {
-        let target = workspace.join(&file.target);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(prepare_error)?;
-        }
-        std::fs::copy(&file.source, &target).map_err(|error| SandboxError::Prepare {
-            message: format!(
-                "copying {} into the workspace: {error}",
-                file.source.display()
-            ),
-        })?;
-    }
+    super::lay_out(&launch, &control, &workspace)?;
 
     let Endpoints::Loopback {
         services_url,

@@ -45,16 +45,7 @@ pub async fn serve_task(
     out: impl Write + Send + 'static,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let bindings: Vec<ToolBinding> = task
-        .tools
-        .iter()
-        .map(|tool| ToolBinding {
-            name: tool.name.clone(),
-            service: tool.service.clone(),
-            endpoint: tool.endpoint.clone(),
-            method: tool.method.clone(),
-        })
-        .collect();
+    let bindings = task.tool_bindings();
     let mut world = World::new(
         catalogue,
         &task.services,

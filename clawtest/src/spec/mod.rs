@@ -162,6 +162,21 @@ impl Default for Limits {
     }
 }
 
+impl Task {
+    /// The task's tools as the services see them: which tool name each route is audited under.
+    pub fn tool_bindings(&self) -> Vec<crate::services::ToolBinding> {
+        self.tools
+            .iter()
+            .map(|tool| crate::services::ToolBinding {
+                name: tool.name.clone(),
+                service: tool.service.clone(),
+                endpoint: tool.endpoint.clone(),
+                method: tool.method.clone(),
+            })
+            .collect()
+    }
+}
+
 /// Reads, parses and validates one task file.
 pub fn load(path: &Path, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
     let source = match std::fs::read_to_string(path) {

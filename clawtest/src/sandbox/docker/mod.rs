@@ -295,22 +295,7 @@ impl DockerSandbox {
         for path in [&control, &workspace, &control.join("sockets")] {
             std::fs::create_dir_all(path).map_err(prepare_error)?;
         }
-        std::fs::write(control.join("prompt.md"), &launch.prompt).map_err(prepare_error)?;
-        std::fs::write(control.join("tools.json"), &launch.tools).map_err(prepare_error)?;
-        std::fs::write(control.join("mcp.json"), &launch.mcp_config).map_err(prepare_error)?;
-        std::fs::write(workspace.join("SKILL.md"), &launch.skill).map_err(prepare_error)?;
-        for file in &launch.files {
-            let target = workspace.join(&file.target);
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent).map_err(prepare_error)?;
-            }
-            std::fs::copy(&file.source, &target).map_err(|error| SandboxError::Prepare {
-                message: format!(
-                    "copying {} into the workspace: {error}",
-                    file.source.display()
-                ),
-            })?;
-        }
+        super::lay_out(&launch, &control, &workspace)?;
         let control_listener =
             UnixListener::bind(sockets.join(CONTROL_SOCKET)).map_err(prepare_error)?;
 
