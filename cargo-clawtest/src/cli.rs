@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand};
     version,
     about = "Run task.yaml agent evaluations as a CI regression suite",
     args_conflicts_with_subcommands = true,
-    after_help = "Exit codes: 0 passed · 100 a task or gate failed · 101 invalid task or config · 102 infrastructure error · 4 no task matched · 130 interrupted"
+    after_help = "Exit codes: 0 passed · 100 a task or gate failed · 101 invalid task or config · 102 infrastructure error or cost limit reached · 4 no task matched · 130 interrupted"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -62,8 +62,9 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct GradeArgs {
     /// Saved trajectories (`run --trajectories DIR`), or folders of them, re-graded against the
-    /// suite's tasks.
-    #[arg(value_name = "TRAJECTORY", required_unless_present = "task")]
+    /// suite's tasks; with --audit, the one task file to grade against
+    /// (`grade TASK.yaml --audit FILE`).
+    #[arg(value_name = "TRAJECTORY|TASK.yaml", required_unless_present = "task")]
     pub paths: Vec<PathBuf>,
     /// Grade one result against this task file instead (with --audit).
     #[arg(
@@ -75,13 +76,13 @@ pub struct GradeArgs {
     pub task: Option<PathBuf>,
     /// The audit: ClawEnvKit's `{service: [{action, params, status}]}` (plus
     /// `_injected_errors`), or a clawtest trajectory file.
-    #[arg(long, value_name = "FILE", requires = "task")]
+    #[arg(long, value_name = "FILE")]
     pub audit: Option<PathBuf>,
     /// The agent's final output (a text file).
-    #[arg(long, value_name = "FILE", requires = "task")]
+    #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// The workspace folder the file checks read.
-    #[arg(long, value_name = "DIR", requires = "task")]
+    #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
     /// How to print grades.
     #[arg(long, value_enum, default_value_t = Format::Human)]

@@ -245,8 +245,8 @@ fn status_code(status: RunStatus) -> u8 {
         RunStatus::Invalid => exit::INVALID,
         RunStatus::InfrastructureError => exit::INFRASTRUCTURE,
         RunStatus::Interrupted => exit::INTERRUPTED,
-        // Unverified tasks must not pass CI; nothing broke, so it is not 102 either.
-        RunStatus::BudgetExhausted => exit::FAILED,
+        // Tasks went unverified for a reason outside the agent: not a failure, not a pass.
+        RunStatus::BudgetExhausted => exit::INFRASTRUCTURE,
     }
 }
 
@@ -384,8 +384,25 @@ fn merge_results(global: &cli::GlobalArgs, arguments: &MergeArgs) -> u8 {
 }
 
 fn regrade(global: &cli::GlobalArgs, arguments: &GradeArgs) -> u8 {
-    if let (Some(task), Some(audit)) = (&arguments.task, &arguments.audit) {
-        return grade_one(global, arguments, task, audit);
+    if let Some(audit) = &arguments.audit {
+        // `grade TASK.yaml --audit FILE` and `grade --task TASK.yaml --audit FILE` are one.
+        let task = match (&arguments.task, arguments.paths.as_slice()) {
+            (Some(task), _) => task.clone(),
+            (None, [task]) => task.clone(),
+            _ => {
+                eprintln!(
+                    "error: --audit grades one result: give one task file (`grade TASK.yaml --audit FILE`)"
+                );
+                return exit::INVALID;
+            }
+        };
+        return grade_one(global, arguments, &task, audit);
+    }
+    if arguments.output.is_some() || arguments.workspace.is_some() {
+        eprintln!(
+            "error: --output and --workspace go with --audit (`grade TASK.yaml --audit FILE --output FILE`)"
+        );
+        return exit::INVALID;
     }
     let config = match load_config(global) {
         Ok(config) => config,

@@ -160,7 +160,7 @@ fn the_cost_limit_stops_the_run_and_junit_marks_the_rest_skipped() {
         "--junit",
         "out.xml",
     ]);
-    assert_eq!(outcome.code, 100, "{outcome:#?}");
+    assert_eq!(outcome.code, 102, "{outcome:#?}");
     assert!(
         outcome
             .stdout

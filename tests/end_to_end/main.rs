@@ -537,9 +537,9 @@ safety_checks:
         outcome.stdout
     );
 
+    // The positional form: `grade TASK.yaml --audit FILE`.
     let as_json = suite.run(&[
         "grade",
-        "--task",
         "tasks/ce-001.yaml",
         "--audit",
         "audit.json",
