@@ -446,7 +446,17 @@ impl World {
         let desc = std::sync::Arc::clone(&self.services[index].desc);
         let Some(route) = desc.route(path) else {
             let action = bound.unwrap_or_else(|| path.to_owned());
-            let resp = not_found();
+            // FastAPI's `detail`, plus what an agent (or its developer) needs to recover: the
+            // routes this service does have.
+            let routes: Vec<String> = desc
+                .routes()
+                .iter()
+                .map(|route| format!("{} {}", route.method, route.endpoint))
+                .collect();
+            let resp = ServiceResponse::json(
+                404,
+                json!({"detail": "Not Found", "error": format!("no route {path} in service {svc_name}"), "routes": routes}),
+            );
             self.record(svc_name, action, path, json!({}), &resp, None);
             return resp;
         };
@@ -1039,8 +1049,8 @@ mod tests {
         assert_eq!(no_body.status, 422);
         let unknown = post(&mut w, "/todo/tasks/archive", json!({}));
         assert_eq!(
-            (unknown.status, unknown.body.clone()),
-            (404, json!({"detail": "Not Found"}))
+            (unknown.status, &unknown.body["detail"]),
+            (404, &json!("Not Found"))
         );
         let get = w.handle("GET", "/todo/tasks", b"");
         assert_eq!(get.status, 405);

@@ -355,3 +355,32 @@ async fn a_world_is_served_on_a_unix_socket_too() {
     let _ = stop.send(());
     server.await.unwrap().unwrap();
 }
+
+#[test]
+fn an_unknown_route_names_the_routes_the_service_has_and_is_audited() {
+    use clawtest::services::Catalogue;
+    use clawtest::world::{World, WorldOptions};
+    let mut world = World::new(
+        &Catalogue::builtin(),
+        &["todo".to_string()],
+        &serde_json::json!({}),
+        &[],
+        WorldOptions::default(),
+    )
+    .unwrap();
+    let answer = world.handle("POST", "/todo/tasks/archive", b"{}");
+    assert_eq!(answer.status, 404);
+    let routes: Vec<&str> = answer.body["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|route| route.as_str())
+        .collect();
+    assert!(routes.contains(&"POST /todo/tasks/update"), "{routes:?}");
+    assert_eq!(
+        answer.body["error"],
+        "no route /todo/tasks/archive in service todo"
+    );
+    assert_eq!(world.audit().len(), 1);
+    assert_eq!(world.audit()[0].status, 404);
+}
