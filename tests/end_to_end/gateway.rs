@@ -251,3 +251,91 @@ fn a_configured_judge_answers_misses_over_http_and_fills_the_cache() {
             .unwrap();
     assert_eq!(results["verdicts"][0]["trials"][0]["final_score"], 0.968);
 }
+
+#[test]
+fn in_live_and_record_modes_the_real_key_stays_on_the_host_and_the_budget_stops_the_run() {
+    const SECRET: &str = "sk-live-secret-0123456789";
+    let model = ScriptedServer::start(&triage_script());
+    let agent = reference_agent().display().to_string();
+    for mode in ["live", "record"] {
+        let seen = tempfile::tempdir().unwrap();
+        // The harness writes down everything it can see, then runs the real agent.
+        let harness = format!(
+            "env > \"$SEEN/env.txt\"; ls -R . > \"$SEEN/files.txt\"; cat SKILL.md \"$CLAWTEST_DIR\"/* >> \"$SEEN/files.txt\" 2>/dev/null; exec {agent:?}"
+        );
+        let triage = std::fs::read_to_string(
+            crate::support::repository().join("examples/demo/tasks/todo-triage.yaml"),
+        )
+        .unwrap();
+        let suite = Suite::new()
+            .task("a-triage", &triage.replace("task_id: todo-triage", "task_id: a-triage"))
+            .task("b-triage", &triage.replace("task_id: todo-triage", "task_id: b-triage"))
+            .config(&format!(
+                "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", {harness:?}]\nenv = [\"SEEN\"]\n[llm]\nmode = \"{mode}\"\nmax_cost_usd = 0.001\n[llm.openai]\nbase_url = \"{}\"\napi_key_env = \"CLAWTEST_TEST_PROVIDER_KEY\"\n[llm.prices.\"gpt-4o-mini\"]\ninput_per_million = 1.0\noutput_per_million = 1.0\n",
+                model.url
+            ));
+        let output = crate::support::command_in(
+            suite.folder.path(),
+            &suite,
+            &[
+                "--trials",
+                "1",
+                "-j",
+                "1",
+                "--json",
+                "results.json",
+                "--trajectories",
+                "saved",
+            ],
+        )
+        .env("CLAWTEST_TEST_PROVIDER_KEY", SECRET)
+        .env("SEEN", seen.path())
+        .output()
+        .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        // The first trial spends past $0.001; the other task is not started.
+        assert_eq!(output.status.code(), Some(102), "{mode}: {stdout}");
+        assert!(
+            stdout.contains("1 task(s) not run: the cost limit was reached")
+                && stdout.contains("model cost: $"),
+            "{mode}: {stdout}"
+        );
+        // Nothing the harness could see, and nothing written, holds the key.
+        let mut checked = vec![
+            seen.path().join("env.txt"),
+            seen.path().join("files.txt"),
+            suite.path("results.json"),
+        ];
+        checked.extend(
+            std::fs::read_dir(suite.path("saved/a-triage"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|entry| entry.path()),
+        );
+        checked.extend(
+            std::fs::read_dir(suite.path("cassettes"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|entry| entry.path()),
+        );
+        assert!(checked.len() >= 4, "{checked:?}");
+        for file in &checked {
+            let text = std::fs::read_to_string(file).unwrap_or_default();
+            assert!(
+                !text.contains(SECRET),
+                "{mode}: the key leaked into {}",
+                file.display()
+            );
+        }
+        let environment = std::fs::read_to_string(seen.path().join("env.txt")).unwrap();
+        assert!(
+            environment.contains("OPENAI_API_KEY=clawtest-dummy-key"),
+            "{environment}"
+        );
+        assert!(
+            !stdout.contains(SECRET) && !String::from_utf8_lossy(&output.stderr).contains(SECRET)
+        );
+    }
+}
