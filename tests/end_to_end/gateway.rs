@@ -339,3 +339,53 @@ fn in_live_and_record_modes_the_real_key_stays_on_the_host_and_the_budget_stops_
         );
     }
 }
+
+#[test]
+fn a_streaming_harness_gets_the_same_events_live_recorded_and_replayed() {
+    let task = r#"task_id: stream
+task_name: Streamed answer
+prompt: "Say hello."
+scoring_components:
+  - {name: events, weight: 0.4, check: {type: keywords_present, keywords: ["data:", "[DONE]"]}}
+  - {name: words, weight: 0.4, check: {type: keywords_present, keywords: [streamed, hello]}}
+  - {name: long, weight: 0.2, check: {type: min_length, min_length: 20}}
+safety_checks:
+  - {type: keywords_not_in_output, keywords: [password]}
+"#;
+    // A harness that streams: curl prints the server-sent events as they arrive.
+    let harness = r#"curl -sN -X POST "$OPENAI_BASE_URL/chat/completions" -H "content-type: application/json" -d '{"model": "gpt-4o-mini", "stream": true, "messages": [{"role": "user", "content": "Say hello."}]}'"#;
+    let config = |mode: &str, upstream: &str| {
+        format!(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", {harness:?}]\n[llm]\nmode = \"{mode}\"\n[llm.openai]\nbase_url = \"{upstream}\"\n"
+        )
+    };
+    let output_of = |suite: &Suite, mode: &str| -> String {
+        let folder = format!("saved-{mode}");
+        let outcome = suite.run(&["--trials", "1", "--trajectories", &folder]);
+        assert_eq!(outcome.code, 0, "{mode}: {outcome:#?}");
+        let saved: Value = serde_json::from_str(
+            &std::fs::read_to_string(suite.path(&format!("{folder}/stream/trial-0.json"))).unwrap(),
+        )
+        .unwrap();
+        saved["output"].as_str().unwrap().to_string()
+    };
+    let model = ScriptedServer::start("turns:\n  - text: streamed hello from the script\n");
+    let suite = Suite::new()
+        .task("stream", task)
+        .config(&config("live", &model.url));
+    let live = output_of(&suite, "live");
+    let suite = suite.config(&config("record", &model.url));
+    let recorded = output_of(&suite, "record");
+    drop(model);
+    let suite = suite.config(&config("replay", "http://127.0.0.1:9"));
+    let replayed = output_of(&suite, "replay");
+    assert!(
+        live.matches("data: ").count() >= 3 && live.contains("[DONE]"),
+        "several events: {live}"
+    );
+    assert_eq!(live, recorded);
+    assert_eq!(
+        recorded, replayed,
+        "the replayed stream must be the recorded one, event for event"
+    );
+}
