@@ -104,6 +104,24 @@ pub struct HarnessConfig {
     /// The build context of `dockerfile` (default: the Dockerfile's folder).
     #[serde(default)]
     pub context: Option<PathBuf>,
+    /// Which tool surfaces the harness gets and the prompt advertises.
+    #[serde(default)]
+    pub tier: Tier,
+}
+
+/// ClawEnvKit's harness tiers: how the agent finds its tools.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// tools.json, mcp.json and SKILL.md, with the prompt as written.
+    #[default]
+    All,
+    /// Tier 1: only tools.json (native function calling).
+    Tools,
+    /// Tier 2: only the MCP server; the prompt says where it is.
+    Mcp,
+    /// Tier 3: only SKILL.md, also appended to the prompt (curl examples for a shell tool).
+    Skill,
 }
 
 /// Which sandbox runs the harness.

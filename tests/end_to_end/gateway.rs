@@ -389,3 +389,52 @@ safety_checks:
         "the replayed stream must be the recorded one, event for event"
     );
 }
+
+#[test]
+fn the_tier_picks_the_surfaces_the_harness_gets_and_what_the_prompt_says() {
+    // The harness shows what it was given: its prompt, then which surface files exist.
+    let harness = r#"printf '%s\n' "$CLAWTEST_PROMPT"; for f in SKILL.md "$CLAWTEST_DIR/mcp.json"; do test -f "$f" && echo "has $(basename "$f")"; done; echo "tools $(cat "$EVAL_TOOLS_FILE" | head -c 2)""#;
+    let seen = |tier: &str| -> String {
+        let suite = Suite::new().demo_task("todo-triage", true).config(&format!(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", {harness:?}]\ntier = \"{tier}\"\n"
+        ));
+        let outcome = suite.run(&["--trials", "1", "--trajectories", "saved"]);
+        assert!(
+            outcome.code == 100 || outcome.code == 102,
+            "{tier}: {outcome:#?}"
+        );
+        let saved: Value = serde_json::from_str(
+            &std::fs::read_to_string(suite.path("saved/todo-triage/trial-0.json")).unwrap(),
+        )
+        .unwrap();
+        saved["output"].as_str().unwrap().to_string()
+    };
+    let all = seen("all");
+    assert!(
+        all.contains("has SKILL.md") && all.contains("has mcp.json") && all.contains("tools [{"),
+        "{all}"
+    );
+    let tools = seen("tools");
+    assert!(
+        !tools.contains("has SKILL.md")
+            && !tools.contains("has mcp.json")
+            && tools.contains("tools [{"),
+        "{tools}"
+    );
+    let mcp = seen("mcp");
+    assert!(
+        mcp.contains("served by the MCP server `clawtest`")
+            && mcp.contains("has mcp.json")
+            && !mcp.contains("has SKILL.md")
+            && mcp.contains("tools []"),
+        "{mcp}"
+    );
+    let skill = seen("skill");
+    assert!(
+        skill.contains("curl")
+            && skill.contains("has SKILL.md")
+            && !skill.contains("has mcp.json")
+            && skill.contains("tools []"),
+        "{skill}"
+    );
+}

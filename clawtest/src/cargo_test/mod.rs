@@ -120,6 +120,7 @@ impl TaskRunner {
             harness: Harness {
                 command,
                 passthrough,
+                tier: self.config.harness.tier,
             },
             cassettes: self.config.cassettes(),
             models: crate::run::session::models(&self.config, &Default::default())

@@ -48,6 +48,8 @@ pub struct Harness {
     pub command: Vec<String>,
     /// `harness.env` names with their host values.
     pub passthrough: Vec<(String, String)>,
+    /// The tool surfaces the harness gets.
+    pub tier: crate::config::Tier,
 }
 
 /// Where model answers come from, and what they may cost.
@@ -217,6 +219,7 @@ pub async fn execute(
                         sandbox: shared.sandbox.as_ref(),
                         command: &shared.harness.command,
                         passthrough: &shared.harness.passthrough,
+                        tier: shared.harness.tier,
                         tools: &shared.tools[task],
                         threshold: spec.pass_threshold.unwrap_or(shared.threshold),
                         judge: shared.judge.as_ref(),

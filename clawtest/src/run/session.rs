@@ -179,6 +179,7 @@ pub async fn run(
         harness: Harness {
             command,
             passthrough,
+            tier: config.harness.tier,
         },
         cassettes: config.cassettes(),
         models,

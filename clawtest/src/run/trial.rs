@@ -9,6 +9,7 @@ use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{oneshot, watch};
 
 use super::events::TrialOutcome;
+use crate::config::Tier;
 use crate::gateway::{Cassette, Gateway, Recorder};
 use crate::grade;
 use crate::http::Listener;
@@ -34,6 +35,8 @@ pub struct TrialContext<'a> {
     pub sandbox: &'a dyn Sandbox,
     pub command: &'a [String],
     pub passthrough: &'a [(String, String)],
+    /// Which tool surfaces the harness gets (`harness.tier`).
+    pub tier: Tier,
     pub tools: &'a str,
     pub threshold: f64,
     /// Answers `llm_judge` components.
@@ -155,14 +158,22 @@ pub async fn run(
     ));
 
     let planned = grade::commands::plan(task);
+    let surfaces = surfaces(
+        context.tier,
+        &task.prompt,
+        context.tools,
+        skill_md(&task.id, &tools, &services_url),
+        mcp_config(&services_url, stdio_bridge).to_string(),
+        &services_url,
+    );
     let launch = Launch {
         task_id: task.id.clone(),
         trial,
         command: context.command.to_vec(),
-        prompt: task.prompt.clone(),
-        tools: context.tools.to_string(),
-        skill: skill_md(&task.id, &tools, &services_url),
-        mcp_config: mcp_config(&services_url, stdio_bridge).to_string(),
+        prompt: surfaces.prompt,
+        tools: surfaces.tools,
+        skill: surfaces.skill,
+        mcp_config: surfaces.mcp_config,
         files: task.files.clone(),
         endpoints,
         passthrough: context.passthrough.to_vec(),
@@ -259,6 +270,57 @@ pub async fn run(
     TrialOutcome::Graded {
         grade,
         trajectory: Box::new(trajectory),
+    }
+}
+
+/// What a harness of `tier` is given: the prompt (tier 2 and 3 say where the tools are), and
+/// tools.json, SKILL.md and mcp.json, empty where the tier leaves a surface out (an empty
+/// SKILL.md or mcp.json is not written; tools.json is then `[]`).
+struct Surfaces {
+    prompt: String,
+    tools: String,
+    skill: String,
+    mcp_config: String,
+}
+
+fn surfaces(
+    tier: Tier,
+    prompt: &str,
+    tools: &str,
+    skill: String,
+    mcp_config: String,
+    services_url: &str,
+) -> Surfaces {
+    match tier {
+        Tier::All => Surfaces {
+            prompt: prompt.to_string(),
+            tools: tools.to_string(),
+            skill,
+            mcp_config,
+        },
+        Tier::Tools => Surfaces {
+            prompt: prompt.to_string(),
+            tools: tools.to_string(),
+            skill: String::new(),
+            mcp_config: String::new(),
+        },
+        Tier::Mcp => Surfaces {
+            prompt: format!(
+                "{}\n\nYour tools are served by the MCP server `clawtest` (streamable HTTP) at {}/mcp; its configuration is in mcp.json in $CLAWTEST_DIR.",
+                prompt.trim_end(),
+                services_url.trim_end_matches('/')
+            ),
+            tools: "[]".into(),
+            skill: String::new(),
+            mcp_config,
+        },
+        // As ClawEnvKit's tier-3 harnesses get it: the skill appended to the prompt.
+        Tier::Skill => Surfaces {
+            prompt: format!("{}\n\n{skill}", prompt.trim_end()),
+            tools: "[]".into(),
+            skill,
+            mcp_config: String::new(),
+        },
     }
 }
 

@@ -167,8 +167,13 @@ pub fn lay_out(
     };
     std::fs::write(control.join("prompt.md"), &launch.prompt).map_err(prepare)?;
     std::fs::write(control.join("tools.json"), &launch.tools).map_err(prepare)?;
-    std::fs::write(control.join("mcp.json"), &launch.mcp_config).map_err(prepare)?;
-    std::fs::write(workspace.join("SKILL.md"), &launch.skill).map_err(prepare)?;
+    // A surface the harness's tier leaves out is not there at all.
+    if !launch.mcp_config.is_empty() {
+        std::fs::write(control.join("mcp.json"), &launch.mcp_config).map_err(prepare)?;
+    }
+    if !launch.skill.is_empty() {
+        std::fs::write(workspace.join("SKILL.md"), &launch.skill).map_err(prepare)?;
+    }
     for file in &launch.files {
         let target = workspace.join(&file.target);
         if let Some(parent) = target.parent() {
