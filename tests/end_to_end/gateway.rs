@@ -438,3 +438,44 @@ fn the_tier_picks_the_surfaces_the_harness_gets_and_what_the_prompt_says() {
         "{skill}"
     );
 }
+
+#[test]
+fn the_reference_agent_also_finds_and_calls_its_tools_over_mcp() {
+    // The prompt of the mcp tier names the trial's port, so the first request is matched on
+    // the model alone; later ones on the tool results they carry.
+    let mut turns = crate::good_triage();
+    turns[0]["request"]["body"] = serde_json::json!({"model": "gpt-4o-mini"});
+    let agent = reference_agent().display().to_string();
+    let suite = Suite::new().demo_task("todo-triage", false).cassette("todo-triage", vec![turns]).config(&format!(
+        "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", \"AGENT_TOOLS=mcp exec {agent}\"]\ntier = \"mcp\"\n"
+    ));
+    let outcome = suite.run(&[
+        "--trials",
+        "1",
+        "--json",
+        "results.json",
+        "--trajectories",
+        "saved",
+    ]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    let saved: Value = serde_json::from_str(
+        &std::fs::read_to_string(suite.path("saved/todo-triage/trial-0.json")).unwrap(),
+    )
+    .unwrap();
+    let actions: Vec<&str> = saved["audit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|entry| entry["action"].as_str())
+        .collect();
+    assert_eq!(
+        actions,
+        ["list_tasks", "update_task"],
+        "each MCP call is audited once, under the task's tool names"
+    );
+    // The model was offered the tools the MCP server listed (tools.json was empty).
+    let offered = saved["model_calls"][0]["request"]["tools"]
+        .as_array()
+        .map(Vec::len);
+    assert_eq!(offered, Some(3), "{}", saved["model_calls"][0]["request"]);
+}

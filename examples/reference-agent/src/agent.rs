@@ -7,6 +7,7 @@ use std::fmt;
 use serde_json::{Value, json};
 
 use crate::config::Config;
+use crate::mcp::McpClient;
 use crate::model::{ModelClient, ModelError};
 use crate::tools::{self, Tool, ToolRunner};
 
@@ -24,6 +25,8 @@ pub enum AgentError {
     Model(ModelError),
     /// The model still wanted tools after this many turns.
     MaxTurns(u32),
+    /// The MCP server could not be reached or listed no tools (MCP mode).
+    Tools(String),
 }
 
 impl AgentError {
@@ -32,6 +35,7 @@ impl AgentError {
         match self {
             AgentError::Model(_) => 1,
             AgentError::MaxTurns(_) => 3,
+            AgentError::Tools(_) => 2,
         }
     }
 }
@@ -43,6 +47,10 @@ impl fmt::Display for AgentError {
             AgentError::MaxTurns(turns) => write!(
                 formatter,
                 "no final answer after {turns} turns (AGENT_MAX_TURNS={turns})"
+            ),
+            AgentError::Tools(message) => write!(
+                formatter,
+                "cannot get the tools from the MCP server: {message}"
             ),
         }
     }
@@ -64,7 +72,16 @@ pub fn run(config: &Config) -> Result<String, AgentError> {
         &config.model,
     );
     let runner = ToolRunner::new(&config.services_url);
-    let definitions: Vec<Value> = config.tools.iter().map(Tool::openai_definition).collect();
+    // In MCP mode the server says which tools there are, and runs them.
+    let (mcp, tools) = match &config.mcp_url {
+        Some(url) => {
+            let (client, tools) = McpClient::connect(url).map_err(AgentError::Tools)?;
+            eprintln!("mcp: {} tool(s) from {url}", tools.len());
+            (Some(client), tools)
+        }
+        None => (None, config.tools.clone()),
+    };
+    let definitions: Vec<Value> = tools.iter().map(Tool::openai_definition).collect();
 
     let mut messages = vec![
         json!({"role": "system", "content": SYSTEM_PROMPT}),
@@ -98,7 +115,21 @@ pub fn run(config: &Config) -> Result<String, AgentError> {
             "tool_calls": calls,
         }));
         for call in &calls {
-            let result = execute_call(turn, call, &config.tools, &runner);
+            let result = match &mcp {
+                Some(client) => {
+                    let name = call
+                        .pointer("/function/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    let arguments = tools::parse_arguments(call.pointer("/function/arguments"));
+                    eprintln!(
+                        "turn {turn}: calling {name} over MCP {}",
+                        shorten(&arguments.body.to_string())
+                    );
+                    client.call(name, &arguments.body)
+                }
+                None => execute_call(turn, call, &tools, &runner),
+            };
             let id = call.get("id").cloned().unwrap_or_else(|| json!(""));
             messages.push(json!({"role": "tool", "tool_call_id": id, "content": result}));
         }

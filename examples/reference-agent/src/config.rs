@@ -29,6 +29,13 @@ pub const API_KEY_VARIABLE: &str = "OPENAI_API_KEY";
 pub const MODEL_VARIABLES: [&str; 2] = ["CLAWTEST_MODEL", "OPENAI_MODEL"];
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 
+/// `mcp` to take the tools from the MCP server instead of the tools file.
+pub const TOOL_SOURCE_VARIABLE: &str = "AGENT_TOOLS";
+/// The MCP endpoint; else `mcpServers.clawtest.url` of `$CLAWTEST_DIR/mcp.json`; else
+/// `{services}/mcp`.
+pub const MCP_URL_VARIABLE: &str = "CLAWTEST_MCP_URL";
+pub const CONTROL_FOLDER_VARIABLE: &str = "CLAWTEST_DIR";
+
 pub const MAX_TURNS_VARIABLE: &str = "AGENT_MAX_TURNS";
 pub const DEFAULT_MAX_TURNS: u32 = 20;
 
@@ -45,6 +52,9 @@ pub struct Config {
     pub model: String,
     /// How many model calls the run may make before giving up.
     pub max_turns: u32,
+    /// Set in MCP mode (`AGENT_TOOLS=mcp`): the tools come from this MCP endpoint, and `tools`
+    /// is empty.
+    pub mcp_url: Option<String>,
 }
 
 /// A missing or invalid input; the message names the file or variable involved.
@@ -81,10 +91,34 @@ impl Config {
         };
 
         let prompt = read_prompt(&lookup, &text)?;
-        let tools = read_tools(&lookup)?;
-
         let services_url =
             text(SERVICES_URL_VARIABLE)?.unwrap_or_else(|| DEFAULT_SERVICES_URL.to_owned());
+        let mcp = match text(TOOL_SOURCE_VARIABLE)?.as_deref() {
+            None | Some("file") => false,
+            Some("mcp") => true,
+            Some(other) => {
+                return Err(ConfigError(format!(
+                    "{TOOL_SOURCE_VARIABLE} must be `file` or `mcp`, got {other:?}"
+                )));
+            }
+        };
+        let (tools, mcp_url) = if mcp {
+            let from_config = text(CONTROL_FOLDER_VARIABLE)?.and_then(|folder| {
+                let config: serde_json::Value = serde_json::from_str(
+                    &std::fs::read_to_string(PathBuf::from(folder).join("mcp.json")).ok()?,
+                )
+                .ok()?;
+                config["mcpServers"]["clawtest"]["url"]
+                    .as_str()
+                    .map(str::to_string)
+            });
+            let url = text(MCP_URL_VARIABLE)?
+                .or(from_config)
+                .unwrap_or_else(|| format!("{}/mcp", services_url.trim_end_matches('/')));
+            (Vec::new(), Some(url))
+        } else {
+            (read_tools(&lookup)?, None)
+        };
         let model_base_url =
             text(MODEL_BASE_URL_VARIABLE)?.unwrap_or_else(|| DEFAULT_MODEL_BASE_URL.to_owned());
         let api_key = text(API_KEY_VARIABLE)?;
@@ -118,6 +152,7 @@ impl Config {
             api_key,
             model,
             max_turns,
+            mcp_url,
         })
     }
 }

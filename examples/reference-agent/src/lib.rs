@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod config;
+pub mod mcp;
 pub mod model;
 pub mod tools;
 
