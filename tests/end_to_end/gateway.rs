@@ -149,7 +149,8 @@ fn the_cost_limit_stops_the_run_and_junit_marks_the_rest_skipped() {
             "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{:?}]\n[llm.prices.\"gpt-4o-mini\"]\ninput_per_million = 1000000.0\noutput_per_million = 0.0\n",
             reference_agent().display().to_string()
         ));
-    // Every recorded call costs at least a dollar: the first trial spends the whole budget.
+    // Every recorded call costs at least a dollar: the first call spends the whole budget, so the
+    // first trial's next call is not made (that trial is not run either) and no other trial starts.
     let outcome = suite.run(&[
         "--trials",
         "1",
@@ -164,7 +165,7 @@ fn the_cost_limit_stops_the_run_and_junit_marks_the_rest_skipped() {
     assert!(
         outcome
             .stdout
-            .contains("2 task(s) not run: the cost limit was reached"),
+            .contains("3 task(s) not run: the cost limit was reached"),
         "{}",
         outcome.stdout
     );
@@ -179,7 +180,14 @@ fn the_cost_limit_stops_the_run_and_junit_marks_the_rest_skipped() {
         .iter()
         .filter(|case| matches!(case.status, TestCaseStatus::Success { .. }))
         .count();
-    assert_eq!((skipped.len(), passed), (2, 1), "{cases:#?}");
+    assert_eq!((skipped.len(), passed), (3, 0), "{cases:#?}");
+    assert!(
+        outcome
+            .stdout
+            .contains("call 1: the cost limit of $0.5 was reached"),
+        "the limit stops the run after the first priced call: {}",
+        outcome.stdout
+    );
 }
 
 #[test]

@@ -90,6 +90,17 @@ pub enum GatewayFailure {
         message: String,
     },
     #[error(
+        "task `{task_id}` trial {trial} call {call}: the cost limit of ${limit} was reached (${spent} spent), so the call was not made"
+    )]
+    BudgetReached {
+        task_id: String,
+        trial: u32,
+        call: usize,
+        /// US dollars, as text (the failure compares whole; floats would not).
+        spent: String,
+        limit: String,
+    },
+    #[error(
         "task `{task_id}` trial {trial} call {call}: model `{model}` has no price in [llm.prices], so the cost limit cannot be enforced"
     )]
     Unpriced {
@@ -235,6 +246,22 @@ impl Gateway {
 
     /// Answers any request, in whichever mode the gateway is.
     pub async fn respond(&self, request: HttpRequest) -> HttpResponse {
+        // Once the run's money is spent, no further call is made, even inside a running trial.
+        if self.budget.exhausted() {
+            let mut state = self.lock();
+            let call = state.next_call;
+            state.next_call += 1;
+            let failure = GatewayFailure::BudgetReached {
+                task_id: self.task_id.clone(),
+                trial: self.trial,
+                call,
+                spent: format!("{:.4}", self.budget.spent()),
+                limit: self.budget.limit().unwrap_or_default().to_string(),
+            };
+            let request_body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+            let body = refuse(&mut state, call, &request.path, request_body, failure);
+            return HttpResponse::json(429, &body);
+        }
         match &self.source {
             Source::Replay { .. } => match self.replay_call(&request.path, &request.body) {
                 Ok(RecordedResponse {

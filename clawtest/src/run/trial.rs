@@ -241,6 +241,13 @@ pub async fn run(
     };
     // A model call the cassette could not answer means the trial did not see the model it was
     // meant to: grading it would judge the gateway, not the agent.
+    if let Some(failure @ crate::gateway::GatewayFailure::BudgetReached { .. }) = gateway.failure()
+    {
+        // Not a verdict on the agent: the trial was cut short by the run's cost limit.
+        return TrialOutcome::NotRun {
+            reason: failure.to_string(),
+        };
+    }
     if let Some(failure) = gateway.failure() {
         return TrialOutcome::Error {
             message: format!("model gateway ({}): {failure}", context.models.mode.name()),
