@@ -163,8 +163,8 @@ pub struct RunArgs {
     /// answers, else process), process, or docker (default: run.backend, else auto).
     #[arg(long, value_name = "BACKEND")]
     pub backend: Option<clawtest::config::BackendChoice>,
-    /// Stop starting trials once model calls cost USD dollars (overrides llm.max_cost_usd);
-    /// the tasks left are reported as not run.
+    /// Make no further model call once calls cost USD dollars (overrides llm.max_cost_usd);
+    /// the trials cut short and the tasks left are reported as not run.
     #[arg(long, value_name = "USD", value_parser = parse_cost)]
     pub max_cost: Option<f64>,
     /// Save every trial's trajectory as DIR/<task_id>/trial-<n>.json (re-grade them with
