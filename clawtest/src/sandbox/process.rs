@@ -109,7 +109,7 @@ async fn run(
         .collect();
 
     let started = Instant::now();
-    let mut child = command.spawn().map_err(|error| match error.kind() {
+    let child = command.spawn().map_err(|error| match error.kind() {
         std::io::ErrorKind::NotFound => SandboxError::CommandNotFound {
             program: program.clone(),
         },
@@ -118,29 +118,13 @@ async fn run(
             message: error.to_string(),
         },
     })?;
-    let group = child.id();
-    let stdout = tokio::spawn(read_limited(child.stdout.take()));
-    let stderr = tokio::spawn(read_limited(child.stderr.take()));
-
-    let mut timed_out = false;
-    let status = tokio::select! {
-        status = child.wait() => status.ok(),
-        () = tokio::time::sleep(launch.timeout) => {
-            timed_out = true;
-            kill_group(group);
-            child.wait().await.ok()
-        }
-        () = interrupted(&mut interrupt) => {
-            kill_group(group);
-            let _ = child.wait().await;
-            return Err(SandboxError::Interrupted);
-        }
-    };
-    // Children of the harness that outlive it would hold the pipes open; end them too.
-    kill_group(group);
+    let Supervised {
+        status,
+        timed_out,
+        stdout,
+        stderr,
+    } = supervise(child, launch.timeout, &mut interrupt).await?;
     let duration = started.elapsed();
-    let stdout = stdout.await.unwrap_or_default();
-    let stderr = stderr.await.unwrap_or_default();
     let exit = HarnessExit {
         code: status.and_then(|status| status.code()),
         timed_out,
@@ -195,7 +179,7 @@ async fn run_check(
         .process_group(0)
         .kill_on_drop(true)
         .spawn();
-    let mut child = match spawned {
+    let child = match spawned {
         Ok(child) => child,
         Err(error) => {
             return Ok(CheckOutcome {
@@ -206,13 +190,47 @@ async fn run_check(
             });
         }
     };
+    let Supervised {
+        status,
+        timed_out,
+        stdout,
+        stderr,
+    } = supervise(child, check.timeout, interrupt).await?;
+    Ok(CheckOutcome {
+        exit_code: if timed_out {
+            None
+        } else {
+            status.and_then(|status| status.code())
+        },
+        timed_out,
+        stdout,
+        stderr,
+    })
+}
+
+/// How a supervised child ended, with its output.
+struct Supervised {
+    status: Option<std::process::ExitStatus>,
+    timed_out: bool,
+    stdout: String,
+    stderr: String,
+}
+
+/// Waits for a child (the harness, or a check command) until it exits, its time limit (its
+/// process group is killed) or an interrupt (killed too, and the run is interrupted), and
+/// collects its output.
+async fn supervise(
+    mut child: tokio::process::Child,
+    timeout: std::time::Duration,
+    interrupt: &mut watch::Receiver<bool>,
+) -> Result<Supervised, SandboxError> {
     let group = child.id();
     let stdout = tokio::spawn(read_limited(child.stdout.take()));
     let stderr = tokio::spawn(read_limited(child.stderr.take()));
     let mut timed_out = false;
     let status = tokio::select! {
         status = child.wait() => status.ok(),
-        () = tokio::time::sleep(check.timeout) => {
+        () = tokio::time::sleep(timeout) => {
             timed_out = true;
             kill_group(group);
             child.wait().await.ok()
@@ -223,13 +241,10 @@ async fn run_check(
             return Err(SandboxError::Interrupted);
         }
     };
+    // Children that outlive the process would hold the pipes open; end them too.
     kill_group(group);
-    Ok(CheckOutcome {
-        exit_code: if timed_out {
-            None
-        } else {
-            status.and_then(|status| status.code())
-        },
+    Ok(Supervised {
+        status,
         timed_out,
         stdout: stdout.await.unwrap_or_default(),
         stderr: stderr.await.unwrap_or_default(),
