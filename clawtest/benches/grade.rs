@@ -53,7 +53,7 @@ fn main() {
             endpoint: "/todo/tasks".into(),
             params: serde_json::json!({"task_id": format!("todo_{:03}", index % 4), "priority": if index % 3 == 0 { "high" } else { "low" }}),
             status: if index % 7 == 3 { 429 } else { 200 },
-            response: serde_json::json!({"status": "ok"}),
+            response: serde_json::json!({"status": "ok"}).into(),
             fault: (index % 7 == 3).then_some(FaultKind::RateLimited),
             delay_ms: None,
             at: "2026-01-02T09:00:00Z".into(),

@@ -22,6 +22,7 @@
 
 use std::collections::HashMap;
 
+use hyper::body::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -239,6 +240,45 @@ impl ServiceResponse {
     }
 }
 
+/// An HTTP answer with its body serialized ([`World::handle_serialized`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SerializedResponse {
+    pub status: u16,
+    /// The body, JSON text (shared with the audit entry, not copied).
+    pub body: Bytes,
+    pub headers: Vec<(String, String)>,
+    /// How long the HTTP layer waits before answering (a slow fault).
+    pub delay: Option<std::time::Duration>,
+}
+
+/// What [`World::answer`] produced: the answer, its body as JSON text when it was written
+/// straight to text (`response.body` is then null), and the call to record (none for a
+/// utility route or a path under no service of the task).
+struct Answered {
+    response: ServiceResponse,
+    text: Option<Bytes>,
+    call: Option<Call>,
+}
+
+impl Answered {
+    fn value(response: ServiceResponse, call: Option<Call>) -> Self {
+        Answered {
+            response,
+            text: None,
+            call,
+        }
+    }
+}
+
+/// A call to record once it is answered: the audit entry without its answer.
+struct Call {
+    service: String,
+    action: String,
+    endpoint: String,
+    params: Value,
+    fault: Option<FaultKind>,
+}
+
 /// One recorded request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditEntry {
@@ -252,13 +292,96 @@ pub struct AuditEntry {
     /// applied); for a rejected request, the body object as received ({} if none).
     pub params: Value,
     pub status: u16,
-    pub response: Value,
+    /// The answer's body; reads as a [`Value`].
+    pub response: RecordedBody,
     pub fault: Option<FaultKind>,
     /// A slow fault's delay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<u64>,
     /// `clock + seq seconds`, RFC 3339 UTC.
     pub at: String,
+}
+
+/// An answer body as the audit keeps it: the JSON text the caller was sent, parsed into a
+/// [`Value`] the first time it is read. It reads (`Deref`), compares, prints and
+/// serializes as that value.
+///
+/// Why text: recording a call used to deep-copy the answer's value, and a list answer's
+/// value is ten or so maps of strings — the copy, and the fresh memory it kept (about five
+/// times the text's size), were most of the cost of a list request. The text is written
+/// for the HTTP answer anyway, and graders read few of the answers a trial records.
+#[derive(Clone)]
+pub struct RecordedBody {
+    text: Bytes,
+    value: std::sync::OnceLock<Value>,
+}
+
+impl RecordedBody {
+    /// A body from the JSON text of a value (as `serde_json` writes it).
+    fn from_text(text: Bytes) -> Self {
+        RecordedBody {
+            text,
+            value: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The JSON text, compact, as sent.
+    pub fn text(&self) -> &[u8] {
+        &self.text
+    }
+
+    /// The value.
+    pub fn value(&self) -> &Value {
+        // The text was written from a value by serde_json, so it parses back to it.
+        self.value
+            .get_or_init(|| serde_json::from_slice(&self.text).unwrap_or(Value::Null))
+    }
+}
+
+/// The compact JSON text of a value.
+fn json_text(value: &Value) -> Bytes {
+    Bytes::from(serde_json::to_vec(value).unwrap_or_else(|_| b"null".to_vec()))
+}
+
+impl From<Value> for RecordedBody {
+    fn from(value: Value) -> Self {
+        RecordedBody {
+            text: json_text(&value),
+            value: std::sync::OnceLock::from(value),
+        }
+    }
+}
+
+impl std::ops::Deref for RecordedBody {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        self.value()
+    }
+}
+
+impl PartialEq for RecordedBody {
+    /// Equal values have equal text: serde_json writes a value one way (maps in order).
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl std::fmt::Debug for RecordedBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.value().fmt(f)
+    }
+}
+
+impl Serialize for RecordedBody {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for RecordedBody {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(RecordedBody::from)
+    }
 }
 
 /// Why a world cannot be built.
@@ -318,6 +441,8 @@ pub struct World {
     next_seq: u64,
     /// Receives a copy of every audit entry as it is recorded (`cargo clawtest serve`).
     observer: Option<std::sync::mpsc::Sender<AuditEntry>>,
+    /// Where answers are written as JSON text, kept so its room is reused.
+    text_buffer: Vec<u8>,
 }
 
 impl World {
@@ -388,6 +513,7 @@ impl World {
             audit: Vec::new(),
             next_seq: 1,
             observer: None,
+            text_buffer: Vec::new(),
         })
     }
 
@@ -431,19 +557,62 @@ impl World {
 
     /// Answers one request. Never panics.
     pub fn handle(&mut self, method: &str, path: &str, body: &[u8]) -> ServiceResponse {
+        let Answered { response, call, .. } = self.answer(method, path, body, false);
+        if let Some(call) = call {
+            let text = json_text(&response.body);
+            self.record(call, response.status, response.delay, text);
+        }
+        response
+    }
+
+    /// [`World::handle`] with the answer's body as JSON text: what the HTTP layer sends.
+    /// The same answer and audit entry; the text is written once and shared by both.
+    pub fn handle_serialized(
+        &mut self,
+        method: &str,
+        path: &str,
+        body: &[u8],
+    ) -> SerializedResponse {
+        let Answered {
+            response,
+            text,
+            call,
+        } = self.answer(method, path, body, true);
+        let text = text.unwrap_or_else(|| json_text(&response.body));
+        if let Some(call) = call {
+            self.record(call, response.status, response.delay, text.clone());
+        }
+        SerializedResponse {
+            status: response.status,
+            body: text,
+            headers: response.headers,
+            delay: response.delay,
+        }
+    }
+
+    /// Answers one request without recording it. With `as_text`, a route's answer is
+    /// written straight to JSON text (see [`engine::respond_text`]).
+    fn answer(&mut self, method: &str, path: &str, body: &[u8], as_text: bool) -> Answered {
         let path = path.split(['?', '#']).next().unwrap_or("");
         let method = method.to_ascii_uppercase();
         if let Some(resp) = self.utility(&method, path) {
-            return resp;
+            return Answered::value(resp, None);
         }
         let prefix = path.trim_start_matches('/').split('/').next().unwrap_or("");
         let Some(index) = self.services.iter().position(|s| s.desc.prefix() == prefix) else {
-            return not_found();
+            return Answered::value(not_found(), None);
         };
-        let svc_name = self.services[index].desc.name.clone();
-        let svc_name = svc_name.as_str();
         let bound = self.bindings.get(path).cloned();
         let desc = std::sync::Arc::clone(&self.services[index].desc);
+        let call = |action: String, params: Value, fault: Option<FaultKind>| {
+            Some(Call {
+                service: desc.name.clone(),
+                action,
+                endpoint: path.to_owned(),
+                params,
+                fault,
+            })
+        };
         let Some(route) = desc.route(path) else {
             let action = bound.unwrap_or_else(|| path.to_owned());
             // FastAPI's `detail`, plus what an agent (or its developer) needs to recover: the
@@ -455,10 +624,9 @@ impl World {
                 .collect();
             let resp = ServiceResponse::json(
                 404,
-                json!({"detail": "Not Found", "error": format!("no route {path} in service {svc_name}"), "routes": routes}),
+                json!({"detail": "Not Found", "error": format!("no route {path} in service {}", desc.name), "routes": routes}),
             );
-            self.record(svc_name, action, path, json!({}), &resp, None);
-            return resp;
+            return Answered::value(resp, call(action, json!({}), None));
         };
         let action = bound.unwrap_or_else(|| route.action.clone());
         let received = || match serde_json::from_slice::<Value>(body) {
@@ -468,8 +636,7 @@ impl World {
         if !route.method.eq_ignore_ascii_case(&method) {
             let mut resp = ServiceResponse::json(405, json!({"detail": "Method Not Allowed"}));
             resp.headers.push(("allow".into(), route.method.clone()));
-            self.record(svc_name, action, path, received(), &resp, None);
-            return resp;
+            return Answered::value(resp, call(action, received(), None));
         }
         // ClawEnvKit injects on POST only; its exemptions (/audit, /reset, /health) are
         // utility routes here and never reach this point.
@@ -478,7 +645,6 @@ impl World {
         } else {
             None
         };
-        let service_name = self.services[index].desc.name.clone();
         match fault {
             Some(FaultKind::RateLimited) => {
                 let mut resp = ServiceResponse::json(
@@ -490,8 +656,7 @@ impl World {
                     }),
                 );
                 resp.headers.push(("retry-after".into(), "2".into()));
-                self.record(&service_name, action, path, received(), &resp, fault);
-                return resp;
+                return Answered::value(resp, call(action, received(), fault));
             }
             Some(FaultKind::ServerError) => {
                 let resp = ServiceResponse::json(
@@ -501,13 +666,13 @@ impl World {
                         "message": "An unexpected error occurred. Please try again.",
                     }),
                 );
-                self.record(&service_name, action, path, received(), &resp, fault);
-                return resp;
+                return Answered::value(resp, call(action, received(), fault));
             }
             Some(FaultKind::Slow) | None => {}
         }
         let mut resp;
         let params;
+        let mut text = None;
         match engine::validate(route, body) {
             Err(rejected) => {
                 params = rejected.received;
@@ -525,38 +690,48 @@ impl World {
                     now,
                 );
                 let status = outcome.status.unwrap_or(200);
-                resp = ServiceResponse::json(status, engine::respond(route, &outcome));
+                if as_text {
+                    let buffer = &mut self.text_buffer;
+                    buffer.clear();
+                    engine::respond_text(route, outcome, buffer);
+                    text = Some(Bytes::copy_from_slice(buffer));
+                    resp = ServiceResponse::json(status, Value::Null);
+                } else {
+                    resp = ServiceResponse::json(status, engine::respond(route, outcome));
+                }
             }
         }
         if fault == Some(FaultKind::Slow) {
             let ms = self.injector.delay_ms(&self.faults);
             resp.delay = Some(std::time::Duration::from_millis(ms));
         }
-        self.record(&service_name, action, path, params, &resp, fault);
-        resp
+        Answered {
+            response: resp,
+            text,
+            call: call(action, params, fault),
+        }
     }
 
+    /// Records `call`, answered with `status` and the JSON text `response`.
     fn record(
         &mut self,
-        service: &str,
-        action: String,
-        endpoint: &str,
-        params: Value,
-        resp: &ServiceResponse,
-        fault: Option<FaultKind>,
+        call: Call,
+        status: u16,
+        delay: Option<std::time::Duration>,
+        response: Bytes,
     ) {
         let seq = self.next_seq;
         self.next_seq += 1;
         let entry = AuditEntry {
             seq,
-            service: service.to_owned(),
-            action,
-            endpoint: endpoint.to_owned(),
-            params,
-            status: resp.status,
-            response: resp.body.clone(),
-            fault,
-            delay_ms: resp.delay.map(|d| d.as_millis() as u64),
+            service: call.service,
+            action: call.action,
+            endpoint: call.endpoint,
+            params: call.params,
+            status,
+            response: RecordedBody::from_text(response),
+            fault: call.fault,
+            delay_ms: delay.map(|d| d.as_millis() as u64),
             at: time::format_z(self.clock + i128::from(seq) * SECOND),
         };
         if let Some(observer) = &self.observer
@@ -1180,6 +1355,91 @@ mod tests {
         assert_eq!(a, b);
         assert!(a.iter().any(|e| e.status == 429 || e.status == 500));
         assert!(a.iter().all(|e| e.fault.is_some() || e.status == 200));
+    }
+
+    /// A body for `route` that sets every parameter: strings are the id of the first
+    /// record of any collection (so gets, updates and deletes find something).
+    fn full_body(route: &crate::services::RouteDescription, id: &str) -> Value {
+        use crate::services::ParamType;
+        let value = |ty: ParamType| match ty {
+            ParamType::String => json!(id),
+            ParamType::Integer => json!(30),
+            ParamType::Number => json!(2.5),
+            ParamType::Boolean => json!(true),
+            ParamType::Array => json!([id]),
+            ParamType::Object => json!({"k": id}),
+        };
+        Value::Object(
+            route
+                .parameters
+                .iter()
+                .map(|p| (p.name.clone(), value(p.ty)))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn answers_written_as_text_equal_the_answers_as_values_serialized() {
+        let catalogue = Catalogue::builtin();
+        let fixtures = json!({
+            "tasks": todo_fixtures()["tasks"].clone(),
+            "inbox": inbox()["inbox"].clone(),
+        });
+        let mut answered = Vec::new();
+        for service in catalogue.names() {
+            let services = [service];
+            let mut by_value = world(&services, fixtures.clone(), &[]);
+            let mut by_text = by_value.clone();
+            let id = by_value.services[0]
+                .current
+                .values()
+                .flatten()
+                .find_map(|r| r.as_object()?.values().find_map(Value::as_str))
+                .unwrap_or("x")
+                .to_owned();
+            let routes = by_value.services[0].desc.routes().to_vec();
+            // Each route twice with every parameter set (the second after the first has
+            // changed the store), then with an empty object and no body at all.
+            for route in &routes {
+                let full = full_body(route, &id).to_string();
+                for body in [full.as_str(), full.as_str(), "{}", ""] {
+                    let value = by_value.handle(&route.method, &route.endpoint, body.as_bytes());
+                    let text =
+                        by_text.handle_serialized(&route.method, &route.endpoint, body.as_bytes());
+                    assert_eq!(
+                        (text.status, String::from_utf8_lossy(&text.body)),
+                        (value.status, value.body.to_string().into()),
+                        "{} {} with {body}",
+                        route.method,
+                        route.endpoint
+                    );
+                    assert_eq!((&text.headers, text.delay), (&value.headers, value.delay));
+                }
+            }
+            assert_eq!(by_text.audit(), by_value.audit(), "{service}");
+            if by_value.audit().iter().any(|e| e.status == 200) {
+                answered.push(service);
+            }
+        }
+        // The comparison covers real answers, not only validation errors.
+        assert!(answered.len() >= 15, "answered with 200: {answered:?}");
+    }
+
+    #[test]
+    fn a_recorded_body_reads_compares_and_serializes_as_its_value() {
+        let value = json!({"tasks": [{"task_id": "t1", "n": 1.5}], "total": 1});
+        let recorded = RecordedBody::from_text(json_text(&value));
+        assert_eq!(*recorded, value);
+        assert_eq!(recorded["tasks"][0]["n"], 1.5);
+        assert_eq!(recorded, RecordedBody::from(value.clone()));
+        assert_ne!(recorded, RecordedBody::from(json!({"total": 1})));
+        assert_eq!(
+            serde_json::to_string_pretty(&recorded).unwrap(),
+            serde_json::to_string_pretty(&value).unwrap()
+        );
+        assert_eq!(format!("{recorded:?}"), format!("{value:?}"));
+        let back: RecordedBody = serde_json::from_str(&value.to_string()).unwrap();
+        assert_eq!(back, recorded);
     }
 
     #[test]

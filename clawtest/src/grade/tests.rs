@@ -63,7 +63,7 @@ fn entry(seq: u64, action: &str, params: Value, fault: Option<FaultKind>) -> Aud
         endpoint: format!("/todo/{action}"),
         params,
         status,
-        response: json!({}),
+        response: json!({}).into(),
         fault,
         delay_ms: None,
         at: "2026-01-02T09:00:00Z".into(),

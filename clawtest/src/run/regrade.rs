@@ -138,7 +138,7 @@ pub fn from_clawenvkit(
                         params => params,
                     },
                     status,
-                    response: field("response"),
+                    response: field("response").into(),
                     fault,
                     delay_ms: None,
                     at: String::new(),

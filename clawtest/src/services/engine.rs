@@ -6,6 +6,7 @@
 //! Fixture normalisation ([`fixture_records`]) lives here too, because it is ClawEnvKit's
 //! `load_fixtures` rule and independent of which service is loading.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
@@ -217,28 +218,31 @@ fn coerce(ty: ParamType, value: &Value, loc: &[Value], errors: &mut Vec<Value>) 
     }
 }
 
-/// What an operation produced: which response template applies and its variables.
+/// What an operation produced: which response template applies and its variables. It may
+/// borrow the records a list operation selected from the store (`'s`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct Outcome<'s> {
     pub found: bool,
     /// An HTTP status other than 200 (a hook's `HTTPException`).
     pub status: Option<u16>,
     /// A body a hook built whole; it bypasses the response templates.
     pub body: Option<Value>,
-    pub vars: Vars,
+    pub vars: Vars<'s>,
 }
 
 /// Template variables (see the template rules in [`super::description`]).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Vars {
+pub struct Vars<'s> {
     pub params: Map<String, Value>,
     pub now: String,
     pub id: Option<Value>,
     pub record: Option<Value>,
-    pub items: Option<Vec<Value>>,
+    /// A list's records: borrowed from the store until an answer needs them as values
+    /// ([`respond_text`] never copies them).
+    pub items: Option<Vec<Cow<'s, Value>>>,
 }
 
-impl Vars {
+impl Vars<'_> {
     fn get(&self, name: &str) -> Value {
         if let Some(p) = name.strip_prefix("params.") {
             return self.params.get(p).cloned().unwrap_or(Value::Null);
@@ -263,7 +267,9 @@ impl Vars {
             ),
             "id" => self.id.clone().unwrap_or(Value::Null),
             "record" => self.record.clone().unwrap_or(Value::Null),
-            "items" => self.items.clone().map(Value::Array).unwrap_or(Value::Null),
+            "items" => self.items.as_ref().map_or(Value::Null, |items| {
+                Value::Array(items.iter().map(|item| item.as_ref().clone()).collect())
+            }),
             "count" => self.items.as_ref().map_or(Value::Null, |i| json!(i.len())),
             _ => Value::Null,
         }
@@ -271,13 +277,13 @@ impl Vars {
 }
 
 /// Runs a validated request's operation. `now` is the request instant.
-pub fn execute(
+pub fn execute<'s>(
     route: &RouteDescription,
     collections_desc: &[CollectionDescription],
-    store: &mut Collections,
+    store: &'s mut Collections,
     params: Map<String, Value>,
     now: Instant,
-) -> Outcome {
+) -> Outcome<'s> {
     let mut vars = Vars {
         params,
         now: time::format_python_iso(now),
@@ -303,8 +309,10 @@ pub fn execute(
             filters,
             limit,
         } => {
+            // A list only reads: its outcome borrows the records it selected.
+            let store: &'s Collections = store;
             let records = store.get(collection).map(Vec::as_slice).unwrap_or(&[]);
-            let mut items: Vec<Value> = records
+            let mut items: Vec<&Value> = records
                 .iter()
                 .filter(|r| {
                     filters.iter().all(|f| {
@@ -320,7 +328,6 @@ pub fn execute(
                             .any(|field| field_matches(f.matching, r.get(field), param, now))
                     })
                 })
-                .cloned()
                 .collect();
             if let Some(n) = limit
                 .as_ref()
@@ -332,7 +339,7 @@ pub fn execute(
                 let end = if n < 0 { (len + n).max(0) } else { n.min(len) };
                 items.truncate(end as usize);
             }
-            vars.items = Some(items);
+            vars.items = Some(items.into_iter().map(Cow::Borrowed).collect());
             true
         }
         Operation::Get { collection, key } => {
@@ -442,7 +449,9 @@ pub fn execute(
                 store,
             );
             vars.record = result.record;
-            vars.items = result.items;
+            vars.items = result
+                .items
+                .map(|items| items.into_iter().map(Cow::Owned).collect());
             status = result.status;
             body = result.body;
             result.found
@@ -499,36 +508,158 @@ fn field_matches(matching: Match, field: Option<&Value>, param: &Value, now: Ins
     }
 }
 
-/// The response body for an outcome.
-pub fn respond(route: &RouteDescription, outcome: &Outcome) -> Value {
-    if let Some(body) = &outcome.body {
-        return body.clone();
+/// The response body for an outcome. It consumes the outcome so that a record or list
+/// the template names exactly once moves into the answer instead of being copied: copying
+/// the listed records was most of the cost of a list request.
+pub fn respond(route: &RouteDescription, outcome: Outcome) -> Value {
+    if let Some(body) = outcome.body {
+        return body;
     }
-    if outcome.found {
-        render(&route.response, &outcome.vars)
+    let template = if outcome.found {
+        &route.response
     } else {
         match &route.not_found {
-            Some(t) => render(t, &outcome.vars),
-            None => json!({"error": "Not found"}),
+            Some(t) => t,
+            None => return json!({"error": "Not found"}),
         }
+    };
+    let mut vars = outcome.vars;
+    // Counted over the whole template (any `${record.…}` counts for `record`), so a moved
+    // value is never needed again; `count` is taken before `items` can move.
+    let move_items = references(template, "items") == 1;
+    let move_record = references(template, "record") == 1;
+    let count = vars.items.as_ref().map(|items| json!(items.len()));
+    render_with(template, &mut |name| match name {
+        "items" if move_items => vars.items.take().map_or(Value::Null, |items| {
+            Value::Array(items.into_iter().map(Cow::into_owned).collect())
+        }),
+        "record" if move_record => vars.record.take().unwrap_or(Value::Null),
+        "count" => count.clone().unwrap_or(Value::Null),
+        _ => vars.get(name),
+    })
+}
+
+/// [`respond`], written as JSON text into `out`: the same text as serializing its value,
+/// without copying the records the outcome borrows (a list's records go from the store
+/// straight into the text).
+pub fn respond_text(route: &RouteDescription, outcome: Outcome, out: &mut Vec<u8>) {
+    if let Some(body) = &outcome.body {
+        write_json(out, body);
+        return;
+    }
+    let template = if outcome.found {
+        &route.response
+    } else {
+        match &route.not_found {
+            Some(t) => t,
+            None => return write_json(out, &json!({"error": "Not found"})),
+        }
+    };
+    write_rendered(template, &outcome.vars, out);
+}
+
+/// Writes `render(template, vars)` as compact JSON, as serde_json writes a value.
+fn write_rendered(template: &Value, vars: &Vars, out: &mut Vec<u8>) {
+    match template {
+        Value::String(s) => match whole_reference(s) {
+            Some("items") if vars.items.is_some() => {
+                out.push(b'[');
+                for (index, item) in vars.items.iter().flatten().enumerate() {
+                    if index > 0 {
+                        out.push(b',');
+                    }
+                    write_json(out, item);
+                }
+                out.push(b']');
+            }
+            Some("record") if vars.record.is_some() => {
+                write_json(out, vars.record.as_ref().unwrap_or(&Value::Null));
+            }
+            _ => write_json(out, &render_str(s, &mut |name| vars.get(name))),
+        },
+        Value::Array(elements) => {
+            out.push(b'[');
+            for (index, element) in elements.iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write_rendered(element, vars, out);
+            }
+            out.push(b']');
+        }
+        // `$default` and `$or` choose by the rendered values: render them whole.
+        Value::Object(o)
+            if o.len() == 1 && (o.contains_key("$default") || o.contains_key("$or")) =>
+        {
+            write_json(out, &render(template, vars));
+        }
+        Value::Object(o) => {
+            out.push(b'{');
+            for (index, (key, value)) in o.iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write_json(out, key);
+                out.push(b':');
+                write_rendered(value, vars, out);
+            }
+            out.push(b'}');
+        }
+        other => write_json(out, other),
+    }
+}
+
+/// Appends `value` as compact JSON.
+fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    // Writing a JSON value or string into memory cannot fail.
+    let _ = serde_json::to_writer(&mut *out, value);
+}
+
+/// The variable name of a template string that is one whole `${name}` reference.
+fn whole_reference(s: &str) -> Option<&str> {
+    s.strip_prefix("${")
+        .and_then(|r| r.strip_suffix('}'))
+        .filter(|name| !name.contains(['{', '}', '$']))
+}
+
+/// How many `${name}` or `${name.…}` references `template` holds. An escaped `$${name}` is
+/// counted too: counting too many only costs a copy.
+fn references(template: &Value, name: &str) -> usize {
+    match template {
+        Value::String(s) => s
+            .match_indices("${")
+            .filter(|(at, _)| {
+                let rest = &s[at + 2..];
+                rest.strip_prefix(name)
+                    .is_some_and(|tail| tail.starts_with('}') || tail.starts_with('.'))
+            })
+            .count(),
+        Value::Array(a) => a.iter().map(|v| references(v, name)).sum(),
+        Value::Object(o) => o.values().map(|v| references(v, name)).sum(),
+        _ => 0,
     }
 }
 
 /// Renders a template value.
 pub fn render(template: &Value, vars: &Vars) -> Value {
+    render_with(template, &mut |name| vars.get(name))
+}
+
+/// Renders a template value, looking each variable up with `lookup`.
+fn render_with(template: &Value, lookup: &mut dyn FnMut(&str) -> Value) -> Value {
     match template {
-        Value::String(s) => render_str(s, vars),
-        Value::Array(a) => Value::Array(a.iter().map(|v| render(v, vars)).collect()),
+        Value::String(s) => render_str(s, lookup),
+        Value::Array(a) => Value::Array(a.iter().map(|v| render_with(v, lookup)).collect()),
         Value::Object(o) => {
             if let (1, Some(Value::Array(alts))) = (o.len(), o.get("$default")) {
                 return alts
                     .iter()
-                    .map(|v| render(v, vars))
+                    .map(|v| render_with(v, lookup))
                     .find(|v| !v.is_null())
                     .unwrap_or(Value::Null);
             }
             if let (1, Some(Value::Array(alts))) = (o.len(), o.get("$or")) {
-                let rendered: Vec<Value> = alts.iter().map(|v| render(v, vars)).collect();
+                let rendered: Vec<Value> = alts.iter().map(|v| render_with(v, lookup)).collect();
                 return rendered
                     .iter()
                     .find(|v| truthy(v))
@@ -538,7 +669,7 @@ pub fn render(template: &Value, vars: &Vars) -> Value {
             }
             Value::Object(
                 o.iter()
-                    .map(|(k, v)| (k.clone(), render(v, vars)))
+                    .map(|(k, v)| (k.clone(), render_with(v, lookup)))
                     .collect(),
             )
         }
@@ -546,11 +677,9 @@ pub fn render(template: &Value, vars: &Vars) -> Value {
     }
 }
 
-fn render_str(s: &str, vars: &Vars) -> Value {
-    if let Some(name) = s.strip_prefix("${").and_then(|r| r.strip_suffix('}'))
-        && !name.contains(['{', '}', '$'])
-    {
-        return vars.get(name);
+fn render_str(s: &str, lookup: &mut dyn FnMut(&str) -> Value) -> Value {
+    if let Some(name) = whole_reference(s) {
+        return lookup(name);
     }
     let mut out = String::new();
     let mut rest = s;
@@ -561,7 +690,7 @@ fn render_str(s: &str, vars: &Vars) -> Value {
             out.push_str("${");
             rest = t;
         } else if let Some(end) = tail.strip_prefix("${").and_then(|t| t.find('}')) {
-            out.push_str(&python_str(&vars.get(&tail[2..2 + end])));
+            out.push_str(&python_str(&lookup(&tail[2..2 + end])));
             rest = &tail[3 + end..];
         } else {
             out.push('$');
@@ -708,7 +837,7 @@ pub fn prepare_records(c: &CollectionDescription, records: &mut [Value], clock: 
 mod tests {
     use super::*;
 
-    fn vars() -> Vars {
+    fn vars() -> Vars<'static> {
         let mut params = Map::new();
         params.insert("task_id".into(), json!("t9"));
         params.insert("description".into(), Value::Null);

@@ -21,7 +21,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 
 use crate::surfaces::mcp::McpServer;
-use crate::world::{ServiceResponse, World};
+use crate::world::{SerializedResponse, ServiceResponse, World};
 
 /// The largest request body accepted; tool calls are small JSON objects.
 const MAX_BODY: usize = 16 * 1024 * 1024;
@@ -175,30 +175,38 @@ async fn answer(
     // A poisoned lock still holds a usable world: handle() never leaves it half-updated.
     let response = {
         let mut world = world.lock().unwrap_or_else(|e| e.into_inner());
-        world.handle(&method, &path, &body)
+        world.handle_serialized(&method, &path, &body)
     };
     // The call is already in the audit; only the answer waits (the lock is released).
     if let Some(duration) = response.delay {
         delay.wait(duration).await;
     }
-    to_http(response)
+    serialized_to_http(response)
 }
 
 fn to_http(resp: ServiceResponse) -> Response<Full<Bytes>> {
     let body = serde_json::to_vec(&resp.body).unwrap_or_else(|_| b"null".to_vec());
+    serialized_to_http(SerializedResponse {
+        status: resp.status,
+        body: Bytes::from(body),
+        headers: resp.headers,
+        delay: resp.delay,
+    })
+}
+
+fn serialized_to_http(resp: SerializedResponse) -> Response<Full<Bytes>> {
+    let body = resp.body;
     let mut builder = Response::builder()
         .status(StatusCode::from_u16(resp.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
         .header("content-type", "application/json");
     for (name, value) in &resp.headers {
         builder = builder.header(name.as_str(), value.as_str());
     }
-    builder
-        .body(Full::new(Bytes::from(body)))
-        .unwrap_or_else(|_| {
-            let mut fallback = Response::new(Full::new(Bytes::from_static(b"{}")));
-            *fallback.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
-            fallback
-        })
+    builder.body(Full::new(body)).unwrap_or_else(|_| {
+        let mut fallback = Response::new(Full::new(Bytes::from_static(b"{}")));
+        *fallback.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+        fallback
+    })
 }
 
 #[cfg(test)]
