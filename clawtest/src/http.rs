@@ -34,10 +34,43 @@ impl Listener {
     /// Waits for the next connection.
     pub async fn accept(&self) -> std::io::Result<Box<dyn Connection>> {
         Ok(match self {
-            Listener::Tcp(listener) => Box::new(listener.accept().await?.0),
+            Listener::Tcp(listener) => {
+                let (stream, _) = listener.accept().await?;
+                // Small JSON answers: without this, Nagle's algorithm can hold one back.
+                let _ = stream.set_nodelay(true);
+                Box::new(stream)
+            }
             Listener::Unix(listener) => Box::new(listener.accept().await?.0),
         })
     }
+
+    /// The socket, detached from the runtime it was registered with.
+    fn into_std(self) -> std::io::Result<StdListener> {
+        Ok(match self {
+            Listener::Tcp(listener) => StdListener::Tcp(listener.into_std()?),
+            Listener::Unix(listener) => StdListener::Unix(listener.into_std()?),
+        })
+    }
+
+    /// Registers a detached socket with the current runtime.
+    fn from_std(listener: StdListener) -> std::io::Result<Listener> {
+        Ok(match listener {
+            StdListener::Tcp(listener) => {
+                listener.set_nonblocking(true)?;
+                Listener::Tcp(TcpListener::from_std(listener)?)
+            }
+            StdListener::Unix(listener) => {
+                listener.set_nonblocking(true)?;
+                Listener::Unix(UnixListener::from_std(listener)?)
+            }
+        })
+    }
+}
+
+/// A [`Listener`] between two runtimes.
+enum StdListener {
+    Tcp(std::net::TcpListener),
+    Unix(std::os::unix::net::UnixListener),
 }
 
 impl From<TcpListener> for Listener {
@@ -69,6 +102,51 @@ where
     }
     connections.abort_all();
     Ok(())
+}
+
+/// [`accept_loop`] on a thread of its own, on a single-threaded runtime: every connection
+/// of `listener` is served on that one thread. For a server whose requests all take one
+/// lock (a trial's World), this is faster and steadier than spreading its connections over
+/// the shared runtime's workers: no contention for the lock, no wake-ups from thread to
+/// thread (services benchmark, list at 16 connections: half the server CPU per request).
+/// The thread ends when `shutdown` completes or when the returned future is dropped; the
+/// connections in flight are then dropped, as [`accept_loop`] drops them.
+pub async fn accept_loop_on_own_thread<F, Served>(
+    listener: Listener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    serve: F,
+) -> std::io::Result<()>
+where
+    F: Fn(Box<dyn Connection>) -> Served + Send + 'static,
+    Served: Future<Output = ()> + Send + 'static,
+{
+    let listener = listener.into_std()?;
+    let (finished, result) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("clawtest-server".into())
+        .spawn(move || {
+            let mut finished = finished;
+            let served = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .and_then(|runtime| {
+                    runtime.block_on(async {
+                        let listener = Listener::from_std(listener)?;
+                        let abandoned = finished.closed();
+                        let stop = async {
+                            tokio::select! {
+                                () = shutdown => {}
+                                () = abandoned => {}
+                            }
+                        };
+                        accept_loop(listener, stop, serve).await
+                    })
+                });
+            let _ = finished.send(served);
+        })?;
+    result
+        .await
+        .unwrap_or_else(|_| Err(std::io::Error::other("the server thread ended abruptly")))
 }
 
 /// A request, read whole.
@@ -259,5 +337,57 @@ mod tests {
             "{raw}"
         );
         server.await.unwrap();
+    }
+
+    async fn echo_once(address: std::net::SocketAddr) -> std::io::Result<String> {
+        let mut stream = tokio::net::TcpStream::connect(address).await?;
+        stream
+            .write_all(
+                b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            )
+            .await?;
+        let mut raw = String::new();
+        stream.read_to_string(&mut raw).await?;
+        Ok(raw)
+    }
+
+    /// Connects until the listener refuses: the server thread has let go of it.
+    async fn refused(address: std::net::SocketAddr) -> bool {
+        for _ in 0..500 {
+            if tokio::net::TcpStream::connect(address).await.is_err() {
+                return true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        false
+    }
+
+    #[tokio::test]
+    async fn a_server_on_its_own_thread_serves_and_stops_on_shutdown_or_when_dropped() {
+        for drop_it in [false, true] {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let address = listener.local_addr().unwrap();
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            let server = tokio::spawn(accept_loop_on_own_thread(
+                listener.into(),
+                async {
+                    let _ = stopped.await;
+                },
+                |stream| serve_connection(stream, Arc::new(Echo)),
+            ));
+            let raw = echo_once(address).await.unwrap();
+            assert!(raw.ends_with(r#"{"path":"/x","length":0}"#), "{raw}");
+            if drop_it {
+                server.abort();
+                let _ = server.await;
+            } else {
+                stop.send(()).unwrap();
+                server.await.unwrap().unwrap();
+            }
+            assert!(
+                refused(address).await,
+                "still listening (dropped: {drop_it})"
+            );
+        }
     }
 }

@@ -124,7 +124,8 @@ pub async fn run(
     let tools: serde_json::Value = serde_json::from_str(context.tools).unwrap_or_default();
     let mcp = Arc::new(McpServer::from_tools_json(&tools));
     let served_world = Arc::clone(&world);
-    let services_server = tokio::spawn(crate::http::accept_loop(
+    // Its own thread: every request takes the world's lock (see accept_loop_on_own_thread).
+    let services_server = tokio::spawn(crate::http::accept_loop_on_own_thread(
         services_listener,
         async {
             let _ = services_stopped.await;

@@ -2,8 +2,9 @@
 //!
 //! All services of a trial share one listener, as ClawEnvKit's port 9100 does: a TCP port
 //! ([`serve`]) or a Unix socket ([`serve_unix`], for the docker backend); the connection
-//! handler is generic over the stream. A slow fault's delay goes through the [`Delay`]
-//! seam, so tests can record delays instead of sleeping.
+//! handler is generic over the stream. The listener and all its connections run on a
+//! thread of their own (every request takes the world's lock). A slow fault's delay goes
+//! through the [`Delay`] seam, so tests can record delays instead of sleeping.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -42,7 +43,9 @@ impl Delay for Sleep {
 }
 
 /// Accepts connections on `listener` until `shutdown` completes, serving `world`.
-/// Connections already accepted finish on their own.
+/// Connections in flight when it completes are dropped. The listener runs on a thread of
+/// its own ([`crate::http::accept_loop_on_own_thread`]): every request takes the world's
+/// lock, so one thread serves them best.
 pub async fn serve(
     listener: TcpListener,
     world: Arc<Mutex<World>>,
@@ -69,18 +72,10 @@ pub async fn serve_with(
     mcp: Option<Arc<McpServer>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            () = &mut shutdown => return Ok(()),
-            accepted = listener.accept() => {
-                let (stream, _) = accepted?;
-                // Small JSON answers: without this, Nagle's algorithm delays each one.
-                let _ = stream.set_nodelay(true);
-                tokio::spawn(serve_connection_full(stream, Arc::clone(&world), Arc::clone(&delay), mcp.clone()));
-            }
-        }
-    }
+    crate::http::accept_loop_on_own_thread(listener.into(), shutdown, move |stream| {
+        serve_connection_full(stream, Arc::clone(&world), Arc::clone(&delay), mcp.clone())
+    })
+    .await
 }
 
 /// [`serve`] on a Unix socket.
@@ -90,17 +85,13 @@ pub async fn serve_unix(
     world: Arc<Mutex<World>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    tokio::pin!(shutdown);
     let delay: Arc<dyn Delay> = Arc::new(Sleep);
-    loop {
-        tokio::select! {
-            () = &mut shutdown => return Ok(()),
-            accepted = listener.accept() => {
-                let (stream, _) = accepted?;
-                tokio::spawn(serve_connection_full(stream, Arc::clone(&world), Arc::clone(&delay), None));
-            }
-        }
-    }
+    crate::http::accept_loop_on_own_thread(
+        crate::http::Listener::Unix(listener),
+        shutdown,
+        move |stream| serve_connection_full(stream, Arc::clone(&world), Arc::clone(&delay), None),
+    )
+    .await
 }
 
 /// Serves one HTTP/1.1 connection on any byte stream. Connection errors (a client that
