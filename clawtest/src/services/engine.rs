@@ -2,7 +2,9 @@
 //!
 //! Three steps, each a pure function: [`validate`] the request body the way FastAPI and
 //! pydantic v2 (lax mode) would, [`execute`] the route's operation on the collections, and
-//! render the response templates (see the template rules in [`super::description`]).
+//! render the response templates (see the template rules in [`super::description`]) into a
+//! value ([`respond`]) or straight into JSON text ([`respond_text`], what the HTTP layer
+//! sends: a list's records go from the store into the text without being copied).
 //! Fixture normalisation ([`fixture_records`]) lives here too, because it is ClawEnvKit's
 //! `load_fixtures` rule and independent of which service is loading.
 

@@ -1,4 +1,5 @@
-//! Serves a [`World`] over HTTP/1.1 (hyper): every request goes to [`World::handle`].
+//! Serves a [`World`] over HTTP/1.1 (hyper): every request goes to
+//! [`World::handle_serialized`], whose JSON text is both the answer and the audit's copy.
 //!
 //! All services of a trial share one listener, as ClawEnvKit's port 9100 does: a TCP port
 //! ([`serve`]) or a Unix socket ([`serve_unix`], for the docker backend); the connection
