@@ -15,6 +15,7 @@ use super::description::{
     RouteDescription, SetWhen,
 };
 use super::hooks;
+use super::python_json;
 use super::time::{self, DAY, Instant};
 
 /// A service's record lists, by collection name.
@@ -42,12 +43,19 @@ pub fn validate(
         match serde_json::from_slice::<Value>(body) {
             Ok(v) => v,
             Err(e) => {
+                // FastAPI reports CPython's json error (character position, message); fall
+                // back to serde_json's when CPython would have accepted the text (NaN) or it
+                // is not UTF-8.
+                let (position, message) = std::str::from_utf8(body)
+                    .ok()
+                    .and_then(python_json::decode_error)
+                    .unwrap_or_else(|| (byte_offset(body, e.line(), e.column()), e.to_string()));
                 let detail = json!([{
                     "type": "json_invalid",
-                    "loc": ["body", byte_offset(body, e.line(), e.column())],
+                    "loc": ["body", position],
                     "msg": "JSON decode error",
                     "input": {},
-                    "ctx": {"error": e.to_string()},
+                    "ctx": {"error": message},
                 }]);
                 return Err(Box::new(Rejected {
                     detail,
