@@ -190,7 +190,10 @@ fn coerce(ty: ParamType, value: &Value, loc: &[Value], errors: &mut Vec<Value>) 
             ),
         },
         (ParamType::Integer, _) => fail("int_type", "Input should be a valid integer"),
-        (ParamType::Number, Value::Number(_)) => Some(value.clone()),
+        // pydantic's `float` turns an integer into a float: Python prints 200 back as 200.0.
+        (ParamType::Number, Value::Number(n)) => {
+            Some(n.as_f64().map_or_else(|| value.clone(), |f| json!(f)))
+        }
         (ParamType::Number, Value::Bool(b)) => Some(json!(f64::from(u8::from(*b)))),
         (ParamType::Number, Value::String(s)) => match s.trim().parse::<f64>() {
             Ok(f) if f.is_finite() => Some(json!(f)),
