@@ -301,10 +301,14 @@ pub fn execute(
             .and_then(|c| c.id_field.clone())
             .unwrap_or_default()
     };
-    let position = |records: &[Value], field: &str, key: &Value| {
-        records
-            .iter()
-            .position(|r| r.get(field).unwrap_or(&json!("")) == key)
+    // `record.get(field, "") == key` on the id field, or on any of `also_match`.
+    let position = |records: &[Value], field: &str, also: &[String], key: &Value| {
+        let empty = json!("");
+        records.iter().position(|r| {
+            std::iter::once(field)
+                .chain(also.iter().map(String::as_str))
+                .any(|f| r.get(f).unwrap_or(&empty) == key)
+        })
     };
     let mut status = None;
     let mut body = None;
@@ -346,10 +350,14 @@ pub fn execute(
             vars.items = Some(items);
             true
         }
-        Operation::Get { collection, key } => {
+        Operation::Get {
+            collection,
+            key,
+            also_match,
+        } => {
             let key_value = vars.params.get(key).cloned().unwrap_or(Value::Null);
             let records = store.get(collection).map(Vec::as_slice).unwrap_or(&[]);
-            match position(records, &id_field(collection), &key_value) {
+            match position(records, &id_field(collection), also_match, &key_value) {
                 Some(i) => {
                     vars.record = Some(records[i].clone());
                     true
@@ -380,6 +388,7 @@ pub fn execute(
         Operation::Update {
             collection,
             key,
+            also_match,
             set,
             set_when,
             also,
@@ -389,7 +398,7 @@ pub fn execute(
             let key_value = vars.params.get(key).cloned().unwrap_or(Value::Null);
             let field = id_field(collection);
             let records = store.entry(collection.clone()).or_default();
-            match position(records, &field, &key_value) {
+            match position(records, &field, also_match, &key_value) {
                 Some(i) => {
                     let extra: Vec<(String, Value)> = also
                         .iter()
@@ -430,7 +439,7 @@ pub fn execute(
             let key_value = vars.params.get(key).cloned().unwrap_or(Value::Null);
             let field = id_field(collection);
             let records = store.entry(collection.clone()).or_default();
-            match position(records, &field, &key_value) {
+            match position(records, &field, &[], &key_value) {
                 Some(i) => {
                     let removed = records.remove(i);
                     if let Some(log) = log_to {
