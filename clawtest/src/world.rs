@@ -17,8 +17,8 @@
 //! errors, 405 (wrong method) and 404 for an unknown route under the service (action: the
 //! endpoint path, unless a task tool names it). ClawEnvKit logs only what reached its
 //! handler; clawtest records what the agent *did*. Utility routes (`/health`, `/audit`,
-//! `/reset`, `/injected_errors`, `/<svc>/audit`, `/<svc>/reset`) and paths under no
-//! service of the task are not recorded.
+//! `/reset`, `/injected_errors`, `/<svc>/audit`, `/<svc>/reset`, `/<svc>/health`) and
+//! paths under no service of the task are not recorded.
 
 use std::collections::HashMap;
 
@@ -633,6 +633,23 @@ impl World {
                 Some(ServiceResponse::json(200, json!({"status": "reset"})))
             }
             "reset" => Some(method_not_allowed()),
+            "health" => {
+                let template = self.services[index].desc.health.as_ref()?;
+                Some(get_only(method).unwrap_or_else(|| {
+                    let state = &self.services[index];
+                    let first = state.desc.collections.first().map(|c| c.name.as_str());
+                    let vars = engine::Vars {
+                        items: Some(
+                            first
+                                .and_then(|name| state.current.get(name))
+                                .cloned()
+                                .unwrap_or_default(),
+                        ),
+                        ..engine::Vars::default()
+                    };
+                    ServiceResponse::json(200, engine::render(template, &vars))
+                }))
+            }
             _ => None,
         }
     }

@@ -80,6 +80,11 @@ pub struct ServiceDescription {
     /// Collections shown next to `calls` by `GET /<svc>/audit` (ClawEnvKit's side lists).
     #[serde(default)]
     pub audit_lists: Vec<String>,
+    /// The body of `GET /<svc>/health`, for the services where ClawEnvKit has that route
+    /// (web, ocr, caption, documents); without it the path is an unknown route, as there.
+    /// A template whose `${count}` is the number of records in the first collection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<Value>,
     /// The routes, in declaration order.
     #[serde(default)]
     pub routes: Vec<RouteDescription>,
