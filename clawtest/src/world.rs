@@ -17,8 +17,8 @@
 //! errors, 405 (wrong method) and 404 for an unknown route under the service (action: the
 //! endpoint path, unless a task tool names it). ClawEnvKit logs only what reached its
 //! handler; clawtest records what the agent *did*. Utility routes (`/health`, `/audit`,
-//! `/reset`, `/injected_errors`, `/<svc>/audit`, `/<svc>/reset`) and paths under no
-//! service of the task are not recorded.
+//! `/reset`, `/injected_errors`, `/<svc>/audit`, `/<svc>/reset`, `/<svc>/health`) and
+//! paths under no service of the task are not recorded.
 
 use std::collections::HashMap;
 
@@ -808,12 +808,37 @@ impl World {
                 Some(ServiceResponse::json(200, json!({"status": "reset"})))
             }
             "reset" => Some(method_not_allowed()),
+            "health" => {
+                let template = self.services[index].desc.health.as_ref()?;
+                Some(get_only(method).unwrap_or_else(|| {
+                    let state = &self.services[index];
+                    let first = state.desc.collections.first().map(|c| c.name.as_str());
+                    let vars = engine::Vars {
+                        items: Some(
+                            first
+                                .and_then(|name| state.current.get(name))
+                                .cloned()
+                                .unwrap_or_default(),
+                        ),
+                        ..engine::Vars::default()
+                    };
+                    ServiceResponse::json(200, engine::render(template, &vars))
+                }))
+            }
             _ => None,
         }
     }
 
     /// ClawEnvKit's `GET /<svc>/audit`: `calls` (requests that reached the handler, i.e.
     /// answered 200, in ClawEnvKit's raw format) plus the service's side lists.
+    ///
+    /// Every service gets ClawEnvKit's common call entry (endpoint, request_body,
+    /// response_body, timestamp), the shape ClawEnvKit's harness converts into grading
+    /// entries. Deliberately so: ClawEnvKit's ocr and caption add an `action` key, documents
+    /// logs a summary (`text_length`) instead of the text, and spotify logs `request` and
+    /// `response` without a timestamp, which its own converter cannot read. Likewise every
+    /// `POST /<svc>/reset` answers `{"status": "reset"}` (spotify's answers
+    /// `{"reset": true}`). The parity fixtures record these differences.
     fn service_audit(&self, index: usize) -> Value {
         let state = &self.services[index];
         let calls: Vec<Value> = self

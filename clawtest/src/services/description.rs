@@ -50,7 +50,8 @@
 //! # Operations
 //!
 //! `list` (filters: `equals`, `equals_ignore_case`, `contains`, `contains_ignore_case`,
-//! `has`, `at_least`, `at_most`, `within_days`; then `limit`), `get`, `create` (an id from
+//! `has`, `at_least`, `at_most`, `within_days`; then `limit`), `get` (by the id field, or
+//! also by the `also_match` fields), `create` (an id from
 //! `id_format`, or none for an outbox), `update`, `delete`, and `hook` — a named Rust
 //! function in [`super::hooks`] for the few routes that need logic (text search with
 //! ClawEnvKit's tokenizers, calendar date windows, spotify playback). Routes are matched on
@@ -79,6 +80,11 @@ pub struct ServiceDescription {
     /// Collections shown next to `calls` by `GET /<svc>/audit` (ClawEnvKit's side lists).
     #[serde(default)]
     pub audit_lists: Vec<String>,
+    /// The body of `GET /<svc>/health`, for the services where ClawEnvKit has that route
+    /// (web, ocr, caption, documents); without it the path is an unknown route, as there.
+    /// A template whose `${count}` is the number of records in the first collection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<Value>,
     /// The routes, in declaration order.
     #[serde(default)]
     pub routes: Vec<RouteDescription>,
@@ -146,7 +152,9 @@ impl ServiceDescription {
                         .chain(limit.iter())
                         .collect::<Vec<_>>(),
                 ),
-                Operation::Get { collection, key } => (collection, Some(key), vec![]),
+                Operation::Get {
+                    collection, key, ..
+                } => (collection, Some(key), vec![]),
                 Operation::Create {
                     collection, log_to, ..
                 } => {
@@ -406,8 +414,14 @@ pub enum Operation {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         limit: Option<String>,
     },
-    /// The first record whose id field equals parameter `key`.
-    Get { collection: String, key: String },
+    /// The first record whose id field (or one of `also_match`) equals parameter `key`.
+    Get {
+        collection: String,
+        key: String,
+        /// More record fields compared with the key (config's `or intg.get("id") == …`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        also_match: Vec<String>,
+    },
     /// Appends the `record` template (with a fresh id when the collection has an
     /// `id_format`). With no id, this is "append to an outbox" (gmail send). A copy is
     /// appended to `log_to` too (calendar's `created_events`).
@@ -417,13 +431,16 @@ pub enum Operation {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         log_to: Option<String>,
     },
-    /// On the first record whose id equals parameter `key`: sets each parameter in `set`
+    /// On the first record whose id (or one of `also_match`) equals parameter `key`: sets
+    /// each parameter in `set`
     /// (when not null, or when truthy with `set_when: truthy`), then each field of `also`
     /// (templates, e.g. helpdesk close's `status: closed`). Appends to `log_to` the
     /// `log_record` template, or a copy of the updated record.
     Update {
         collection: String,
         key: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        also_match: Vec<String>,
         #[serde(default)]
         set: Vec<String>,
         #[serde(default)]

@@ -18,6 +18,7 @@ use super::description::{
     RouteDescription, SetWhen,
 };
 use super::hooks;
+use super::python_json;
 use super::time::{self, DAY, Instant};
 
 /// A service's record lists, by collection name.
@@ -45,12 +46,19 @@ pub fn validate(
         match serde_json::from_slice::<Value>(body) {
             Ok(v) => v,
             Err(e) => {
+                // FastAPI reports CPython's json error (character position, message); fall
+                // back to serde_json's when CPython would have accepted the text (NaN) or it
+                // is not UTF-8.
+                let (position, message) = std::str::from_utf8(body)
+                    .ok()
+                    .and_then(python_json::decode_error)
+                    .unwrap_or_else(|| (byte_offset(body, e.line(), e.column()), e.to_string()));
                 let detail = json!([{
                     "type": "json_invalid",
-                    "loc": ["body", byte_offset(body, e.line(), e.column())],
+                    "loc": ["body", position],
                     "msg": "JSON decode error",
                     "input": {},
-                    "ctx": {"error": e.to_string()},
+                    "ctx": {"error": message},
                 }]);
                 return Err(Box::new(Rejected {
                     detail,
@@ -185,7 +193,10 @@ fn coerce(ty: ParamType, value: &Value, loc: &[Value], errors: &mut Vec<Value>) 
             ),
         },
         (ParamType::Integer, _) => fail("int_type", "Input should be a valid integer"),
-        (ParamType::Number, Value::Number(_)) => Some(value.clone()),
+        // pydantic's `float` turns an integer into a float: Python prints 200 back as 200.0.
+        (ParamType::Number, Value::Number(n)) => {
+            Some(n.as_f64().map_or_else(|| value.clone(), |f| json!(f)))
+        }
         (ParamType::Number, Value::Bool(b)) => Some(json!(f64::from(u8::from(*b)))),
         (ParamType::Number, Value::String(s)) => match s.trim().parse::<f64>() {
             Ok(f) if f.is_finite() => Some(json!(f)),
@@ -298,10 +309,14 @@ pub fn execute<'s>(
             .and_then(|c| c.id_field.clone())
             .unwrap_or_default()
     };
-    let position = |records: &[Value], field: &str, key: &Value| {
-        records
-            .iter()
-            .position(|r| r.get(field).unwrap_or(&json!("")) == key)
+    // `record.get(field, "") == key` on the id field, or on any of `also_match`.
+    let position = |records: &[Value], field: &str, also: &[String], key: &Value| {
+        let empty = json!("");
+        records.iter().position(|r| {
+            std::iter::once(field)
+                .chain(also.iter().map(String::as_str))
+                .any(|f| r.get(f).unwrap_or(&empty) == key)
+        })
     };
     let mut status = None;
     let mut body = None;
@@ -344,10 +359,14 @@ pub fn execute<'s>(
             vars.items = Some(items.into_iter().map(Cow::Borrowed).collect());
             true
         }
-        Operation::Get { collection, key } => {
+        Operation::Get {
+            collection,
+            key,
+            also_match,
+        } => {
             let key_value = vars.params.get(key).cloned().unwrap_or(Value::Null);
             let records = store.get(collection).map(Vec::as_slice).unwrap_or(&[]);
-            match position(records, &id_field(collection), &key_value) {
+            match position(records, &id_field(collection), also_match, &key_value) {
                 Some(i) => {
                     vars.record = Some(records[i].clone());
                     true
@@ -378,6 +397,7 @@ pub fn execute<'s>(
         Operation::Update {
             collection,
             key,
+            also_match,
             set,
             set_when,
             also,
@@ -387,7 +407,7 @@ pub fn execute<'s>(
             let key_value = vars.params.get(key).cloned().unwrap_or(Value::Null);
             let field = id_field(collection);
             let records = store.entry(collection.clone()).or_default();
-            match position(records, &field, &key_value) {
+            match position(records, &field, also_match, &key_value) {
                 Some(i) => {
                     let extra: Vec<(String, Value)> = also
                         .iter()
@@ -428,7 +448,7 @@ pub fn execute<'s>(
             let key_value = vars.params.get(key).cloned().unwrap_or(Value::Null);
             let field = id_field(collection);
             let records = store.entry(collection.clone()).or_default();
-            match position(records, &field, &key_value) {
+            match position(records, &field, &[], &key_value) {
                 Some(i) => {
                     let removed = records.remove(i);
                     if let Some(log) = log_to {

@@ -424,9 +424,11 @@ pub fn run(name: &str, input: &HookInput<'_>, store: &mut Collections) -> HookRe
                         .cloned()
                         .collect();
                     let mut enriched = pl.clone();
+                    // `{**pl, "tracks": …, "track_count": …}`: in that key order.
                     if let Value::Object(o) = &mut enriched {
-                        o.insert("track_count".into(), json!(list.len()));
+                        let count = list.len();
                         o.insert("tracks".into(), Value::Array(list));
+                        o.insert("track_count".into(), json!(count));
                     }
                     enriched
                 })

@@ -11,6 +11,7 @@ pub mod description;
 pub mod engine;
 pub mod hooks;
 pub mod http;
+pub mod python_json;
 pub mod standalone;
 pub mod time;
 
