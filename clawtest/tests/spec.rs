@@ -8,10 +8,10 @@ use clawtest::services::Catalogue;
 use clawtest::spec::{self, Check, InjectionMode, InvalidTask, Task};
 use miette::{GraphicalReportHandler, GraphicalTheme};
 
-/// `tests/corpus/<folder>/<name>`, relative to the crate (the tests' working folder), so
+/// `tests/fixtures/<folder>/<name>`, relative to the crate (the tests' working folder), so
 /// that paths in messages are the same on every machine.
 fn corpus(folder: &str) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(Path::new("tests/corpus").join(folder))
+    let mut files: Vec<PathBuf> = std::fs::read_dir(Path::new("tests/fixtures").join(folder))
         .expect("corpus folder")
         .map(|entry| entry.expect("corpus entry").path())
         .filter(|path| {
@@ -101,7 +101,7 @@ fn the_corpus_covers_every_check_type_and_alias() {
 
 #[test]
 fn aliases_load_as_one_spelling() {
-    let task = load(Path::new("tests/corpus/valid/todo-audit-checks.yaml")).expect("valid");
+    let task = load(Path::new("tests/fixtures/valid/todo-audit-checks.yaml")).expect("valid");
     let counts: Vec<i64> = task
         .components
         .iter()
@@ -121,7 +121,7 @@ fn aliases_load_as_one_spelling() {
         &component.check,
         Check::AuditFieldEquals { value, .. } if *value == serde_json::Value::Bool(false)
     )));
-    let output = load(Path::new("tests/corpus/valid/gmail-output-checks.yaml")).expect("valid");
+    let output = load(Path::new("tests/fixtures/valid/gmail-output-checks.yaml")).expect("valid");
     let lengths: Vec<i64> = output
         .components
         .iter()
@@ -135,7 +135,7 @@ fn aliases_load_as_one_spelling() {
 
 #[test]
 fn the_extensions_are_parsed_into_the_task() {
-    let task = load(Path::new("tests/corpus/valid/extensions.yaml")).expect("valid");
+    let task = load(Path::new("tests/fixtures/valid/extensions.yaml")).expect("valid");
     assert_eq!(task.capability.as_deref(), Some("exploration"));
     assert_eq!(task.limits.max_turns, 12);
     assert_eq!(task.limits.timeout.as_secs(), 120);
@@ -161,7 +161,7 @@ fn the_extensions_are_parsed_into_the_task() {
 
 #[test]
 fn an_error_injection_block_without_values_takes_the_defaults() {
-    let text = std::fs::read_to_string("tests/corpus/valid/gmail-output-checks.yaml")
+    let text = std::fs::read_to_string("tests/fixtures/valid/gmail-output-checks.yaml")
         .expect("corpus file")
         + "error_injection: {}\n";
     let task = load_text("defaults.yaml", &text).expect("valid");
@@ -174,7 +174,7 @@ fn an_error_injection_block_without_values_takes_the_defaults() {
 
 #[test]
 fn command_and_judge_checks_parse_fully_and_validate() {
-    let task = load(Path::new("tests/corpus/ungraded/judge-and-commands.yaml"))
+    let task = load(Path::new("tests/fixtures/ungraded/judge-and-commands.yaml"))
         .unwrap_or_else(|invalid| panic!("{}", invalid.plain()));
     let kinds: Vec<&str> = task
         .components
@@ -191,7 +191,7 @@ fn command_and_judge_checks_parse_fully_and_validate() {
 
 #[test]
 fn coverage_reports_each_uncovered_atom() {
-    let task = load(Path::new("tests/corpus/valid/extensions.yaml")).expect("valid");
+    let task = load(Path::new("tests/fixtures/valid/extensions.yaml")).expect("valid");
     let (_, atoms) = spec::coverage::load_atoms(&task.path)
         .expect("readable")
         .expect("sidecar present");
@@ -216,7 +216,7 @@ fn coverage_reports_each_uncovered_atom() {
 
 #[test]
 fn each_structural_rule_has_a_located_diagnostic() {
-    let files = corpus("broken");
+    let files = corpus("invalid");
     assert_eq!(files.len(), 20);
     for file in files {
         let name = file
@@ -224,7 +224,7 @@ fn each_structural_rule_has_a_located_diagnostic() {
             .expect("a file name")
             .to_string_lossy()
             .into_owned();
-        insta::assert_snapshot!(name, render(&load(&file)));
+        insta::assert_snapshot!(format!("invalid__{name}"), render(&load(&file)));
     }
 }
 
@@ -261,7 +261,7 @@ safety_checks:
 
 #[test]
 fn a_weight_written_as_text_is_reported_with_the_other_problems() {
-    let text = std::fs::read_to_string("tests/corpus/valid/gmail-output-checks.yaml")
+    let text = std::fs::read_to_string("tests/fixtures/valid/gmail-output-checks.yaml")
         .expect("corpus file")
         .replace("weight: 0.25", "weight: \"0.25\"")
         .replace("min_length: 40", "min_length: forty");
