@@ -205,8 +205,20 @@ pub(super) fn validate_components<'a>(
                 name.value.clone()
             }
             _ => {
+                // The component has no span of its own: point at the name if it is written
+                // empty, else at the component's first located value.
+                let place = component.name.as_ref().and_then(at).or_else(|| {
+                    [
+                        component.weight.as_ref().and_then(at),
+                        component.check.as_ref().and_then(at),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .min_by_key(|position| (position.line, position.column))
+                    .or(at(list))
+                });
                 findings.error(
-                    Problem::new(field("name"), "missing required field", at(list))
+                    Problem::new(field("name"), "missing required field", place)
                         .with_help("add `name: <what this component checks>`"),
                 );
                 String::new()
@@ -298,12 +310,19 @@ pub(super) fn validate_components<'a>(
     // only add a second, misleading error.
     let all_weighed = weights.len() == list.value.len();
     if all_weighed && !weights.is_empty() && (sum - 1.0).abs() > 1e-9 {
-        let (last_index, last_weight, last_position) = weights[weights.len() - 1];
-        let fixed_last = round(1.0 - (sum - last_weight));
-        let help = if fixed_last > 0.0 {
-            format!(
-                "set scoring_components[{last_index}].weight to {fixed_last} to make the sum 1.0"
-            )
+        // The weight to change: the only one above 1 if there is one (a share cannot exceed
+        // the whole, so that is the mistake), else the last.
+        let above_one: Vec<_> = weights
+            .iter()
+            .filter(|(_, weight, _)| *weight > 1.0)
+            .collect();
+        let (fix_index, fix_weight, fix_position) = match above_one.as_slice() {
+            [only] => **only,
+            _ => weights[weights.len() - 1],
+        };
+        let fixed = round(1.0 - (sum - fix_weight));
+        let help = if fixed > 0.0 {
+            format!("set scoring_components[{fix_index}].weight to {fixed} to make the sum 1.0")
         } else {
             format!("divide every weight by {} to make the sum 1.0", round(sum))
         };
@@ -315,7 +334,7 @@ pub(super) fn validate_components<'a>(
                         "weights sum to {}; they must sum to 1.0 ± {WEIGHT_TOLERANCE}",
                         round(sum)
                     ),
-                    last_position.or(at(list)),
+                    fix_position.or(at(list)),
                 )
                 .with_help(help),
             );
@@ -327,7 +346,7 @@ pub(super) fn validate_components<'a>(
                         "weights sum to {}, not 1.0; scores are renormalised by the sum",
                         round(sum)
                     ),
-                    last_position.or(at(list)),
+                    fix_position.or(at(list)),
                 )
                 .with_help(help),
             );

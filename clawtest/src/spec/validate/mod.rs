@@ -184,7 +184,7 @@ pub fn validate(
 
     let folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let files = validate_files(raw, &folder, &mut findings);
-    workspace_references(raw, &mut findings);
+    workspace_references(raw, document, &mut findings);
 
     let limits = validate_limits(raw, &mut findings);
     let pass_threshold = match &raw.pass_threshold {
