@@ -419,17 +419,20 @@ pub(super) fn validate_checkpoints<'a>(
         let name = match entry.value.entry("name") {
             Some((
                 _,
-                Spanned {
+                name_node @ Spanned {
                     value: Node::Scalar(Value::String(name)),
                     ..
                 },
             )) if !name.is_empty() => {
                 if !names.insert(name.clone()) {
-                    findings.error(Problem::new(
-                        field("name"),
-                        format!("checkpoint `{name}` is defined twice"),
-                        position,
-                    ));
+                    findings.error(
+                        Problem::new(
+                            field("name"),
+                            format!("checkpoint `{name}` is defined twice"),
+                            at(name_node),
+                        )
+                        .with_help("give each checkpoint its own name, so reports tell them apart"),
+                    );
                 }
                 name.clone()
             }

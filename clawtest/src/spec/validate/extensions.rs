@@ -78,7 +78,15 @@ pub(super) fn validate_error_injection(
                             format!("must be a probability between 0 and 1, found {json}"),
                             at(value),
                         )
-                        .with_help("e.g. `rate: 0.25`: one request in four gets a fault"),
+                        .with_help(
+                            match json.as_f64().and_then(percentage) {
+                                Some(share) => {
+                                    format!("{json} looks like a percentage: write `rate: {share}`")
+                                }
+                                None => "e.g. `rate: 0.25`: one request in four gets a fault"
+                                    .to_string(),
+                            },
+                        ),
                     );
                 }
             },
