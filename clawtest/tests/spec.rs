@@ -278,7 +278,10 @@ fn a_weight_written_as_text_is_reported_with_the_other_problems() {
                 "scoring_components[0].weight",
                 Some("write `weight: 0.25` without quotes")
             ),
-            ("scoring_components[4].check.min_length", None),
+            (
+                "scoring_components[4].check.min_length",
+                Some("write it in digits, e.g. `min_length: 2`")
+            ),
         ]
     );
 }
