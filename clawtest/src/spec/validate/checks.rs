@@ -171,7 +171,7 @@ fn report_parameter_problems(
             let parameter = problem.parameter.as_str();
             unread
                 .iter()
-                .find(|(key, _)| check::nearest(key, &[parameter]).is_some())
+                .find(|(key, _)| looks_renamed(key, parameter))
                 .or(match (unread.as_slice(), missing) {
                     ([only], 1) => Some(only),
                     _ => None,
@@ -193,6 +193,21 @@ fn report_parameter_problems(
         located.help = renamed.or(problem.help);
         findings.error(located);
     }
+}
+
+/// Whether `key` reads as `parameter` written another way: a typo (`contain`), a shortening
+/// (`tool` for `tool_name`) or a spelling out (`command` for `cmd`).
+fn looks_renamed(key: &str, parameter: &str) -> bool {
+    let spelled_out = || {
+        let mut rest = key.chars();
+        key.chars().next() == parameter.chars().next()
+            && parameter
+                .chars()
+                .all(|wanted| rest.any(|found| found == wanted))
+    };
+    check::nearest(key, &[parameter]).is_some()
+        || (key.len() >= 3 && parameter.starts_with(key))
+        || spelled_out()
 }
 
 /// A value as it could be written after `key: ` in a flow map.
