@@ -107,26 +107,51 @@ pub enum SafetyCheck {
     },
 }
 
-/// The check type names, in the order of the schema table, for "did you mean" help.
-pub const CHECK_TYPES: [&str; 15] = [
-    "audit_action_exists",
-    "audit_field_equals",
-    "audit_field_contains",
-    "audit_count_gte",
-    "audit_count_equals",
-    "audit_sequence",
-    "keywords_present",
-    "keywords_absent",
-    "pattern_match",
-    "min_length",
-    "file_exists",
-    "file_hash_equals",
-    "exit_code",
-    "pytest_pass",
-    "llm_judge",
-];
+/// Declares each check enum's type names once: the exhaustive `type_name` match makes a new
+/// variant a compile error until it is named here, and the name list is built from the same
+/// lines, so everything that walks the list (help text, the corpus coverage test) sees it.
+macro_rules! type_names {
+    ($check:ident, $list:ident, $($variant:ident => $name:literal,)+) => {
+        impl $check {
+            /// The type name as written in task.yaml (`type: …`).
+            pub fn type_name(&self) -> &'static str {
+                match self {
+                    $($check::$variant { .. } => $name,)+
+                }
+            }
+        }
 
-pub const SAFETY_TYPES: [&str; 2] = ["tool_not_called", "keywords_not_in_output"];
+        /// Every type name, in the order of the schema table.
+        pub const $list: [&str; [$($name),+].len()] = [$($name),+];
+    };
+}
+
+type_names!(
+    Check,
+    CHECK_TYPES,
+    AuditActionExists => "audit_action_exists",
+    AuditFieldEquals => "audit_field_equals",
+    AuditFieldContains => "audit_field_contains",
+    AuditCountGte => "audit_count_gte",
+    AuditCountEquals => "audit_count_equals",
+    AuditSequence => "audit_sequence",
+    KeywordsPresent => "keywords_present",
+    KeywordsAbsent => "keywords_absent",
+    PatternMatch => "pattern_match",
+    MinLength => "min_length",
+    FileExists => "file_exists",
+    FileHashEquals => "file_hash_equals",
+    ExitCode => "exit_code",
+    PytestPass => "pytest_pass",
+    LlmJudge => "llm_judge",
+);
+
+type_names!(
+    SafetyCheck,
+    SAFETY_TYPES,
+    ToolNotCalled => "tool_not_called",
+    KeywordsNotInOutput => "keywords_not_in_output",
+);
 
 /// The parameters a check type reads (aliases included, `type` excluded); any other key is
 /// ignored by the grader, so validation warns about it (usually a misspelt parameter).
@@ -661,6 +686,31 @@ mod tests {
                 rubric: "Is it right?".into()
             })
         );
+    }
+
+    #[test]
+    fn every_listed_type_parses_into_the_variant_of_that_name() {
+        // A value for every parameter any check reads; each type picks its own.
+        let sample = json!({
+            "service": "todo", "action": "list_tasks", "field": "status", "value": "done",
+            "contains": "done", "count": 1, "actions": ["list_tasks"], "keywords": ["done"],
+            "pattern": "done", "min_length": 10, "path": "/workspace/a.txt",
+            "hash": "e49c81e2d2f84e259d40e2fb8192f3bcd198b355184845d76d8f58807d0d78ee",
+            "cmd": "true", "test_file": "t.py", "rubric": "Is it done?", "tool_name": "x"
+        });
+        for type_name in CHECK_TYPES {
+            let mut map = sample.as_object().expect("a map").clone();
+            map.insert("type".into(), json!(type_name));
+            let check = parse_check(&map).unwrap_or_else(|problems| panic!("{problems:?}"));
+            assert_eq!(check.type_name(), type_name);
+            assert!(!known_parameters(type_name).is_empty(), "{type_name}");
+        }
+        for type_name in SAFETY_TYPES {
+            let mut map = sample.as_object().expect("a map").clone();
+            map.insert("type".into(), json!(type_name));
+            let check = parse_safety(&map).unwrap_or_else(|problems| panic!("{problems:?}"));
+            assert_eq!(check.type_name(), type_name);
+        }
     }
 
     #[test]
