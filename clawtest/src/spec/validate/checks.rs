@@ -740,6 +740,14 @@ pub(super) fn validate_safety(
                         if !located.field.starts_with("scoring_components") {
                             continue;
                         }
+                        // A count of 0 asks that the action never happens: that agrees with
+                        // forbidding it (`audit_count_equals: {action: delete_task, count: 0}`).
+                        if let Check::AuditCountEquals { count, .. }
+                        | Check::AuditCountGte { count, .. } = &located.check
+                            && *count <= 0
+                        {
+                            continue;
+                        }
                         for (action, parameter) in check_actions(&located.check) {
                             if action == tool_name {
                                 findings.error(
