@@ -25,12 +25,18 @@ fn corpus(folder: &str) -> Vec<PathBuf> {
     files
 }
 
+/// The built-in catalogue, read once: the corpus loads hundreds of files.
+fn catalogue() -> &'static Catalogue {
+    static CATALOGUE: std::sync::OnceLock<Catalogue> = std::sync::OnceLock::new();
+    CATALOGUE.get_or_init(Catalogue::builtin)
+}
+
 fn load(path: &Path) -> Result<Task, InvalidTask> {
-    spec::load(path, &Catalogue::builtin())
+    spec::load(path, catalogue())
 }
 
 fn load_text(name: &str, text: &str) -> Result<Task, InvalidTask> {
-    spec::parse(Path::new(name), text.to_string(), &Catalogue::builtin())
+    spec::parse(Path::new(name), text.to_string(), catalogue())
 }
 
 /// What a user sees: one line per problem, then miette's rendering with the source excerpt.
