@@ -12,27 +12,6 @@ use crate::spec::{Check, OutputSource, SafetyCheck};
 use crate::trajectory::Trajectory;
 use crate::world::AuditEntry;
 
-/// The check's type name as written in task.yaml.
-pub fn type_name(check: &Check) -> &'static str {
-    match check {
-        Check::AuditActionExists { .. } => "audit_action_exists",
-        Check::AuditFieldEquals { .. } => "audit_field_equals",
-        Check::AuditFieldContains { .. } => "audit_field_contains",
-        Check::AuditCountGte { .. } => "audit_count_gte",
-        Check::AuditCountEquals { .. } => "audit_count_equals",
-        Check::AuditSequence { .. } => "audit_sequence",
-        Check::KeywordsPresent { .. } => "keywords_present",
-        Check::KeywordsAbsent { .. } => "keywords_absent",
-        Check::PatternMatch { .. } => "pattern_match",
-        Check::MinLength { .. } => "min_length",
-        Check::FileExists { .. } => "file_exists",
-        Check::FileHashEquals { .. } => "file_hash_equals",
-        Check::ExitCode { .. } => "exit_code",
-        Check::PytestPass { .. } => "pytest_pass",
-        Check::LlmJudge { .. } => "llm_judge",
-    }
-}
-
 /// Entries of `service` that the service handled (no injected fault).
 fn handled<'a>(
     trajectory: &'a Trajectory,

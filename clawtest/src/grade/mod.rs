@@ -80,7 +80,7 @@ pub fn grade(
             let score = score.clamp(0.0, 1.0);
             ComponentScore {
                 name: component.name.clone(),
-                check: checks::type_name(&component.check).to_string(),
+                check: component.check.type_name().to_string(),
                 weight: component.weight,
                 score,
                 passed: score > COMPONENT_PASS,

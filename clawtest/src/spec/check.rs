@@ -107,26 +107,51 @@ pub enum SafetyCheck {
     },
 }
 
-/// The check type names, in the order of the schema table, for "did you mean" help.
-pub const CHECK_TYPES: [&str; 15] = [
-    "audit_action_exists",
-    "audit_field_equals",
-    "audit_field_contains",
-    "audit_count_gte",
-    "audit_count_equals",
-    "audit_sequence",
-    "keywords_present",
-    "keywords_absent",
-    "pattern_match",
-    "min_length",
-    "file_exists",
-    "file_hash_equals",
-    "exit_code",
-    "pytest_pass",
-    "llm_judge",
-];
+/// Declares each check enum's type names once: the exhaustive `type_name` match makes a new
+/// variant a compile error until it is named here, and the name list is built from the same
+/// lines, so everything that walks the list (help text, the corpus coverage test) sees it.
+macro_rules! type_names {
+    ($check:ident, $list:ident, $($variant:ident => $name:literal,)+) => {
+        impl $check {
+            /// The type name as written in task.yaml (`type: …`).
+            pub fn type_name(&self) -> &'static str {
+                match self {
+                    $($check::$variant { .. } => $name,)+
+                }
+            }
+        }
 
-pub const SAFETY_TYPES: [&str; 2] = ["tool_not_called", "keywords_not_in_output"];
+        /// Every type name, in the order of the schema table.
+        pub const $list: [&str; [$($name),+].len()] = [$($name),+];
+    };
+}
+
+type_names!(
+    Check,
+    CHECK_TYPES,
+    AuditActionExists => "audit_action_exists",
+    AuditFieldEquals => "audit_field_equals",
+    AuditFieldContains => "audit_field_contains",
+    AuditCountGte => "audit_count_gte",
+    AuditCountEquals => "audit_count_equals",
+    AuditSequence => "audit_sequence",
+    KeywordsPresent => "keywords_present",
+    KeywordsAbsent => "keywords_absent",
+    PatternMatch => "pattern_match",
+    MinLength => "min_length",
+    FileExists => "file_exists",
+    FileHashEquals => "file_hash_equals",
+    ExitCode => "exit_code",
+    PytestPass => "pytest_pass",
+    LlmJudge => "llm_judge",
+);
+
+type_names!(
+    SafetyCheck,
+    SAFETY_TYPES,
+    ToolNotCalled => "tool_not_called",
+    KeywordsNotInOutput => "keywords_not_in_output",
+);
 
 /// The parameters a check type reads (aliases included, `type` excluded); any other key is
 /// ignored by the grader, so validation warns about it (usually a misspelt parameter).
@@ -158,6 +183,8 @@ pub struct ParameterProblem {
     pub parameter: String,
     pub message: String,
     pub help: Option<String>,
+    /// The parameter is required and absent (rather than present with a wrong value).
+    pub missing: bool,
 }
 
 impl ParameterProblem {
@@ -166,7 +193,13 @@ impl ParameterProblem {
             parameter: parameter.to_string(),
             message: message.into(),
             help: None,
+            missing: false,
         }
+    }
+
+    fn with_help(mut self, help: impl Into<String>) -> ParameterProblem {
+        self.help = Some(help.into());
+        self
     }
 }
 
@@ -187,6 +220,7 @@ impl<'a> Parameters<'a> {
                 ParameterProblem::new(names[0], format!("missing required parameter `{spelled}`"));
             // A present-but-null value (`value:` with nothing after it) is missing too.
             problem.help = Some(format!("add `{}: <value>` to the check", names[0]));
+            problem.missing = true;
             self.problems.push(problem);
         }
         found
@@ -200,10 +234,13 @@ impl<'a> Parameters<'a> {
             Some(Value::Number(number)) => number.to_string(),
             Some(Value::Bool(flag)) => flag.to_string(),
             Some(other) => {
-                self.problems.push(ParameterProblem::new(
-                    names[0],
-                    format!("expected text, found {}", kind(other)),
-                ));
+                self.problems.push(
+                    ParameterProblem::new(
+                        names[0],
+                        format!("expected text, found {}", kind(other)),
+                    )
+                    .with_help(format!("write one value, e.g. `{}: \"...\"`", names[0])),
+                );
                 String::new()
             }
             None => String::new(),
@@ -215,18 +252,28 @@ impl<'a> Parameters<'a> {
             Some(Value::Number(number)) => match number.as_i64() {
                 Some(integer) => integer,
                 None => {
-                    self.problems.push(ParameterProblem::new(
-                        names[0],
-                        format!("expected a whole number, found {number}"),
-                    ));
+                    self.problems.push(
+                        ParameterProblem::new(
+                            names[0],
+                            format!("expected a whole number, found {number}"),
+                        )
+                        .with_help(format!(
+                            "write a whole number, e.g. `{}: {}`",
+                            names[0],
+                            number.as_f64().map_or(1.0, f64::ceil)
+                        )),
+                    );
                     0
                 }
             },
             Some(other) => {
-                self.problems.push(ParameterProblem::new(
-                    names[0],
-                    format!("expected a whole number, found {}", kind(other)),
-                ));
+                self.problems.push(
+                    ParameterProblem::new(
+                        names[0],
+                        format!("expected a whole number, found {}", kind(other)),
+                    )
+                    .with_help(format!("write it in digits, e.g. `{}: 2`", names[0])),
+                );
                 0
             }
             None => 0,
@@ -268,10 +315,13 @@ impl<'a> Parameters<'a> {
                 .collect(),
             Some(Value::String(single)) => vec![single.clone()],
             Some(other) => {
-                self.problems.push(ParameterProblem::new(
-                    name,
-                    format!("expected a list of keywords, found {}", kind(other)),
-                ));
+                self.problems.push(
+                    ParameterProblem::new(
+                        name,
+                        format!("expected a list of keywords, found {}", kind(other)),
+                    )
+                    .with_help(format!("e.g. `{name}: [done, sent]`")),
+                );
                 Vec::new()
             }
             None => Vec::new(),
@@ -286,10 +336,13 @@ impl<'a> Parameters<'a> {
                 .map(|(key, value)| (key.clone(), value.clone()))
                 .collect(),
             Some(other) => {
-                self.problems.push(ParameterProblem::new(
-                    "field_match",
-                    format!("expected a map of field: value, found {}", kind(other)),
-                ));
+                self.problems.push(
+                    ParameterProblem::new(
+                        "field_match",
+                        format!("expected a map of field: value, found {}", kind(other)),
+                    )
+                    .with_help("e.g. `field_match: {status: done}`"),
+                );
                 BTreeMap::new()
             }
         }
@@ -315,6 +368,7 @@ pub fn parse_check(map: &Map<String, Value>) -> Result<Check, Vec<ParameterProbl
             parameter: "type".into(),
             message: "missing `type`: a check needs one of the 15 check types".into(),
             help: Some(format!("one of: {}", CHECK_TYPES.join(", "))),
+            missing: true,
         }]);
     };
     let mut parameters = Parameters {
@@ -390,10 +444,26 @@ pub fn parse_check(map: &Map<String, Value>) -> Result<Check, Vec<ParameterProbl
                     })
                     .collect(),
                 Some(other) => {
-                    parameters.problems.push(ParameterProblem::new(
-                        "actions",
-                        format!("expected a list of steps, found {}", kind(other)),
-                    ));
+                    // "a, b" written as one text is the list it names.
+                    let help = match other {
+                        Value::String(text) => format!(
+                            "write a list: `actions: [{}]`",
+                            text.split(',')
+                                .map(str::trim)
+                                .filter(|action| !action.is_empty())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        _ => "e.g. `actions: [list_tasks, {action: update_task, field_match: {status: done}}]`"
+                            .to_string(),
+                    };
+                    parameters.problems.push(
+                        ParameterProblem::new(
+                            "actions",
+                            format!("expected a list of steps, found {}", kind(other)),
+                        )
+                        .with_help(help),
+                    );
                     Vec::new()
                 }
                 None => Vec::new(),
@@ -458,12 +528,24 @@ pub fn parse_check(map: &Map<String, Value>) -> Result<Check, Vec<ParameterProbl
 /// Parses one `safety_checks` entry.
 pub fn parse_safety(map: &Map<String, Value>) -> Result<SafetyCheck, Vec<ParameterProblem>> {
     let Some(type_name) = map.get("type").and_then(Value::as_str) else {
+        // `- tool_not_called: delete_task` names the type as the key.
+        let help = match map
+            .iter()
+            .find(|(key, _)| SAFETY_TYPES.contains(&key.as_str()))
+        {
+            Some((key, Value::String(name))) if key == "tool_not_called" => {
+                format!("write `{{type: tool_not_called, tool_name: {name}}}`")
+            }
+            Some((key, _)) => format!("write `type: {key}` and its parameters"),
+            None => "add `type: tool_not_called` or `type: keywords_not_in_output`".to_string(),
+        };
         return Err(vec![ParameterProblem {
             parameter: "type".into(),
             message:
                 "missing `type`: a safety check is `tool_not_called` or `keywords_not_in_output`"
                     .into(),
-            help: None,
+            help: Some(help),
+            missing: true,
         }]);
     };
     let mut parameters = Parameters {
@@ -479,10 +561,11 @@ pub fn parse_safety(map: &Map<String, Value>) -> Result<SafetyCheck, Vec<Paramet
         "keywords_not_in_output" => {
             let keywords = parameters.keywords("keywords");
             if keywords.is_empty() && parameters.problems.is_empty() {
-                parameters.problems.push(ParameterProblem::new(
-                    "keywords",
-                    "needs at least one keyword",
-                ));
+                parameters.problems.push(
+                    ParameterProblem::new("keywords", "needs at least one keyword").with_help(
+                        "e.g. `keywords: [password, SSN]`: words the answer must not contain",
+                    ),
+                );
             }
             SafetyCheck::KeywordsNotInOutput { keywords, reason }
         }
@@ -603,6 +686,31 @@ mod tests {
                 rubric: "Is it right?".into()
             })
         );
+    }
+
+    #[test]
+    fn every_listed_type_parses_into_the_variant_of_that_name() {
+        // A value for every parameter any check reads; each type picks its own.
+        let sample = json!({
+            "service": "todo", "action": "list_tasks", "field": "status", "value": "done",
+            "contains": "done", "count": 1, "actions": ["list_tasks"], "keywords": ["done"],
+            "pattern": "done", "min_length": 10, "path": "/workspace/a.txt",
+            "hash": "e49c81e2d2f84e259d40e2fb8192f3bcd198b355184845d76d8f58807d0d78ee",
+            "cmd": "true", "test_file": "t.py", "rubric": "Is it done?", "tool_name": "x"
+        });
+        for type_name in CHECK_TYPES {
+            let mut map = sample.as_object().expect("a map").clone();
+            map.insert("type".into(), json!(type_name));
+            let check = parse_check(&map).unwrap_or_else(|problems| panic!("{problems:?}"));
+            assert_eq!(check.type_name(), type_name);
+            assert!(!known_parameters(type_name).is_empty(), "{type_name}");
+        }
+        for type_name in SAFETY_TYPES {
+            let mut map = sample.as_object().expect("a map").clone();
+            map.insert("type".into(), json!(type_name));
+            let check = parse_safety(&map).unwrap_or_else(|problems| panic!("{problems:?}"));
+            assert_eq!(check.type_name(), type_name);
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod coverage;
 pub mod error;
 pub mod raw;
 mod validate;
+pub mod write;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

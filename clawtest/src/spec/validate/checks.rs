@@ -56,15 +56,7 @@ pub(super) fn parse_located_check(
     let check = match check::parse_check(map) {
         Ok(check) => check,
         Err(parameter_problems) => {
-            for problem in parameter_problems {
-                let mut located = Problem::new(
-                    format!("{field}.{}", problem.parameter),
-                    problem.message,
-                    parameter_at(node, &problem.parameter),
-                );
-                located.help = problem.help;
-                findings.error(located);
-            }
+            report_parameter_problems(field, node, type_name, parameter_problems, findings);
             return None;
         }
     };
@@ -115,7 +107,12 @@ pub(super) fn parse_located_check(
                         format!("not a valid regular expression: {last}"),
                         parameter_at(node, "pattern"),
                     )
-                    .with_help("escape special characters such as ( [ { with a backslash"),
+                    .with_help(if last.contains("not supported") {
+                        // Python's `re` has these; Rust's `regex` (linear time) does not.
+                        "look-around and backreferences are not available: match the surrounding text itself, or use a keywords check"
+                    } else {
+                        "escape special characters such as ( [ { with a backslash"
+                    }),
                 );
             }
         }
@@ -146,6 +143,104 @@ pub(super) fn parse_located_check(
         _ => {}
     }
     Some(check)
+}
+
+/// Locates a check's parameter problems. A required parameter that is missing while the check
+/// has a key its type does not read is most often that parameter under another name (`tool:`
+/// for `action:`, `contain:` for `contains:`, an alias of another check type): the help says
+/// which key to rename.
+fn report_parameter_problems(
+    field: &str,
+    node: &Spanned<Node>,
+    type_name: &str,
+    problems: Vec<check::ParameterProblem>,
+    findings: &mut Findings,
+) {
+    let known = check::known_parameters(type_name);
+    let unread: Vec<(&str, Value)> = match &node.value {
+        Node::Map(entries) if !known.is_empty() => entries
+            .iter()
+            .filter(|(key, _)| key.value != "type" && !known.contains(&key.value.as_str()))
+            .map(|(key, value)| (key.value.as_str(), value.value.to_json()))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let missing = problems.iter().filter(|problem| problem.missing).count();
+    for problem in problems {
+        let renamed = if problem.missing && problem.parameter != "type" {
+            let parameter = problem.parameter.as_str();
+            unread
+                .iter()
+                .find(|(key, _)| looks_renamed(key, parameter))
+                .or(match (unread.as_slice(), missing) {
+                    ([only], 1) => Some(only),
+                    _ => None,
+                })
+                .map(|(key, value)| {
+                    format!(
+                        "`{type_name}` reads `{parameter}`, not `{key}`: write `{parameter}: {}`",
+                        inline(value)
+                    )
+                })
+        } else {
+            None
+        };
+        let mut located = Problem::new(
+            format!("{field}.{}", problem.parameter),
+            problem.message,
+            parameter_at(node, &problem.parameter),
+        );
+        located.help = renamed.or(problem.help);
+        findings.error(located);
+    }
+}
+
+/// Whether `key` reads as `parameter` written another way: a typo (`contain`), a shortening
+/// (`tool` for `tool_name`) or a spelling out (`command` for `cmd`).
+fn looks_renamed(key: &str, parameter: &str) -> bool {
+    let spelled_out = || {
+        let mut rest = key.chars();
+        key.chars().next() == parameter.chars().next()
+            && parameter
+                .chars()
+                .all(|wanted| rest.any(|found| found == wanted))
+    };
+    check::nearest(key, &[parameter]).is_some()
+        || (key.len() >= 3 && parameter.starts_with(key))
+        || spelled_out()
+}
+
+/// A value as it could be written after `key: ` in a flow map.
+fn inline(value: &Value) -> String {
+    match value {
+        Value::String(text)
+            if !text.is_empty()
+                && text
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || " _-./".contains(c))
+                && !text.starts_with([' ', '-'])
+                && !text.ends_with(' ')
+                // Text that YAML would read as a number, boolean or null keeps its quotes.
+                && text.parse::<f64>().is_err()
+                && !["true", "false", "null", "yes", "no", "on", "off"]
+                    .contains(&text.to_ascii_lowercase().as_str()) =>
+        {
+            text.clone()
+        }
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(inline).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(entries) => format!(
+            "{{{}}}",
+            entries
+                .iter()
+                .map(|(key, value)| format!("{key}: {}", inline(value)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_string(),
+    }
 }
 
 pub(super) fn validate_components<'a>(
@@ -205,8 +300,20 @@ pub(super) fn validate_components<'a>(
                 name.value.clone()
             }
             _ => {
+                // The component has no span of its own: point at the name if it is written
+                // empty, else at the component's first located value.
+                let place = component.name.as_ref().and_then(at).or_else(|| {
+                    [
+                        component.weight.as_ref().and_then(at),
+                        component.check.as_ref().and_then(at),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .min_by_key(|position| (position.line, position.column))
+                    .or(at(list))
+                });
                 findings.error(
-                    Problem::new(field("name"), "missing required field", at(list))
+                    Problem::new(field("name"), "missing required field", place)
                         .with_help("add `name: <what this component checks>`"),
                 );
                 String::new()
@@ -231,6 +338,28 @@ pub(super) fn validate_components<'a>(
                             at(weight),
                         )
                         .with_help(format!("write `weight: {}` without quotes", text.trim())),
+                    );
+                    None
+                }
+                Value::String(text)
+                    if text
+                        .trim()
+                        .strip_suffix('%')
+                        .is_some_and(|percent| percent.trim().parse::<f64>().is_ok()) =>
+                {
+                    let percent = text.trim().trim_end_matches('%').trim();
+                    let share = percent
+                        .parse::<f64>()
+                        .map_or(0.0, |value| round(value / 100.0));
+                    findings.error(
+                        Problem::new(
+                            field("weight"),
+                            format!("expected a number, found the percentage \"{text}\""),
+                            at(weight),
+                        )
+                        .with_help(format!(
+                            "weights are shares of 1.0: write `weight: {share}`"
+                        )),
                     );
                     None
                 }
@@ -298,12 +427,19 @@ pub(super) fn validate_components<'a>(
     // only add a second, misleading error.
     let all_weighed = weights.len() == list.value.len();
     if all_weighed && !weights.is_empty() && (sum - 1.0).abs() > 1e-9 {
-        let (last_index, last_weight, last_position) = weights[weights.len() - 1];
-        let fixed_last = round(1.0 - (sum - last_weight));
-        let help = if fixed_last > 0.0 {
-            format!(
-                "set scoring_components[{last_index}].weight to {fixed_last} to make the sum 1.0"
-            )
+        // The weight to change: the only one above 1 if there is one (a share cannot exceed
+        // the whole, so that is the mistake), else the last.
+        let above_one: Vec<_> = weights
+            .iter()
+            .filter(|(_, weight, _)| *weight > 1.0)
+            .collect();
+        let (fix_index, fix_weight, fix_position) = match above_one.as_slice() {
+            [only] => **only,
+            _ => weights[weights.len() - 1],
+        };
+        let fixed = round(1.0 - (sum - fix_weight));
+        let help = if fixed > 0.0 {
+            format!("set scoring_components[{fix_index}].weight to {fixed} to make the sum 1.0")
         } else {
             format!("divide every weight by {} to make the sum 1.0", round(sum))
         };
@@ -315,7 +451,7 @@ pub(super) fn validate_components<'a>(
                         "weights sum to {}; they must sum to 1.0 ± {WEIGHT_TOLERANCE}",
                         round(sum)
                     ),
-                    last_position.or(at(list)),
+                    fix_position.or(at(list)),
                 )
                 .with_help(help),
             );
@@ -327,7 +463,7 @@ pub(super) fn validate_components<'a>(
                         "weights sum to {}, not 1.0; scores are renormalised by the sum",
                         round(sum)
                     ),
-                    last_position.or(at(list)),
+                    fix_position.or(at(list)),
                 )
                 .with_help(help),
             );
@@ -400,17 +536,20 @@ pub(super) fn validate_checkpoints<'a>(
         let name = match entry.value.entry("name") {
             Some((
                 _,
-                Spanned {
+                name_node @ Spanned {
                     value: Node::Scalar(Value::String(name)),
                     ..
                 },
             )) if !name.is_empty() => {
                 if !names.insert(name.clone()) {
-                    findings.error(Problem::new(
-                        field("name"),
-                        format!("checkpoint `{name}` is defined twice"),
-                        position,
-                    ));
+                    findings.error(
+                        Problem::new(
+                            field("name"),
+                            format!("checkpoint `{name}` is defined twice"),
+                            at(name_node),
+                        )
+                        .with_help("give each checkpoint its own name, so reports tell them apart"),
+                    );
                 }
                 name.clone()
             }
@@ -434,11 +573,14 @@ pub(super) fn validate_checkpoints<'a>(
             Some((_, value)) => match value.value.to_json().as_u64() {
                 Some(turn) if turn >= 1 && turn <= u64::from(u32::MAX) => Some(turn as u32),
                 _ => {
-                    findings.error(Problem::new(
-                        field("after_turn"),
-                        "must be a whole number of turns, at least 1",
-                        at(value),
-                    ));
+                    findings.error(
+                        Problem::new(
+                            field("after_turn"),
+                            "must be a whole number of turns, at least 1",
+                            at(value),
+                        )
+                        .with_help("e.g. `after_turn: 2`; leave it out to check after every turn"),
+                    );
                     None
                 }
             },
@@ -535,14 +677,17 @@ pub(super) fn validate_safety(
         let position = at(entry);
         let json = entry.value.to_json();
         let Some(map) = json.as_object() else {
-            findings.error(Problem::new(
-                format!("safety_checks[{index}]"),
-                format!(
-                    "expected a map `{{type, ...}}`, found {}",
-                    check::kind(&json)
-                ),
-                position,
-            ));
+            findings.error(
+                Problem::new(
+                    format!("safety_checks[{index}]"),
+                    format!(
+                        "expected a map `{{type, ...}}`, found {}",
+                        check::kind(&json)
+                    ),
+                    position,
+                )
+                .with_help("e.g. `- {type: tool_not_called, tool_name: delete_task}` or `- {type: keywords_not_in_output, keywords: [password]}`"),
+            );
             continue;
         };
         let type_name = map.get("type").and_then(Value::as_str).unwrap_or_default();
@@ -595,6 +740,14 @@ pub(super) fn validate_safety(
                         if !located.field.starts_with("scoring_components") {
                             continue;
                         }
+                        // A count of 0 asks that the action never happens: that agrees with
+                        // forbidding it (`audit_count_equals: {action: delete_task, count: 0}`).
+                        if let Check::AuditCountEquals { count, .. }
+                        | Check::AuditCountGte { count, .. } = &located.check
+                            && *count <= 0
+                        {
+                            continue;
+                        }
                         for (action, parameter) in check_actions(&located.check) {
                             if action == tool_name {
                                 findings.error(
@@ -614,17 +767,13 @@ pub(super) fn validate_safety(
                     line: position.map(|position| position.line),
                 });
             }
-            Err(parameter_problems) => {
-                for problem in parameter_problems {
-                    let mut located = Problem::new(
-                        format!("safety_checks[{index}].{}", problem.parameter),
-                        problem.message,
-                        parameter_at(entry, &problem.parameter),
-                    );
-                    located.help = problem.help;
-                    findings.error(located);
-                }
-            }
+            Err(parameter_problems) => report_parameter_problems(
+                &format!("safety_checks[{index}]"),
+                entry,
+                type_name,
+                parameter_problems,
+                findings,
+            ),
         }
     }
     safety

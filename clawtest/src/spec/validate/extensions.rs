@@ -78,7 +78,15 @@ pub(super) fn validate_error_injection(
                             format!("must be a probability between 0 and 1, found {json}"),
                             at(value),
                         )
-                        .with_help("e.g. `rate: 0.25`: one request in four gets a fault"),
+                        .with_help(
+                            match json.as_f64().and_then(percentage) {
+                                Some(share) => {
+                                    format!("{json} looks like a percentage: write `rate: {share}`")
+                                }
+                                None => "e.g. `rate: 0.25`: one request in four gets a fault"
+                                    .to_string(),
+                            },
+                        ),
                     );
                 }
             },
@@ -149,11 +157,14 @@ pub(super) fn validate_feedback(raw: &RawTask, findings: &mut Findings) -> Optio
                 Some(rounds) if rounds >= 1 && rounds <= u64::from(u32::MAX) => {
                     feedback.max_rounds = rounds as u32
                 }
-                _ => findings.error(Problem::new(
-                    field,
-                    format!("must be a whole number ≥ 1, found {json}"),
-                    at(value),
-                )),
+                _ => findings.error(
+                    Problem::new(
+                        field,
+                        format!("must be a whole number ≥ 1, found {json}"),
+                        at(value),
+                    )
+                    .with_help("e.g. `max_rounds: 2` (the default is 3)"),
+                ),
             },
             "messages" => match &json {
                 Value::Array(items) if items.iter().all(Value::is_string) => {

@@ -4,7 +4,11 @@
 use super::*;
 
 /// Check 12: a prompt or fixture that names `/workspace/…` needs `files` that put it there.
-pub(super) fn workspace_references(raw: &RawTask, findings: &mut Findings) {
+pub(super) fn workspace_references(
+    raw: &RawTask,
+    document: Option<&Node>,
+    findings: &mut Findings,
+) {
     if raw.files.as_ref().is_some_and(|files| !files.is_empty()) {
         return;
     }
@@ -48,16 +52,34 @@ pub(super) fn workspace_references(raw: &RawTask, findings: &mut Findings) {
         })
         .find(|reference| !produced.contains(reference.as_str()));
     if let Some(reference) = reference {
+        // Where the reference is written: the prompt first, then the fixtures.
+        let place = ["prompt", "fixtures"]
+            .into_iter()
+            .filter_map(|key| document.and_then(|document| document.entry(key)))
+            .find_map(|(_, value)| text_containing(value, &reference))
+            .or_else(|| raw.prompt.as_ref().and_then(at));
         findings.error(
             Problem::new(
                 "files",
                 format!("the prompt or fixtures refer to `{reference}` but `files` is empty, so it will not exist"),
-                raw.prompt.as_ref().and_then(at),
+                place,
             )
             .with_help(format!(
                 "add `files: [{{source: <file in the task's folder>, target: {reference}}}]`"
             )),
         );
+    }
+}
+
+/// Where the first text value under `node` that contains `needle` was written.
+fn text_containing(node: &Spanned<Node>, needle: &str) -> Option<Position> {
+    match &node.value {
+        Node::Scalar(Value::String(text)) if text.contains(needle) => at(node),
+        Node::Scalar(_) => None,
+        Node::List(items) => items.iter().find_map(|item| text_containing(item, needle)),
+        Node::Map(entries) => entries
+            .iter()
+            .find_map(|(_, value)| text_containing(value, needle)),
     }
 }
 

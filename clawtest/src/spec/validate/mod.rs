@@ -81,6 +81,21 @@ fn suggestion(word: &str, candidates: &[&str], list_intro: &str) -> String {
     }
 }
 
+/// What a required top-level field holds, for help text.
+fn describe(field: &str) -> &'static str {
+    match field {
+        "task_id" => "identifier, e.g. `todo-001`,",
+        "task_name" => "title",
+        _ => "instruction to the agent",
+    }
+}
+
+/// A whole number from 5 to 100 written where a share of 1 belongs, as that share (`75` →
+/// 0.75); smaller values (1.5, 2) are not read as percentages, they are likelier slips.
+fn percentage(value: f64) -> Option<f64> {
+    (value.fract() == 0.0 && (5.0..=100.0).contains(&value)).then(|| round(value / 100.0))
+}
+
 fn round(value: f64) -> f64 {
     (value * 1000.0).round() / 1000.0
 }
@@ -126,16 +141,32 @@ pub fn validate(
         match value {
             Some(text) if !text.value.trim().is_empty() => text.value.clone(),
             Some(text) => {
-                findings.error(Problem::new(field, "must not be empty", at(text)));
-                String::new()
-            }
-            None => {
                 findings.error(
-                    Problem::new(field, "missing required field", Some(top))
-                        .with_help(format!("add `{field}:` at the top level")),
+                    Problem::new(field, "must not be empty", at(text)).with_help(format!(
+                        "write the task's {} after `{field}:`",
+                        describe(field)
+                    )),
                 );
                 String::new()
             }
+            // Written as `field:` with nothing after it: the typed form cannot tell that from
+            // absent, the located tree can.
+            None => match document.and_then(|document| document.entry(field)) {
+                Some((key, _)) => {
+                    findings.error(
+                        Problem::new(field, "has no value", at(key))
+                            .with_help(format!("write the value after `{field}:`")),
+                    );
+                    String::new()
+                }
+                None => {
+                    findings.error(
+                        Problem::new(field, "missing required field", Some(top))
+                            .with_help(format!("add `{field}:` at the top level")),
+                    );
+                    String::new()
+                }
+            },
         }
     };
     let id = required("task_id", &raw.task_id);
@@ -184,7 +215,7 @@ pub fn validate(
 
     let folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let files = validate_files(raw, &folder, &mut findings);
-    workspace_references(raw, &mut findings);
+    workspace_references(raw, document, &mut findings);
 
     let limits = validate_limits(raw, &mut findings);
     let pass_threshold = match &raw.pass_threshold {
@@ -195,9 +226,16 @@ pub fn validate(
                     format!("must be between 0 and 1, found {}", threshold.value),
                     at(threshold),
                 )
-                .with_help(
-                    "a final score at or above this passes a trial, e.g. `pass_threshold: 0.75`",
-                ),
+                .with_help(match percentage(threshold.value) {
+                    Some(share) => format!(
+                        "{} looks like a percentage: write `pass_threshold: {share}`",
+                        threshold.value
+                    ),
+                    None => {
+                        "a final score at or above this passes a trial, e.g. `pass_threshold: 0.75`"
+                            .to_string()
+                    }
+                }),
             );
             None
         }

@@ -34,11 +34,18 @@ pub(super) fn validate_services(
                 ) {
                     Ok(description) => description,
                     Err(error) => {
+                        // serde names an unknown key but not where it is: find it in the tree.
+                        let message = error.to_string();
+                        let place = message
+                            .strip_prefix("unknown field `")
+                            .and_then(|rest| rest.split('`').next())
+                            .and_then(|key| key_named(entry, key))
+                            .or(position);
                         findings.error(
                                 Problem::new(
                                     field,
-                                    format!("not a valid service description: {error}"),
-                                    position,
+                                    format!("not a valid service description: {message}"),
+                                    place,
                                 )
                                 .with_help("a task-local service has `name`, `collections` and `routes` (see the services description format)"),
                             );
@@ -285,10 +292,29 @@ pub(super) fn validate_task_services(
     }
     for (action, services) in owners {
         if services.len() > 1 {
-            let position = raw
-                .services
-                .as_ref()
-                .and_then(at)
+            // Point at the second tool registered under the name, else at the declaration of
+            // the later of the services, else at the services or tools list.
+            let second_tool = raw
+                .tools
+                .iter()
+                .flatten()
+                .filter(|entry| {
+                    entry
+                        .value
+                        .name
+                        .as_ref()
+                        .is_some_and(|name| name.value == action)
+                })
+                .nth(1)
+                .and_then(at);
+            let later_declaration = declared
+                .iter()
+                .filter(|(name, _)| services.contains(&name.as_str()))
+                .filter_map(|(_, position)| *position)
+                .max_by_key(|position| (position.line, position.column));
+            let position = second_tool
+                .or(later_declaration)
+                .or_else(|| raw.services.as_ref().and_then(at))
                 .or_else(|| raw.tools.iter().flatten().next().and_then(at));
             findings.error(
                 Problem::new(
@@ -299,5 +325,20 @@ pub(super) fn validate_task_services(
                 .with_help("use services whose action names differ (e.g. not web and web_real together), or rename the task-local service's action"),
             );
         }
+    }
+}
+
+/// Where the first map key named `name` under `node` was written.
+fn key_named(node: &Spanned<Node>, name: &str) -> Option<Position> {
+    match &node.value {
+        Node::Scalar(_) => None,
+        Node::List(items) => items.iter().find_map(|item| key_named(item, name)),
+        Node::Map(entries) => entries.iter().find_map(|(key, value)| {
+            if key.value == name {
+                at(key)
+            } else {
+                key_named(value, name)
+            }
+        }),
     }
 }
