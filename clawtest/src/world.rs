@@ -817,7 +817,9 @@ impl World {
                         items: Some(
                             first
                                 .and_then(|name| state.current.get(name))
-                                .cloned()
+                                .map(|records| {
+                                    records.iter().map(std::borrow::Cow::Borrowed).collect()
+                                })
                                 .unwrap_or_default(),
                         ),
                         ..engine::Vars::default()
