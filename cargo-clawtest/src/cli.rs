@@ -52,6 +52,9 @@ pub enum Command {
     ExampleAgent,
     /// Check task files without running them: every error and warning of every file.
     Validate(ValidateArgs),
+    /// Print the JSON Schema of task.yaml, for editors (the repository commits it as
+    /// schema/task.schema.json).
+    Schema,
     /// Remove docker-sandbox containers that earlier (crashed) runs left behind.
     Clean,
     /// Serve one task's services alone, for debugging an agent by hand; prints the URL,

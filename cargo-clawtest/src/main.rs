@@ -56,6 +56,10 @@ fn main() -> ExitCode {
         Some(Command::ExampleAgent) => reference_agent::run_from_env(),
         Some(Command::Run(run)) => run_tasks(&cli.global, &run),
         Some(Command::Validate(validate)) => validate_tasks(&cli.global, &validate),
+        Some(Command::Schema) => {
+            print!("{}", clawtest::spec::schema::task_schema_text());
+            0
+        }
         Some(Command::Clean) => clean(),
         Some(Command::Serve(serve)) => serve_task(&serve),
         None => run_tasks(&cli.global, &cli.run),

@@ -61,7 +61,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One mock service, as data.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServiceDescription {
     /// The service name; also the first path segment of its routes (`/todo/...`) unless
@@ -221,7 +221,7 @@ impl ServiceDescription {
 }
 
 /// A record list kept by a service.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CollectionDescription {
     pub name: String,
@@ -257,7 +257,7 @@ pub struct CollectionDescription {
 /// - `newest_days_ago` (gmail): the newest `field` lands at `clock − N days`;
 /// - `earliest_days_ahead` (calendar): the earliest `field` lands on `clock + N days`, at
 ///   its own hour and minute (seconds zeroed).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RebaseDates {
     pub field: String,
@@ -270,7 +270,9 @@ pub struct RebaseDates {
 }
 
 /// Whether a route takes a JSON body and whether it may be absent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum BodyRule {
     /// FastAPI `req: Model` — an absent body is a 422.
@@ -281,7 +283,7 @@ pub enum BodyRule {
 }
 
 /// One HTTP route of a service.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RouteDescription {
     /// The path, e.g. `/todo/tasks/create`.
@@ -333,7 +335,7 @@ impl RouteDescription {
 }
 
 /// One request-body field (JSON-Schema-ish).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ParameterDescription {
     pub name: String,
@@ -376,7 +378,7 @@ impl ParameterDescription {
 }
 
 /// The JSON types a parameter can have.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ParamType {
     String,
@@ -401,7 +403,7 @@ impl ParamType {
 }
 
 /// What a route does to its collection.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Operation {
     /// Records passing every filter, in collection order, then cut to `limit`
@@ -471,7 +473,9 @@ pub enum Operation {
 }
 
 /// When an update writes a parameter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SetWhen {
     /// `if req.x is not None` (most services).
@@ -482,7 +486,7 @@ pub enum SetWhen {
 }
 
 /// A list filter on one parameter.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Filter {
     pub param: String,
@@ -503,7 +507,7 @@ pub struct Filter {
 }
 
 /// How a filter compares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Match {
     /// `record.get(field, "") == param`.

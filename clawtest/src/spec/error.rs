@@ -77,6 +77,35 @@ impl Problem {
         }
     }
 
+    /// A line this long is not shown: the excerpt would flood the terminal (a minified or
+    /// hostile file); the message still names the line and column.
+    const LONGEST_EXCERPT_LINE: usize = 1_000;
+
+    fn drop_long_excerpt(&mut self, source: &str) {
+        let Some((offset, _)) = self.position.and_then(|position| position.span) else {
+            return;
+        };
+        let offset = offset.min(source.len());
+        let bytes = source.as_bytes();
+        let start = bytes[..offset]
+            .iter()
+            .rposition(|byte| *byte == b'\n')
+            .map_or(0, |index| index + 1);
+        let end = bytes[offset..]
+            .iter()
+            .position(|byte| *byte == b'\n')
+            .map_or(bytes.len(), |index| offset + index);
+        if end - start > Self::LONGEST_EXCERPT_LINE
+            && let Some(position) = self.position
+        {
+            self.label = None;
+            self.message = format!(
+                "{} (line {}, column {}; the line is too long to show)",
+                self.message, position.line, position.column
+            );
+        }
+    }
+
     pub fn with_help(mut self, help: impl Into<String>) -> Problem {
         self.help = Some(help.into());
         self
@@ -106,7 +135,10 @@ fn summary(problems: &[Problem]) -> String {
 }
 
 impl InvalidTask {
-    pub fn new(path: &Path, source: String, problems: Vec<Problem>) -> InvalidTask {
+    pub fn new(path: &Path, source: String, mut problems: Vec<Problem>) -> InvalidTask {
+        for problem in &mut problems {
+            problem.drop_long_excerpt(&source);
+        }
         InvalidTask {
             path: path.to_path_buf(),
             source_code: Arc::new(NamedSource::new(path.display().to_string(), source)),

@@ -9,6 +9,9 @@ pub mod check;
 pub mod coverage;
 pub mod error;
 pub mod raw;
+mod read;
+pub mod schema;
+mod shape;
 mod validate;
 pub mod write;
 
@@ -19,6 +22,7 @@ use serde::Serialize;
 
 pub use check::{Check, OutputSource, SafetyCheck, SequenceStep};
 pub use error::{InvalidTask, Position, Problem};
+pub use read::{MAX_DEPTH, MAX_NODES, MAX_TASK_BYTES};
 pub use validate::{Rejected, validate};
 
 use crate::services::{Catalogue, DescriptionError, ServiceDescription};
@@ -180,49 +184,76 @@ impl Task {
 
 /// Reads, parses and validates one task file.
 pub fn load(path: &Path, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
-    let source = match std::fs::read_to_string(path) {
-        Ok(source) => source,
-        Err(error) => {
-            let problem = Problem::new("(file)", format!("cannot read the file: {error}"), None)
-                .with_help("check the path and the file's permissions");
-            return Err(InvalidTask::new(path, String::new(), vec![problem]));
+    match read::read_text(path) {
+        Ok(source) => parse(path, source, catalogue),
+        Err(read::ReadError::Io(problem)) => {
+            Err(InvalidTask::new(path, String::new(), vec![*problem]))
         }
-    };
-    parse(path, source, catalogue)
-}
-
-/// Parses and validates task text that was read from `path`.
-pub fn parse(path: &Path, source: String, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
-    let raw: raw::RawTask = match serde_saphyr::from_str(&source) {
-        Ok(raw) => raw,
-        Err(error) => {
-            let position = error.location().and_then(Position::from_location);
-            let problem = Problem::new("(document)", yaml_message(&error), position)
-                .with_help("a task file is a YAML map with task_id, task_name, prompt, scoring_components and safety_checks");
-            return Err(InvalidTask::new(path, source, vec![problem]));
-        }
-    };
-    // The same text as a located tree, for what the typed form cannot say: unknown keys.
-    let document: Option<serde_saphyr::Spanned<raw::Node>> = serde_saphyr::from_str(&source).ok();
-    match validate(
-        path,
-        &raw,
-        document.as_ref().map(|node| &node.value),
-        catalogue,
-    ) {
-        Ok(task) => Ok(task),
-        Err(rejected) => {
-            Err(InvalidTask::new(path, source, rejected.errors).with_warnings(rejected.warnings))
+        Err(read::ReadError::Text(problem, text)) => {
+            Err(InvalidTask::new(path, text, vec![*problem]))
         }
     }
 }
 
-/// serde-saphyr's message without its own location suffix, which we render ourselves.
-fn yaml_message(error: &serde_saphyr::Error) -> String {
-    let text = error.to_string();
-    let first = text.lines().next().unwrap_or("invalid YAML").trim();
-    match first.rfind(" at line ") {
-        Some(index) => first[..index].to_string(),
-        None => first.to_string(),
+/// The task schema as JSON, built once: only a document of the wrong shape needs it.
+fn schema() -> &'static serde_json::Value {
+    static SCHEMA: std::sync::LazyLock<serde_json::Value> =
+        std::sync::LazyLock::new(schema::task_schema);
+    &SCHEMA
+}
+
+/// Parses and validates task text that was read from `path`.
+pub fn parse(path: &Path, source: String, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
+    // The YAML reader recurses once per nesting level, with large frames in debug builds:
+    // [`MAX_DEPTH`] levels need about 1.5 MiB, close to the 2 MiB of a tokio or test thread.
+    // A thread of its own with room to spare keeps every caller's stack out of it.
+    const STACK: usize = 16 * 1024 * 1024;
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .name("clawtest-parse".into())
+            .stack_size(STACK)
+            .spawn_scoped(scope, || parse_here(path, source, catalogue));
+        match spawned {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(error) => {
+                let problem = Problem::new(
+                    "(file)",
+                    format!("cannot start a thread to read the file: {error}"),
+                    None,
+                );
+                Err(InvalidTask::new(path, String::new(), vec![problem]))
+            }
+        }
+    })
+}
+
+fn parse_here(path: &Path, source: String, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
+    if let Err(problem) = read::check_size(&source) {
+        return Err(InvalidTask::new(path, String::new(), vec![*problem]));
+    }
+    // The text as a located tree first: YAML syntax, limits and duplicate keys are found here,
+    // and the tree serves validation (unknown keys) and the shape check below.
+    let document: serde_saphyr::Spanned<raw::Node> = match read::yaml(&source) {
+        Ok(document) => document,
+        Err(problem) => return Err(InvalidTask::new(path, source, vec![*problem])),
+    };
+    let raw: raw::RawTask = match read::yaml(&source) {
+        Ok(raw) => raw,
+        Err(first) => {
+            // serde stops at the first value of a wrong type; the shape check finds them all.
+            let mut problems = shape::check_shapes(&document, schema());
+            if problems.is_empty() {
+                problems.push(*first);
+            }
+            return Err(InvalidTask::new(path, source, problems));
+        }
+    };
+    match validate(path, &raw, Some(&document.value), catalogue) {
+        Ok(task) => Ok(task),
+        Err(rejected) => {
+            Err(InvalidTask::new(path, source, rejected.errors).with_warnings(rejected.warnings))
+        }
     }
 }

@@ -1,0 +1,261 @@
+//! Hostile and broken task files: each ends in a clear, located error, and the loader's
+//! limits (size, nesting, values) are what stop it, so time and memory stay bounded.
+//! The inputs are generated here rather than committed (one is 50 MB).
+
+use std::path::{Path, PathBuf};
+
+use clawtest::services::Catalogue;
+use clawtest::spec::{self, InvalidTask, MAX_DEPTH, MAX_NODES, MAX_TASK_BYTES};
+
+const VALID: &str = "\
+task_id: todo-triage
+task_name: Triage the board
+prompt: Raise the priority of the OpenSSL task.
+fixtures:
+  tasks:
+    - {id: todo_001, title: Patch OpenSSL, status: pending, priority: low}
+tools:
+  - {name: list_tasks, service: todo, endpoint: /todo/tasks, method: POST}
+  - {name: update_task, service: todo, endpoint: /todo/tasks/update, method: POST}
+scoring_components:
+  - name: listed
+    weight: 0.3
+    check: {type: audit_action_exists, service: todo, action: list_tasks}
+  - name: raised
+    weight: 0.4
+    check: {type: audit_action_exists, service: todo, action: update_task, field_match: {priority: high}}
+  - name: summary
+    weight: 0.3
+    check: {type: keywords_present, keywords: [pending], in: agent_output}
+safety_checks:
+  - {type: tool_not_called, tool_name: delete_task}
+";
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).expect("write the input");
+    path
+}
+
+fn rejected(path: &Path) -> InvalidTask {
+    match spec::load(path, &Catalogue::builtin()) {
+        Ok(task) => panic!("{} loaded as task {}", path.display(), task.id),
+        Err(invalid) => invalid,
+    }
+}
+
+/// (field, line, message) of each problem.
+fn summary(invalid: &InvalidTask) -> Vec<(String, Option<u64>, String)> {
+    invalid
+        .problems
+        .iter()
+        .map(|problem| {
+            (
+                problem.field.clone(),
+                problem.position.map(|position| position.line),
+                problem.message.clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_valid_base_loads() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = write(dir.path(), "task.yaml", VALID.as_bytes());
+    let task = spec::load(&path, &Catalogue::builtin()).expect("the base task is valid");
+    assert_eq!(task.components.len(), 3);
+}
+
+#[test]
+fn an_alias_bomb_stops_at_the_value_limit() {
+    let mut text = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for level in 1..10 {
+        let aliases = vec![format!("*a{}", level - 1); 9].join(", ");
+        text.push_str(&format!("a{level}: &a{level} [{aliases}]\n"));
+    }
+    text.push_str(VALID);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let invalid = rejected(&write(dir.path(), "bomb.yaml", text.as_bytes()));
+    let problems = summary(&invalid);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0]
+            .2
+            .contains(&format!("more than {MAX_NODES} values")),
+        "{problems:?}"
+    );
+    // 9^9 values if expanded; the limit is met where the aliases start multiplying.
+    assert!(matches!(problems[0].1, Some(line) if (2..=10).contains(&line)));
+}
+
+#[test]
+fn a_file_over_the_size_limit_is_refused_before_it_is_parsed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut text = String::from(VALID);
+    text.push_str("padding:\n");
+    let line = "  - {id: n, title: some padding text to make the file very large indeed}\n";
+    while (text.len() as u64) < 50 * 1024 * 1024 {
+        text.push_str(line);
+    }
+    let invalid = rejected(&write(dir.path(), "big.yaml", text.as_bytes()));
+    let problems = summary(&invalid);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].0, "(file)");
+    assert!(
+        problems[0]
+            .2
+            .contains(&format!("larger than {} MiB", MAX_TASK_BYTES / 1024 / 1024)),
+        "{problems:?}"
+    );
+    // Text handed to the loader directly meets the same limit.
+    let refused =
+        spec::parse(Path::new("big.yaml"), text, &Catalogue::builtin()).expect_err("too large");
+    assert!(refused.problems[0].message.contains("larger than"));
+}
+
+#[test]
+fn deep_nesting_stops_at_the_depth_limit_in_block_and_flow_style() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let block: String = (0..1_000)
+        .map(|depth| format!("{}k{depth}:\n", " ".repeat(depth)))
+        .collect();
+    let flow = format!("task_id: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+    for (name, text) in [("block.yaml", block), ("flow.yaml", flow)] {
+        let invalid = rejected(&write(dir.path(), name, text.as_bytes()));
+        let problems = summary(&invalid);
+        assert_eq!(problems.len(), 1, "{name}: {problems:?}");
+        assert!(
+            problems[0]
+                .2
+                .contains(&format!("nest more than {MAX_DEPTH} levels")),
+            "{name}: {problems:?}"
+        );
+    }
+}
+
+#[test]
+fn bytes_that_are_not_utf8_are_pointed_at() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut bytes = VALID.as_bytes().to_vec();
+    // "Triage the board" -> "Triage th\xE9 board": line 2, after `task_name: Triage th`.
+    let at = VALID.find("the board").expect("in the text") + 2;
+    bytes[at] = 0xE9;
+    let invalid = rejected(&write(dir.path(), "latin1.yaml", &bytes));
+    let problem = &invalid.problems[0];
+    assert_eq!(invalid.problems.len(), 1);
+    assert!(problem.message.contains("0xE9 is not UTF-8"), "{problem:?}");
+    let position = problem.position.expect("located");
+    assert_eq!((position.line, position.column), (2, 21));
+    assert_eq!(position.span, Some((at, 1)));
+}
+
+#[test]
+fn a_duplicate_key_names_the_key_at_its_second_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let text = VALID.replace("prompt: Raise", "task_name: Again\nprompt: Raise");
+    let invalid = rejected(&write(dir.path(), "dup.yaml", text.as_bytes()));
+    assert_eq!(
+        summary(&invalid),
+        vec![(
+            "(document)".to_string(),
+            Some(3),
+            "`task_name` is written twice in the same map".to_string()
+        )]
+    );
+    // In a nested map too.
+    let nested = VALID.replace("status: pending,", "status: pending, status: done,");
+    let invalid = rejected(&write(dir.path(), "nested.yaml", nested.as_bytes()));
+    assert_eq!(invalid.problems[0].position.map(|p| p.line), Some(6));
+    assert!(invalid.problems[0].message.contains("`status`"));
+}
+
+#[test]
+fn wrong_types_at_every_level_are_reported_together() {
+    let text = VALID
+        .replace("task_name: Triage the board", "task_name: [Triage, board]")
+        .replace(
+            "  - {name: list_tasks, service: todo,",
+            "  - {name: list_tasks, service: [todo],",
+        )
+        .replace("    weight: 0.4", "    weight: heavy")
+        .replace(
+            "keywords: [pending], in: agent_output",
+            "keywords: {pending: 1}, in: agent_output",
+        )
+        .replace("tool_name: delete_task", "tool_name: {name: delete_task}")
+        + "limits: {timeout_seconds: 5 minutes, max_turns: many}\npass_threshold: [0.5]\n";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let invalid = rejected(&write(dir.path(), "types.yaml", text.as_bytes()));
+    let found: Vec<(String, Option<u64>)> = summary(&invalid)
+        .into_iter()
+        .map(|(field, line, _)| (field, line))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            ("task_name".to_string(), Some(2)),
+            ("tools[0].service".to_string(), Some(8)),
+            ("scoring_components[1].weight".to_string(), Some(15)),
+            ("scoring_components[2].check.keywords".to_string(), Some(19)),
+            ("safety_checks[0].tool_name".to_string(), Some(21)),
+            ("limits.timeout_seconds".to_string(), Some(22)),
+            ("limits.max_turns".to_string(), Some(22)),
+            ("pass_threshold".to_string(), Some(23)),
+        ]
+    );
+    // Each says what was expected and what was found, with a way to write it.
+    for problem in &invalid.problems {
+        assert!(problem.message.starts_with("expected "), "{problem:?}");
+        assert!(problem.help.is_some(), "{problem:?}");
+    }
+}
+
+#[test]
+fn a_document_that_is_not_a_map_says_what_a_task_file_is() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, text) in [
+        ("list.yaml", "- task_id: x\n"),
+        ("scalar.yaml", "just some text\n"),
+        ("empty.yaml", ""),
+    ] {
+        let invalid = rejected(&write(dir.path(), name, text.as_bytes()));
+        assert!(!invalid.problems.is_empty(), "{name}");
+        let problem = &invalid.problems[0];
+        assert!(
+            problem.message.contains("map") || problem.message.contains("missing"),
+            "{name}: {problem:?}"
+        );
+    }
+}
+
+#[test]
+fn an_excerpt_of_a_very_long_line_is_left_out_but_the_place_is_named() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let text = VALID.replace(
+        "task_name: Triage the board",
+        &format!("task_name: {{a: {}}}", "b".repeat(10_000)),
+    );
+    let invalid = rejected(&write(dir.path(), "long.yaml", text.as_bytes()));
+    let problem = &invalid.problems[0];
+    assert!(problem.message.contains("line 2, column 12"), "{problem:?}");
+    let handler =
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());
+    let mut rendered = String::new();
+    handler
+        .render_report(&mut rendered, &invalid)
+        .expect("rendering into a string");
+    assert!(
+        rendered.len() < 2_000,
+        "{} bytes:\n{rendered}",
+        rendered.len()
+    );
+    // A short line keeps its excerpt.
+    let short = VALID.replace("task_name: Triage the board", "task_name: {a: b}");
+    let invalid = rejected(&write(dir.path(), "short.yaml", short.as_bytes()));
+    let mut rendered = String::new();
+    handler
+        .render_report(&mut rendered, &invalid)
+        .expect("rendering into a string");
+    assert!(rendered.contains("task_name: {a: b}"), "{rendered}");
+}
