@@ -42,6 +42,18 @@ pub struct FileOutcome {
 }
 
 impl FileOutcome {
+    /// The outcome of a file that did not load, with its problems and its text.
+    pub fn invalid(invalid: InvalidTask) -> FileOutcome {
+        FileOutcome {
+            path: invalid.path.clone(),
+            task_id: None,
+            errors: invalid.problems.clone(),
+            warnings: invalid.warnings.clone(),
+            source: None,
+            invalid: Some(invalid),
+        }
+    }
+
     pub fn is_valid(&self) -> bool {
         self.errors.is_empty()
     }
@@ -65,16 +77,7 @@ pub fn validate(
     for task in loaded.tasks {
         files.push(valid_outcome(config, task, options));
     }
-    for invalid in loaded.invalid {
-        files.push(FileOutcome {
-            path: invalid.path.clone(),
-            task_id: None,
-            errors: invalid.problems.clone(),
-            warnings: invalid.warnings.clone(),
-            source: None,
-            invalid: Some(invalid),
-        });
-    }
+    files.extend(loaded.invalid.into_iter().map(FileOutcome::invalid));
     files.sort_by(|left, right| left.path.cmp(&right.path));
     Ok(Report { files })
 }

@@ -37,9 +37,9 @@ pub fn load(
     };
     let mut tasks = Vec::new();
     let mut invalid = Vec::new();
-    for file in files {
-        let shown = display_path(&config.root, &file);
-        match spec::load(&file, catalogue) {
+    for (file, outcome) in files.iter().zip(spec::load_all(&files, catalogue)) {
+        let shown = display_path(&config.root, file);
+        match outcome {
             Ok(mut task) => {
                 task.path = shown;
                 tasks.push(task);

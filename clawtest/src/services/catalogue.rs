@@ -4,6 +4,8 @@
 //! once at load; a bad built-in file is a bug in clawtest, so [`Catalogue::builtin`]
 //! panics with the file's name and the parser's message.
 
+use std::sync::Arc;
+
 use super::description::ServiceDescription;
 
 /// The embedded built-in service files: (file name, contents).
@@ -59,9 +61,12 @@ pub fn parse_description(origin: &str, yaml: &str) -> Result<ServiceDescription,
 }
 
 /// The services a trial can use, by name.
+///
+/// Descriptions are shared: every task with task-local services extends the catalogue, and
+/// validating a suite does that once a file, so a copy must not copy the built-in routes.
 #[derive(Debug, Clone, Default)]
 pub struct Catalogue {
-    services: Vec<ServiceDescription>,
+    services: Vec<Arc<ServiceDescription>>,
 }
 
 impl Catalogue {
@@ -70,9 +75,10 @@ impl Catalogue {
         let services = BUILTIN
             .iter()
             .map(|(file, yaml)| {
-                parse_description(file, yaml).unwrap_or_else(|e| {
+                let description = parse_description(file, yaml).unwrap_or_else(|e| {
                     panic!("built-in service file is broken (a clawtest bug): {e}")
-                })
+                });
+                Arc::new(description)
             })
             .collect();
         Catalogue { services }
@@ -89,13 +95,16 @@ impl Catalogue {
                 origin: desc.name.clone(),
                 message,
             })?;
-            services.push(desc);
+            services.push(Arc::new(desc));
         }
         Ok(Catalogue { services })
     }
 
     pub fn get(&self, name: &str) -> Option<&ServiceDescription> {
-        self.services.iter().find(|s| s.name == name)
+        self.services
+            .iter()
+            .find(|s| s.name == name)
+            .map(Arc::as_ref)
     }
 
     /// Service names, in catalogue order.

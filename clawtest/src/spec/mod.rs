@@ -12,6 +12,7 @@ pub mod raw;
 mod read;
 pub mod schema;
 mod shape;
+mod tree;
 mod validate;
 pub mod write;
 
@@ -184,14 +185,18 @@ impl Task {
 
 /// Reads, parses and validates one task file.
 pub fn load(path: &Path, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
-    match read::read_text(path) {
+    match read::read_bytes(path) {
+        Ok(bytes) => load_bytes(path, bytes, catalogue),
+        Err(problem) => Err(InvalidTask::new(path, String::new(), vec![*problem])),
+    }
+}
+
+/// Parses and validates the bytes of a task file read from `path`: everything [`load`] does
+/// after reading, for input that arrives from elsewhere (the fuzz target, an editor).
+pub fn load_bytes(path: &Path, bytes: Vec<u8>, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
+    match read::text(bytes) {
         Ok(source) => parse(path, source, catalogue),
-        Err(read::ReadError::Io(problem)) => {
-            Err(InvalidTask::new(path, String::new(), vec![*problem]))
-        }
-        Err(read::ReadError::Text(problem, text)) => {
-            Err(InvalidTask::new(path, text, vec![*problem]))
-        }
+        Err((problem, text)) => Err(InvalidTask::new(path, text, vec![*problem])),
     }
 }
 
@@ -202,17 +207,23 @@ fn schema() -> &'static serde_json::Value {
     &SCHEMA
 }
 
+/// The stack of a thread that reads task files. The YAML reader recurses once per nesting
+/// level, with large frames in debug builds: [`MAX_DEPTH`] levels need about 1.5 MiB, close to
+/// the 2 MiB of a tokio or test thread, so parsing runs on threads with room to spare.
+const PARSE_STACK: usize = 16 * 1024 * 1024;
+
+thread_local! {
+    /// Set on threads started with [`PARSE_STACK`]: they parse in place.
+    static ON_PARSE_STACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Parses and validates task text that was read from `path`.
 pub fn parse(path: &Path, source: String, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
-    // The YAML reader recurses once per nesting level, with large frames in debug builds:
-    // [`MAX_DEPTH`] levels need about 1.5 MiB, close to the 2 MiB of a tokio or test thread.
-    // A thread of its own with room to spare keeps every caller's stack out of it.
-    const STACK: usize = 16 * 1024 * 1024;
+    if ON_PARSE_STACK.get() {
+        return parse_here(path, source, catalogue);
+    }
     std::thread::scope(|scope| {
-        let spawned = std::thread::Builder::new()
-            .name("clawtest-parse".into())
-            .stack_size(STACK)
-            .spawn_scoped(scope, || parse_here(path, source, catalogue));
+        let spawned = parse_thread().spawn_scoped(scope, || parse_here(path, source, catalogue));
         match spawned {
             Ok(handle) => handle
                 .join()
@@ -229,17 +240,69 @@ pub fn parse(path: &Path, source: String, catalogue: &Catalogue) -> Result<Task,
     })
 }
 
+fn parse_thread() -> std::thread::Builder {
+    std::thread::Builder::new()
+        .name("clawtest-parse".into())
+        .stack_size(PARSE_STACK)
+}
+
+/// Reads, parses and validates `files` on one worker a core, each with [`PARSE_STACK`];
+/// the outcomes come back in the order of `files`. A suite is hundreds of small files, each
+/// independent, so this is what makes `cargo clawtest validate` scale with the machine.
+pub fn load_all(files: &[PathBuf], catalogue: &Catalogue) -> Vec<Result<Task, InvalidTask>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(files.len());
+    let next = AtomicUsize::new(0);
+    let work = || {
+        ON_PARSE_STACK.set(true);
+        let mut done = Vec::new();
+        loop {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            let Some(file) = files.get(index) else {
+                break;
+            };
+            done.push((index, load(file, catalogue)));
+        }
+        done
+    };
+    let mut outcomes: Vec<(usize, Result<Task, InvalidTask>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .filter_map(|_| parse_thread().spawn_scoped(scope, work).ok())
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    // No worker could start (or none was needed): the files not yet taken are read here, each
+    // on a thread of its own as [`parse`] does.
+    let taken = next.load(Ordering::Relaxed).min(files.len());
+    for (index, file) in files.iter().enumerate().skip(taken) {
+        outcomes.push((index, load(file, catalogue)));
+    }
+    outcomes.sort_by_key(|(index, _)| *index);
+    outcomes.into_iter().map(|(_, outcome)| outcome).collect()
+}
+
 fn parse_here(path: &Path, source: String, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
     if let Err(problem) = read::check_size(&source) {
         return Err(InvalidTask::new(path, String::new(), vec![*problem]));
     }
-    // The text as a located tree first: YAML syntax, limits and duplicate keys are found here,
-    // and the tree serves validation (unknown keys) and the shape check below.
+    // The text as a located tree, parsed once: YAML syntax, limits and duplicate keys are found
+    // here; the typed form is read from the tree, which also serves validation (unknown keys)
+    // and the shape check below.
     let document: serde_saphyr::Spanned<raw::Node> = match read::yaml(&source) {
         Ok(document) => document,
         Err(problem) => return Err(InvalidTask::new(path, source, vec![*problem])),
     };
-    let raw: raw::RawTask = match read::yaml(&source) {
+    let raw: raw::RawTask = match tree::from_tree(&document, &source) {
         Ok(raw) => raw,
         Err(first) => {
             // serde stops at the first value of a wrong type; the shape check finds them all.

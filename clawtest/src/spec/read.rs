@@ -23,35 +23,33 @@ pub const MAX_DEPTH: usize = 64;
 /// How many values a document may hold, aliases expanded: bounds an alias bomb's time and memory.
 pub const MAX_NODES: usize = 100_000;
 
-/// What went wrong before any YAML could be read.
-pub enum ReadError {
-    /// The file could not be opened or read.
-    Io(Box<Problem>),
-    /// Read, but not a task file's text; the text (lossy) is kept for the excerpt.
-    Text(Box<Problem>, String),
-}
-
-/// Reads a task file's text: at most [`MAX_TASK_BYTES`], and UTF-8.
-pub fn read_text(path: &Path) -> Result<String, ReadError> {
+/// Reads a task file's bytes: at most one past [`MAX_TASK_BYTES`], which is enough to tell
+/// that it is too large without reading the rest.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>, Box<Problem>> {
     let file = std::fs::File::open(path).map_err(|error| {
-        ReadError::Io(Box::new(
+        Box::new(
             Problem::new("(file)", format!("cannot read the file: {error}"), None)
                 .with_help("check the path and the file's permissions"),
-        ))
+        )
     })?;
-    // One byte past the limit tells "too large" without reading the rest.
     let mut bytes = Vec::new();
     file.take(MAX_TASK_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|error| {
-            ReadError::Io(Box::new(Problem::new(
+            Box::new(Problem::new(
                 "(file)",
                 format!("cannot read the file: {error}"),
                 None,
-            )))
+            ))
         })?;
+    Ok(bytes)
+}
+
+/// A task file's bytes as text: at most [`MAX_TASK_BYTES`], and UTF-8. A problem comes with
+/// the text read so far (lossy), for the excerpt.
+pub fn text(bytes: Vec<u8>) -> Result<String, (Box<Problem>, String)> {
     if bytes.len() as u64 > MAX_TASK_BYTES {
-        return Err(ReadError::Io(Box::new(too_large())));
+        return Err((Box::new(too_large()), String::new()));
     }
     decode(bytes)
 }
@@ -69,7 +67,7 @@ fn too_large() -> Problem {
 }
 
 /// The bytes as text, or a problem at the first byte that is not UTF-8.
-fn decode(bytes: Vec<u8>) -> Result<String, ReadError> {
+fn decode(bytes: Vec<u8>) -> Result<String, (Box<Problem>, String)> {
     match String::from_utf8(bytes) {
         Ok(text) => Ok(text),
         Err(error) => {
@@ -101,7 +99,7 @@ fn decode(bytes: Vec<u8>) -> Result<String, ReadError> {
                 }),
             )
             .with_help("save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)");
-            Err(ReadError::Text(Box::new(problem), text))
+            Err((Box::new(problem), text))
         }
     }
 }
