@@ -444,6 +444,39 @@ fn every_invalid_file_renders_as_its_snapshot() {
     }
 }
 
+/// A person reads the diagnostic, not the plain line: every located problem shows the line it
+/// names in an excerpt, including the YAML parser's errors, which come without byte offsets.
+#[test]
+fn every_located_problem_shows_its_line_in_the_diagnostic() {
+    for file in corpus("invalid") {
+        let Err(invalid) = load(&file) else {
+            panic!("{} loads", file.display())
+        };
+        let shown = invalid.path.display().to_string();
+        let mut human = String::new();
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+            .render_report(&mut human, &invalid)
+            .expect("renders");
+        for problem in &invalid.problems {
+            let Some(position) = problem.position else {
+                continue;
+            };
+            if problem.message.contains("the line is too long to show") {
+                continue;
+            }
+            let header = format!("[{shown}:{}:{}]", position.line, position.column);
+            assert!(
+                human.contains(&header),
+                "{}: `{}` is located at {}:{} but the diagnostic shows no excerpt there:\n{human}",
+                file.display(),
+                problem.message,
+                position.line,
+                position.column
+            );
+        }
+    }
+}
+
 #[test]
 fn questionable_files_load_with_the_warnings_they_declare() {
     let files = corpus("warnings");

@@ -77,6 +77,28 @@ impl Problem {
         }
     }
 
+    /// Gives a problem located by line and column only (the YAML parser's own errors carry no
+    /// byte offset) the span of the character there, so that the diagnostic shows the line.
+    fn place_in(&mut self, source: &str) {
+        let Some(position) = self.position.as_mut() else {
+            return;
+        };
+        if position.span.is_some() || position.line == 0 {
+            return;
+        }
+        let Some(line_start) = line_start(source, position.line) else {
+            return;
+        };
+        let line = source[line_start..].split('\n').next().unwrap_or_default();
+        let skip = usize::try_from(position.column.saturating_sub(1)).unwrap_or(usize::MAX);
+        let (offset, length) = match line.char_indices().nth(skip) {
+            Some((index, character)) => (line_start + index, character.len_utf8()),
+            None => (line_start + line.len(), 0),
+        };
+        position.span = Some((offset, length));
+        self.label = Some(SourceSpan::from((offset, length.max(1))));
+    }
+
     /// A line this long is not shown: the excerpt would flood the terminal (a minified or
     /// hostile file); the message still names the line and column.
     const LONGEST_EXCERPT_LINE: usize = 1_000;
@@ -112,6 +134,18 @@ impl Problem {
     }
 }
 
+/// The byte offset where line `line` (from 1) of `source` starts.
+fn line_start(source: &str, line: u64) -> Option<usize> {
+    if line == 1 {
+        return Some(0);
+    }
+    let before = usize::try_from(line - 2).ok()?;
+    source
+        .match_indices('\n')
+        .nth(before)
+        .map(|(index, _)| index + 1)
+}
+
 /// A task file that cannot be run: it could not be read, is not YAML of the right shape, or
 /// failed validation. Carries every problem found, not just the first.
 #[derive(Debug, thiserror::Error, Diagnostic)]
@@ -137,6 +171,7 @@ fn summary(problems: &[Problem]) -> String {
 impl InvalidTask {
     pub fn new(path: &Path, source: String, mut problems: Vec<Problem>) -> InvalidTask {
         for problem in &mut problems {
+            problem.place_in(&source);
             problem.drop_long_excerpt(&source);
         }
         InvalidTask {
