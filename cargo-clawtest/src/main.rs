@@ -8,6 +8,38 @@
 
 mod cli;
 
+/// Prints to standard output. A reader that went away (`cargo clawtest validate | head`) is not
+/// an error: the rest of the output is dropped and the command still ends with its exit code.
+/// Any other failure to write is reported once on standard error.
+macro_rules! out {
+    ($($argument:tt)*) => {
+        write_out(format_args!($($argument)*))
+    };
+}
+
+/// [`out!`] with a newline.
+macro_rules! outln {
+    ($($argument:tt)*) => {
+        write_out(format_args!("{}\n", format_args!($($argument)*)))
+    };
+}
+
+fn write_out(text: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static FAILED: AtomicBool = AtomicBool::new(false);
+    if FAILED.load(Ordering::Relaxed) {
+        return;
+    }
+    if let Err(error) = std::io::stdout().lock().write_fmt(text) {
+        FAILED.store(true, Ordering::Relaxed);
+        if error.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("error: cannot write to standard output: {error}");
+        }
+    }
+}
+
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -57,7 +89,7 @@ fn main() -> ExitCode {
         Some(Command::Run(run)) => run_tasks(&cli.global, &run),
         Some(Command::Validate(validate)) => validate_tasks(&cli.global, &validate),
         Some(Command::Schema) => {
-            print!("{}", clawtest::spec::schema::task_schema_text());
+            out!("{}", clawtest::spec::schema::task_schema_text());
             0
         }
         Some(Command::Clean) => clean(),
@@ -194,7 +226,7 @@ fn compare_snapshots(summary: &RunSummary, folder: &Path) -> bool {
     for (task_id, comparison) in results {
         match comparison {
             Comparison::Matched => {}
-            Comparison::Written => println!("SNAPSHOT {task_id}: written"),
+            Comparison::Written => outln!("SNAPSHOT {task_id}: written"),
             Comparison::Changed {
                 snapshot,
                 pending,
@@ -203,11 +235,11 @@ fn compare_snapshots(summary: &RunSummary, folder: &Path) -> bool {
                 changed = true;
                 let what = if new { "new" } else { "changed" };
                 match pending {
-                    Some(pending) => println!(
+                    Some(pending) => outln!(
                         "SNAPSHOT {task_id}: {what}; review {} with `cargo insta review` (or INSTA_UPDATE=always)",
                         pending.display()
                     ),
-                    None => println!(
+                    None => outln!(
                         "SNAPSHOT {task_id}: {what} against {} (INSTA_UPDATE=no: nothing written)",
                         snapshot.display()
                     ),
@@ -307,7 +339,7 @@ fn publish(summary: &RunSummary, outputs: &OutputArgs, suite_root: &Path) -> Res
     }
     if outputs.annotations || std::env::var("GITHUB_ACTIONS").is_ok_and(|value| value == "true") {
         for line in annotations::render(summary, &repository_prefix(suite_root)) {
-            println!("{line}");
+            outln!("{line}");
         }
     }
     Ok(())
@@ -468,7 +500,7 @@ fn regrade(global: &cli::GlobalArgs, arguments: &GradeArgs) -> u8 {
         }
     }
     if arguments.format == Format::Json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&printed).unwrap_or_default()
         );
@@ -484,8 +516,8 @@ fn show_grade(
     grade: &clawtest::grade::Grade,
 ) -> serde_json::Value {
     if format == Format::Human {
-        println!("{label}");
-        print!("{}", clawtest::report::grade_breakdown(grade));
+        outln!("{label}");
+        out!("{}", clawtest::report::grade_breakdown(grade));
     }
     serde_json::json!({"source": label, "task_id": task_id, "grade": grade})
 }
@@ -596,7 +628,7 @@ fn grade_one(
         &grade,
     );
     if arguments.format == Format::Json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&shown).unwrap_or_default()
         );
@@ -612,9 +644,9 @@ fn initialise(arguments: &InitArgs) -> u8 {
     match clawtest::init::init(&arguments.folder, arguments.force) {
         Ok(written) => {
             for path in written {
-                println!("wrote {}", arguments.folder.join(path).display());
+                outln!("wrote {}", arguments.folder.join(path).display());
             }
-            println!(
+            outln!(
                 "\nnext: run `cargo clawtest` here; then point [harness] command in clawtest.toml at your agent"
             );
             exit::PASSED
@@ -651,7 +683,7 @@ fn list_tasks(global: &cli::GlobalArgs, arguments: &ListArgs) -> u8 {
         .max()
         .unwrap_or(0);
     for task in &suite.tasks {
-        println!(
+        outln!(
             "{:<width$}  {}  [{}]  {}",
             task.id,
             task.path.display(),
@@ -716,8 +748,8 @@ fn validate_tasks(global: &cli::GlobalArgs, arguments: &ValidateArgs) -> u8 {
         return exit::NO_TASKS;
     }
     match arguments.format {
-        Format::Json => print!("{}", report.to_json()),
-        Format::Human => print!("{}", report.render_human(std::io::stdout().is_terminal())),
+        Format::Json => out!("{}", report.to_json()),
+        Format::Human => out!("{}", report.render_human(std::io::stdout().is_terminal())),
     }
     if report.is_valid() {
         exit::PASSED
@@ -736,7 +768,7 @@ fn clean() -> u8 {
     });
     match removed {
         Ok(count) => {
-            println!("removed {count} clawtest container(s)");
+            outln!("removed {count} clawtest container(s)");
             exit::PASSED
         }
         Err(error) => {

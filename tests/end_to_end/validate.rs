@@ -247,3 +247,26 @@ safety_checks:
     let outcome = suite.run(&["--trials", "1", "-v"]);
     assert_eq!(outcome.code, 0, "{outcome:#?}");
 }
+
+/// `cargo clawtest validate | head`: the reader goes away while the report is being written.
+/// The command drops the rest of its output and still exits with its code; it does not panic.
+#[test]
+fn validate_into_a_closed_pipe_exits_with_its_code() {
+    let mut suite = Suite::new();
+    // Enough diagnostics to overflow a pipe's buffer (64 KiB), so a write fails whenever the
+    // reader closes: before the first write or after the buffer fills.
+    for index in 0..100 {
+        suite = suite.task(&format!("five-{index:03}"), FIVE_MISTAKES);
+    }
+    let mut child = crate::support::command_in(suite.folder.path(), &suite, &["validate"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("cargo-clawtest starts");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("cargo-clawtest ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!stderr.contains("cannot write"), "{stderr}");
+    assert_eq!(output.status.code(), Some(101), "{stderr}");
+}
