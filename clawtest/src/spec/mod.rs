@@ -183,6 +183,23 @@ impl Task {
     }
 }
 
+/// For the fuzz target `typed_from_tree`: `text`'s typed form read directly and read through
+/// its located tree ([`tree`]), each as its `Debug` text or the error's message; `None` when
+/// the text is not YAML within the reader's limits. The two must agree.
+#[doc(hidden)]
+pub fn typed_both_ways(text: &str) -> Option<(Result<String, String>, Result<String, String>)> {
+    let document: serde_saphyr::Spanned<raw::Node> = read::yaml(text).ok()?;
+    let shown = |typed: Result<raw::RawTask, Box<Problem>>| {
+        typed
+            .map(|task| format!("{task:?}"))
+            .map_err(|problem| problem.message)
+    };
+    Some((
+        shown(read::yaml(text)),
+        shown(tree::from_tree(&document, text)),
+    ))
+}
+
 /// Reads, parses and validates one task file.
 pub fn load(path: &Path, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
     match read::read_bytes(path) {

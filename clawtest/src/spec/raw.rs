@@ -219,16 +219,69 @@ impl<'de> Visitor<'de> for NodeVisitor {
     }
 }
 
-/// A map key as text, whatever scalar YAML wrote.
+/// A map key as text, as it is written: `0x1F:` is "0x1F" and `1.0:` is "1.0", as a direct
+/// parse into a JSON map reads them; a null key (`~:`, or nothing before the colon) is "null",
+/// as PyYAML and then JSON make it in ClawEnvKit.
 struct KeyText(String);
 
 impl<'de> Deserialize<'de> for KeyText {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<KeyText, D::Error> {
-        match Node::deserialize(deserializer)? {
-            Node::Scalar(Value::String(text)) => Ok(KeyText(text)),
-            Node::Scalar(other) => Ok(KeyText(other.to_string())),
-            _ => Err(de::Error::custom("a map key must be text")),
-        }
+        deserializer.deserialize_option(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = KeyText;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a map key that is text, a number or a boolean")
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<KeyText, E> {
+        Ok(KeyText("null".to_string()))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<KeyText, E> {
+        self.visit_none()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<KeyText, D::Error> {
+        // Asked for as text, a plain scalar comes as written (a number keeps its spelling).
+        deserializer.deserialize_str(self)
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<KeyText, E> {
+        Ok(KeyText(value.to_string()))
+    }
+
+    fn visit_string<E: de::Error>(self, value: String) -> Result<KeyText, E> {
+        Ok(KeyText(value))
+    }
+
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<KeyText, E> {
+        Ok(KeyText(value.to_string()))
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<KeyText, E> {
+        Ok(KeyText(value.to_string()))
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<KeyText, E> {
+        Ok(KeyText(value.to_string()))
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<KeyText, E> {
+        Ok(KeyText(value.to_string()))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _map: A) -> Result<KeyText, A::Error> {
+        Err(de::Error::custom("a map key must be text"))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _sequence: A) -> Result<KeyText, A::Error> {
+        Err(de::Error::custom("a map key must be text"))
     }
 }
 

@@ -113,7 +113,7 @@ pub fn check_size(text: &str) -> Result<(), Box<Problem>> {
 }
 
 /// The options every task document is parsed with.
-fn options() -> Options {
+pub(super) fn options() -> Options {
     // Both are non-exhaustive: set the fields on the defaults.
     let mut budget = Budget::default();
     budget.max_depth = MAX_DEPTH;

@@ -189,6 +189,32 @@ impl<'de> Deserializer<'de> for Item<'_> {
         }
     }
 
+    /// Text without a document reads as a map with no keys, as serde-saphyr reads it: an empty
+    /// task file is a task with every field missing. A null that is written (`~`, `---` with
+    /// nothing after it) is not a map.
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, TreeError> {
+        match self.located {
+            Located::Node(
+                node @ Spanned {
+                    value: Node::Scalar(Value::Null),
+                    ..
+                },
+            ) if node.referenced.span().is_empty() && reads_as_an_empty_map(self.source) => visitor
+                .visit_map(Entries {
+                    entries: [].iter(),
+                    value: None,
+                    source: self.source,
+                })
+                .map_err(|error: TreeError| error.at(node.referenced)),
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, TreeError> {
         match self.located {
             Located::Node(Spanned {
@@ -207,8 +233,19 @@ impl<'de> Deserializer<'de> for Item<'_> {
 
     forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char bytes byte_buf unit
-        unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
+        unit_struct seq tuple tuple_struct map enum identifier ignored_any
     }
+}
+
+/// Whether serde-saphyr reads the text as a map with no keys although its root is null: a
+/// stream with only comments, blank lines, byte order marks or `...` (while `---` alone
+/// starts a document, whose value is a null that is not a map). The parser is the only exact
+/// judge; this runs only for a root that is null and was not written, so a task never pays.
+fn reads_as_an_empty_map(source: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Nothing {}
+
+    serde_saphyr::from_str_with_options::<Nothing>(source, super::read::options()).is_ok()
 }
 
 /// The elements of a list.
@@ -527,6 +564,38 @@ mod tests {
         assert_eq!(format!("{task:?}"), format!("{direct:?}"));
         assert_eq!(task.task_id.expect("present").value, "007");
         assert_eq!(task.prompt.expect("present").value, "1e3");
+    }
+
+    /// Inputs where the two readings once differed (found by the `typed_from_tree` fuzz target).
+    #[test]
+    fn inputs_that_once_read_differently_now_agree() {
+        for text in [
+            "",
+            "~\n",
+            "# only a comment\n",
+            "---\n",
+            "...\n",
+            "... # end\n...\n",
+            " \r\r\u{feff}\r\r",
+            "null",
+            "limits: ~\n",
+            "fixtures: {tasks: [{0x1F: a, 1.0: b, true: c, 007: d}]}\n",
+        ] {
+            let (direct, through_tree) = crate::spec::typed_both_ways(text).expect("YAML");
+            // Both read the same task, or both refuse (each in its own words).
+            match (&direct, &through_tree) {
+                (Ok(direct), Ok(through_tree)) => assert_eq!(through_tree, direct, "{text:?}"),
+                (Err(_), Err(_)) => {}
+                _ => panic!("{text:?}: direct {direct:?}, through the tree {through_tree:?}"),
+            }
+        }
+        // A null map key reads as the text "null" (as PyYAML and then JSON make it), where a
+        // direct parse refuses it as a field name; validation then finds the tool incomplete.
+        let text = "tools:\n  - {name: update_task,: /todo/tasks/update}\n";
+        let (direct, through_tree) = crate::spec::typed_both_ways(text).expect("YAML");
+        assert!(direct.is_err(), "{direct:?}");
+        let through_tree = through_tree.expect("read through the tree");
+        assert!(through_tree.contains("update_task"), "{through_tree}");
     }
 
     #[test]
