@@ -358,11 +358,7 @@ impl<'de> MapAccess<'de> for SpannedFields<'_> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, TreeError> {
-        let Some(key) = SPANNED_KEYS.get(self.next) else {
-            return Ok(None);
-        };
-        seed.deserialize(de::value::BorrowedStrDeserializer::new(key))
-            .map(Some)
+        key_at(&SPANNED_KEYS, self.next, seed)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, TreeError> {
@@ -375,6 +371,17 @@ impl<'de> MapAccess<'de> for SpannedFields<'_> {
             _ => seed.deserialize(LocationForm(self.item.located.defined())),
         }
     }
+}
+
+/// The `index`th of a located form's fixed keys, or the end of the map.
+fn key_at<'de, K: DeserializeSeed<'de>>(
+    keys: &[&'static str],
+    index: usize,
+    seed: K,
+) -> Result<Option<K::Value>, TreeError> {
+    keys.get(index)
+        .map(|key| seed.deserialize(de::value::BorrowedStrDeserializer::new(key)))
+        .transpose()
 }
 
 /// A `Location` as its `Deserialize` reads it: `{line, column, span, source_id}`.
@@ -422,11 +429,7 @@ impl<'de> MapAccess<'de> for LocationFields {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, TreeError> {
-        let Some(key) = LOCATION_KEYS.get(self.next) else {
-            return Ok(None);
-        };
-        seed.deserialize(de::value::BorrowedStrDeserializer::new(key))
-            .map(Some)
+        key_at(&LOCATION_KEYS, self.next, seed)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, TreeError> {
