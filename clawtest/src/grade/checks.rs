@@ -5,9 +5,9 @@
 //! (the call never reached the service) does not count as the action having happened. Safety
 //! checks read every entry, faults included: attempting a forbidden call is a violation.
 
-use regex::RegexBuilder;
 use serde_json::Value;
 
+use crate::spec::check::pattern_regex;
 use crate::spec::{Check, OutputSource, SafetyCheck};
 use crate::trajectory::Trajectory;
 use crate::world::AuditEntry;
@@ -231,7 +231,7 @@ pub fn score(check: &Check, trajectory: &Trajectory) -> (f64, String) {
                 reason,
             )
         }
-        Check::PatternMatch { pattern } => match compiled(pattern) {
+        Check::PatternMatch { pattern } => match pattern_regex(pattern) {
             Ok(regex) => binary(
                 regex.is_match(&trajectory.output),
                 format!("output matches /{pattern}/"),
@@ -351,28 +351,4 @@ fn quoted(words: &[&String]) -> String {
         .map(|word| format!("{word:?}"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// The case-insensitive regex of a `pattern_match` check. Compiling costs far more than
-/// matching, and a suite grades the same few patterns thousands of times, so compiled patterns
-/// are kept (a memo of a pure function: grades do not depend on it).
-fn compiled(pattern: &str) -> Result<std::sync::Arc<regex::Regex>, regex::Error> {
-    use std::collections::HashMap;
-    use std::sync::{Arc, Mutex, OnceLock};
-    // Shared, not cloned: a cloned Regex builds its own match cache, which costs more than
-    // the match itself.
-    static COMPILED: OnceLock<Mutex<HashMap<String, Arc<regex::Regex>>>> = OnceLock::new();
-    let cache = COMPILED.get_or_init(Mutex::default);
-    if let Some(regex) = cache
-        .lock()
-        .ok()
-        .and_then(|cache| cache.get(pattern).cloned())
-    {
-        return Ok(regex);
-    }
-    let regex = Arc::new(RegexBuilder::new(pattern).case_insensitive(true).build()?);
-    if let Ok(mut cache) = cache.lock() {
-        cache.insert(pattern.to_string(), Arc::clone(&regex));
-    }
-    Ok(regex)
 }

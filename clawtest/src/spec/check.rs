@@ -612,6 +612,35 @@ fn edit_distance(left: &str, right: &str) -> usize {
     previous[right.len()]
 }
 
+/// The case-insensitive regex of a `pattern_match` check, as grading matches it and validation
+/// compiles it. Compiling costs far more than matching, and a suite grades the same few
+/// patterns thousands of times, so compiled patterns are kept (a memo of a pure function:
+/// grades do not depend on it).
+pub fn pattern_regex(pattern: &str) -> Result<std::sync::Arc<regex::Regex>, regex::Error> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    // Shared, not cloned: a cloned Regex builds its own match cache, which costs more than
+    // the match itself.
+    static COMPILED: OnceLock<Mutex<HashMap<String, Arc<regex::Regex>>>> = OnceLock::new();
+    let cache = COMPILED.get_or_init(Mutex::default);
+    if let Some(regex) = cache
+        .lock()
+        .ok()
+        .and_then(|cache| cache.get(pattern).cloned())
+    {
+        return Ok(regex);
+    }
+    let regex = Arc::new(
+        regex::RegexBuilder::new(pattern)
+            .case_insensitive(true)
+            .build()?,
+    );
+    if let Ok(mut cache) = cache.lock() {
+        cache.insert(pattern.to_string(), Arc::clone(&regex));
+    }
+    Ok(regex)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 //! (checks 2–5, 8 for scoring actions, and 11).
 
 use super::*;
+use crate::spec::check::pattern_regex;
 
 /// Parses one check map (scoring component or checkpoint), reporting located problems, and
 /// checks what every check needs: a gradable type, a known service and action, a valid regex.
@@ -95,27 +96,14 @@ pub(super) fn parse_located_check(
     }
     match &check {
         Check::PatternMatch { pattern } => {
-            // Parsing is what can fail for a pattern a person writes; compiling (what grading
-            // does) costs a hundred times more and only adds a size limit no task comes near.
-            if let Err(error) = regex_syntax::ParserBuilder::new()
-                .case_insensitive(true)
-                .build()
-                .parse(pattern)
-            {
-                let first = error.to_string();
-                let last = first.lines().last().unwrap_or("invalid").trim().to_string();
+            if let Some(problem) = pattern_problem(pattern) {
                 findings.error(
                     Problem::new(
                         format!("{field}.pattern"),
-                        format!("not a valid regular expression: {last}"),
+                        problem.message,
                         parameter_at(node, "pattern"),
                     )
-                    .with_help(if last.contains("not supported") {
-                        // Python's `re` has these; Rust's `regex` (linear time) does not.
-                        "look-around and backreferences are not available: match the surrounding text itself, or use a keywords check"
-                    } else {
-                        "escape special characters such as ( [ { with a backslash"
-                    }),
+                    .with_help(problem.help),
                 );
             }
         }
@@ -146,6 +134,79 @@ pub(super) fn parse_located_check(
         _ => {}
     }
     Some(check)
+}
+
+/// What is wrong with a `pattern_match` pattern, in words, with what to do instead.
+struct PatternProblem {
+    message: String,
+    help: &'static str,
+}
+
+/// Whether `pattern` would fail to compile when grading. Parsing is what usually fails for a
+/// pattern a person writes, and costs a hundredth of compiling; compiling (what grading
+/// does) only adds regex's size limit, which a counted repetition over a large class reaches
+/// (`\w{1000}`, `(\w{15}){15}`) and so does a long pattern, so those two are compiled too.
+fn pattern_problem(pattern: &str) -> Option<PatternProblem> {
+    let parsed = regex_syntax::ParserBuilder::new()
+        .case_insensitive(true)
+        .build()
+        .parse(pattern);
+    let hir = match parsed {
+        Ok(hir) => hir,
+        Err(error) => {
+            let first = error.to_string();
+            let last = first.lines().last().unwrap_or("invalid").trim().to_string();
+            let help = if last.contains("not supported") {
+                // Python's `re` has these; Rust's `regex` (linear time) does not.
+                "look-around and backreferences are not available: match the surrounding text itself, or use a keywords check"
+            } else {
+                "escape special characters such as ( [ { with a backslash"
+            };
+            return Some(PatternProblem {
+                message: format!("not a valid regular expression: {last}"),
+                help,
+            });
+        }
+    };
+    if pattern.len() <= LONG_PATTERN && !has_counted_repetition(&hir) {
+        return None;
+    }
+    match pattern_regex(pattern) {
+        Ok(_) => None,
+        Err(regex::Error::CompiledTooBig(limit)) => Some(PatternProblem {
+            message: format!(
+                "the regular expression is too large to compile: over regex's limit of {} MiB",
+                limit / (1024 * 1024)
+            ),
+            help: "use an open repetition (`\\w+`, `.{20,}`) instead of a large count, or match a shorter piece of the output",
+        }),
+        Err(error) => Some(PatternProblem {
+            message: format!("not a valid regular expression: {error}"),
+            help: "escape special characters such as ( [ { with a backslash",
+        }),
+    }
+}
+
+/// Patterns longer than this (in bytes) are compiled at validation whatever they contain.
+const LONG_PATTERN: usize = 256;
+
+/// Whether a repetition with a count other than `?`, `*` and `+` (`{3}`, `{2,9}`) is anywhere
+/// in the pattern: what multiplies the compiled size. Depth is bounded by the parser's nesting
+/// limit.
+fn has_counted_repetition(hir: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Repetition(repetition) => {
+            repetition.min > 1
+                || repetition.max.is_some_and(|max| max > 1)
+                || has_counted_repetition(&repetition.sub)
+        }
+        HirKind::Capture(capture) => has_counted_repetition(&capture.sub),
+        HirKind::Concat(items) | HirKind::Alternation(items) => {
+            items.iter().any(has_counted_repetition)
+        }
+        HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => false,
+    }
 }
 
 /// Locates a check's parameter problems. A required parameter that is missing while the check
@@ -780,4 +841,43 @@ pub(super) fn validate_safety(
         }
     }
     safety
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counted(pattern: &str) -> bool {
+        let hir = regex_syntax::Parser::new().parse(pattern).unwrap();
+        has_counted_repetition(&hir)
+    }
+
+    #[test]
+    fn only_counts_other_than_question_star_and_plus_are_counted_repetitions() {
+        assert!(!counted(r"a*b+c?(done|pending)+"));
+        assert!(counted(r"a{2}"));
+        assert!(counted(r"(x|(a{0,3}))"));
+        assert!(counted(r"\w{2,}"));
+    }
+
+    #[test]
+    fn patterns_over_the_size_limit_are_problems_whether_counted_or_long() {
+        for pattern in [
+            r"\w{1000}".to_string(),
+            r"(\w{15}){15}".into(),
+            r"\w".repeat(3000),
+        ] {
+            let problem = pattern_problem(&pattern).expect("too large");
+            assert!(problem.message.contains("too large"), "{}", problem.message);
+        }
+        for pattern in [r"\w{50}", r"(pending|done)+", r"[a-z]{1000}"] {
+            assert!(pattern_problem(pattern).is_none(), "{pattern}");
+        }
+        let unbalanced = pattern_problem("(pending").expect("unclosed group");
+        assert!(
+            unbalanced
+                .message
+                .starts_with("not a valid regular expression")
+        );
+    }
 }
