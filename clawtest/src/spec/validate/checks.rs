@@ -143,9 +143,9 @@ struct PatternProblem {
 }
 
 /// Whether `pattern` would fail to compile when grading. Parsing is what usually fails for a
-/// pattern a person writes, and costs a hundredth of compiling; compiling (what grading
-/// does) only adds regex's size limit, which a counted repetition over a large class reaches
-/// (`\w{1000}`, `(\w{15}){15}`) and so does a long pattern, so those two are compiled too.
+/// pattern a person writes, and costs a fraction of compiling; compiling (what grading does)
+/// only adds regex's size limit, so only patterns whose estimated size comes near it are
+/// compiled here (`\w{1000}` and `(\w{15}){15}` are over it; `\d{4}-\d{2}` is far below).
 fn pattern_problem(pattern: &str) -> Option<PatternProblem> {
     let parsed = regex_syntax::ParserBuilder::new()
         .case_insensitive(true)
@@ -168,7 +168,7 @@ fn pattern_problem(pattern: &str) -> Option<PatternProblem> {
             });
         }
     };
-    if pattern.len() <= LONG_PATTERN && !has_counted_repetition(&hir) {
+    if size_units(&hir) <= COMPILE_ABOVE_UNITS {
         return None;
     }
     match pattern_regex(pattern) {
@@ -187,25 +187,30 @@ fn pattern_problem(pattern: &str) -> Option<PatternProblem> {
     }
 }
 
-/// Patterns longer than this (in bytes) are compiled at validation whatever they contain.
-const LONG_PATTERN: usize = 256;
+/// Patterns of more size units than this are compiled at validation. Measured on regex 1.12:
+/// a unit compiles to at most ~150 bytes of NFA (`.{1,5000}`; most patterns 15–30), and regex
+/// refuses a pattern from ~4 MiB of forward NFA (`(\w{15}){15}`, 203,776 units), so a pattern
+/// of at most 4,096 units (≤ 600 KiB) is far inside the limit and need not be compiled.
+const COMPILE_ABOVE_UNITS: u64 = 4096;
 
-/// Whether a repetition with a count other than `?`, `*` and `+` (`{3}`, `{2,9}`) is anywhere
-/// in the pattern: what multiplies the compiled size. Depth is bounded by the parser's nesting
-/// limit.
-fn has_counted_repetition(hir: &regex_syntax::hir::Hir) -> bool {
-    use regex_syntax::hir::HirKind;
+/// An estimate of a pattern's compiled size: a unit for each literal byte and class range,
+/// multiplied by repetition counts. Depth is bounded by the parser's nesting limit.
+fn size_units(hir: &regex_syntax::hir::Hir) -> u64 {
+    use regex_syntax::hir::{Class, HirKind};
     match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => 1,
+        HirKind::Literal(literal) => literal.0.len() as u64,
+        HirKind::Class(Class::Unicode(class)) => class.ranges().len() as u64,
+        HirKind::Class(Class::Bytes(class)) => class.ranges().len() as u64,
+        // `{n,m}` compiles m copies of its body, `{n,}` n copies and a loop.
         HirKind::Repetition(repetition) => {
-            repetition.min > 1
-                || repetition.max.is_some_and(|max| max > 1)
-                || has_counted_repetition(&repetition.sub)
+            let copies = u64::from(repetition.max.unwrap_or(repetition.min).max(1)) + 1;
+            size_units(&repetition.sub).saturating_mul(copies)
         }
-        HirKind::Capture(capture) => has_counted_repetition(&capture.sub),
+        HirKind::Capture(capture) => size_units(&capture.sub),
         HirKind::Concat(items) | HirKind::Alternation(items) => {
-            items.iter().any(has_counted_repetition)
+            items.iter().map(size_units).fold(0, u64::saturating_add)
         }
-        HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => false,
     }
 }
 
@@ -847,21 +852,25 @@ pub(super) fn validate_safety(
 mod tests {
     use super::*;
 
-    fn counted(pattern: &str) -> bool {
-        let hir = regex_syntax::Parser::new().parse(pattern).unwrap();
-        has_counted_repetition(&hir)
+    fn units(pattern: &str) -> u64 {
+        let parsed = regex_syntax::ParserBuilder::new()
+            .case_insensitive(true)
+            .build()
+            .parse(pattern);
+        size_units(&parsed.unwrap())
     }
 
     #[test]
-    fn only_counts_other_than_question_star_and_plus_are_counted_repetitions() {
-        assert!(!counted(r"a*b+c?(done|pending)+"));
-        assert!(counted(r"a{2}"));
-        assert!(counted(r"(x|(a{0,3}))"));
-        assert!(counted(r"\w{2,}"));
+    fn the_size_estimate_multiplies_repetitions_and_adds_sequences() {
+        assert_eq!(units("(?-i)abc"), 3);
+        assert_eq!(units("(?-i)a{5}"), 6);
+        assert_eq!(units("(?-i)(ab){2,}|c"), 7);
+        assert_eq!(units(r"\w{1000}"), units(r"\w") * 1001);
+        assert!(units(r"\d{4}-\d{2}") <= COMPILE_ABOVE_UNITS);
     }
 
     #[test]
-    fn patterns_over_the_size_limit_are_problems_whether_counted_or_long() {
+    fn patterns_over_the_size_limit_are_problems_however_they_get_there() {
         for pattern in [
             r"\w{1000}".to_string(),
             r"(\w{15}){15}".into(),
@@ -870,7 +879,12 @@ mod tests {
             let problem = pattern_problem(&pattern).expect("too large");
             assert!(problem.message.contains("too large"), "{}", problem.message);
         }
-        for pattern in [r"\w{50}", r"(pending|done)+", r"[a-z]{1000}"] {
+        for pattern in [
+            r"\w{50}",
+            r"(pending|done)+",
+            r"[a-z]{1000}",
+            r"\d{4}-\d{2}",
+        ] {
             assert!(pattern_problem(pattern).is_none(), "{pattern}");
         }
         let unbalanced = pattern_problem("(pending").expect("unclosed group");
