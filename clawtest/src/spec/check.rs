@@ -619,26 +619,27 @@ fn edit_distance(left: &str, right: &str) -> usize {
 pub fn pattern_regex(pattern: &str) -> Result<std::sync::Arc<regex::Regex>, regex::Error> {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex, OnceLock};
+    type Compiled = Result<Arc<regex::Regex>, regex::Error>;
     // Shared, not cloned: a cloned Regex builds its own match cache, which costs more than
-    // the match itself.
-    static COMPILED: OnceLock<Mutex<HashMap<String, Arc<regex::Regex>>>> = OnceLock::new();
+    // the match itself. Refusals are kept too: a pattern near the size limit takes ~0.1 s to
+    // refuse, and a file may repeat it.
+    static COMPILED: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
     let cache = COMPILED.get_or_init(Mutex::default);
-    if let Some(regex) = cache
+    if let Some(compiled) = cache
         .lock()
         .ok()
         .and_then(|cache| cache.get(pattern).cloned())
     {
-        return Ok(regex);
+        return compiled;
     }
-    let regex = Arc::new(
-        regex::RegexBuilder::new(pattern)
-            .case_insensitive(true)
-            .build()?,
-    );
+    let compiled = regex::RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .build()
+        .map(Arc::new);
     if let Ok(mut cache) = cache.lock() {
-        cache.insert(pattern.to_string(), Arc::clone(&regex));
+        cache.insert(pattern.to_string(), compiled.clone());
     }
-    Ok(regex)
+    compiled
 }
 
 #[cfg(test)]
