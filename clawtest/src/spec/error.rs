@@ -89,7 +89,7 @@ impl Problem {
         let Some(line_start) = line_start(source, position.line) else {
             return;
         };
-        let line = source[line_start..].split('\n').next().unwrap_or_default();
+        let line = &source[line_around(source.as_bytes(), line_start)];
         let skip = usize::try_from(position.column.saturating_sub(1)).unwrap_or(usize::MAX);
         let (offset, length) = match line.char_indices().nth(skip) {
             Some((index, character)) => (line_start + index, character.len_utf8()),
@@ -107,17 +107,8 @@ impl Problem {
         let Some((offset, _)) = self.position.and_then(|position| position.span) else {
             return;
         };
-        let offset = offset.min(source.len());
-        let bytes = source.as_bytes();
-        let start = bytes[..offset]
-            .iter()
-            .rposition(|byte| *byte == b'\n')
-            .map_or(0, |index| index + 1);
-        let end = bytes[offset..]
-            .iter()
-            .position(|byte| *byte == b'\n')
-            .map_or(bytes.len(), |index| offset + index);
-        if end - start > Self::LONGEST_EXCERPT_LINE
+        let line = line_around(source.as_bytes(), offset);
+        if line.len() > Self::LONGEST_EXCERPT_LINE
             && let Some(position) = self.position
         {
             self.label = None;
@@ -132,6 +123,21 @@ impl Problem {
         self.help = Some(help.into());
         self
     }
+}
+
+/// The bytes of the line that holds byte `offset` (past the end: the last line), without its
+/// line break.
+pub(super) fn line_around(bytes: &[u8], offset: usize) -> std::ops::Range<usize> {
+    let offset = offset.min(bytes.len());
+    let start = bytes[..offset]
+        .iter()
+        .rposition(|byte| *byte == b'\n')
+        .map_or(0, |index| index + 1);
+    let end = bytes[offset..]
+        .iter()
+        .position(|byte| *byte == b'\n')
+        .map_or(bytes.len(), |index| offset + index);
+    start..end
 }
 
 /// The byte offset where line `line` (from 1) of `source` starts.

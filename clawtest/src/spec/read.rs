@@ -10,7 +10,7 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use serde_saphyr::{Budget, DuplicateKeyPolicy, Options};
 
-use super::error::{Position, Problem};
+use super::error::{Position, Problem, line_around};
 
 /// The largest task file read. A task with inline fixtures is kilobytes, a generated one stays
 /// far under a megabyte; data that is really large belongs in `files:`.
@@ -75,10 +75,7 @@ fn decode(bytes: Vec<u8>) -> Result<String, (Box<Problem>, String)> {
             let bytes = error.into_bytes();
             let before = &bytes[..offset];
             let line = before.iter().filter(|byte| **byte == b'\n').count() as u64 + 1;
-            let line_start = before
-                .iter()
-                .rposition(|byte| *byte == b'\n')
-                .map_or(0, |index| index + 1);
+            let line_start = line_around(&bytes, offset).start;
             // Columns count characters, and everything before `offset` is valid UTF-8.
             let column = String::from_utf8_lossy(&before[line_start..])
                 .chars()

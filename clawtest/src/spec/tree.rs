@@ -118,12 +118,9 @@ impl Item<'_> {
     /// A scalar as the text it was written as: `task_id: 7` reads as "7", as serde-saphyr
     /// reads a plain scalar into a string field.
     fn written_text(&self, value: &Value) -> String {
-        let span = self.located.referenced().span();
-        let written = span.byte_offset().and_then(|offset| {
-            let start = usize::try_from(offset).ok()?;
-            let end = start.checked_add(usize::try_from(span.byte_len()?).ok()?)?;
-            self.source.get(start..end)
-        });
+        let written = Position::from_location(self.located.referenced())
+            .and_then(|position| position.span)
+            .and_then(|(start, length)| self.source.get(start..start.checked_add(length)?));
         match written {
             Some(text) if !text.trim().is_empty() => text.trim().to_string(),
             _ => value.to_string(),
