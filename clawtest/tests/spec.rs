@@ -449,14 +449,12 @@ fn every_invalid_file_renders_as_its_snapshot() {
 #[test]
 fn every_located_problem_shows_its_line_in_the_diagnostic() {
     for file in corpus("invalid") {
-        let Err(invalid) = load(&file) else {
+        let outcome = load(&file);
+        let human = render(&outcome);
+        let Err(invalid) = outcome else {
             panic!("{} loads", file.display())
         };
         let shown = invalid.path.display().to_string();
-        let mut human = String::new();
-        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
-            .render_report(&mut human, &invalid)
-            .expect("renders");
         for problem in &invalid.problems {
             let Some(position) = problem.position else {
                 continue;

@@ -147,11 +147,7 @@ struct PatternProblem {
 /// only adds regex's size limit, so only patterns whose estimated size comes near it are
 /// compiled here (`\w{1000}` and `(\w{15}){15}` are over it; `\d{4}-\d{2}` is far below).
 fn pattern_problem(pattern: &str) -> Option<PatternProblem> {
-    let parsed = regex_syntax::ParserBuilder::new()
-        .case_insensitive(true)
-        .build()
-        .parse(pattern);
-    let hir = match parsed {
+    let hir = match pattern_parser().parse(pattern) {
         Ok(hir) => hir,
         Err(error) => {
             let first = error.to_string();
@@ -160,7 +156,7 @@ fn pattern_problem(pattern: &str) -> Option<PatternProblem> {
                 // Python's `re` has these; Rust's `regex` (linear time) does not.
                 "look-around and backreferences are not available: match the surrounding text itself, or use a keywords check"
             } else {
-                "escape special characters such as ( [ { with a backslash"
+                ESCAPE_HELP
             };
             return Some(PatternProblem {
                 message: format!("not a valid regular expression: {last}"),
@@ -182,9 +178,18 @@ fn pattern_problem(pattern: &str) -> Option<PatternProblem> {
         }),
         Err(error) => Some(PatternProblem {
             message: format!("not a valid regular expression: {error}"),
-            help: "escape special characters such as ( [ { with a backslash",
+            help: ESCAPE_HELP,
         }),
     }
+}
+
+const ESCAPE_HELP: &str = "escape special characters such as ( [ { with a backslash";
+
+/// The parser configured as grading compiles patterns (case-insensitive, [`pattern_regex`]).
+fn pattern_parser() -> regex_syntax::Parser {
+    regex_syntax::ParserBuilder::new()
+        .case_insensitive(true)
+        .build()
 }
 
 /// Patterns of more size units than this are compiled at validation. Measured on regex 1.12:
@@ -853,11 +858,7 @@ mod tests {
     use super::*;
 
     fn units(pattern: &str) -> u64 {
-        let parsed = regex_syntax::ParserBuilder::new()
-            .case_insensitive(true)
-            .build()
-            .parse(pattern);
-        size_units(&parsed.unwrap())
+        size_units(&pattern_parser().parse(pattern).unwrap())
     }
 
     #[test]
