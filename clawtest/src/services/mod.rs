@@ -11,8 +11,10 @@ pub mod description;
 pub mod engine;
 pub mod hooks;
 pub mod http;
+pub mod python;
 pub mod python_json;
 pub mod standalone;
+pub mod store;
 pub mod time;
 
 pub use catalogue::{Catalogue, DescriptionError, parse_description};
