@@ -1,7 +1,7 @@
 //! Per-trial state: the stores of every service a task uses and the audit log.
 //!
 //! A [`World`] is built from the catalogue, the task's services, fixtures and tools, and
-//! answers requests through [`World::handle`] — a pure in-memory call; [`crate::services::http`]
+//! answers requests through [`World::handle`] — a pure in-memory call; [`crate::serve`]
 //! puts it on a socket. Everything is deterministic: the clock is fixed per trial (the
 //! request with sequence number n happens at `clock + n seconds`, and that instant is both
 //! the audit `at` and the handler's "now"), ids come from collection sizes, and the fault

@@ -4,7 +4,7 @@
 //! ([`prepare_records`]: ids copied, dates rebased against the trial clock).
 //!
 //! The engine's operations and the hooks read and write a store; the per-trial state that
-//! keeps each service's store (initial and current) is [`crate::world`]'s.
+//! keeps each service's store (initial and current) is the world's.
 
 use std::collections::BTreeMap;
 
