@@ -802,7 +802,7 @@ fn serve_task(arguments: &ServeArgs) -> u8 {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
-    let served = runtime.block_on(clawtest::services::standalone::serve_task(
+    let served = runtime.block_on(clawtest::serve::standalone::serve_task(
         &task,
         &catalogue,
         arguments.port,
@@ -814,7 +814,7 @@ fn serve_task(arguments: &ServeArgs) -> u8 {
     ));
     match served {
         Ok(()) => exit::PASSED,
-        Err(error @ clawtest::services::standalone::ServeError::World { .. }) => {
+        Err(error @ clawtest::serve::standalone::ServeError::World { .. }) => {
             eprintln!("error: {error}");
             exit::INVALID
         }

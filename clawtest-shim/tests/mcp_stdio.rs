@@ -44,7 +44,7 @@ fn stdio_messages_are_relayed_to_the_mcp_endpoint() {
         .unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let served = Arc::clone(&world);
-    runtime.spawn(clawtest::services::http::serve_with_mcp(
+    runtime.spawn(clawtest::serve::serve_with_mcp(
         listener,
         served,
         Some(mcp),

@@ -7,7 +7,7 @@
 //!   `POST /todo/tasks/update` at 1 and 16 keep-alive connections, and the server's RSS.
 //!
 //! The server runs in a separate process (this binary re-executed with [`SERVER_ENV`] set)
-//! and serves one World through `services::http::serve`, the path `cargo clawtest serve`
+//! and serves one World through `serve::serve`, the path `cargo clawtest serve`
 //! takes (a trial's listener runs the same accept loop on its own thread), so its RSS and
 //! CPU time are its own. The load generator is kept cheap because it shares the machine's
 //! cores with the server: one thread, a current-thread tokio runtime, one task per
@@ -153,7 +153,7 @@ fn server() {
             }
             let _ = stop.send(());
         });
-        clawtest::services::http::serve(listener, world, async {
+        clawtest::serve::serve(listener, world, async {
             let _ = stopped.await;
         })
         .await
@@ -476,7 +476,7 @@ fn over_http() {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!();
     println!(
-        "HTTP/1.1 on {} (server: pid {pid}, a process of its own, services::http::serve; client: one thread, {} keep-alive connection(s), no pipelining; {cores} cores shared; {} s warm-up + {} s measured per row):",
+        "HTTP/1.1 on {} (server: pid {pid}, a process of its own, serve::serve; client: one thread, {} keep-alive connection(s), no pipelining; {cores} cores shared; {} s warm-up + {} s measured per row):",
         server.address,
         CONCURRENCY.map(|c| c.to_string()).join(" or "),
         WARM_UP.as_secs(),

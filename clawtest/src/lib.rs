@@ -22,6 +22,7 @@ pub mod judge;
 pub mod report;
 pub mod run;
 pub mod sandbox;
+pub mod serve;
 pub mod services;
 pub mod spec;
 pub mod surfaces;

@@ -1,7 +1,7 @@
 //! Per-trial state: the stores of every service a task uses and the audit log.
 //!
 //! A [`World`] is built from the catalogue, the task's services, fixtures and tools, and
-//! answers requests through [`World::handle`] — a pure in-memory call; [`crate::services::http`]
+//! answers requests through [`World::handle`] — a pure in-memory call; [`crate::serve`]
 //! puts it on a socket. Everything is deterministic: the clock is fixed per trial (the
 //! request with sequence number n happens at `clock + n seconds`, and that instant is both
 //! the audit `at` and the handler's "now"), ids come from collection sizes, and the fault
@@ -26,7 +26,8 @@ use hyper::body::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::services::engine::{self, Collections, FixtureProblem};
+use crate::services::engine;
+use crate::services::store::{self, Collections, FixtureProblem};
 use crate::services::time::{self, Instant, SECOND};
 use crate::services::{Catalogue, ServiceDescription, ToolBinding};
 
@@ -937,7 +938,7 @@ fn seed_fixtures(
                 _ => unclaimed.values().find(|v| v.is_array()).cloned(),
             };
             if let Some(fallback) = fallback
-                && engine::fixture_records(&fallback).is_ok()
+                && store::fixture_records(&fallback).is_ok()
             {
                 for (i, s) in states.iter().enumerate() {
                     if feeds.iter().any(|f| f.0 == i) {
@@ -951,13 +952,13 @@ fn seed_fixtures(
         }
         other => {
             return Err(WorldError::FixturesShape {
-                found: engine::describe(other),
+                found: store::describe(other),
             });
         }
     }
     for (i, collection, key, value) in feeds {
         let service = states[i].desc.name.clone();
-        let records = engine::fixture_records(&value).map_err(|p| match p {
+        let records = store::fixture_records(&value).map_err(|p| match p {
             FixtureProblem::NoList { found } => WorldError::FixtureShape {
                 key: key.clone(),
                 service: service.clone(),
@@ -982,7 +983,7 @@ fn seed_fixtures(
             if records.is_empty() && !c.defaults.is_empty() {
                 records.extend(c.defaults.iter().cloned());
             }
-            engine::prepare_records(c, records, clock);
+            store::prepare_records(c, records, clock);
         }
     }
     Ok(())

@@ -66,7 +66,7 @@ async fn the_official_sdk_client_lists_and_calls_tools_once_audited() {
             let Ok((stream, _)) = listener.accept().await else {
                 break;
             };
-            tokio::spawn(clawtest::services::http::serve_connection_with_mcp(
+            tokio::spawn(clawtest::serve::serve_connection_with_mcp(
                 stream,
                 Arc::clone(&served),
                 Some(Arc::clone(&mcp)),

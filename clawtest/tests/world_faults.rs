@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use clawtest::serve::{Delay, serve_with};
 use clawtest::services::Catalogue;
-use clawtest::services::http::{Delay, serve_with};
 use clawtest::world::{FaultKind, FaultMode, FaultPlan, World, WorldOptions};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -336,7 +336,7 @@ async fn a_world_is_served_on_a_unix_socket_too() {
     let listener = tokio::net::UnixListener::bind(&socket).unwrap();
     let shared = Arc::new(Mutex::new(world(FaultPlan::default())));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(clawtest::services::http::serve_unix(
+    let server = tokio::spawn(clawtest::serve::serve_unix(
         listener,
         Arc::clone(&shared),
         async {

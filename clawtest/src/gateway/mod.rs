@@ -7,10 +7,14 @@
 //! recorded one) is an infrastructure error of the trial: never a silent live call, never a
 //! made-up answer.
 
+mod call_log;
 pub mod cassette;
+mod forward;
 pub mod recorder;
+mod replay;
 pub mod scripted;
 pub mod server;
+mod sse;
 pub mod upstream;
 pub mod usage;
 

@@ -1,25 +1,22 @@
-//! One trial's gateway: answers the harness's model calls, in order, from the trial's recorded
-//! interactions (replay) or from the real provider (live, record), logs every call with its
-//! tokens and cost, and remembers the first failure so the executor can turn the trial into
-//! an infrastructure error that says exactly what went wrong.
-//!
-//! Live answers pass through byte for byte; a streamed one (server-sent events) is forwarded
-//! chunk by chunk as it arrives and kept whole for the log and the cassette.
+//! One trial's gateway: the [`Gateway`] a harness's model calls reach, in one of its modes
+//! (answered from the trial's recorded interactions in `replay.rs`, or from the real
+//! provider in `forward.rs`), the failures it can report ([`GatewayFailure`]) and what it
+//! keeps of each call ([`ModelCall`], logged in `call_log.rs`). It remembers the first
+//! failure so the executor can turn the trial into an infrastructure error that says
+//! exactly what went wrong, and refuses every call once the run's budget is spent.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use http_body_util::BodyExt;
-use hyper::body::Bytes;
 use serde::Serialize;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::cassette::{self, Interaction, RecordedRequest, RecordedResponse, TrialRecording};
-use super::upstream::{DROPPED_RESPONSE_HEADERS, Upstream};
-use super::usage::{self, Budget, Prices, Tokens};
-use crate::http::{Handler, HttpRequest, HttpResponse, Reply, ResponseBody};
+use super::call_log::refuse;
+use super::cassette::{self, Interaction, TrialRecording};
+use super::upstream::Upstream;
+use super::usage::{Budget, Prices};
+use crate::http::{Handler, HttpRequest, HttpResponse, Reply};
 
 /// How long a trial's end waits for a stream the harness abandoned to finish recording.
 const SETTLE_LIMIT: Duration = Duration::from_secs(10);
@@ -111,18 +108,20 @@ pub enum GatewayFailure {
     },
 }
 
+/// What a trial's gateway has seen so far, shared by its requests.
 #[derive(Debug, Default)]
-struct State {
-    next_call: usize,
-    calls: Vec<ModelCall>,
-    recording: Vec<(usize, Interaction)>,
-    failure: Option<GatewayFailure>,
-    streams: Vec<JoinHandle<()>>,
+pub(super) struct State {
+    pub(super) next_call: usize,
+    pub(super) calls: Vec<ModelCall>,
+    pub(super) recording: Vec<(usize, Interaction)>,
+    pub(super) failure: Option<GatewayFailure>,
+    /// Streams still being read from upstream (see [`Gateway::settle`]).
+    pub(super) streams: Vec<JoinHandle<()>>,
 }
 
 /// Where answers come from.
 #[derive(Clone)]
-enum Source {
+pub(super) enum Source {
     /// `None` when the cassette has no recording for this trial: every call fails.
     Replay {
         script: Option<Vec<Interaction>>,
@@ -137,12 +136,12 @@ enum Source {
 /// The gateway of one trial.
 #[derive(Clone)]
 pub struct Gateway {
-    task_id: String,
-    trial: u32,
-    source: Source,
-    prices: Arc<Prices>,
-    budget: Arc<Budget>,
-    state: Arc<Mutex<State>>,
+    pub(super) task_id: String,
+    pub(super) trial: u32,
+    pub(super) source: Source,
+    pub(super) prices: Arc<Prices>,
+    pub(super) budget: Arc<Budget>,
+    pub(super) state: Arc<Mutex<State>>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -228,20 +227,11 @@ impl Gateway {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         // A poisoned lock only means another request panicked; the log itself is still whole.
         self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Answers one replayed request with a whole body: the next recorded response, or an
-    /// error response and a recorded failure.
-    pub fn answer(&self, path: &str, body: &[u8]) -> (u16, Value) {
-        match self.replay_call(path, body) {
-            Ok(response) => (response.status, response.body),
-            Err(body) => (500, body),
-        }
     }
 
     /// Answers any request, in whichever mode the gateway is.
@@ -263,350 +253,12 @@ impl Gateway {
             return HttpResponse::json(429, &body);
         }
         match &self.source {
-            Source::Replay { .. } => match self.replay_call(&request.path, &request.body) {
-                Ok(RecordedResponse {
-                    status,
-                    events: Some(events),
-                    ..
-                }) => {
-                    let (sender, receiver) = mpsc::channel(events.len().max(1));
-                    for event in events {
-                        // The channel holds every event: this never waits or fails.
-                        let _ = sender.try_send(Bytes::from(event));
-                    }
-                    HttpResponse {
-                        status,
-                        headers: vec![("content-type".into(), "text/event-stream".into())],
-                        body: ResponseBody::Chunks(receiver),
-                    }
-                }
-                Ok(response) => HttpResponse::json(response.status, &response.body),
-                Err(body) => HttpResponse::json(500, &body),
-            },
+            Source::Replay { .. } => self.replay_response(&request),
             Source::Upstream { upstream, record } => {
                 self.forward(Arc::clone(upstream), *record, request).await
             }
         }
     }
-
-    fn replay_call(&self, path: &str, body: &[u8]) -> Result<RecordedResponse, Value> {
-        let Source::Replay {
-            script,
-            recorded_trials,
-        } = &self.source
-        else {
-            return Err(json!({"error": {"message": "not a replaying gateway"}}));
-        };
-        let mut state = self.lock();
-        let call = state.next_call;
-        state.next_call += 1;
-        let request: Value = match serde_json::from_slice(body) {
-            Ok(value) => value,
-            Err(error) => {
-                let failure = GatewayFailure::NotJson {
-                    task_id: self.task_id.clone(),
-                    trial: self.trial,
-                    call,
-                    message: error.to_string(),
-                };
-                return Err(refuse(&mut state, call, path, Value::Null, failure));
-            }
-        };
-        let outcome = match script {
-            None => Err(GatewayFailure::NoTrial {
-                task_id: self.task_id.clone(),
-                trial: self.trial,
-                recorded: *recorded_trials,
-            }),
-            Some(script) => match script.get(call) {
-                None => Err(GatewayFailure::Exhausted {
-                    task_id: self.task_id.clone(),
-                    trial: self.trial,
-                    call,
-                    recorded: script.len(),
-                }),
-                Some(interaction) => {
-                    let difference = if interaction.request.path != path {
-                        Some(format!(
-                            "path: recorded {}, got {path}",
-                            interaction.request.path
-                        ))
-                    } else {
-                        cassette::difference(&interaction.request.body, &request)
-                    };
-                    match difference {
-                        Some(difference) => Err(GatewayFailure::Divergence {
-                            task_id: self.task_id.clone(),
-                            trial: self.trial,
-                            call,
-                            difference,
-                        }),
-                        None => Ok(interaction.response.clone()),
-                    }
-                }
-            },
-        };
-        match outcome {
-            Err(failure) => Err(refuse(&mut state, call, path, request, failure)),
-            Ok(response) => {
-                self.log(
-                    &mut state,
-                    Exchange {
-                        call,
-                        path: path.into(),
-                        request,
-                        response: response.clone(),
-                    },
-                    false,
-                );
-                Ok(response)
-            }
-        }
-    }
-
-    async fn forward(
-        &self,
-        upstream: Arc<Upstream>,
-        record: bool,
-        request: HttpRequest,
-    ) -> HttpResponse {
-        let call = {
-            let mut state = self.lock();
-            state.next_call += 1;
-            state.next_call - 1
-        };
-        let request_value = serde_json::from_slice(&request.body)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&request.body).into()));
-        let response = match upstream
-            .send(&request.path, &request.headers, &request.body)
-            .await
-        {
-            Ok(response) => response,
-            Err(error) => {
-                let failure = GatewayFailure::Upstream {
-                    task_id: self.task_id.clone(),
-                    trial: self.trial,
-                    call,
-                    message: error.to_string(),
-                };
-                let body = refuse(
-                    &mut self.lock(),
-                    call,
-                    &request.path,
-                    request_value,
-                    failure,
-                );
-                return HttpResponse::json(502, &body);
-            }
-        };
-        let headers: Vec<(String, String)> = response
-            .headers
-            .iter()
-            .filter(|(name, _)| !DROPPED_RESPONSE_HEADERS.contains(&name.as_str()))
-            .cloned()
-            .collect();
-        let streamed = headers
-            .iter()
-            .any(|(name, value)| name == "content-type" && value.starts_with("text/event-stream"));
-        let (status, retried, mut body) = (response.status, response.retried, response.body);
-        let exchange = move |body: Value, events: Option<Vec<String>>| Exchange {
-            call,
-            path: request.path.clone(),
-            request: request_value.clone(),
-            response: RecordedResponse {
-                status,
-                body,
-                events,
-                retried: retried.clone(),
-            },
-        };
-        if streamed {
-            let (sender, receiver) = mpsc::channel(64);
-            let gateway = self.clone();
-            let reader = tokio::spawn(async move {
-                let mut splitter = EventSplitter::default();
-                while let Some(frame) = body.frame().await {
-                    let Ok(frame) = frame else { break };
-                    if let Ok(data) = frame.into_data() {
-                        splitter.push(&data);
-                        // The harness may have hung up; the stream is still read to the end
-                        // so that the log and the cassette are whole.
-                        let _ = sender.send(data).await;
-                    }
-                }
-                drop(sender);
-                let events = splitter.finish();
-                let mut state = gateway.lock();
-                gateway.log(&mut state, exchange(Value::Null, Some(events)), record);
-            });
-            self.lock().streams.push(reader);
-            return HttpResponse {
-                status,
-                headers,
-                body: ResponseBody::Chunks(receiver),
-            };
-        }
-        let bytes = match body.collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(error) => {
-                let failure = GatewayFailure::Upstream {
-                    task_id: self.task_id.clone(),
-                    trial: self.trial,
-                    call,
-                    message: format!("reading the answer failed: {error}"),
-                };
-                let exchange = exchange(Value::Null, None);
-                let body = refuse(
-                    &mut self.lock(),
-                    call,
-                    &exchange.path,
-                    exchange.request,
-                    failure,
-                );
-                return HttpResponse::json(502, &body);
-            }
-        };
-        let value = serde_json::from_slice(&bytes)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
-        self.log(&mut self.lock(), exchange(value, None), record);
-        HttpResponse {
-            status,
-            headers,
-            body: ResponseBody::Whole(bytes.to_vec()),
-        }
-    }
-
-    /// Logs an answered call (and records it when recording), counting its cost.
-    fn log(&self, state: &mut State, exchange: Exchange, record: bool) {
-        let Exchange {
-            call,
-            path,
-            request,
-            response,
-        } = exchange;
-        let tokens = match &response.events {
-            Some(events) => usage::of_events(events),
-            None => usage::of_body(&response.body),
-        };
-        let model = request["model"].as_str().unwrap_or_default().to_string();
-        let cost_usd = self.cost(state, call, &model, tokens);
-        state.calls.push(ModelCall {
-            index: call,
-            path: path.clone(),
-            request: request.clone(),
-            status: response.status,
-            response: response.body.clone(),
-            events: response.events.clone(),
-            retried: response.retried.clone(),
-            input_tokens: tokens.input,
-            output_tokens: tokens.output,
-            cost_usd,
-        });
-        if record {
-            state.recording.push((
-                call,
-                Interaction {
-                    request: RecordedRequest {
-                        path,
-                        body: request,
-                    },
-                    response,
-                },
-            ));
-        }
-    }
-
-    fn cost(&self, state: &mut State, call: usize, model: &str, tokens: Tokens) -> Option<f64> {
-        let cost = self.prices.cost(model, tokens);
-        match cost {
-            Some(usd) => self.budget.spend(usd),
-            None if self.budget.limit().is_some() => {
-                state.failure.get_or_insert(GatewayFailure::Unpriced {
-                    task_id: self.task_id.clone(),
-                    trial: self.trial,
-                    call,
-                    model: model.into(),
-                });
-            }
-            None => {}
-        }
-        cost
-    }
-}
-
-/// One answered call on its way to the log.
-struct Exchange {
-    call: usize,
-    path: String,
-    request: Value,
-    response: RecordedResponse,
-}
-
-/// Cuts a byte stream into server-sent events (each ending with its blank line), whatever the
-/// network's chunking.
-#[derive(Default)]
-struct EventSplitter {
-    pending: Vec<u8>,
-    events: Vec<String>,
-}
-
-impl EventSplitter {
-    fn push(&mut self, data: &[u8]) {
-        self.pending.extend_from_slice(data);
-        while let Some(end) = event_end(&self.pending) {
-            let event: Vec<u8> = self.pending.drain(..end).collect();
-            self.events
-                .push(String::from_utf8_lossy(&event).into_owned());
-        }
-    }
-
-    fn finish(mut self) -> Vec<String> {
-        if !self.pending.is_empty() {
-            self.events
-                .push(String::from_utf8_lossy(&self.pending).into_owned());
-        }
-        self.events
-    }
-}
-
-/// The end (exclusive) of the first complete event: after `\n\n` or `\r\n\r\n`.
-fn event_end(bytes: &[u8]) -> Option<usize> {
-    let lf = bytes
-        .windows(2)
-        .position(|window| window == b"\n\n")
-        .map(|at| at + 2);
-    let crlf = bytes
-        .windows(4)
-        .position(|window| window == b"\r\n\r\n")
-        .map(|at| at + 4);
-    match (lf, crlf) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
-fn refuse(
-    state: &mut State,
-    call: usize,
-    path: &str,
-    request: Value,
-    failure: GatewayFailure,
-) -> Value {
-    let body = json!({"error": {"type": "clawtest_gateway_error", "message": failure.to_string()}});
-    state.calls.push(ModelCall {
-        index: call,
-        path: path.into(),
-        request,
-        status: 500,
-        response: body.clone(),
-        events: None,
-        retried: Vec::new(),
-        input_tokens: 0,
-        output_tokens: 0,
-        cost_usd: None,
-    });
-    state.failure.get_or_insert(failure);
-    body
 }
 
 impl Handler for Gateway {
@@ -626,7 +278,8 @@ impl Handler for Gateway {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gateway::cassette::Cassette;
+    use crate::gateway::cassette::{Cassette, RecordedRequest, RecordedResponse};
+    use crate::gateway::usage;
 
     fn cassette() -> Cassette {
         let interaction = |content: &str, answer: &str| Interaction {
@@ -697,18 +350,6 @@ mod tests {
                 ..
             })
         ));
-    }
-
-    #[test]
-    fn events_are_cut_at_blank_lines_whatever_the_chunking() {
-        let mut splitter = EventSplitter::default();
-        splitter.push(b"data: 1\n");
-        splitter.push(b"\ndata: 2\r\n\r\nda");
-        splitter.push(b"ta: 3\n\n");
-        assert_eq!(
-            splitter.finish(),
-            vec!["data: 1\n\n", "data: 2\r\n\r\n", "data: 3\n\n"]
-        );
     }
 
     #[test]

@@ -131,7 +131,7 @@ pub async fn run(
             let _ = services_stopped.await;
         },
         move |stream| {
-            crate::services::http::serve_connection_with_mcp(
+            crate::serve::serve_connection_with_mcp(
                 stream,
                 Arc::clone(&served_world),
                 Some(Arc::clone(&mcp)),

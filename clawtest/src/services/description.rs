@@ -169,7 +169,7 @@ impl ServiceDescription {
                     if !super::hooks::exists(hook) {
                         return Err(here(format!(
                             "unknown hook `{hook}`; the hooks are: {}",
-                            super::hooks::NAMES.join(", ")
+                            super::hooks::names().collect::<Vec<_>>().join(", ")
                         )));
                     }
                     match collection {

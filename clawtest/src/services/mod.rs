@@ -1,18 +1,20 @@
-//! Mock services: the service engine and the built-in catalogue.
+//! Mock services: service descriptions, the built-in catalogue, a service's store, the
+//! engine that answers a request from it, and the hooks.
 //!
 //! A service is data ([`ServiceDescription`], one YAML file per built-in service in
-//! `catalogue/`): collections seeded from task fixtures, and routes that each run one
-//! generic operation (list, get, create, update, delete) and render response templates.
-//! The [`crate::world::World`] holds the per-trial state and the audit log; [`http`]
-//! serves a world over HTTP/1.1.
+//! `catalogue/`): collections seeded from task fixtures ([`store`]), and routes that each
+//! run one generic operation (list, get, create, update, delete) or a named hook
+//! ([`hooks`]) and render response templates ([`engine`]). Everything here is pure and
+//! imports nothing above it: the per-trial state and the audit log belong to the world,
+//! and serving it over HTTP to `serve`.
 
 pub mod catalogue;
 pub mod description;
 pub mod engine;
 pub mod hooks;
-pub mod http;
+pub mod python;
 pub mod python_json;
-pub mod standalone;
+pub mod store;
 pub mod time;
 
 pub use catalogue::{Catalogue, DescriptionError, parse_description};

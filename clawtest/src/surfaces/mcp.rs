@@ -313,7 +313,7 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let served = tokio::spawn(crate::services::http::serve_with_mcp(
+        let served = tokio::spawn(crate::serve::serve_with_mcp(
             listener,
             std::sync::Arc::clone(&world),
             Some(std::sync::Arc::new(server())),

@@ -1,6 +1,14 @@
 //! clawtest's own task fields: `limits`, `error_injection` and the closed-loop `feedback`.
 
-use super::*;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{Findings, at, percentage, suggestion};
+use crate::spec::check;
+use crate::spec::error::Problem;
+use crate::spec::raw::{Node, RawTask};
+use crate::spec::{ErrorInjection, Feedback, InjectionMode, Limits};
 
 pub(super) fn validate_limits(raw: &RawTask, findings: &mut Findings) -> Limits {
     let mut limits = Limits::default();

@@ -1,7 +1,15 @@
 //! Files copied into the workspace: sources inside the task's folder, targets under
 //! `/workspace`, and `/workspace/…` references that need `files` (check 12).
 
-use super::*;
+use std::path::{Component as PathPart, Path};
+
+use serde_json::Value;
+use serde_saphyr::Spanned;
+
+use super::{Findings, at};
+use crate::spec::FileCopy;
+use crate::spec::error::{Position, Problem};
+use crate::spec::raw::{Node, RawTask};
 
 /// Check 12: a prompt or fixture that names `/workspace/…` needs `files` that put it there.
 pub(super) fn workspace_references(

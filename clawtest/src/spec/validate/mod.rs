@@ -5,32 +5,41 @@
 //! plus clawtest's own (regexes, file paths, limits, extensions). Each problem is located at
 //! the value it is about; all are collected and none stops the rest. Warnings (unknown keys,
 //! weights slightly off) are kept apart from errors.
+//!
+//! The required fields and the top-level values are checked here; the rest by field:
+//! `components` (scoring), `checkpoints`, `safety`, `services` (services and tools),
+//! `files`, `extensions` (limits, error injection, feedback). A check map of a component or
+//! a checkpoint is read by `checks`, its parameter problems located by `parameters` and
+//! its regex judged by `patterns`.
 
+mod checkpoints;
 mod checks;
+mod components;
 mod extensions;
 mod files;
+mod parameters;
+mod patterns;
+mod safety;
 mod services;
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Component as PathPart, Path};
-use std::time::Duration;
+use std::collections::BTreeSet;
+use std::path::Path;
 
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
-use checks::{validate_checkpoints, validate_components, validate_safety};
+use checkpoints::validate_checkpoints;
+use components::validate_components;
 use extensions::{validate_error_injection, validate_feedback, validate_limits};
 use files::{validate_files, workspace_references};
+use safety::validate_safety;
 use services::{validate_services, validate_task_services, validate_tools};
 
-use super::check::{self, Check, SafetyCheck};
+use super::Task;
+use super::check::{self, Check};
 use super::error::{Position, Problem};
 use super::raw::{KNOWN_KEYS, Node, RawTask};
-use super::{
-    Checkpoint, Component, ErrorInjection, Feedback, FileCopy, InjectionMode, Limits, Safety, Task,
-    Tool,
-};
-use crate::services::{Catalogue, ServiceDescription};
+use crate::services::Catalogue;
 
 /// Weights must sum to 1.0 within this tolerance (ClawEnvKit's rule).
 pub const WEIGHT_TOLERANCE: f64 = 0.05;

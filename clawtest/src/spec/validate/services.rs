@@ -2,7 +2,17 @@
 //! routes with canonical names (checks 6–10: known services, real endpoints, canonical action
 //! names, cross-service tools, action-name collisions).
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+use serde_saphyr::Spanned;
+
+use super::{Findings, LocatedCheck, at, check_service, parameter_at, suggestion, unknown_service};
+use crate::services::{Catalogue, ServiceDescription};
+use crate::spec::Tool;
+use crate::spec::check;
+use crate::spec::error::{Position, Problem};
+use crate::spec::raw::{Node, RawTask};
 
 /// `services:`: task-local definitions (maps in the services description format) and names of
 /// catalogue services the task declares. Returns the definitions and every declared name with

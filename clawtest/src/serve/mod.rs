@@ -1,11 +1,15 @@
-//! Serves a [`World`] over HTTP/1.1 (hyper): every request goes to
-//! [`World::handle_serialized`], whose JSON text is both the answer and the audit's copy.
+//! The HTTP face of a trial: serves a [`World`]'s service routes, and the trial's MCP
+//! server under `/mcp`, over HTTP/1.1 (hyper). Every service request goes to
+//! [`World::handle_serialized`], whose JSON text is both the answer and the audit's copy;
+//! [`standalone`] is `cargo clawtest serve`, one task's world on a port of its own.
 //!
 //! All services of a trial share one listener, as ClawEnvKit's port 9100 does: a TCP port
 //! ([`serve`]) or a Unix socket ([`serve_unix`], for the docker backend); the connection
 //! handler is generic over the stream. The listener and all its connections run on a
 //! thread of their own (every request takes the world's lock). A slow fault's delay goes
 //! through the [`Delay`] seam, so tests can record delays instead of sleeping.
+
+pub mod standalone;
 
 use std::convert::Infallible;
 use std::future::Future;

@@ -82,7 +82,7 @@ pub async fn serve_task(
         })
     };
     let world = Arc::new(Mutex::new(world));
-    let served = crate::services::http::serve(listener, world, shutdown).await;
+    let served = super::serve(listener, world, shutdown).await;
     stopped.store(true, Ordering::Relaxed);
     let _ = printer.await;
     served.map_err(ServeError::Server)

@@ -1,0 +1,95 @@
+//! Removing containers: those of one run (its abort) and, for `cargo clawtest clean`, those
+//! earlier runs left behind. A container's [`super::OWNER_LABEL`] names the host and the
+//! process that created it, so clean leaves the containers of runs still in progress alone.
+
+use std::collections::HashMap;
+
+use bollard::Docker;
+use bollard::query_parameters::ListContainersOptionsBuilder;
+
+use super::container::remove_container;
+use super::{DockerError, OWNER_LABEL, RUN_LABEL};
+
+/// Removes every container carrying `label` (`name` or `name=value`); returns how many.
+pub async fn remove_labelled(docker: &Docker, label: &str) -> Result<usize, DockerError> {
+    let containers = containers_labelled(docker, label).await?;
+    for id in &containers {
+        remove_container(docker, id).await;
+    }
+    Ok(containers.len())
+}
+
+/// `cargo clawtest clean`: removes the containers earlier runs left behind, keeping those of
+/// runs still in progress on this host.
+pub async fn clean(docker: &Docker) -> Result<usize, DockerError> {
+    let filters = HashMap::from([("label".to_string(), vec![RUN_LABEL.to_string()])]);
+    let options = ListContainersOptionsBuilder::default()
+        .all(true)
+        .filters(&filters)
+        .build();
+    let containers = docker
+        .list_containers(Some(options))
+        .await
+        .map_err(|error| DockerError::Engine(format!("listing containers: {error}")))?;
+    let mut removed = 0;
+    for container in containers {
+        let owner = container
+            .labels
+            .as_ref()
+            .and_then(|labels| labels.get(OWNER_LABEL));
+        if owner.is_some_and(|owner| owner_alive(owner)) {
+            continue;
+        }
+        if let Some(id) = container.id {
+            remove_container(docker, &id).await;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// This host's name (empty when it cannot be read).
+fn host_name() -> String {
+    let mut buffer = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it.
+    let result = unsafe { libc::gethostname(buffer.as_mut_ptr().cast(), buffer.len() - 1) };
+    if result != 0 {
+        return String::new();
+    }
+    let end = buffer.iter().position(|byte| *byte == 0).unwrap_or(0);
+    String::from_utf8_lossy(&buffer[..end]).into_owned()
+}
+
+/// The value of [`OWNER_LABEL`] for containers this process creates.
+pub(super) fn owner() -> String {
+    format!("{}/{}", host_name(), std::process::id())
+}
+
+/// True when `owner` is a clawtest process still alive on this host.
+fn owner_alive(owner: &str) -> bool {
+    let Some((host, process)) = owner.rsplit_once('/') else {
+        return false;
+    };
+    let Ok(process) = process.parse::<i32>() else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists.
+    host == host_name() && process != 0 && unsafe { libc::kill(process, 0) } == 0
+}
+
+/// The ids of containers carrying `label` (`name` or `name=value`), running or not.
+pub async fn containers_labelled(docker: &Docker, label: &str) -> Result<Vec<String>, DockerError> {
+    let filters = HashMap::from([("label".to_string(), vec![label.to_string()])]);
+    let options = ListContainersOptionsBuilder::default()
+        .all(true)
+        .filters(&filters)
+        .build();
+    let containers = docker
+        .list_containers(Some(options))
+        .await
+        .map_err(|error| DockerError::Engine(format!("listing containers: {error}")))?;
+    Ok(containers
+        .into_iter()
+        .filter_map(|container| container.id)
+        .collect())
+}

@@ -1,0 +1,219 @@
+//! One trial's container: what it is created with (the shim as entrypoint, the mounts of
+//! the per-trial folder, no network, no capabilities, resource [`Limits`], the labels, and
+//! an environment of the sandbox contract only), and its removal, also when the trial is
+//! cancelled ([`ContainerGuard`]).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bollard::Docker;
+use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::query_parameters::{RemoveContainerOptionsBuilder, WaitContainerOptionsBuilder};
+use futures_util::StreamExt;
+
+use super::clean::owner;
+use super::{
+    CONTROL_MOUNT, CONTROL_SOCKET, DockerSandbox, GATEWAY_PORT, OWNER_LABEL, RUN_LABEL,
+    SERVICES_PORT, SHIM_MOUNT, SOCKETS_MOUNT, STDERR_FILE, STDOUT_FILE, TASK_LABEL, TRIAL_LABEL,
+    WORKSPACE_MOUNT,
+};
+use crate::sandbox::{GATEWAY_SOCKET, Launch, SERVICES_SOCKET};
+
+/// Resource limits of each container.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    pub memory_mb: u64,
+    pub cpus: f64,
+    pub pids: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            memory_mb: 2048,
+            cpus: 2.0,
+            pids: 512,
+        }
+    }
+}
+
+/// Removes its container when dropped without [`ContainerGuard::remove`] (a cancelled trial).
+pub(super) struct ContainerGuard {
+    pub(super) docker: Docker,
+    pub(super) id: String,
+    pub(super) live: Arc<Mutex<HashSet<String>>>,
+    pub(super) removed: bool,
+}
+
+impl ContainerGuard {
+    pub(super) async fn remove(mut self) {
+        remove_container(&self.docker, &self.id).await;
+        self.forget();
+    }
+
+    fn forget(&mut self) {
+        self.removed = true;
+        if let Ok(mut live) = self.live.lock() {
+            live.remove(&self.id);
+        }
+    }
+}
+
+impl Drop for ContainerGuard {
+    fn drop(&mut self) {
+        if self.removed {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let docker = self.docker.clone();
+            let id = self.id.clone();
+            runtime.spawn(async move { remove_container(&docker, &id).await });
+        }
+        self.forget();
+    }
+}
+
+/// Removes a container and waits until it is gone.
+pub(super) async fn remove_container(docker: &Docker, id: &str) {
+    let options = RemoveContainerOptionsBuilder::default()
+        .force(true)
+        .v(true)
+        .build();
+    // Already gone, or being auto-removed, is what we want: then wait until it is gone, so
+    // that "no container left" holds when the trial returns.
+    let _ = docker.remove_container(id, Some(options)).await;
+    let removed = WaitContainerOptionsBuilder::default()
+        .condition("removed")
+        .build();
+    let mut gone = docker.wait_container(id, Some(removed));
+    let _ = tokio::time::timeout(Duration::from_secs(30), gone.next()).await;
+}
+
+impl DockerSandbox {
+    /// What the trial's container is created with.
+    pub(super) fn container_body(
+        &self,
+        launch: &Launch,
+        control: &Path,
+        sockets: &Path,
+        workspace: &Path,
+        environment: &[String],
+    ) -> ContainerCreateBody {
+        let socket = |name: &str| format!("{SOCKETS_MOUNT}/{name}");
+        let mut command = vec![
+            "--forward".to_string(),
+            format!("{SERVICES_PORT}={}", socket(SERVICES_SOCKET)),
+            "--forward".into(),
+            format!("{GATEWAY_PORT}={}", socket(GATEWAY_SOCKET)),
+            "--control".into(),
+            socket(CONTROL_SOCKET),
+            "--timeout".into(),
+            format!("{:.3}", launch.timeout.as_secs_f64()),
+            "--stdout".into(),
+            socket(STDOUT_FILE),
+            "--stderr".into(),
+            socket(STDERR_FILE),
+            "--".into(),
+        ];
+        command.extend(launch.command.iter().cloned());
+        let labels = HashMap::from([
+            (RUN_LABEL.to_string(), self.run_id.clone()),
+            (TASK_LABEL.to_string(), launch.task_id.clone()),
+            (TRIAL_LABEL.to_string(), launch.trial.to_string()),
+            (OWNER_LABEL.to_string(), owner()),
+        ]);
+        let memory =
+            i64::try_from(self.limits.memory_mb.saturating_mul(1 << 20)).unwrap_or(i64::MAX);
+        // SAFETY: getuid/getgid cannot fail.
+        let (user, group) = unsafe { (libc::getuid(), libc::getgid()) };
+        ContainerCreateBody {
+            image: Some(self.image.clone()),
+            entrypoint: Some(vec![SHIM_MOUNT.to_string()]),
+            cmd: Some(command),
+            env: Some(environment.to_vec()),
+            working_dir: Some(WORKSPACE_MOUNT.into()),
+            // The host's user, so the workspace stays the host's to read and delete.
+            user: Some(format!("{user}:{group}")),
+            labels: Some(labels),
+            network_disabled: Some(true),
+            host_config: Some(HostConfig {
+                binds: Some(vec![
+                    format!("{}:{CONTROL_MOUNT}:ro", control.display()),
+                    format!("{}:{SOCKETS_MOUNT}", sockets.display()),
+                    format!("{}:{WORKSPACE_MOUNT}", workspace.display()),
+                    format!("{}:{SHIM_MOUNT}:ro", self.shim.display()),
+                ]),
+                network_mode: Some("none".into()),
+                cap_drop: Some(vec!["ALL".into()]),
+                security_opt: Some(vec!["no-new-privileges".into()]),
+                memory: Some(memory),
+                memory_swap: Some(memory),
+                nano_cpus: Some((self.limits.cpus * 1e9) as i64),
+                pids_limit: Some(i64::from(self.limits.pids)),
+                tmpfs: Some(HashMap::from([(
+                    "/tmp".to_string(),
+                    "rw,nosuid,nodev,size=256m".to_string(),
+                )])),
+                auto_remove: Some(true),
+                ..HostConfig::default()
+            }),
+            ..ContainerCreateBody::default()
+        }
+    }
+}
+
+/// The harness's environment inside the container: the image's own ENV, plus the sandbox
+/// contract and the passthrough names; nothing from the host.
+pub(super) fn environment(launch: &Launch) -> Vec<String> {
+    let services_url = format!("http://127.0.0.1:{SERVICES_PORT}");
+    let gateway_url = format!("http://127.0.0.1:{GATEWAY_PORT}");
+    // PATH is left to the image (its ENV), which knows where its programs are.
+    let mut variables = vec![
+        ("HOME", "/tmp".to_string()),
+        ("TMPDIR", "/tmp".into()),
+        ("LANG", "C.UTF-8".into()),
+        ("CLAWTEST_SERVICES_URL", services_url),
+        ("OPENAI_BASE_URL", format!("{gateway_url}/v1")),
+        ("ANTHROPIC_BASE_URL", gateway_url),
+        // The real key stays with the gateway on the host.
+        ("OPENAI_API_KEY", "clawtest-dummy-key".into()),
+        ("ANTHROPIC_API_KEY", "clawtest-dummy-key".into()),
+        ("CLAWTEST_PROMPT", launch.prompt.clone()),
+        ("CLAWTEST_PROMPT_FILE", format!("{CONTROL_MOUNT}/prompt.md")),
+        ("CLAWTEST_TOOLS_FILE", format!("{CONTROL_MOUNT}/tools.json")),
+        ("EVAL_TOOLS_FILE", format!("{CONTROL_MOUNT}/tools.json")),
+        ("CLAWTEST_WORKSPACE", WORKSPACE_MOUNT.into()),
+        ("CLAWTEST_DIR", CONTROL_MOUNT.into()),
+        ("CLAWTEST_TASK_ID", launch.task_id.clone()),
+        ("CLAWTEST_TRIAL", launch.trial.to_string()),
+        ("AGENT_MAX_TURNS", launch.max_turns.to_string()),
+    ]
+    .into_iter()
+    .map(|(name, value)| format!("{name}={value}"))
+    .collect::<Vec<_>>();
+    variables.extend(
+        launch
+            .passthrough
+            .iter()
+            .map(|(name, value)| format!("{name}={value}")),
+    );
+    variables
+}
+
+/// A container name the engine accepts, unique per run, task and trial.
+pub(super) fn container_name(run_id: &str, task_id: &str, trial: u32) -> String {
+    let task: String = task_id
+        .chars()
+        .map(|character| {
+            if character.is_ascii_alphanumeric() || matches!(character, '_' | '.' | '-') {
+                character
+            } else {
+                '-'
+            }
+        })
+        .take(60)
+        .collect();
+    format!("clawtest-{run_id}-{task}-{trial}")
+}

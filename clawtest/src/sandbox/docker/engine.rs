@@ -1,0 +1,58 @@
+//! The Docker engine: connecting to it (the one place that finds it: `DOCKER_HOST`, else
+//! the local socket) and why the docker backend cannot be used, with what to do about it.
+
+use std::time::Duration;
+
+use bollard::Docker;
+
+use super::shim;
+
+/// Why the docker backend cannot be used.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum DockerError {
+    #[error("the Docker engine does not answer: {0}")]
+    Unreachable(String),
+    #[error("the harness image `{image}` is not in the local Docker engine")]
+    ImageMissing { image: String },
+    #[error("building the harness image failed: {0}")]
+    Build(String),
+    #[error("the Docker engine refused: {0}")]
+    Engine(String),
+    #[error(transparent)]
+    Shim(#[from] shim::ShimError),
+}
+
+impl DockerError {
+    /// What the user can do about it.
+    pub fn advice(&self) -> &'static str {
+        match self {
+            DockerError::Unreachable(_) => {
+                "start the Docker engine (check `docker info`, or DOCKER_HOST), or run with --backend process"
+            }
+            DockerError::ImageMissing { .. } => {
+                "build it (`docker build -t IMAGE .`, or set harness.dockerfile so clawtest builds it), pull it, or run with --backend process"
+            }
+            DockerError::Build(_) => "fix the Dockerfile, or run with --backend process",
+            DockerError::Engine(_) => "check the engine with `docker info`",
+            DockerError::Shim(_) => "build the static shim (see README: docker backend)",
+        }
+    }
+}
+
+/// Connects to the engine (`DOCKER_HOST`, else the local socket), agreeing on an API version
+/// both sides speak, and checks that it answers.
+pub async fn connect() -> Result<Docker, DockerError> {
+    let docker = Docker::connect_with_defaults()
+        .map_err(|error| DockerError::Unreachable(error.to_string()))?;
+    let answer = tokio::time::timeout(Duration::from_secs(5), async {
+        let docker = docker.negotiate_version().await?;
+        docker.ping().await?;
+        Ok::<_, bollard::errors::Error>(docker)
+    })
+    .await;
+    match answer {
+        Ok(Ok(docker)) => Ok(docker),
+        Ok(Err(error)) => Err(DockerError::Unreachable(error.to_string())),
+        Err(_) => Err(DockerError::Unreachable("no answer within 5 s".into())),
+    }
+}

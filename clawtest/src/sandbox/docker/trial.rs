@@ -1,0 +1,330 @@
+//! One trial in a container: the per-trial folder laid out, the container created and
+//! started, the shim's one-line report awaited (or the time limit, or an interrupt), the
+//! checks run as execs in the still-running container, the harness's output read, and the
+//! container removed whatever happened.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bollard::container::LogOutput;
+use bollard::exec::{CreateExecOptions, StartExecResults};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, LogsOptionsBuilder, StopContainerOptionsBuilder,
+};
+use futures_util::{Stream, StreamExt};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::net::UnixListener;
+use tokio::sync::watch;
+
+use super::container::{ContainerGuard, container_name, environment};
+use super::{CONTROL_SOCKET, DockerSandbox, STDERR_FILE, STDOUT_FILE, WORKSPACE_MOUNT};
+use crate::sandbox::process::{OUTPUT_LIMIT, interrupted, snapshot};
+use crate::sandbox::{
+    CheckCommand, CheckOutcome, Endpoints, Finished, Launch, OUTPUT_FILE, SandboxError,
+};
+use crate::trajectory::HarnessExit;
+
+/// Time a harness gets to stop after SIGTERM when a run is interrupted.
+const STOP_GRACE_SECONDS: i32 = 2;
+/// How much longer than the trial's limit the host waits for the shim's report (container
+/// start-up, a shim that cannot report).
+const REPORT_GRACE: Duration = Duration::from_secs(30);
+
+/// A failed engine call, in words, as the trial's error.
+fn docker_error(context: &str, error: impl std::fmt::Display) -> SandboxError {
+    SandboxError::Docker {
+        message: format!("{context}: {error}"),
+    }
+}
+
+/// The per-trial folder could not be prepared.
+fn prepare_error(error: std::io::Error) -> SandboxError {
+    SandboxError::Prepare {
+        message: error.to_string(),
+    }
+}
+
+impl DockerSandbox {
+    /// Runs one trial: see the module documentation.
+    pub(super) async fn run_trial(
+        &self,
+        launch: Launch,
+        mut interrupt: watch::Receiver<bool>,
+    ) -> Result<Finished, SandboxError> {
+        let Endpoints::Sockets { folder: sockets } = &launch.endpoints else {
+            return Err(SandboxError::Prepare {
+                message: "the docker backend needs the trial served on Unix sockets".into(),
+            });
+        };
+        let folder = tempfile::Builder::new()
+            .prefix("clawtest-trial-")
+            .tempdir()
+            .map_err(prepare_error)?;
+        let control = folder.path().join("clawtest");
+        let workspace = folder.path().join("workspace");
+        for path in [&control, &workspace, &control.join("sockets")] {
+            std::fs::create_dir_all(path).map_err(prepare_error)?;
+        }
+        crate::sandbox::lay_out(&launch, &control, &workspace)?;
+        let control_listener =
+            UnixListener::bind(sockets.join(CONTROL_SOCKET)).map_err(prepare_error)?;
+
+        let environment = environment(&launch);
+        let body = self.container_body(&launch, &control, sockets, &workspace, &environment);
+        let name = container_name(&self.run_id, &launch.task_id, launch.trial);
+        let created = self
+            .docker
+            .create_container(
+                Some(CreateContainerOptionsBuilder::default().name(&name).build()),
+                body,
+            )
+            .await
+            .map_err(|error| docker_error("creating the container", error))?;
+        if let Ok(mut live) = self.live.lock() {
+            live.insert(created.id.clone());
+        }
+        let guard = ContainerGuard {
+            docker: self.docker.clone(),
+            id: created.id.clone(),
+            live: Arc::clone(&self.live),
+            removed: false,
+        };
+        let outcome = self
+            .supervise(
+                &guard.id,
+                &launch,
+                sockets,
+                control_listener,
+                &environment,
+                &mut interrupt,
+            )
+            .await;
+        if matches!(outcome, Err(SandboxError::Interrupted)) {
+            // First Ctrl-C: SIGTERM to the shim (forwarded to the harness), then SIGKILL.
+            let options = StopContainerOptionsBuilder::default()
+                .t(STOP_GRACE_SECONDS)
+                .build();
+            let _ = self.docker.stop_container(&guard.id, Some(options)).await;
+        }
+        guard.remove().await;
+        let (exit, stdout, stderr, checks, duration) = outcome?;
+        let output_file = std::fs::read_to_string(workspace.join(OUTPUT_FILE)).ok();
+        let workspace = snapshot(&workspace).map_err(prepare_error)?;
+        Ok(Finished {
+            exit,
+            stdout,
+            stderr,
+            output_file,
+            workspace,
+            duration,
+            checks,
+        })
+    }
+
+    /// Starts the container, waits for the shim's report, runs the checks, and reads the
+    /// logs. The caller removes the container whatever this returns.
+    async fn supervise(
+        &self,
+        id: &str,
+        launch: &Launch,
+        sockets: &Path,
+        control: UnixListener,
+        environment: &[String],
+        interrupt: &mut watch::Receiver<bool>,
+    ) -> Result<(HarnessExit, String, String, Vec<CheckOutcome>, Duration), SandboxError> {
+        let started = Instant::now();
+        self.docker
+            .start_container(id, None)
+            .await
+            .map_err(|error| docker_error("starting the container", error))?;
+        let report = async {
+            let (stream, _) = control.accept().await?;
+            let mut reader = BufReader::new(stream);
+            let mut line = String::new();
+            reader.read_line(&mut line).await?;
+            Ok::<_, std::io::Error>((line, reader))
+        };
+        let mut waiting = self.docker.wait_container(id, None);
+        let ended = tokio::select! {
+            report = report => Some(report.map_err(prepare_error)?),
+            () = tokio::time::sleep(launch.timeout + REPORT_GRACE) => None,
+            () = interrupted(interrupt) => return Err(SandboxError::Interrupted),
+            _ = waiting.next() => {
+                let (_, stderr) = self.logs(id).await;
+                return Err(SandboxError::Docker {
+                    message: format!("the container ended before the shim reported: {}", stderr.trim()),
+                });
+            }
+        };
+        let duration = started.elapsed();
+        let (exit, _connection) = match ended {
+            None => (
+                HarnessExit {
+                    code: None,
+                    timed_out: true,
+                },
+                None,
+            ),
+            Some((line, connection)) => (parse_report(&line, &launch.command)?, Some(connection)),
+        };
+        let mut checks = Vec::with_capacity(launch.checks.len());
+        for check in &launch.checks {
+            checks.push(self.exec(id, check, environment, interrupt).await?);
+        }
+        let stdout = read_limited(&sockets.join(STDOUT_FILE));
+        let mut stderr = read_limited(&sockets.join(STDERR_FILE));
+        // What the shim itself said (e.g. a port it could not forward) goes with stderr.
+        let (_, shim_said) = self.logs(id).await;
+        stderr.push_str(&shim_said);
+        Ok((exit, stdout, stderr, checks, duration))
+    }
+
+    /// The container's log (the shim's own messages), stdout and stderr, each cut at the limit.
+    async fn logs(&self, id: &str) -> (String, String) {
+        let options = LogsOptionsBuilder::default()
+            .stdout(true)
+            .stderr(true)
+            .build();
+        collect(self.docker.logs(id, Some(options))).await
+    }
+
+    /// Runs one check as an exec in the container.
+    async fn exec(
+        &self,
+        id: &str,
+        check: &CheckCommand,
+        environment: &[String],
+        interrupt: &mut watch::Receiver<bool>,
+    ) -> Result<CheckOutcome, SandboxError> {
+        let failed = |message: String| CheckOutcome {
+            exit_code: None,
+            timed_out: false,
+            stdout: String::new(),
+            stderr: message,
+        };
+        if check.command.is_empty() {
+            return Ok(failed("empty check command".into()));
+        }
+        let created = self
+            .docker
+            .create_exec(
+                id,
+                CreateExecOptions {
+                    cmd: Some(check.command.clone()),
+                    env: Some(environment.to_vec()),
+                    working_dir: Some(WORKSPACE_MOUNT.to_string()),
+                    attach_stdout: Some(true),
+                    attach_stderr: Some(true),
+                    ..CreateExecOptions::default()
+                },
+            )
+            .await
+            .map_err(|error| docker_error("creating a check exec", error))?;
+        let started = self
+            .docker
+            .start_exec(&created.id, None)
+            .await
+            .map_err(|error| docker_error("starting a check exec", error))?;
+        let StartExecResults::Attached { output, .. } = started else {
+            return Ok(failed("the check exec did not attach".into()));
+        };
+        let collected = tokio::select! {
+            collected = collect(output) => Some(collected),
+            () = tokio::time::sleep(check.timeout) => None,
+            () = interrupted(interrupt) => return Err(SandboxError::Interrupted),
+        };
+        // A check past its limit keeps running until the container is removed.
+        let Some((stdout, stderr)) = collected else {
+            return Ok(CheckOutcome {
+                exit_code: None,
+                timed_out: true,
+                stdout: String::new(),
+                stderr: String::new(),
+            });
+        };
+        let inspected = self
+            .docker
+            .inspect_exec(&created.id)
+            .await
+            .map_err(|error| docker_error("inspecting a check exec", error))?;
+        let exit_code = inspected
+            .exit_code
+            .and_then(|code| i32::try_from(code).ok());
+        let stderr = if exit_code.is_none() && stderr.is_empty() {
+            format!("`{}` could not run in the container", check.command[0])
+        } else {
+            stderr
+        };
+        Ok(CheckOutcome {
+            exit_code,
+            timed_out: false,
+            stdout,
+            stderr,
+        })
+    }
+}
+
+/// A container's or exec's output streams, stdout and stderr, each cut at the limit.
+async fn collect(
+    stream: impl Stream<Item = Result<LogOutput, bollard::errors::Error>>,
+) -> (String, String) {
+    let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
+    tokio::pin!(stream);
+    while let Some(Ok(chunk)) = stream.next().await {
+        let (kept, message) = match chunk {
+            LogOutput::StdOut { message } | LogOutput::Console { message } => {
+                (&mut stdout, message)
+            }
+            LogOutput::StdErr { message } => (&mut stderr, message),
+            LogOutput::StdIn { .. } => continue,
+        };
+        let room = OUTPUT_LIMIT.saturating_sub(kept.len());
+        kept.extend_from_slice(&message[..message.len().min(room)]);
+    }
+    (
+        String::from_utf8_lossy(&stdout).into_owned(),
+        String::from_utf8_lossy(&stderr).into_owned(),
+    )
+}
+
+/// A file's text, cut at the output limit (empty if it is not there).
+fn read_limited(path: &Path) -> String {
+    use std::io::Read;
+    let mut kept = Vec::new();
+    if let Ok(file) = std::fs::File::open(path) {
+        let _ = file.take(OUTPUT_LIMIT as u64).read_to_end(&mut kept);
+    }
+    String::from_utf8_lossy(&kept).into_owned()
+}
+
+/// Reads the shim's one-line report.
+fn parse_report(line: &str, command: &[String]) -> Result<HarnessExit, SandboxError> {
+    let line = line.trim();
+    let (kind, rest) = line.split_once(' ').unwrap_or((line, ""));
+    match kind {
+        "exit" => Ok(HarnessExit {
+            code: rest.parse().ok(),
+            timed_out: false,
+        }),
+        "signal" => Ok(HarnessExit {
+            code: None,
+            timed_out: false,
+        }),
+        "timeout" => Ok(HarnessExit {
+            code: None,
+            timed_out: true,
+        }),
+        "error" if rest.contains("No such file") => Err(SandboxError::CommandNotFound {
+            program: command.first().cloned().unwrap_or_default(),
+        }),
+        "error" => Err(SandboxError::CannotStart {
+            program: command.first().cloned().unwrap_or_default(),
+            message: rest.to_string(),
+        }),
+        _ => Err(SandboxError::Docker {
+            message: format!("the shim reported `{line}`"),
+        }),
+    }
+}

@@ -1,0 +1,254 @@
+//! The generic operations (list, get, create, update, delete, hook) on a service's store:
+//! what each does to the collections and which template variables it leaves for the answer.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value, json};
+
+use super::render::render;
+use super::{Outcome, Vars};
+use crate::services::description::{
+    CollectionDescription, IdFormat, Match, Operation, RouteDescription, SetWhen,
+};
+use crate::services::hooks;
+use crate::services::python::{self, truthy};
+use crate::services::store::Collections;
+use crate::services::time::{self, DAY, Instant};
+
+/// Runs a validated request's operation. `now` is the request instant.
+pub fn execute<'s>(
+    route: &RouteDescription,
+    collections_desc: &[CollectionDescription],
+    store: &'s mut Collections,
+    params: Map<String, Value>,
+    now: Instant,
+) -> Outcome<'s> {
+    let mut vars = Vars {
+        params,
+        now: time::format_python_iso(now),
+        ..Vars::default()
+    };
+    let id_field = |name: &str| {
+        collections_desc
+            .iter()
+            .find(|c| c.name == name)
+            .and_then(|c| c.id_field.clone())
+            .unwrap_or_default()
+    };
+    // `record.get(field, "") == key` on the id field, or on any of `also_match`.
+    let position = |records: &[Value], field: &str, also: &[String], key: &Value| {
+        let empty = json!("");
+        records.iter().position(|r| {
+            std::iter::once(field)
+                .chain(also.iter().map(String::as_str))
+                .any(|f| r.get(f).unwrap_or(&empty) == key)
+        })
+    };
+    let mut status = None;
+    let mut body = None;
+    let found = match &route.operation {
+        Operation::List {
+            collection,
+            filters,
+            limit,
+        } => {
+            // A list only reads: its outcome borrows the records it selected.
+            let store: &'s Collections = store;
+            let records = store.get(collection).map(Vec::as_slice).unwrap_or(&[]);
+            let mut items: Vec<&Value> = records
+                .iter()
+                .filter(|r| {
+                    filters.iter().all(|f| {
+                        let param = vars.params.get(&f.param).unwrap_or(&Value::Null);
+                        if param.is_null()
+                            || f.any.as_ref() == Some(param)
+                            || (f.skip_falsy && !truthy(param))
+                        {
+                            return true;
+                        }
+                        std::iter::once(&f.field)
+                            .chain(&f.also_fields)
+                            .any(|field| field_matches(f.matching, r.get(field), param, now))
+                    })
+                })
+                .collect();
+            if let Some(n) = limit
+                .as_ref()
+                .and_then(|l| vars.params.get(l))
+                .and_then(Value::as_i64)
+            {
+                python::truncate(&mut items, n);
+            }
+            vars.items = Some(items.into_iter().map(Cow::Borrowed).collect());
+            true
+        }
+        Operation::Get {
+            collection,
+            key,
+            also_match,
+        } => {
+            let key_value = vars.params.get(key).cloned().unwrap_or(Value::Null);
+            let records = store.get(collection).map(Vec::as_slice).unwrap_or(&[]);
+            match position(records, &id_field(collection), also_match, &key_value) {
+                Some(i) => {
+                    vars.record = Some(records[i].clone());
+                    true
+                }
+                None => false,
+            }
+        }
+        Operation::Create {
+            collection,
+            record,
+            log_to,
+        } => {
+            let records = store.entry(collection.clone()).or_default();
+            let format = collections_desc
+                .iter()
+                .find(|c| &c.name == collection)
+                .and_then(|c| c.id_format.as_deref())
+                .and_then(|f| IdFormat::parse(f).ok());
+            vars.id = format.map(|f| Value::String(f.render(records.len() + 1)));
+            let new = render(record, &vars);
+            records.push(new.clone());
+            if let Some(log) = log_to {
+                store.entry(log.clone()).or_default().push(new.clone());
+            }
+            vars.record = Some(new);
+            true
+        }
+        Operation::Update {
+            collection,
+            key,
+            also_match,
+            set,
+            set_when,
+            also,
+            log_to,
+            log_record,
+        } => {
+            let key_value = vars.params.get(key).cloned().unwrap_or(Value::Null);
+            let field = id_field(collection);
+            let records = store.entry(collection.clone()).or_default();
+            match position(records, &field, also_match, &key_value) {
+                Some(i) => {
+                    let extra: Vec<(String, Value)> = also
+                        .iter()
+                        .map(|(k, t)| (k.clone(), render(t, &vars)))
+                        .collect();
+                    if let Value::Object(r) = &mut records[i] {
+                        for name in set {
+                            if let Some(v) = vars.params.get(name)
+                                && !v.is_null()
+                                && (*set_when == SetWhen::NotNull || truthy(v))
+                            {
+                                r.insert(name.clone(), v.clone());
+                            }
+                        }
+                        for (k, v) in extra {
+                            r.insert(k, v);
+                        }
+                    }
+                    let updated = records[i].clone();
+                    vars.record = Some(updated.clone());
+                    if let Some(log) = log_to {
+                        let entry = match log_record {
+                            Some(template) => render(template, &vars),
+                            None => updated,
+                        };
+                        store.entry(log.clone()).or_default().push(entry);
+                    }
+                    true
+                }
+                None => false,
+            }
+        }
+        Operation::Delete {
+            collection,
+            key,
+            log_to,
+        } => {
+            let key_value = vars.params.get(key).cloned().unwrap_or(Value::Null);
+            let field = id_field(collection);
+            let records = store.entry(collection.clone()).or_default();
+            match position(records, &field, &[], &key_value) {
+                Some(i) => {
+                    let removed = records.remove(i);
+                    if let Some(log) = log_to {
+                        store.entry(log.clone()).or_default().push(removed.clone());
+                    }
+                    vars.record = Some(removed);
+                    true
+                }
+                None => false,
+            }
+        }
+        Operation::Hook { hook, collection } => {
+            let result = hooks::run(
+                hook,
+                &hooks::HookInput {
+                    params: &vars.params,
+                    collection: collection.as_deref(),
+                    now,
+                },
+                store,
+            );
+            vars.record = result.record;
+            vars.items = result
+                .items
+                .map(|items| items.into_iter().map(Cow::Owned).collect());
+            status = result.status;
+            body = result.body;
+            result.found
+        }
+    };
+    Outcome {
+        found,
+        status,
+        body,
+        vars,
+    }
+}
+
+/// Whether one record field passes a filter against a (non-null) parameter.
+fn field_matches(matching: Match, field: Option<&Value>, param: &Value, now: Instant) -> bool {
+    let text = |v: Option<&Value>| match v {
+        Some(Value::String(s)) => Some(s.clone()),
+        None => Some(String::new()),
+        Some(_) => None,
+    };
+    match matching {
+        Match::Equals => field.unwrap_or(&json!("")) == param,
+        Match::EqualsIgnoreCase => match (text(field), param.as_str()) {
+            (Some(f), Some(p)) => f.to_lowercase() == p.to_lowercase(),
+            _ => false,
+        },
+        Match::Contains => match (text(field), param.as_str()) {
+            (Some(f), Some(p)) => f.contains(p),
+            _ => false,
+        },
+        Match::ContainsIgnoreCase => match (text(field), param.as_str()) {
+            (Some(f), Some(p)) => f.to_lowercase().contains(&p.to_lowercase()),
+            _ => false,
+        },
+        Match::Has => field
+            .and_then(Value::as_array)
+            .is_some_and(|items| items.contains(param)),
+        Match::AtLeast => match (text(field), param.as_str()) {
+            (Some(f), Some(p)) => f.as_str() >= p,
+            _ => false,
+        },
+        Match::AtMost => match (text(field), param.as_str()) {
+            (Some(f), Some(p)) => f.as_str() <= p,
+            _ => false,
+        },
+        Match::WithinDays => {
+            let days = i128::from(param.as_i64().unwrap_or(0));
+            let cutoff = now.saturating_sub(days.saturating_mul(DAY));
+            match field.and_then(Value::as_str).and_then(time::parse) {
+                Some(date) => date >= cutoff,
+                None => true,
+            }
+        }
+    }
+}
