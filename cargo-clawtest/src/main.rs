@@ -588,7 +588,7 @@ fn grade_one(
     {
         clawtest::trajectory::Trajectory::read(audit_path).map_err(|error| error.to_string())
     } else {
-        clawtest::run::regrade::from_clawenvkit(&task, &audit, output, workspace)
+        clawtest::trajectory::from_clawenvkit(&task, &audit, output, workspace)
     };
     let trajectory = match trajectory {
         Ok(trajectory) => trajectory,

@@ -21,6 +21,7 @@
 //! paths under no service of the task are not recorded.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use hyper::body::Bytes;
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,8 @@ use serde_json::{Map, Value, json};
 use crate::services::engine::{self, Collections, FixtureProblem};
 use crate::services::time::{self, Instant, SECOND};
 use crate::services::{Catalogue, ServiceDescription, ToolBinding};
+use crate::trajectory::audit::json_text;
+use crate::trajectory::{AuditEntry, FaultKind, RecordedBody};
 
 /// The default trial clock.
 pub const DEFAULT_CLOCK: &str = "2026-01-02T09:00:00Z";
@@ -210,15 +213,6 @@ impl Injector {
     }
 }
 
-/// An injected fault.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FaultKind {
-    RateLimited,
-    ServerError,
-    Slow,
-}
-
 /// An HTTP answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServiceResponse {
@@ -256,7 +250,7 @@ pub struct SerializedResponse {
 /// utility route or a path under no service of the task).
 struct Answered {
     response: ServiceResponse,
-    text: Option<Bytes>,
+    text: Option<Arc<[u8]>>,
     call: Option<Call>,
 }
 
@@ -277,111 +271,6 @@ struct Call {
     endpoint: String,
     params: Value,
     fault: Option<FaultKind>,
-}
-
-/// One recorded request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AuditEntry {
-    /// Monotonic from 1 within the world (restarted by [`World::reset`]).
-    pub seq: u64,
-    pub service: String,
-    /// The task's tool name bound to this endpoint, else the canonical action.
-    pub action: String,
-    pub endpoint: String,
-    /// The validated parameters (pydantic `model_dump()`: declared fields, defaults
-    /// applied); for a rejected request, the body object as received ({} if none).
-    pub params: Value,
-    pub status: u16,
-    /// The answer's body; reads as a [`Value`].
-    pub response: RecordedBody,
-    pub fault: Option<FaultKind>,
-    /// A slow fault's delay.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delay_ms: Option<u64>,
-    /// `clock + seq seconds`, RFC 3339 UTC.
-    pub at: String,
-}
-
-/// An answer body as the audit keeps it: the JSON text the caller was sent, parsed into a
-/// [`Value`] the first time it is read. It reads (`Deref`), compares, prints and
-/// serializes as that value.
-///
-/// Why text: recording a call used to deep-copy the answer's value, and a list answer's
-/// value is ten or so maps of strings — the copy, and the fresh memory it kept (about five
-/// times the text's size), were most of the cost of a list request. The text is written
-/// for the HTTP answer anyway, and graders read few of the answers a trial records.
-#[derive(Clone)]
-pub struct RecordedBody {
-    text: Bytes,
-    value: std::sync::OnceLock<Value>,
-}
-
-impl RecordedBody {
-    /// A body from the JSON text of a value (as `serde_json` writes it).
-    fn from_text(text: Bytes) -> Self {
-        RecordedBody {
-            text,
-            value: std::sync::OnceLock::new(),
-        }
-    }
-
-    /// The JSON text, compact, as sent.
-    pub fn text(&self) -> &[u8] {
-        &self.text
-    }
-
-    /// The value.
-    pub fn value(&self) -> &Value {
-        // The text was written from a value by serde_json, so it parses back to it.
-        self.value
-            .get_or_init(|| serde_json::from_slice(&self.text).unwrap_or(Value::Null))
-    }
-}
-
-/// The compact JSON text of a value.
-fn json_text(value: &Value) -> Bytes {
-    Bytes::from(serde_json::to_vec(value).unwrap_or_else(|_| b"null".to_vec()))
-}
-
-impl From<Value> for RecordedBody {
-    fn from(value: Value) -> Self {
-        RecordedBody {
-            text: json_text(&value),
-            value: std::sync::OnceLock::from(value),
-        }
-    }
-}
-
-impl std::ops::Deref for RecordedBody {
-    type Target = Value;
-    fn deref(&self) -> &Value {
-        self.value()
-    }
-}
-
-impl PartialEq for RecordedBody {
-    /// Equal values have equal text: serde_json writes a value one way (maps in order).
-    fn eq(&self, other: &Self) -> bool {
-        self.text == other.text
-    }
-}
-
-impl std::fmt::Debug for RecordedBody {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.value().fmt(f)
-    }
-}
-
-impl Serialize for RecordedBody {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.value().serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for RecordedBody {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Value::deserialize(deserializer).map(RecordedBody::from)
-    }
 }
 
 /// Why a world cannot be built.
@@ -580,11 +469,12 @@ impl World {
         } = self.answer(method, path, body, true);
         let text = text.unwrap_or_else(|| json_text(&response.body));
         if let Some(call) = call {
-            self.record(call, response.status, response.delay, text.clone());
+            self.record(call, response.status, response.delay, Arc::clone(&text));
         }
         SerializedResponse {
             status: response.status,
-            body: text,
+            // The HTTP edge: the audit's text becomes the answer's bytes without a copy.
+            body: Bytes::from_owner(text),
             headers: response.headers,
             delay: response.delay,
         }
@@ -694,7 +584,7 @@ impl World {
                     let buffer = &mut self.text_buffer;
                     buffer.clear();
                     engine::respond_text(route, outcome, buffer);
-                    text = Some(Bytes::copy_from_slice(buffer));
+                    text = Some(Arc::from(buffer.as_slice()));
                     resp = ServiceResponse::json(status, Value::Null);
                 } else {
                     resp = ServiceResponse::json(status, engine::respond(route, outcome));
@@ -718,7 +608,7 @@ impl World {
         call: Call,
         status: u16,
         delay: Option<std::time::Duration>,
-        response: Bytes,
+        response: Arc<[u8]>,
     ) {
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -1450,23 +1340,6 @@ mod tests {
         }
         // The comparison covers real answers, not only validation errors.
         assert!(answered.len() >= 15, "answered with 200: {answered:?}");
-    }
-
-    #[test]
-    fn a_recorded_body_reads_compares_and_serializes_as_its_value() {
-        let value = json!({"tasks": [{"task_id": "t1", "n": 1.5}], "total": 1});
-        let recorded = RecordedBody::from_text(json_text(&value));
-        assert_eq!(*recorded, value);
-        assert_eq!(recorded["tasks"][0]["n"], 1.5);
-        assert_eq!(recorded, RecordedBody::from(value.clone()));
-        assert_ne!(recorded, RecordedBody::from(json!({"total": 1})));
-        assert_eq!(
-            serde_json::to_string_pretty(&recorded).unwrap(),
-            serde_json::to_string_pretty(&value).unwrap()
-        );
-        assert_eq!(format!("{recorded:?}"), format!("{value:?}"));
-        let back: RecordedBody = serde_json::from_str(&value.to_string()).unwrap();
-        assert_eq!(back, recorded);
     }
 
     #[test]

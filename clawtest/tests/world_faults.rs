@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use clawtest::services::Catalogue;
 use clawtest::services::http::{Delay, serve_with};
-use clawtest::world::{FaultKind, FaultMode, FaultPlan, World, WorldOptions};
+use clawtest::trajectory::FaultKind;
+use clawtest::world::{FaultMode, FaultPlan, World, WorldOptions};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
