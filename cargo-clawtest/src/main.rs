@@ -780,7 +780,8 @@ fn clean() -> u8 {
 
 /// `cargo clawtest serve`: stops on Ctrl-C with exit code 0 (stopping is its normal end).
 fn serve_task(arguments: &ServeArgs) -> u8 {
-    use clawtest::world::{FaultMode, FaultPlan, WorldOptions};
+    use clawtest::spec::InjectionMode;
+    use clawtest::world::{FaultPlan, WorldOptions};
     let catalogue = Catalogue::builtin();
     let task = match clawtest::spec::load(&arguments.task, &catalogue) {
         Ok(task) => task,
@@ -790,9 +791,9 @@ fn serve_task(arguments: &ServeArgs) -> u8 {
         }
     };
     let mode = if arguments.burst {
-        FaultMode::Burst
+        InjectionMode::Burst
     } else {
-        FaultMode::Uniform
+        InjectionMode::Uniform
     };
     let options = WorldOptions {
         faults: FaultPlan::for_trial(&task.id, 0, arguments.error_rate, arguments.seed, mode),

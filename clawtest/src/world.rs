@@ -30,6 +30,7 @@ use serde_json::{Map, Value, json};
 use crate::services::engine::{self, Collections, FixtureProblem};
 use crate::services::time::{self, Instant, SECOND};
 use crate::services::{Catalogue, ServiceDescription, ToolBinding};
+use crate::spec::InjectionMode;
 use crate::trajectory::audit::json_text;
 use crate::trajectory::{AuditEntry, FaultKind, RecordedBody};
 
@@ -63,7 +64,7 @@ impl Default for WorldOptions {
 pub struct FaultPlan {
     pub rate: f64,
     pub seed: u64,
-    pub mode: FaultMode,
+    pub mode: InjectionMode,
     /// The range a slow call's delay is drawn from, in milliseconds (ClawEnvKit: 2–4 s).
     pub slow_ms: (u64, u64),
 }
@@ -74,23 +75,10 @@ impl Default for FaultPlan {
         FaultPlan {
             rate: 0.0,
             seed: 0,
-            mode: FaultMode::Uniform,
+            mode: InjectionMode::Uniform,
             slow_ms: (2000, 4000),
         }
     }
-}
-
-/// How faults are spread over the calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FaultMode {
-    /// Each call independently (ClawEnvKit).
-    #[default]
-    Uniform,
-    /// In runs, as a real rate limiter fails: a two-state chain whose fault state lasts
-    /// [`BURST_LENGTH`] calls on average and repeats one fault kind, with the long-run
-    /// fraction of faulted calls still `rate`.
-    Burst,
 }
 
 /// The mean length of a burst of faults.
@@ -108,7 +96,7 @@ impl FaultPlan {
         trial: u32,
         rate: f64,
         seed: Option<u64>,
-        mode: FaultMode,
+        mode: InjectionMode,
     ) -> FaultPlan {
         let task_hash = task_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
@@ -172,8 +160,8 @@ impl Injector {
             return None;
         }
         match plan.mode {
-            FaultMode::Uniform => (self.next() < plan.rate).then(|| self.kind()),
-            FaultMode::Burst => {
+            InjectionMode::Uniform => (self.next() < plan.rate).then(|| self.kind()),
+            InjectionMode::Burst => {
                 let stay = if plan.rate >= 1.0 {
                     true
                 } else {
