@@ -50,8 +50,9 @@ use clawtest::config::Config;
 use clawtest::report::{
     annotations, json, junit, markdown, terminal::TerminalReporter, trajectories::TrajectoryWriter,
 };
+use clawtest::results::{RunStatus, RunSummary, baseline, merge};
 use clawtest::run::session::{self, Request, SessionError};
-use clawtest::run::{Event, Fanout, Reporter, RunStatus, RunSummary, baseline, merge};
+use clawtest::run::{Event, Fanout, Reporter};
 use clawtest::sandbox::select;
 use clawtest::services::Catalogue;
 

@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::Gates;
-use crate::run::aggregate::{self, Deduction, Status, TrialRecord, TrialResult, Verdict};
+use crate::results::aggregate;
+use crate::results::{Deduction, Status, TrialRecord, TrialResult, Verdict};
 
 fn failing_verdict(index: usize) -> Verdict {
     let record = TrialRecord {

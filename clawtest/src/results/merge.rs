@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use super::aggregate::{self, RunSummary};
+use super::{RunSummary, aggregate};
 use crate::config::Gates;
 
 /// Shards that cannot be merged.
