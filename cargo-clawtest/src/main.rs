@@ -50,7 +50,7 @@ use clawtest::config::Config;
 use clawtest::report::{
     annotations, json, junit, markdown, terminal::TerminalReporter, trajectories::TrajectoryWriter,
 };
-use clawtest::results::{RunStatus, RunSummary, baseline, merge};
+use clawtest::results::{RunStatus, RunSummary, merge};
 use clawtest::run::session::{self, Request, SessionError};
 use clawtest::run::{Event, Fanout, Reporter};
 use clawtest::sandbox::select;
@@ -394,21 +394,17 @@ fn merge_results(global: &cli::GlobalArgs, arguments: &MergeArgs) -> u8 {
         .map(|config| config.gates.clone())
         .unwrap_or_default();
     let gates = arguments.gates.gates().or(&configured);
-    let mut summary = match merge::merge(parts, &gates) {
+    let before = match read_baseline(&arguments.outputs) {
+        Ok(before) => before,
+        Err(code) => return code,
+    };
+    let summary = match merge::merge(parts, &gates, before.as_ref()) {
         Ok(summary) => summary,
         Err(error) => {
             eprintln!("error: {error}");
             return exit::INVALID;
         }
     };
-    match read_baseline(&arguments.outputs) {
-        Ok(Some(before)) => {
-            let comparison = baseline::compare(&before, &summary, gates.tolerance());
-            baseline::apply(&mut summary, comparison);
-        }
-        Ok(None) => {}
-        Err(code) => return code,
-    }
     let root = config.map(|config| config.root).unwrap_or(start);
     if let Err(code) = publish(&summary, &arguments.outputs, &root) {
         return code;

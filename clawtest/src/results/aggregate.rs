@@ -165,107 +165,141 @@ pub fn pass_at_k(n: u64, c: u64, k: u64) -> f64 {
     1.0 - failing
 }
 
-/// Folds verdicts, invalid tasks and gates into the run's summary and status.
-pub fn summarize(
-    verdicts: Vec<Verdict>,
-    invalid: Vec<InvalidEntry>,
-    gates: &Gates,
-    k: u32,
-    backend: &str,
-    interrupted: bool,
-) -> RunSummary {
-    let count = |status: Status| {
-        verdicts
+/// Everything a run's summary is made of. [`RunSummary::new`] derives the rest (totals,
+/// rates, gates, breakdowns, the baseline comparison and the status), so a run and a merge of
+/// shards summarize the same way and neither can leave a field out.
+#[derive(Debug, Clone)]
+pub struct SummaryInputs<'a> {
+    /// One per task, in the order to report them.
+    pub verdicts: Vec<Verdict>,
+    /// The task files that were not run because they are invalid.
+    pub invalid: Vec<InvalidEntry>,
+    /// Trials per task.
+    pub k: u32,
+    /// The sandbox backend's name.
+    pub backend: &'a str,
+    /// The run stopped before every trial finished.
+    pub interrupted: bool,
+    /// What the run's model calls cost, in US dollars (from `[llm.prices]`).
+    pub cost_usd: f64,
+    /// The suite-level thresholds; their tolerance is also the baseline's.
+    pub gates: &'a Gates,
+    /// The results to compare with (`--baseline`); a regression fails a run that passed.
+    pub baseline: Option<&'a RunSummary>,
+}
+
+impl RunSummary {
+    /// Folds verdicts, invalid tasks, gates, cost and the baseline into the run's summary
+    /// and status. The one place a summary is built.
+    pub fn new(inputs: SummaryInputs<'_>) -> RunSummary {
+        let SummaryInputs {
+            verdicts,
+            invalid,
+            k,
+            backend,
+            interrupted,
+            cost_usd,
+            gates,
+            baseline,
+        } = inputs;
+        let count = |status: Status| {
+            verdicts
+                .iter()
+                .filter(|verdict| verdict.status == status)
+                .count()
+        };
+        let (tasks_passed, tasks_failed, tasks_errored) = (
+            count(Status::Passed),
+            count(Status::Failed),
+            count(Status::Error),
+        );
+        let tasks_not_run = count(Status::NotRun);
+        let scores: Vec<f64> = verdicts
             .iter()
-            .filter(|verdict| verdict.status == status)
-            .count()
-    };
-    let (tasks_passed, tasks_failed, tasks_errored) = (
-        count(Status::Passed),
-        count(Status::Failed),
-        count(Status::Error),
-    );
-    let tasks_not_run = count(Status::NotRun);
-    let scores: Vec<f64> = verdicts
-        .iter()
-        .flat_map(|verdict| verdict.trials.iter().filter_map(TrialRecord::score))
-        .collect();
-    let robustness: Vec<f64> = verdicts
-        .iter()
-        .flat_map(|verdict| verdict.trials.iter())
-        .filter_map(|record| match record.result {
-            TrialResult::Graded { robustness, .. } => Some(robustness),
-            _ => None,
-        })
-        .collect();
-    let share = |part: usize| {
-        if verdicts.is_empty() {
+            .flat_map(|verdict| verdict.trials.iter().filter_map(TrialRecord::score))
+            .collect();
+        let robustness: Vec<f64> = verdicts
+            .iter()
+            .flat_map(|verdict| verdict.trials.iter())
+            .filter_map(|record| match record.result {
+                TrialResult::Graded { robustness, .. } => Some(robustness),
+                _ => None,
+            })
+            .collect();
+        let share = |part: usize| {
+            if verdicts.is_empty() {
+                0.0
+            } else {
+                part as f64 / verdicts.len() as f64
+            }
+        };
+        let pass_hat_k = share(tasks_passed);
+        let pass_at_k = if verdicts.is_empty() {
             0.0
         } else {
-            part as f64 / verdicts.len() as f64
+            verdicts
+                .iter()
+                .map(|verdict| verdict.pass_at_k)
+                .sum::<f64>()
+                / verdicts.len() as f64
+        };
+        let (mean_score, mean_robustness) = (mean(&scores), mean(&robustness));
+        let mut gate_results = Vec::new();
+        for (name, threshold, actual) in [
+            ("min_score", gates.min_score, mean_score),
+            ("min_robustness", gates.min_robustness, mean_robustness),
+            ("min_pass_hat_k", gates.min_pass_hat_k, pass_hat_k),
+        ] {
+            if let Some(threshold) = threshold {
+                gate_results.push(GateResult {
+                    name: name.into(),
+                    threshold,
+                    actual,
+                    passed: actual + 1e-9 >= threshold,
+                });
+            }
         }
-    };
-    let pass_hat_k = share(tasks_passed);
-    let pass_at_k = if verdicts.is_empty() {
-        0.0
-    } else {
-        verdicts
-            .iter()
-            .map(|verdict| verdict.pass_at_k)
-            .sum::<f64>()
-            / verdicts.len() as f64
-    };
-    let (mean_score, mean_robustness) = (mean(&scores), mean(&robustness));
-    let mut gate_results = Vec::new();
-    for (name, threshold, actual) in [
-        ("min_score", gates.min_score, mean_score),
-        ("min_robustness", gates.min_robustness, mean_robustness),
-        ("min_pass_hat_k", gates.min_pass_hat_k, pass_hat_k),
-    ] {
-        if let Some(threshold) = threshold {
-            gate_results.push(GateResult {
-                name: name.into(),
-                threshold,
-                actual,
-                passed: actual + 1e-9 >= threshold,
-            });
+        let status = if interrupted {
+            RunStatus::Interrupted
+        } else if !invalid.is_empty() {
+            RunStatus::Invalid
+        } else if tasks_errored > 0 {
+            RunStatus::InfrastructureError
+        } else if tasks_failed > 0 || gate_results.iter().any(|gate| !gate.passed) {
+            RunStatus::Failed
+        } else if tasks_not_run > 0 {
+            RunStatus::BudgetExhausted
+        } else {
+            RunStatus::Passed
+        };
+        let safety_pass_rate = super::breakdown::safety_pass_rate(&verdicts);
+        let breakdowns = super::breakdown::Breakdowns::of(&verdicts);
+        let mut summary = RunSummary {
+            status,
+            k,
+            backend: backend.into(),
+            verdicts,
+            invalid,
+            gates: gate_results,
+            tasks_passed,
+            tasks_failed,
+            tasks_errored,
+            tasks_not_run,
+            cost_usd,
+            pass_hat_k,
+            pass_at_k,
+            mean_score,
+            mean_robustness,
+            interrupted,
+            safety_pass_rate,
+            breakdowns,
+            baseline: None,
+        };
+        if let Some(before) = baseline {
+            let comparison = super::baseline::compare(before, &summary, gates.tolerance());
+            super::baseline::apply(&mut summary, comparison);
         }
-    }
-    let status = if interrupted {
-        RunStatus::Interrupted
-    } else if !invalid.is_empty() {
-        RunStatus::Invalid
-    } else if tasks_errored > 0 {
-        RunStatus::InfrastructureError
-    } else if tasks_failed > 0 || gate_results.iter().any(|gate| !gate.passed) {
-        RunStatus::Failed
-    } else if tasks_not_run > 0 {
-        RunStatus::BudgetExhausted
-    } else {
-        RunStatus::Passed
-    };
-    let safety_pass_rate = super::breakdown::safety_pass_rate(&verdicts);
-    let breakdowns = super::breakdown::Breakdowns::of(&verdicts);
-    RunSummary {
-        status,
-        k,
-        backend: backend.into(),
-        verdicts,
-        invalid,
-        gates: gate_results,
-        tasks_passed,
-        tasks_failed,
-        tasks_errored,
-        tasks_not_run,
-        cost_usd: 0.0,
-        pass_hat_k,
-        pass_at_k,
-        mean_score,
-        mean_robustness,
-        interrupted,
-        safety_pass_rate,
-        breakdowns,
-        baseline: None,
+        summary
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use super::{RunSummary, aggregate};
+use super::{RunSummary, SummaryInputs};
 use crate::config::Gates;
 
 /// Shards that cannot be merged.
@@ -26,8 +26,12 @@ pub enum MergeError {
     },
 }
 
-/// Combines shard results; gates are evaluated over the whole.
-pub fn merge(parts: Vec<(PathBuf, RunSummary)>, gates: &Gates) -> Result<RunSummary, MergeError> {
+/// Combines shard results; gates are evaluated, and `baseline` compared, over the whole.
+pub fn merge(
+    parts: Vec<(PathBuf, RunSummary)>,
+    gates: &Gates,
+    baseline: Option<&RunSummary>,
+) -> Result<RunSummary, MergeError> {
     let Some((first_path, first)) = parts.first() else {
         return Err(MergeError::Empty);
     };
@@ -68,12 +72,14 @@ pub fn merge(parts: Vec<(PathBuf, RunSummary)>, gates: &Gates) -> Result<RunSumm
     // Every shard reports the same invalid files (validation runs before partitioning).
     let mut unique = BTreeSet::new();
     invalid.retain(|entry| unique.insert(entry.path.clone()));
-    Ok(aggregate::summarize(
+    Ok(RunSummary::new(SummaryInputs {
         verdicts,
         invalid,
-        gates,
         k,
-        &backend,
+        backend: &backend,
         interrupted,
-    ))
+        cost_usd: 0.0,
+        gates,
+        baseline,
+    }))
 }

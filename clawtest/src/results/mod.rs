@@ -13,6 +13,8 @@ pub mod baseline;
 pub mod breakdown;
 pub mod merge;
 
+pub use aggregate::SummaryInputs;
+
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};

@@ -20,7 +20,7 @@ pub use suite::Suite;
 
 use crate::config::Gates;
 use crate::gateway::{Budget, Cassette, Mode, Prices, Recorder, Upstream};
-use crate::results::{InvalidEntry, RunSummary, TrialRecord, Verdict, aggregate, baseline};
+use crate::results::{InvalidEntry, RunSummary, SummaryInputs, TrialRecord, Verdict, aggregate};
 use crate::sandbox::Sandbox;
 use crate::services::Catalogue;
 use crate::spec::Task;
@@ -272,20 +272,16 @@ pub async fn execute(
     }
     while workers.join_next().await.is_some() {}
 
-    let interrupted = *interrupt.borrow();
-    let mut summary = aggregate::summarize(
-        verdicts.into_values().collect(),
+    let summary = RunSummary::new(SummaryInputs {
+        verdicts: verdicts.into_values().collect(),
         invalid,
-        &options.gates,
         k,
-        shared.sandbox.name(),
-        interrupted,
-    );
-    summary.cost_usd = shared.models.budget.spent();
-    if let Some(before) = &options.baseline {
-        let comparison = baseline::compare(before, &summary, options.gates.tolerance());
-        baseline::apply(&mut summary, comparison);
-    }
+        backend: shared.sandbox.name(),
+        interrupted: *interrupt.borrow(),
+        cost_usd: shared.models.budget.spent(),
+        gates: &options.gates,
+        baseline: options.baseline.as_deref(),
+    });
     reporter.report(&Event::RunFinished {
         summary: summary.clone(),
     });
