@@ -1,5 +1,5 @@
 //! Merging shards: the results of `--partition` runs combined into one summary, gated and
-//! compared as if the suite had run in one job.
+//! compared as if the suite had run in one job, costing what the shards cost together.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -40,6 +40,8 @@ pub fn merge(
     let mut verdicts = Vec::new();
     let mut invalid = Vec::new();
     let mut interrupted = false;
+    // Each shard's own spend: the shards together spent the sum.
+    let mut cost_usd = 0.0;
     let mut seen: Vec<(String, PathBuf)> = Vec::new();
     for (path, part) in parts {
         if part.k != k {
@@ -60,6 +62,7 @@ pub fn merge(
             seen.push((verdict.task_id.clone(), path.clone()));
         }
         interrupted |= part.interrupted;
+        cost_usd += part.cost_usd;
         verdicts.extend(part.verdicts);
         invalid.extend(part.invalid);
     }
@@ -78,8 +81,37 @@ pub fn merge(
         k,
         backend: &backend,
         interrupted,
-        cost_usd: 0.0,
+        cost_usd,
         gates,
         baseline,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shard's results with no tasks that cost `cost_usd`.
+    fn shard(cost_usd: f64) -> RunSummary {
+        RunSummary::new(SummaryInputs {
+            verdicts: Vec::new(),
+            invalid: Vec::new(),
+            k: 3,
+            backend: "process",
+            interrupted: false,
+            cost_usd,
+            gates: &Gates::default(),
+            baseline: None,
+        })
+    }
+
+    #[test]
+    fn the_merged_cost_is_the_sum_of_the_shards_costs() {
+        let parts = vec![
+            (PathBuf::from("shard1.json"), shard(0.25)),
+            (PathBuf::from("shard2.json"), shard(0.5)),
+        ];
+        let merged = merge(parts, &Gates::default(), None).unwrap();
+        assert_eq!(merged.cost_usd, 0.75);
+    }
 }
