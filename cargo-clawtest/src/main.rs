@@ -50,8 +50,9 @@ use clawtest::config::Config;
 use clawtest::report::{
     annotations, json, junit, markdown, terminal::TerminalReporter, trajectories::TrajectoryWriter,
 };
+use clawtest::results::{RunStatus, RunSummary, merge};
 use clawtest::run::session::{self, Request, SessionError};
-use clawtest::run::{Event, Fanout, Reporter, RunStatus, RunSummary, baseline, merge};
+use clawtest::run::{Event, Fanout, Reporter};
 use clawtest::sandbox::select;
 use clawtest::services::Catalogue;
 
@@ -393,21 +394,17 @@ fn merge_results(global: &cli::GlobalArgs, arguments: &MergeArgs) -> u8 {
         .map(|config| config.gates.clone())
         .unwrap_or_default();
     let gates = arguments.gates.gates().or(&configured);
-    let mut summary = match merge::merge(parts, &gates) {
+    let before = match read_baseline(&arguments.outputs) {
+        Ok(before) => before,
+        Err(code) => return code,
+    };
+    let summary = match merge::merge(parts, &gates, before.as_ref()) {
         Ok(summary) => summary,
         Err(error) => {
             eprintln!("error: {error}");
             return exit::INVALID;
         }
     };
-    match read_baseline(&arguments.outputs) {
-        Ok(Some(before)) => {
-            let comparison = baseline::compare(&before, &summary, gates.tolerance());
-            baseline::apply(&mut summary, comparison);
-        }
-        Ok(None) => {}
-        Err(code) => return code,
-    }
     let root = config.map(|config| config.root).unwrap_or(start);
     if let Err(code) = publish(&summary, &arguments.outputs, &root) {
         return code;
@@ -588,7 +585,7 @@ fn grade_one(
     {
         clawtest::trajectory::Trajectory::read(audit_path).map_err(|error| error.to_string())
     } else {
-        clawtest::run::regrade::from_clawenvkit(&task, &audit, output, workspace)
+        clawtest::trajectory::from_clawenvkit(&task, &audit, output, workspace)
     };
     let trajectory = match trajectory {
         Ok(trajectory) => trajectory,
@@ -780,7 +777,8 @@ fn clean() -> u8 {
 
 /// `cargo clawtest serve`: stops on Ctrl-C with exit code 0 (stopping is its normal end).
 fn serve_task(arguments: &ServeArgs) -> u8 {
-    use clawtest::world::{FaultMode, FaultPlan, WorldOptions};
+    use clawtest::spec::InjectionMode;
+    use clawtest::world::{FaultPlan, WorldOptions};
     let catalogue = Catalogue::builtin();
     let task = match clawtest::spec::load(&arguments.task, &catalogue) {
         Ok(task) => task,
@@ -790,9 +788,9 @@ fn serve_task(arguments: &ServeArgs) -> u8 {
         }
     };
     let mode = if arguments.burst {
-        FaultMode::Burst
+        InjectionMode::Burst
     } else {
-        FaultMode::Uniform
+        InjectionMode::Uniform
     };
     let options = WorldOptions {
         faults: FaultPlan::for_trial(&task.id, 0, arguments.error_rate, arguments.seed, mode),

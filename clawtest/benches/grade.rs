@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use clawtest::grade::{JudgeAnswers, grade};
 use clawtest::services::Catalogue;
+use clawtest::trajectory::{AuditEntry, FaultKind};
 use clawtest::trajectory::{HarnessExit, OutputOrigin, Trajectory};
-use clawtest::world::{AuditEntry, FaultKind};
 
 const TASK: &str = r#"task_id: bench
 task_name: Bench

@@ -20,6 +20,7 @@ pub mod http;
 pub mod init;
 pub mod judge;
 pub mod report;
+pub mod results;
 pub mod run;
 pub mod sandbox;
 pub mod serve;

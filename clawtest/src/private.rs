@@ -4,7 +4,7 @@
 
 pub use crate::cargo_test::{Failure, SnapshotHook, run_task_file};
 pub use crate::harness::{Env, RustHarness};
-pub use crate::run::Verdict;
+pub use crate::results::Verdict;
 
 #[cfg(feature = "libtest")]
 pub use crate::cargo_test::libtest::{MainOptions, main};

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use clawtest::serve::{Delay, serve_with};
 use clawtest::services::Catalogue;
-use clawtest::world::{FaultKind, FaultMode, FaultPlan, World, WorldOptions};
+use clawtest::spec::InjectionMode;
+use clawtest::trajectory::FaultKind;
+use clawtest::world::{FaultPlan, World, WorldOptions};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -46,17 +48,18 @@ fn script(w: &mut World) -> Vec<u8> {
 
 #[test]
 fn the_same_task_trial_and_seed_give_byte_identical_audits() {
-    let plan = |trial| FaultPlan::for_trial("todo-001", trial, 0.25, Some(9), FaultMode::Uniform);
+    let plan =
+        |trial| FaultPlan::for_trial("todo-001", trial, 0.25, Some(9), InjectionMode::Uniform);
     let first = script(&mut world(plan(0)));
     let again = script(&mut world(plan(0)));
     assert_eq!(first, again);
     let other_trial = script(&mut world(plan(1)));
     assert_ne!(first, other_trial, "each trial has its own faults");
-    let other_seed = FaultPlan::for_trial("todo-001", 0, 0.25, Some(10), FaultMode::Uniform);
+    let other_seed = FaultPlan::for_trial("todo-001", 0, 0.25, Some(10), InjectionMode::Uniform);
     assert_ne!(plan(0).seed, other_seed.seed);
     assert_ne!(
         plan(0).seed,
-        FaultPlan::for_trial("todo-002", 0, 0.25, Some(9), FaultMode::Uniform).seed
+        FaultPlan::for_trial("todo-002", 0, 0.25, Some(9), InjectionMode::Uniform).seed
     );
     assert_eq!(
         world(plan(0)).fault_plan(),
@@ -67,7 +70,13 @@ fn the_same_task_trial_and_seed_give_byte_identical_audits() {
 
 #[test]
 fn with_rate_one_every_post_is_faulted_and_recorded_once() {
-    let mut w = world(FaultPlan::for_trial("t", 0, 1.0, None, FaultMode::Uniform));
+    let mut w = world(FaultPlan::for_trial(
+        "t",
+        0,
+        1.0,
+        None,
+        InjectionMode::Uniform,
+    ));
     for _ in 0..30 {
         w.handle("POST", "/todo/tasks/create", br#"{"title": "x"}"#);
     }
@@ -165,7 +174,7 @@ fn burst_mode_produces_runs_at_the_same_overall_rate() {
             0,
             0.25,
             Some(1),
-            FaultMode::Uniform,
+            InjectionMode::Uniform,
         )),
         calls,
     );
@@ -174,7 +183,7 @@ fn burst_mode_produces_runs_at_the_same_overall_rate() {
         0,
         0.25,
         Some(1),
-        FaultMode::Burst,
+        InjectionMode::Burst,
     ));
     let (burst_faults, burst_runs) = runs(&mut bursty, calls);
     let mean = |faults: usize, runs: &[usize]| faults as f64 / runs.len() as f64;
@@ -252,8 +261,8 @@ async fn start(
 #[tokio::test]
 async fn slow_faults_are_delayed_by_the_http_layer_and_recorded_once() {
     let recorded = Arc::new(Recorded::default());
-    let mut plan = FaultPlan::for_trial("t", 0, 1.0, None, FaultMode::Uniform);
-    plan.mode = FaultMode::Burst;
+    let mut plan = FaultPlan::for_trial("t", 0, 1.0, None, InjectionMode::Uniform);
+    plan.mode = InjectionMode::Burst;
     // Find a seed whose first burst is slow, so the test does not depend on luck.
     let plan = (0..64)
         .map(|seed| FaultPlan {

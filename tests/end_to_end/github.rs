@@ -138,6 +138,52 @@ fn two_merged_shards_report_like_one_unsharded_run() {
 }
 
 #[test]
+fn merged_shards_report_the_sum_of_their_model_costs() {
+    let demo = repository().join("examples/demo");
+    let out = tempfile::tempdir().unwrap();
+    let path = |name: &str| out.path().join(name).display().to_string();
+    // Each shard's results say what its model calls cost (replay costs nothing, so the files
+    // are given a cost as a live run would have written it).
+    for (shard, cost) in [(1, 0.25), (2, 0.5)] {
+        let file = path(&format!("shard{shard}.json"));
+        let part = run_in(
+            &demo,
+            &[
+                "--no-build",
+                "--partition",
+                &format!("hash:{shard}/2"),
+                "--json",
+                &file,
+            ],
+        );
+        assert_eq!(part.code, 0, "{part:#?}");
+        let mut results: Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        results["cost_usd"] = json!(cost);
+        std::fs::write(&file, results.to_string()).unwrap();
+    }
+    let merged = run_in(
+        &demo,
+        &[
+            "merge",
+            &path("shard1.json"),
+            &path("shard2.json"),
+            "--json",
+            &path("merged.json"),
+        ],
+    );
+    assert_eq!(merged.code, 0, "{merged:#?}");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(path("merged.json")).unwrap()).unwrap();
+    assert_eq!(results["cost_usd"], json!(0.75), "{results:#}");
+    assert!(
+        merged.stdout.contains("model cost: $0.7500"),
+        "{}",
+        merged.stdout
+    );
+}
+
+#[test]
 fn merge_rejects_shards_that_overlap() {
     let demo = repository().join("examples/demo");
     let out = tempfile::tempdir().unwrap();

@@ -5,8 +5,9 @@
 use serde_json::{Value, json};
 
 use super::cassette::{Interaction, RecordedRequest, RecordedResponse};
-use super::server::{Gateway, GatewayFailure, ModelCall, State};
+use super::server::{Gateway, GatewayFailure, State};
 use super::usage::{self, Tokens};
+use crate::trajectory::ModelCall;
 
 impl Gateway {
     /// Logs an answered call (and records it when recording), counting its cost.

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 pub use cassette::{Cassette, CassetteError, Interaction};
 pub use recorder::Recorder;
-pub use server::{Gateway, GatewayFailure, ModelCall};
+pub use server::{Gateway, GatewayFailure};
 pub use upstream::{Endpoint, RetryPolicy, Upstream, UpstreamError};
 pub use usage::{Budget, Price, Prices};
 

@@ -17,31 +17,10 @@ use super::cassette::{self, Interaction, TrialRecording};
 use super::upstream::Upstream;
 use super::usage::{Budget, Prices};
 use crate::http::{Handler, HttpRequest, HttpResponse, Reply};
+use crate::trajectory::ModelCall;
 
 /// How long a trial's end waits for a stream the harness abandoned to finish recording.
 const SETTLE_LIMIT: Duration = Duration::from_secs(10);
-
-/// One model call as the trajectory records it.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct ModelCall {
-    /// 0-based position in the trial.
-    pub index: usize,
-    pub path: String,
-    pub request: Value,
-    pub status: u16,
-    /// The JSON answer (`null` when streamed: see `events`).
-    pub response: Value,
-    /// A streamed answer's server-sent events.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub events: Option<Vec<String>>,
-    /// Statuses of upstream attempts retried before this answer.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub retried: Vec<u16>,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    /// US dollars, from the price table; `None` when the model has no price.
-    pub cost_usd: Option<f64>,
-}
 
 /// Why the gateway could not answer a call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]

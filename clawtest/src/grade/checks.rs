@@ -9,8 +9,7 @@ use serde_json::Value;
 
 use crate::spec::check::pattern_regex;
 use crate::spec::{Check, OutputSource, SafetyCheck};
-use crate::trajectory::Trajectory;
-use crate::world::AuditEntry;
+use crate::trajectory::{AuditEntry, Trajectory};
 
 /// Entries of `service` that the service handled (no injected fault).
 fn handled<'a>(

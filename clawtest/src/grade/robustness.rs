@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::world::{AuditEntry, FaultKind};
+use crate::trajectory::{AuditEntry, FaultKind};
 
 /// How many later entries of the same service may hold the successful retry.
 pub const RECOVERY_WINDOW: usize = 4;

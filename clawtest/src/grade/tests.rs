@@ -8,8 +8,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::spec::{Check, Component, Limits, OutputSource, Safety, SafetyCheck, Task};
-use crate::trajectory::{HarnessExit, OutputOrigin, Trajectory};
-use crate::world::{AuditEntry, FaultKind};
+use crate::trajectory::{AuditEntry, FaultKind, HarnessExit, OutputOrigin, Trajectory};
 
 fn task(components: Vec<(f64, Check)>, safety: Vec<SafetyCheck>) -> Task {
     Task {

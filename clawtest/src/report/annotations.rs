@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::run::{RunSummary, Status, TrialResult, Verdict};
+use crate::results::{RunSummary, Status, TrialResult, Verdict};
 
 /// GitHub shows at most 10 error annotations per step; more are dropped silently, so the
 /// worst ones must come first and the count must stay within it.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::run::RunSummary;
+use crate::results::RunSummary;
 
 /// The schema this build writes and reads. Bump the number on any incompatible change.
 pub const SCHEMA: &str = "clawtest-results/1";

@@ -6,7 +6,7 @@
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::{breakdown, score};
-use crate::run::{RunSummary, Status, TrialResult, Verdict};
+use crate::results::{RunSummary, Status, TrialResult, Verdict};
 
 /// The report name and the testsuite name.
 pub const NAME: &str = "clawtest";

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::score;
-use crate::run::{RunStatus, RunSummary, Status, TrialResult};
+use crate::results::{RunStatus, RunSummary, Status, TrialResult, Verdict};
 
 /// GitHub refuses step summaries over 1 MiB; stay well below it.
 pub const SIZE_LIMIT: usize = 1_000_000;
@@ -147,8 +147,8 @@ fn status_cell(status: Status) -> &'static str {
 }
 
 /// Worst first: errors, failures (lowest mean first), then passes.
-fn order(summary: &RunSummary) -> Vec<&crate::run::Verdict> {
-    let mut verdicts: Vec<&crate::run::Verdict> = summary.verdicts.iter().collect();
+fn order(summary: &RunSummary) -> Vec<&Verdict> {
+    let mut verdicts: Vec<&Verdict> = summary.verdicts.iter().collect();
     let rank = |status: Status| match status {
         Status::Error => 0,
         Status::Failed => 1,

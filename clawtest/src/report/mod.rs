@@ -1,5 +1,5 @@
 //! The run's outputs: the terminal reporter (consumes events as they come), and the files
-//! written from the final [`crate::run::RunSummary`]: JUnit XML and JSON results.
+//! written from the final [`crate::results::RunSummary`]: JUnit XML and JSON results.
 
 pub mod annotations;
 pub mod json;
@@ -9,7 +9,7 @@ pub mod snapshots;
 pub mod terminal;
 pub mod trajectories;
 
-use crate::run::{TrialRecord, TrialResult, Verdict};
+use crate::results::{TrialRecord, TrialResult, Verdict};
 
 /// Three decimals: enough to see a change, few enough to read.
 pub(crate) fn score(value: f64) -> String {

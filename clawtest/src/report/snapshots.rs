@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::score;
-use crate::run::{TrialResult, Verdict};
+use crate::results::{TrialResult, Verdict};
 
 /// What `INSTA_UPDATE` (insta's own variable) asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

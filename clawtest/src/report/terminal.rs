@@ -7,7 +7,8 @@ use std::io::Write;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{breakdown, score};
-use crate::run::{Event, Reporter, RunStatus, RunSummary, Status, Verdict};
+use crate::results::{RunStatus, RunSummary, Status, Verdict};
+use crate::run::{Event, Reporter};
 
 /// Reports a run to a terminal (or any writer).
 pub struct TerminalReporter<W: Write> {

@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::Gates;
-use crate::run::aggregate::{self, Deduction, Status, TrialRecord, TrialResult, Verdict};
+use crate::results::{
+    Deduction, RunSummary, Status, SummaryInputs, TrialRecord, TrialResult, Verdict,
+};
 
 fn failing_verdict(index: usize) -> Verdict {
     let record = TrialRecord {
@@ -54,11 +56,24 @@ fn failing_verdict(index: usize) -> Verdict {
     }
 }
 
+/// The summary of a one-trial run of `verdicts`, without gates, cost or baseline.
+fn summary_of(verdicts: Vec<Verdict>) -> RunSummary {
+    RunSummary::new(SummaryInputs {
+        verdicts,
+        invalid: Vec::new(),
+        k: 1,
+        backend: "process",
+        interrupted: false,
+        cost_usd: 0.0,
+        gates: &Gates::default(),
+        baseline: None,
+    })
+}
+
 #[test]
 fn a_huge_summary_is_cut_between_rows_and_says_how_many_were_left_out() {
     let verdicts = (0..20_000).map(failing_verdict).collect();
-    let summary =
-        aggregate::summarize(verdicts, Vec::new(), &Gates::default(), 1, "process", false);
+    let summary = summary_of(verdicts);
     let text = super::markdown::render(&summary, 50_000);
     assert!(text.len() <= 50_000, "{}", text.len());
     assert!(text.contains("more task(s): the summary is cut to fit GitHub's limit"));
@@ -77,8 +92,7 @@ fn a_huge_summary_is_cut_between_rows_and_says_how_many_were_left_out() {
 #[test]
 fn annotations_stay_within_githubs_limit_worst_first() {
     let verdicts = (0..25).rev().map(failing_verdict).collect();
-    let summary =
-        aggregate::summarize(verdicts, Vec::new(), &Gates::default(), 1, "process", false);
+    let summary = summary_of(verdicts);
     let lines = super::annotations::render(&summary, Path::new("suite"));
     assert_eq!(lines.len(), super::annotations::LIMIT);
     assert!(lines[0].starts_with("::error file=suite/tasks/task-00000.yaml,line=9,title=task-00000%3A pass^1 failed (0/1)::"), "{}", lines[0]);
@@ -107,8 +121,7 @@ fn breakdowns_group_by_category_and_rank_unrecovered_faults() {
             *unrecovered_faults = faults.into_iter().map(String::from).collect();
         }
     }
-    let summary =
-        aggregate::summarize(verdicts, Vec::new(), &Gates::default(), 1, "process", false);
+    let summary = summary_of(verdicts);
     let workflow = &summary.breakdowns.by_category["workflow"];
     assert_eq!((workflow.tasks, workflow.passed), (2, 0));
     assert_eq!(summary.breakdowns.by_category["communication"].passed, 1);

@@ -1,12 +1,13 @@
 //! The events a run emits, in order, and the [`Reporter`] trait that consumes them. These
-//! types are the whole interface between the executor and every report.
+//! types are the whole interface between the executor and every report. They carry the
+//! result types of [`crate::results`]; results never import them.
 
 use std::path::PathBuf;
 
 use crate::grade::Grade;
+use crate::results::{RunSummary, TrialRecord, TrialResult, Verdict};
+use crate::spec::Task;
 use crate::trajectory::Trajectory;
-
-use super::aggregate::{RunSummary, Verdict};
 
 /// Something that happened during a run.
 #[derive(Debug, Clone)]
@@ -59,6 +60,25 @@ pub enum TrialOutcome {
     Interrupted,
     /// The trial was never started (the run's cost limit was reached).
     NotRun { reason: String },
+}
+
+impl TrialOutcome {
+    /// What the task's verdict keeps of this outcome, as trial `trial` of `task`.
+    pub fn record(&self, task: &Task, trial: u32) -> TrialRecord {
+        let result = match self {
+            TrialOutcome::Graded { grade, trajectory } => {
+                TrialResult::graded(task, grade, trajectory)
+            }
+            TrialOutcome::Error { message, .. } => TrialResult::Error {
+                message: message.clone(),
+            },
+            TrialOutcome::Interrupted => TrialResult::Interrupted,
+            TrialOutcome::NotRun { reason } => TrialResult::NotRun {
+                reason: reason.clone(),
+            },
+        };
+        TrialRecord { trial, result }
+    }
 }
 
 /// Consumes events as they happen.

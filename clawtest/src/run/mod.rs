@@ -2,11 +2,7 @@
 //! time) → aggregate each task's k trials into a verdict → summarize. Progress leaves as
 //! [`Event`]s through a [`Reporter`]; the trials themselves never touch a reporter.
 
-pub mod aggregate;
-pub mod baseline;
-pub mod breakdown;
 pub mod events;
-pub mod merge;
 pub mod partition;
 pub mod regrade;
 pub mod session;
@@ -19,14 +15,12 @@ use std::sync::Arc;
 
 use tokio::sync::{Semaphore, mpsc, watch};
 
-pub use aggregate::{
-    GateResult, InvalidEntry, RunStatus, RunSummary, Status, TrialRecord, TrialResult, Verdict,
-};
 pub use events::{Event, Fanout, Reporter, TrialOutcome};
 pub use suite::Suite;
 
 use crate::config::Gates;
 use crate::gateway::{Budget, Cassette, Mode, Prices, Recorder, Upstream};
+use crate::results::{InvalidEntry, RunSummary, SummaryInputs, TrialRecord, Verdict, aggregate};
 use crate::sandbox::Sandbox;
 use crate::services::Catalogue;
 use crate::spec::Task;
@@ -252,7 +246,7 @@ pub async fn execute(
                 trial,
                 outcome,
             } => {
-                let record = TrialRecord::new(&shared.tasks[task], trial, &outcome);
+                let record = outcome.record(&shared.tasks[task], trial);
                 reporter.report(&Event::TrialFinished {
                     task_id: shared.tasks[task].id.clone(),
                     trial,
@@ -278,20 +272,16 @@ pub async fn execute(
     }
     while workers.join_next().await.is_some() {}
 
-    let interrupted = *interrupt.borrow();
-    let mut summary = aggregate::summarize(
-        verdicts.into_values().collect(),
+    let summary = RunSummary::new(SummaryInputs {
+        verdicts: verdicts.into_values().collect(),
         invalid,
-        &options.gates,
         k,
-        shared.sandbox.name(),
-        interrupted,
-    );
-    summary.cost_usd = shared.models.budget.spent();
-    if let Some(before) = &options.baseline {
-        let comparison = baseline::compare(before, &summary, options.gates.tolerance());
-        baseline::apply(&mut summary, comparison);
-    }
+        backend: shared.sandbox.name(),
+        interrupted: *interrupt.borrow(),
+        cost_usd: shared.models.budget.spent(),
+        gates: &options.gates,
+        baseline: options.baseline.as_deref(),
+    });
     reporter.report(&Event::RunFinished {
         summary: summary.clone(),
     });

@@ -18,11 +18,11 @@ use crate::sandbox::{
     Transport,
 };
 use crate::services::Catalogue;
-use crate::spec::{InjectionMode, Task};
+use crate::spec::Task;
 use crate::surfaces::mcp::{McpServer, mcp_config};
 use crate::surfaces::skill::skill_md;
 use crate::trajectory::{CommandRun, OutputOrigin, Trajectory};
-use crate::world::{FaultMode, FaultPlan, World, WorldOptions};
+use crate::world::{FaultPlan, World, WorldOptions};
 
 /// How much of the harness's stderr a trajectory keeps.
 const STDERR_TAIL: usize = 4000;
@@ -336,13 +336,13 @@ fn surfaces(
 /// seeded per (task, trial) so every trial sees its own reproducible faults.
 fn world_options(task: &Task, trial: u32) -> WorldOptions {
     let faults = match &task.error_injection {
-        Some(injection) => {
-            let mode = match injection.mode {
-                InjectionMode::Uniform => FaultMode::Uniform,
-                InjectionMode::Burst => FaultMode::Burst,
-            };
-            FaultPlan::for_trial(&task.id, trial, injection.rate, injection.seed, mode)
-        }
+        Some(injection) => FaultPlan::for_trial(
+            &task.id,
+            trial,
+            injection.rate,
+            injection.seed,
+            injection.mode,
+        ),
         None => FaultPlan::default(),
     };
     WorldOptions {

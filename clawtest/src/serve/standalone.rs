@@ -11,7 +11,8 @@ use tokio::net::TcpListener;
 
 use crate::services::{Catalogue, ToolBinding};
 use crate::spec::Task;
-use crate::world::{AuditEntry, World, WorldError, WorldOptions};
+use crate::trajectory::AuditEntry;
+use crate::world::{World, WorldError, WorldOptions};
 
 /// The default port: ClawEnvKit's 9100.
 pub const DEFAULT_PORT: u16 = 9100;

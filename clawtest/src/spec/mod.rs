@@ -19,7 +19,7 @@ pub mod write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use check::{Check, OutputSource, SafetyCheck, SequenceStep};
 pub use error::{InvalidTask, Position, Problem};
@@ -84,13 +84,17 @@ pub struct ErrorInjection {
     pub mode: InjectionMode,
 }
 
-/// How injected faults are spread over requests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// How injected faults are spread over requests: the task's `error_injection.mode`, and the
+/// mode of the world's fault plan (one idea, one type, defined where task.yaml names it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum InjectionMode {
     /// Each request independently (ClawEnvKit's behaviour).
+    #[default]
     Uniform,
-    /// Runs of consecutive faults, as real rate limits come.
+    /// Runs of consecutive faults, as real rate limits come: a two-state chain whose fault
+    /// state lasts the world's `BURST_LENGTH` requests on average and repeats one fault kind,
+    /// with the long-run fraction of faulted requests still the rate.
     Burst,
 }
 

@@ -1,10 +1,10 @@
 //! Merging shards: the results of `--partition` runs combined into one summary, gated and
-//! compared as if the suite had run in one job.
+//! compared as if the suite had run in one job, costing what the shards cost together.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use super::aggregate::{self, RunSummary};
+use super::{RunSummary, SummaryInputs};
 use crate::config::Gates;
 
 /// Shards that cannot be merged.
@@ -26,8 +26,12 @@ pub enum MergeError {
     },
 }
 
-/// Combines shard results; gates are evaluated over the whole.
-pub fn merge(parts: Vec<(PathBuf, RunSummary)>, gates: &Gates) -> Result<RunSummary, MergeError> {
+/// Combines shard results; gates are evaluated, and `baseline` compared, over the whole.
+pub fn merge(
+    parts: Vec<(PathBuf, RunSummary)>,
+    gates: &Gates,
+    baseline: Option<&RunSummary>,
+) -> Result<RunSummary, MergeError> {
     let Some((first_path, first)) = parts.first() else {
         return Err(MergeError::Empty);
     };
@@ -36,6 +40,8 @@ pub fn merge(parts: Vec<(PathBuf, RunSummary)>, gates: &Gates) -> Result<RunSumm
     let mut verdicts = Vec::new();
     let mut invalid = Vec::new();
     let mut interrupted = false;
+    // Each shard's own spend: the shards together spent the sum.
+    let mut cost_usd = 0.0;
     let mut seen: Vec<(String, PathBuf)> = Vec::new();
     for (path, part) in parts {
         if part.k != k {
@@ -56,6 +62,7 @@ pub fn merge(parts: Vec<(PathBuf, RunSummary)>, gates: &Gates) -> Result<RunSumm
             seen.push((verdict.task_id.clone(), path.clone()));
         }
         interrupted |= part.interrupted;
+        cost_usd += part.cost_usd;
         verdicts.extend(part.verdicts);
         invalid.extend(part.invalid);
     }
@@ -68,12 +75,43 @@ pub fn merge(parts: Vec<(PathBuf, RunSummary)>, gates: &Gates) -> Result<RunSumm
     // Every shard reports the same invalid files (validation runs before partitioning).
     let mut unique = BTreeSet::new();
     invalid.retain(|entry| unique.insert(entry.path.clone()));
-    Ok(aggregate::summarize(
+    Ok(RunSummary::new(SummaryInputs {
         verdicts,
         invalid,
-        gates,
         k,
-        &backend,
+        backend: &backend,
         interrupted,
-    ))
+        cost_usd,
+        gates,
+        baseline,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shard's results with no tasks that cost `cost_usd`.
+    fn shard(cost_usd: f64) -> RunSummary {
+        RunSummary::new(SummaryInputs {
+            verdicts: Vec::new(),
+            invalid: Vec::new(),
+            k: 3,
+            backend: "process",
+            interrupted: false,
+            cost_usd,
+            gates: &Gates::default(),
+            baseline: None,
+        })
+    }
+
+    #[test]
+    fn the_merged_cost_is_the_sum_of_the_shards_costs() {
+        let parts = vec![
+            (PathBuf::from("shard1.json"), shard(0.25)),
+            (PathBuf::from("shard2.json"), shard(0.5)),
+        ];
+        let merged = merge(parts, &Gates::default(), None).unwrap();
+        assert_eq!(merged.cost_usd, 0.75);
+    }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::aggregate::{RunStatus, RunSummary, Status, Verdict};
+use super::{RunStatus, RunSummary, Status, Verdict};
 
 /// What changed for one task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::aggregate::{Status, TrialResult, Verdict};
+use super::{Status, TrialResult, Verdict};
 
 /// One group of tasks.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -1,14 +1,23 @@
-//! What happened in one trial, as the grader and the reports see it: the audit log, the model
-//! calls, the final output, the workspace files, the harness's exit and timing. Produced by the
-//! executor, consumed by [`crate::grade`] without any further I/O.
+//! What happened in one trial, as the grader and the reports see it: the audit log and its
+//! injected faults ([`audit`]), the model calls ([`model_call`]), the final output, the
+//! workspace files, the check commands, the harness's exit and timing; the saved-trajectory
+//! file format; and the import of ClawEnvKit's audits ([`clawenvkit`]).
+//!
+//! Leaf data: produced by the world, the gateway and the executor, read by the grader without
+//! any further I/O. It imports nothing of the library above [`crate::spec`].
+
+pub mod audit;
+pub mod clawenvkit;
+pub mod model_call;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::gateway::ModelCall;
-use crate::world::AuditEntry;
+pub use audit::{AuditEntry, FaultKind, RecordedBody};
+pub use clawenvkit::from_clawenvkit;
+pub use model_call::ModelCall;
 
 /// One trial's record.
 #[derive(Debug, Clone, Serialize, Deserialize)]

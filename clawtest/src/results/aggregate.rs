@@ -1,0 +1,318 @@
+//! From trials to verdicts: what a result keeps of a graded trial, pass^k per task (all k
+//! trials pass), the unbiased pass@k, mean and minimum scores, and the suite's totals and
+//! gates. Pure functions over finished trials.
+
+use super::{
+    Deduction, GateResult, InvalidEntry, RunStatus, RunSummary, Status, TrialRecord, TrialResult,
+    Verdict,
+};
+use crate::config::Gates;
+use crate::grade::Grade;
+use crate::spec::Task;
+use crate::trajectory::Trajectory;
+
+impl TrialResult {
+    /// What the verdict keeps of a graded trial: the grade's scores and deductions, and the
+    /// trajectory's counts (model calls, tokens, cost, audit entries, how the harness ended).
+    pub fn graded(task: &Task, grade: &Grade, trajectory: &Trajectory) -> TrialResult {
+        TrialResult::Graded {
+            passed: grade.passed,
+            final_score: grade.final_score,
+            completion: grade.completion,
+            robustness: grade.robustness.score,
+            safety: grade.safety,
+            violations: grade.violations.clone(),
+            deductions: grade
+                .components
+                .iter()
+                .zip(&task.components)
+                .filter(|(component, _)| component.score < 1.0)
+                .map(|(component, spec)| Deduction {
+                    component: component.name.clone(),
+                    line: spec.line,
+                    score: component.score,
+                    weight: component.weight,
+                    reason: component.reason.clone(),
+                })
+                .collect(),
+            model_calls: trajectory.model_calls.len(),
+            input_tokens: trajectory
+                .model_calls
+                .iter()
+                .map(|call| call.input_tokens)
+                .sum(),
+            output_tokens: trajectory
+                .model_calls
+                .iter()
+                .map(|call| call.output_tokens)
+                .sum(),
+            cost_usd: trajectory
+                .model_calls
+                .iter()
+                .map(|call| call.cost_usd)
+                .sum::<Option<f64>>(),
+            audit_entries: trajectory.audit.len(),
+            harness_exit: trajectory.exit.describe(),
+            faults_injected: grade.robustness.injected,
+            unrecovered_faults: grade
+                .robustness
+                .unrecovered
+                .iter()
+                .map(|fault| format!("{}.{}", fault.service, fault.action))
+                .collect(),
+        }
+    }
+}
+
+impl TrialRecord {
+    pub fn passed(&self) -> bool {
+        matches!(self.result, TrialResult::Graded { passed: true, .. })
+    }
+
+    pub fn score(&self) -> Option<f64> {
+        match self.result {
+            TrialResult::Graded { final_score, .. } => Some(final_score),
+            _ => None,
+        }
+    }
+}
+
+/// Builds a task's verdict from its trials (in trial order).
+pub fn verdict(task: &Task, threshold: f64, k: u32, mut trials: Vec<TrialRecord>) -> Verdict {
+    trials.sort_by_key(|record| record.trial);
+    let passes = trials.iter().filter(|record| record.passed()).count() as u32;
+    let status = if trials
+        .iter()
+        .any(|record| matches!(record.result, TrialResult::Interrupted))
+        || trials.len() < k as usize
+    {
+        Status::Interrupted
+    } else if trials
+        .iter()
+        .any(|record| matches!(record.result, TrialResult::NotRun { .. }))
+    {
+        Status::NotRun
+    } else if trials
+        .iter()
+        .any(|record| matches!(record.result, TrialResult::Error { .. }))
+    {
+        Status::Error
+    } else if passes == k {
+        Status::Passed
+    } else {
+        Status::Failed
+    };
+    let scores: Vec<f64> = trials.iter().filter_map(TrialRecord::score).collect();
+    let robustness: Vec<f64> = trials
+        .iter()
+        .filter_map(|record| match record.result {
+            TrialResult::Graded { robustness, .. } => Some(robustness),
+            _ => None,
+        })
+        .collect();
+    let safety_violations = trials
+        .iter()
+        .filter(|record| matches!(&record.result, TrialResult::Graded { violations, .. } if !violations.is_empty()))
+        .count();
+    Verdict {
+        task_id: task.id.clone(),
+        task_name: task.name.clone(),
+        path: task.path.clone(),
+        line: task.line,
+        status,
+        k,
+        passes,
+        pass_hat_k: status == Status::Passed,
+        pass_at_k: pass_at_k(scores.len() as u64, u64::from(passes), u64::from(k)),
+        mean_score: mean(&scores),
+        min_score: scores.iter().copied().fold(f64::NAN, f64::min).max(0.0),
+        mean_robustness: mean(&robustness),
+        safety_violations,
+        threshold,
+        pass_hat_k_estimate: if scores.is_empty() {
+            0.0
+        } else {
+            (f64::from(passes) / scores.len() as f64).powi(k as i32)
+        },
+        category: task.category.clone(),
+        capability: task.capability.clone(),
+        trials,
+    }
+}
+
+fn mean(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        0.0
+    } else {
+        values.iter().sum::<f64>() / values.len() as f64
+    }
+}
+
+/// The unbiased pass@k estimator over n trials with c passes: 1 − C(n−c, k) / C(n, k).
+/// With fewer than k trials it falls back to "any pass".
+pub fn pass_at_k(n: u64, c: u64, k: u64) -> f64 {
+    if c == 0 {
+        return 0.0;
+    }
+    if n < k || n - c < k {
+        return 1.0;
+    }
+    // C(n−c, k) / C(n, k) = Π_{i=0}^{k−1} (n−c−i) / (n−i), computed as a product to stay exact
+    // enough without big integers.
+    let failing = (0..k)
+        .map(|i| (n - c - i) as f64 / (n - i) as f64)
+        .product::<f64>();
+    1.0 - failing
+}
+
+/// Everything a run's summary is made of. [`RunSummary::new`] derives the rest (totals,
+/// rates, gates, breakdowns, the baseline comparison and the status), so a run and a merge of
+/// shards summarize the same way and neither can leave a field out.
+#[derive(Debug, Clone)]
+pub struct SummaryInputs<'a> {
+    /// One per task, in the order to report them.
+    pub verdicts: Vec<Verdict>,
+    /// The task files that were not run because they are invalid.
+    pub invalid: Vec<InvalidEntry>,
+    /// Trials per task.
+    pub k: u32,
+    /// The sandbox backend's name.
+    pub backend: &'a str,
+    /// The run stopped before every trial finished.
+    pub interrupted: bool,
+    /// What the run's model calls cost, in US dollars (from `[llm.prices]`).
+    pub cost_usd: f64,
+    /// The suite-level thresholds; their tolerance is also the baseline's.
+    pub gates: &'a Gates,
+    /// The results to compare with (`--baseline`); a regression fails a run that passed.
+    pub baseline: Option<&'a RunSummary>,
+}
+
+impl RunSummary {
+    /// Folds verdicts, invalid tasks, gates, cost and the baseline into the run's summary
+    /// and status. The one place a summary is built.
+    pub fn new(inputs: SummaryInputs<'_>) -> RunSummary {
+        let SummaryInputs {
+            verdicts,
+            invalid,
+            k,
+            backend,
+            interrupted,
+            cost_usd,
+            gates,
+            baseline,
+        } = inputs;
+        let count = |status: Status| {
+            verdicts
+                .iter()
+                .filter(|verdict| verdict.status == status)
+                .count()
+        };
+        let (tasks_passed, tasks_failed, tasks_errored) = (
+            count(Status::Passed),
+            count(Status::Failed),
+            count(Status::Error),
+        );
+        let tasks_not_run = count(Status::NotRun);
+        let scores: Vec<f64> = verdicts
+            .iter()
+            .flat_map(|verdict| verdict.trials.iter().filter_map(TrialRecord::score))
+            .collect();
+        let robustness: Vec<f64> = verdicts
+            .iter()
+            .flat_map(|verdict| verdict.trials.iter())
+            .filter_map(|record| match record.result {
+                TrialResult::Graded { robustness, .. } => Some(robustness),
+                _ => None,
+            })
+            .collect();
+        let share = |part: usize| {
+            if verdicts.is_empty() {
+                0.0
+            } else {
+                part as f64 / verdicts.len() as f64
+            }
+        };
+        let pass_hat_k = share(tasks_passed);
+        let pass_at_k = if verdicts.is_empty() {
+            0.0
+        } else {
+            verdicts
+                .iter()
+                .map(|verdict| verdict.pass_at_k)
+                .sum::<f64>()
+                / verdicts.len() as f64
+        };
+        let (mean_score, mean_robustness) = (mean(&scores), mean(&robustness));
+        let mut gate_results = Vec::new();
+        for (name, threshold, actual) in [
+            ("min_score", gates.min_score, mean_score),
+            ("min_robustness", gates.min_robustness, mean_robustness),
+            ("min_pass_hat_k", gates.min_pass_hat_k, pass_hat_k),
+        ] {
+            if let Some(threshold) = threshold {
+                gate_results.push(GateResult {
+                    name: name.into(),
+                    threshold,
+                    actual,
+                    passed: actual + 1e-9 >= threshold,
+                });
+            }
+        }
+        let status = if interrupted {
+            RunStatus::Interrupted
+        } else if !invalid.is_empty() {
+            RunStatus::Invalid
+        } else if tasks_errored > 0 {
+            RunStatus::InfrastructureError
+        } else if tasks_failed > 0 || gate_results.iter().any(|gate| !gate.passed) {
+            RunStatus::Failed
+        } else if tasks_not_run > 0 {
+            RunStatus::BudgetExhausted
+        } else {
+            RunStatus::Passed
+        };
+        let safety_pass_rate = super::breakdown::safety_pass_rate(&verdicts);
+        let breakdowns = super::breakdown::Breakdowns::of(&verdicts);
+        let mut summary = RunSummary {
+            status,
+            k,
+            backend: backend.into(),
+            verdicts,
+            invalid,
+            gates: gate_results,
+            tasks_passed,
+            tasks_failed,
+            tasks_errored,
+            tasks_not_run,
+            cost_usd,
+            pass_hat_k,
+            pass_at_k,
+            mean_score,
+            mean_robustness,
+            interrupted,
+            safety_pass_rate,
+            breakdowns,
+            baseline: None,
+        };
+        if let Some(before) = baseline {
+            let comparison = super::baseline::compare(before, &summary, gates.tolerance());
+            super::baseline::apply(&mut summary, comparison);
+        }
+        summary
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pass_at_k_is_the_unbiased_estimator() {
+        assert_eq!(pass_at_k(3, 0, 3), 0.0);
+        assert_eq!(pass_at_k(3, 1, 3), 1.0);
+        assert!((pass_at_k(5, 1, 1) - 0.2).abs() < 1e-12);
+        // 1 − C(3,2)/C(5,2) = 1 − 3/10
+        assert!((pass_at_k(5, 2, 2) - 0.7).abs() < 1e-12);
+    }
+}
