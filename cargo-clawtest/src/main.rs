@@ -465,7 +465,7 @@ fn regrade(global: &cli::GlobalArgs, arguments: &GradeArgs) -> u8 {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
-    let judge = config.judge();
+    let judge = clawtest::judge::from_config(&config);
     let results = runtime.block_on(clawtest::run::regrade::regrade(
         &files,
         &suite.tasks,
@@ -599,7 +599,7 @@ fn grade_one(
     };
     let judge = config
         .as_ref()
-        .map(Config::judge)
+        .map(clawtest::judge::from_config)
         .unwrap_or_else(|| std::sync::Arc::new(clawtest::judge::NoJudge));
     let requests = clawtest::grade::judge::plan(&task, &trajectory);
     let answers = match tokio::runtime::Builder::new_current_thread()

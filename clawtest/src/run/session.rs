@@ -185,7 +185,7 @@ pub async fn run(
         models,
         catalogue,
         sandbox,
-        judge: config.judge(),
+        judge: crate::judge::from_config(config),
     };
     Ok(super::execute(suite, &options, backend, reporter, interrupt).await)
 }
