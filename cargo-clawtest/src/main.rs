@@ -85,7 +85,7 @@ fn main() -> ExitCode {
         Some(Command::Merge(merge)) => merge_results(&cli.global, &merge),
         Some(Command::Init(init)) => initialise(&init),
         Some(Command::Grade(grade)) => regrade(&cli.global, &grade),
-        Some(Command::ExampleAgent) => reference_agent::run_from_env(),
+        Some(Command::ExampleAgent) => clawtest_reference_agent::run_from_env(),
         Some(Command::Run(run)) => run_tasks(&cli.global, &run),
         Some(Command::Validate(validate)) => validate_tasks(&cli.global, &validate),
         Some(Command::Schema) => {
