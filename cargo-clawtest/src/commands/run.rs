@@ -57,14 +57,17 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         if let Some(saver) = saver.as_mut() {
             reporters.push(saver);
         }
-        let outcome = session::run(
-            &config,
-            &request,
-            sandbox,
-            &mut Fanout(reporters),
-            interrupted,
-        )
-        .await
+        let outcome = match session::prepare(&config, &request) {
+            Ok(prepared) => {
+                for warning in prepared.warnings() {
+                    eprintln!("warning: {warning}");
+                }
+                let reporter = &mut Fanout(reporters);
+                session::execute(&config, &request, prepared, sandbox, reporter, interrupted)
+                    .await
+            }
+            Err(error) => Err(error),
+        }
         .map_err(ExpectedError::Session);
         for failure in saver.map(|saver| saver.failures).unwrap_or_default() {
             eprintln!("warning: could not save a trajectory: {failure}");
