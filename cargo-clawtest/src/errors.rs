@@ -176,3 +176,50 @@ impl ExpectedError {
 pub fn report(error: impl Into<miette::Report>) {
     eprintln!("{:?}", error.into());
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_ends_with_the_documented_code_of_its_status() {
+        for (status, code) in [
+            (RunStatus::Passed, exit::PASSED),
+            (RunStatus::Failed, exit::FAILED),
+            (RunStatus::Invalid, exit::INVALID),
+            (RunStatus::InfrastructureError, exit::INFRASTRUCTURE),
+            (RunStatus::BudgetExhausted, exit::INFRASTRUCTURE),
+            (RunStatus::Interrupted, exit::INTERRUPTED),
+        ] {
+            assert_eq!(ExpectedError::Run(status).exit_code(), code, "{status:?}");
+        }
+    }
+
+    #[test]
+    fn what_the_user_must_fix_is_101_and_what_the_environment_must_fix_is_102() {
+        let no_tasks = SessionError::NoTasks {
+            root: PathBuf::from("/suite"),
+            patterns: vec!["tasks/*.yaml".into()],
+            filters: Vec::new(),
+        };
+        assert_eq!(ExpectedError::Session(no_tasks).exit_code(), exit::NO_TASKS);
+        assert_eq!(ExpectedError::NoTaskFiles.exit_code(), exit::NO_TASKS);
+        let key = SessionError::MissingKey {
+            provider: "openai",
+            variable: "OPENAI_API_KEY".into(),
+        };
+        assert_eq!(ExpectedError::Session(key).exit_code(), exit::INVALID);
+        let build = SessionError::Build("the build failed".into());
+        assert_eq!(
+            ExpectedError::Session(build).exit_code(),
+            exit::INFRASTRUCTURE
+        );
+        assert_eq!(ExpectedError::Usage("--audit").exit_code(), exit::INVALID);
+        let judge = GradeOneError::Judge(clawtest::judge::JudgeError("no answer".into()));
+        assert_eq!(
+            ExpectedError::GradeOne(judge).exit_code(),
+            exit::INFRASTRUCTURE
+        );
+        assert_eq!(ExpectedError::GradeFailed.exit_code(), exit::FAILED);
+    }
+}

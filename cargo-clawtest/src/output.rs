@@ -1,4 +1,4 @@
-//! Standard output for every command: [`out!`] and [`outln!`]. A reader that went away
+//! Standard output for every command: `out!` and `outln!`. A reader that went away
 //! (`cargo clawtest validate | head`) is not an error: the rest of the output is dropped and the
 //! command still ends with its exit code. Any other failure to write is reported once on
 //! standard error.
@@ -10,7 +10,7 @@ macro_rules! out {
     };
 }
 
-/// [`out!`] with a newline.
+/// `out!` with a newline.
 macro_rules! outln {
     ($($argument:tt)*) => {
         $crate::output::write_out(format_args!("{}\n", format_args!($($argument)*)))

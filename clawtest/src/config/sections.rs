@@ -1,7 +1,7 @@
 //! The sections of `clawtest.toml`, as read: `[harness]`, `[run]`, `[gates]`, `[llm]`, `[judge]`
-//! and `[docker]`, each with its defaults, and [`RawConfig`], the file with every table optional.
+//! and `[docker]`, each with its defaults, and `RawConfig`, the file with every table optional.
 //! Unknown keys are errors (`deny_unknown_fields`); the checks across values are in
-//! [`super::check`].
+//! `config/check.rs`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
