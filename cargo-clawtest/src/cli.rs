@@ -227,6 +227,19 @@ pub struct GateArgs {
     pub baseline_tolerance: Option<f64>,
 }
 
+impl OutputArgs {
+    /// The files to write, as the library's publisher takes them.
+    pub fn outputs(&self) -> clawtest::report::publish::Outputs {
+        clawtest::report::publish::Outputs {
+            junit: self.junit.clone(),
+            json: self.json.clone(),
+            summary: self.summary.clone(),
+            save_baseline: self.save_baseline.clone(),
+            annotations: self.annotations,
+        }
+    }
+}
+
 impl GateArgs {
     pub fn gates(&self) -> clawtest::config::Gates {
         clawtest::config::Gates {

@@ -18,6 +18,7 @@ pub mod grade;
 pub mod harness;
 pub mod http;
 pub mod init;
+pub mod interrupt;
 pub mod judge;
 pub mod report;
 pub mod results;

@@ -3,8 +3,10 @@
 //! re-layout of the code and must not move with it: a change here is a change a user sees.
 //!
 //! Redacted: the suite's temporary folder (`[suite]`), the repository (`[repo]`) and the shard
-//! folder (`[out]`). Nothing else a run prints depends on the machine or the clock: every test
-//! sets `--jobs`, clears the GitHub Actions variables and replays its model calls.
+//! folder (`[out]`). The lines a run streams as each task finishes come in the order the tasks
+//! finish, which trials running at once make vary: they are sorted task by task. Nothing else a
+//! run prints depends on the machine or the clock: every test sets `--jobs`, clears the GitHub
+//! Actions variables and replays its model calls.
 
 use std::path::Path;
 use std::process::Command;
@@ -48,7 +50,10 @@ impl Seen {
             "exit code",
             &format!("{}\n", output.status.code().unwrap_or(-1)),
         );
-        seen.section("stdout", &String::from_utf8_lossy(&output.stdout));
+        seen.section(
+            "stdout",
+            &in_task_order(&String::from_utf8_lossy(&output.stdout)),
+        );
         seen.section("stderr", &String::from_utf8_lossy(&output.stderr));
         seen
     }
@@ -84,6 +89,38 @@ impl Seen {
         }
         text
     }
+}
+
+/// `stdout` with each run of streamed task lines (`  PASS task …` and the trial lines under it)
+/// sorted by task, so that the order in which concurrent trials finished does not show.
+fn in_task_order(stdout: &str) -> String {
+    let starts_task = |line: &str| {
+        line.strip_prefix("  ").is_some_and(|rest| {
+            let word: String = rest.chars().take_while(char::is_ascii_uppercase).collect();
+            !word.is_empty() && rest[word.len()..].starts_with(' ')
+        })
+    };
+    let under_task = |line: &str| line.starts_with("  trial ") || line.starts_with("    ");
+    // By the task id, the word after the status.
+    let by_task = |blocks: &mut Vec<String>| {
+        blocks.sort_by_key(|block| block.split_whitespace().nth(1).map(str::to_string))
+    };
+    let mut text = String::new();
+    let mut blocks: Vec<String> = Vec::new();
+    for line in stdout.split_inclusive('\n') {
+        if starts_task(line) {
+            blocks.push(line.to_string());
+        } else if under_task(line) && !blocks.is_empty() {
+            blocks.last_mut().expect("not empty").push_str(line);
+        } else {
+            by_task(&mut blocks);
+            text.extend(blocks.drain(..));
+            text.push_str(line);
+        }
+    }
+    by_task(&mut blocks);
+    text.extend(blocks);
+    text
 }
 
 macro_rules! assert_seen {

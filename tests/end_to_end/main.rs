@@ -645,3 +645,117 @@ fn grade_snapshots_are_compared_the_insta_way() {
         "{pending}"
     );
 }
+
+/// The run's status is decided once, snapshot comparison included, and every output is written
+/// with it: a changed snapshot fails results.json, the Markdown summary and the task's JUnit
+/// testcase, not only the exit code.
+#[test]
+fn a_changed_grade_snapshot_fails_every_output_not_only_the_exit_code() {
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .cassette("todo-triage", vec![good_triage()]);
+    let output = support::command_in(
+        suite.folder.path(),
+        &suite,
+        &[
+            "--trials",
+            "1",
+            "--snapshots",
+            "--json",
+            "results.json",
+            "--junit",
+            "junit.xml",
+            "--summary",
+            "summary.md",
+        ],
+    )
+    // No snapshot is committed and nothing may be written: the grade breakdown is a change.
+    .env("INSTA_UPDATE", "no")
+    .env_remove("GITHUB_ACTIONS")
+    .env_remove("GITHUB_STEP_SUMMARY")
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(100), "{stdout}");
+    assert!(stdout.contains("SNAPSHOT todo-triage: new"), "{stdout}");
+
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
+            .unwrap();
+    assert_eq!(results["status"], "failed", "{results:#}");
+    // The task itself passed pass^1: the snapshot, not the agent, failed the run.
+    assert_eq!(results["verdicts"][0]["status"], "passed", "{results:#}");
+    let summary = std::fs::read_to_string(suite.path("summary.md")).unwrap();
+    assert!(summary.starts_with("## clawtest: ❌ failed"), "{summary}");
+    let report = junit(&suite.path("junit.xml"));
+    let case = &report.test_suites[0].test_cases[0];
+    assert_eq!(case.name.as_str(), "todo-triage");
+    match &case.status {
+        TestCaseStatus::NonSuccess {
+            kind: NonSuccessKind::Failure,
+            ty,
+            message,
+            ..
+        } => {
+            assert_eq!(
+                ty.as_ref().map(|ty| ty.as_str()),
+                Some("grade snapshot changed")
+            );
+            let message = message.as_ref().map(|message| message.as_str());
+            assert!(
+                message.is_some_and(|message| message.contains("snapshots/todo-triage.snap")),
+                "{message:?}"
+            );
+        }
+        other => panic!("a changed snapshot must fail the task's testcase, got {other:?}"),
+    }
+}
+
+/// `grade --config PATH` names a configuration that must be used: one that cannot be read or
+/// parsed is an error (file, line, what is wrong) and exit 101, as for `run`, never a grade made
+/// silently without it.
+#[test]
+fn grade_with_an_explicit_configuration_that_does_not_parse_is_an_error() {
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .file("audit.json", r#"{"todo": []}"#)
+        .file(
+            "broken.toml",
+            "tasks = [\"tasks/*.yaml\"]\n[run]\ntrails = 3\n",
+        );
+    for arguments in [
+        ["grade", "tasks/todo-triage.yaml", "--audit", "audit.json"],
+        ["grade", "--task", "tasks/todo-triage.yaml", "--audit"],
+    ] {
+        let mut arguments = arguments.to_vec();
+        if arguments.last() == Some(&"--audit") {
+            arguments.push("audit.json");
+        }
+        arguments.extend(["--config", "broken.toml"]);
+        let outcome = suite.run(&arguments);
+        assert_eq!(outcome.code, 101, "{outcome:#?}");
+        assert!(outcome.stderr.contains("broken.toml"), "{}", outcome.stderr);
+        assert!(outcome.stderr.contains("trails"), "{}", outcome.stderr);
+        assert!(
+            outcome.stdout.is_empty(),
+            "no grade without its configuration: {}",
+            outcome.stdout
+        );
+    }
+    // A file that does not exist is as much an error.
+    let outcome = suite.run(&[
+        "grade",
+        "tasks/todo-triage.yaml",
+        "--audit",
+        "audit.json",
+        "--config",
+        "missing.toml",
+    ]);
+    assert_eq!(outcome.code, 101, "{outcome:#?}");
+    assert!(outcome.stderr.contains("cannot read"), "{}", outcome.stderr);
+    assert!(
+        outcome.stderr.contains("missing.toml"),
+        "{}",
+        outcome.stderr
+    );
+}

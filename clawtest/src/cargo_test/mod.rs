@@ -128,7 +128,7 @@ impl TaskRunner {
                 .map_err(|error| Failure(error.to_string()))?,
             catalogue: Arc::clone(&self.catalogue),
             sandbox,
-            judge: self.config.judge(),
+            judge: crate::judge::from_config(&self.config),
         };
         let suite = Suite {
             tasks: vec![task],
@@ -279,18 +279,17 @@ pub fn check(verdict: &Verdict, snapshot: Option<SnapshotHook>) -> Result<(), Fa
 /// it) when given, else the nearest `clawtest.toml` or `[workspace.metadata.clawtest]`, else the
 /// defaults anchored at `manifest_dir`.
 pub fn load_config(manifest_dir: &Path, explicit: Option<&str>) -> Result<Config, Failure> {
-    let found = match explicit {
-        Some(path) => Config::from_file(&manifest_dir.join(path)),
-        None => Config::discover(manifest_dir),
-    };
-    match found {
-        Ok(config) => Ok(config),
-        Err(ConfigError::NotFound { .. }) => Config::from_text(
-            "",
-            &manifest_dir.join(crate::config::FILE_NAME),
-            manifest_dir.to_path_buf(),
-        )
-        .map_err(config_failure),
+    let explicit = explicit.map(|path| manifest_dir.join(path));
+    match Config::optional(explicit.as_deref(), manifest_dir) {
+        Ok(Some(config)) => Ok(config),
+        // Messages about the defaults name the file that would hold them.
+        Ok(None) => Ok(Config {
+            origin: manifest_dir
+                .join(crate::config::FILE_NAME)
+                .display()
+                .to_string(),
+            ..Config::defaults(manifest_dir.to_path_buf())
+        }),
         Err(error) => Err(config_failure(error)),
     }
 }

@@ -2,6 +2,7 @@
 //! [`crate::grade::judge`]). A [`Judge`] answers one request; [`CachedJudge`] keeps every
 //! answer on disk by request key, so a rerun — and CI, from a committed cache — costs nothing
 //! and grades the same. A judge that cannot answer is an error, never a default score.
+//! [`from_config`] builds a suite's judge from its `[judge]` section.
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -12,6 +13,8 @@ use serde::{Deserialize, Serialize};
 
 pub mod http;
 
+use crate::config::{Config, JudgeProvider};
+use crate::gateway::upstream::{Provider, RetryPolicy};
 use crate::grade::judge::{JudgeAnswers, JudgeRequest, JudgeVerdict};
 
 /// Why a judge could not answer.
@@ -100,6 +103,34 @@ impl Judge for CachedJudge {
             Ok(verdict)
         })
     }
+}
+
+/// The judge of a suite: its cache folder (`[judge] cache`, under the suite root) in front of
+/// the configured provider, or of [`NoJudge`] when none is configured.
+pub fn from_config(config: &Config) -> Arc<dyn Judge> {
+    let section = &config.judge;
+    let inner: Arc<dyn Judge> = match section.provider {
+        None => Arc::new(NoJudge),
+        Some(provider) => {
+            let (provider, default_url) = match provider {
+                JudgeProvider::Openai => (Provider::OpenAi, "https://api.openai.com"),
+                JudgeProvider::Anthropic => (Provider::Anthropic, "https://api.anthropic.com"),
+            };
+            // The judge retries as the gateway does: `[llm] retries` and `retry_backoff_ms`.
+            let retry = RetryPolicy {
+                retries: config.llm.retries,
+                backoff: std::time::Duration::from_millis(config.llm.retry_backoff_ms),
+            };
+            Arc::new(http::HttpJudge::new(
+                provider,
+                section.base_url.as_deref().unwrap_or(default_url),
+                section.model.as_deref().unwrap_or_default(),
+                section.api_key_env.as_deref(),
+                retry,
+            ))
+        }
+    };
+    Arc::new(CachedJudge::new(config.root.join(&section.cache), inner))
 }
 
 /// Asks the judge every request, in order; the first failure is the trial's error.

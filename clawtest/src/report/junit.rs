@@ -1,10 +1,11 @@
 //! JUnit XML (quick-junit): one testcase per task, named by `task_id`, with the task.yaml as
 //! its `file` attribute; each trial's scores as properties; a `<failure>` when pass^k fails
-//! (naming violations and deductions), an `<error>` for infrastructure errors and invalid
-//! task files.
+//! (naming violations and deductions) or when the task's grade snapshot changed (`--snapshots`),
+//! an `<error>` for infrastructure errors and invalid task files.
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
+use super::snapshots::Review;
 use super::{breakdown, score};
 use crate::results::{RunSummary, Status, TrialResult, Verdict};
 
@@ -13,6 +14,15 @@ pub const NAME: &str = "clawtest";
 
 /// Renders the run as JUnit XML.
 pub fn render(summary: &RunSummary) -> Result<String, quick_junit::SerializeError> {
+    render_with_snapshots(summary, None)
+}
+
+/// Renders the run as JUnit XML, with the grade snapshot comparison of `--snapshots`: a task
+/// that passed but whose snapshot changed is a failure (as in `cargo test` with insta).
+pub fn render_with_snapshots(
+    summary: &RunSummary,
+    snapshots: Option<&Review>,
+) -> Result<String, quick_junit::SerializeError> {
     let mut suite = TestSuite::new(NAME);
     suite.add_property(Property::new("trials_per_task", summary.k.to_string()));
     suite.add_property(Property::new("backend", summary.backend.clone()));
@@ -31,7 +41,8 @@ pub fn render(summary: &RunSummary) -> Result<String, quick_junit::SerializeErro
         ));
     }
     for verdict in &summary.verdicts {
-        suite.add_test_case(test_case(verdict, summary.k));
+        let snapshot_change = snapshots.and_then(|review| review.change_of(&verdict.task_id));
+        suite.add_test_case(test_case(verdict, summary.k, snapshot_change));
     }
     for invalid in &summary.invalid {
         let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
@@ -55,9 +66,18 @@ pub fn render(summary: &RunSummary) -> Result<String, quick_junit::SerializeErro
     report.to_string()
 }
 
-fn test_case(verdict: &Verdict, k: u32) -> TestCase {
+fn test_case(verdict: &Verdict, k: u32, snapshot_change: Option<String>) -> TestCase {
     let status = match verdict.status {
-        Status::Passed => TestCaseStatus::success(),
+        Status::Passed => match snapshot_change {
+            None => TestCaseStatus::success(),
+            Some(change) => {
+                let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                status.set_type("grade snapshot changed");
+                status.set_message(change);
+                status.set_description(breakdown(verdict));
+                status
+            }
+        },
         Status::NotRun => {
             let mut status = TestCaseStatus::skipped();
             status.set_type("not run");

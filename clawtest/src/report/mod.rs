@@ -1,10 +1,12 @@
 //! The run's outputs: the terminal reporter (consumes events as they come), and the files
-//! written from the final [`crate::results::RunSummary`]: JUnit XML and JSON results.
+//! written from the final [`crate::results::RunSummary`]: JUnit XML, JSON results, the Markdown
+//! summary and annotations, all written by [`publish`], and the grade snapshots.
 
 pub mod annotations;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod publish;
 pub mod snapshots;
 pub mod terminal;
 pub mod trajectories;

@@ -4,11 +4,17 @@
 //! does: a change is written beside it as `.snap.new` for `cargo insta review`, and fails the
 //! run. Nothing volatile is in a breakdown (no times, tokens, costs or paths), so no redaction
 //! is needed beyond leaving those out.
+//!
+//! [`review`] makes the comparison part of the run's status: it runs before any output is
+//! written, so that a change fails results.json, JUnit and the summary as it fails the exit code.
 
 use std::path::{Path, PathBuf};
 
 use super::score;
-use crate::results::{TrialResult, Verdict};
+use crate::results::{RunStatus, RunSummary, TrialResult, Verdict};
+
+/// Where `--snapshots` keeps each task's grade snapshot, relative to the suite root.
+pub const FOLDER: &str = "snapshots";
 
 /// What `INSTA_UPDATE` (insta's own variable) asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +54,84 @@ pub enum Comparison {
         pending: Option<PathBuf>,
         new: bool,
     },
+}
+
+impl Comparison {
+    /// What to tell the user about it (the binary prints `SNAPSHOT <task>: <this>`, JUnit
+    /// takes it as the failure message); nothing for a match.
+    pub fn description(&self) -> Option<String> {
+        match self {
+            Comparison::Matched => None,
+            Comparison::Written => Some("written".into()),
+            Comparison::Changed {
+                snapshot,
+                pending,
+                new,
+            } => {
+                let what = if *new { "new" } else { "changed" };
+                Some(match pending {
+                    Some(pending) => format!(
+                        "{what}; review {} with `cargo insta review` (or INSTA_UPDATE=always)",
+                        pending.display()
+                    ),
+                    None => format!(
+                        "{what} against {} (INSTA_UPDATE=no: nothing written)",
+                        snapshot.display()
+                    ),
+                })
+            }
+        }
+    }
+}
+
+/// A run's snapshot comparison (`run --snapshots`), made before its outputs are written.
+#[derive(Debug)]
+pub struct Review {
+    /// The snapshot folder compared with.
+    pub folder: PathBuf,
+    /// Each task's comparison, in the order of the verdicts, or why the snapshots could not be
+    /// written (which fails the run like a change: nothing was verified).
+    pub outcome: std::io::Result<Vec<(String, Comparison)>>,
+}
+
+impl Review {
+    /// True when a snapshot changed (or is new), or the comparison could not be made.
+    pub fn changed(&self) -> bool {
+        match &self.outcome {
+            Ok(results) => results
+                .iter()
+                .any(|(_, comparison)| matches!(comparison, Comparison::Changed { .. })),
+            Err(_) => true,
+        }
+    }
+
+    /// The description of `task_id`'s snapshot when it changed.
+    pub fn change_of(&self, task_id: &str) -> Option<String> {
+        let results = self.outcome.as_ref().ok()?;
+        results
+            .iter()
+            .find(|(id, comparison)| {
+                id == task_id && matches!(comparison, Comparison::Changed { .. })
+            })
+            .and_then(|(_, comparison)| comparison.description())
+    }
+}
+
+/// Compares the run's grade snapshots with `folder` and decides what that does to the run: a
+/// change fails a run that had passed. `None` for an interrupted run, whose partial breakdowns
+/// are not compared.
+pub fn review(summary: &mut RunSummary, folder: &Path, mode: UpdateMode) -> Option<Review> {
+    if summary.interrupted {
+        return None;
+    }
+    let review = Review {
+        folder: folder.to_path_buf(),
+        outcome: compare(&summary.verdicts, folder, mode),
+    };
+    if review.changed() && summary.status == RunStatus::Passed {
+        summary.status = RunStatus::Failed;
+    }
+    Some(review)
 }
 
 /// The text of a verdict's breakdown, as snapshotted.

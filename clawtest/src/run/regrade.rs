@@ -1,12 +1,16 @@
 //! Re-grading saved trajectories: each file's task is found in the suite by its id, and the
 //! grade is computed again, purely, from the saved trajectory. No agent, model or service runs.
+//! [`grade_one`] is the same for one result given by hand (`grade TASK.yaml --audit FILE`), in
+//! ClawEnvKit's form or as a clawtest trajectory, with a suite configuration if there is one.
 
 use std::path::{Path, PathBuf};
 
+use crate::config::{Config, ConfigError, DEFAULT_PASS_THRESHOLD};
 use crate::grade::{self, Grade};
-use crate::judge::Judge;
-use crate::spec::Task;
-use crate::trajectory::Trajectory;
+use crate::judge::{Judge, JudgeError, NoJudge};
+use crate::services::Catalogue;
+use crate::spec::{InvalidTask, Task};
+use crate::trajectory::{Trajectory, from_clawenvkit};
 
 /// The result of re-grading one file.
 #[derive(Debug)]
@@ -52,6 +56,136 @@ pub async fn regrade(
         });
     }
     results
+}
+
+/// One result to grade (`grade TASK.yaml --audit FILE [--output FILE] [--workspace DIR]`).
+#[derive(Debug, Clone)]
+pub struct OneResult {
+    /// The task file to grade against.
+    pub task: PathBuf,
+    /// ClawEnvKit's audit `{service: [{action, params, status}]}` (with `_injected_errors`), or
+    /// a clawtest trajectory file.
+    pub audit: PathBuf,
+    /// The agent's final output, a text file (ClawEnvKit form only).
+    pub output: Option<PathBuf>,
+    /// The workspace folder the file checks read (ClawEnvKit form only).
+    pub workspace: Option<PathBuf>,
+    /// `--config`: the suite configuration. Without it, the one found from the task's folder,
+    /// if any: it supplies only the pass threshold and the judge.
+    pub config: Option<PathBuf>,
+}
+
+/// Why one result could not be graded.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum GradeOneError {
+    /// The task file is invalid.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Task(Box<InvalidTask>),
+    /// The configuration given, or the one found, cannot be used.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Config(#[from] ConfigError),
+    #[error("cannot read {}: {source}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is not JSON: {source}", path.display())]
+    NotJson {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("cannot read the workspace {}: {source}", folder.display())]
+    Workspace {
+        folder: PathBuf,
+        source: std::io::Error,
+    },
+    /// The audit is neither a clawtest trajectory nor ClawEnvKit's form.
+    #[error("{}: {message}", path.display())]
+    Audit { path: PathBuf, message: String },
+    /// An `llm_judge` component could not be answered: not the result's fault.
+    #[error(transparent)]
+    Judge(#[from] JudgeError),
+}
+
+impl GradeOneError {
+    /// True for problems in what the user gave (files, configuration), false for the judge.
+    pub fn is_user_input(&self) -> bool {
+        !matches!(self, GradeOneError::Judge(_))
+    }
+}
+
+/// A result graded by [`grade_one`].
+#[derive(Debug)]
+pub struct GradedOne {
+    pub task: Task,
+    pub grade: Grade,
+}
+
+/// Grades one result: the task, the suite configuration (optional here: given, found from the
+/// task's folder, or none), the audit, output and workspace, then the judge's answers. The
+/// threshold is the task's, else the configuration's, else [`DEFAULT_PASS_THRESHOLD`].
+pub async fn grade_one(
+    result: &OneResult,
+    catalogue: &Catalogue,
+) -> Result<GradedOne, GradeOneError> {
+    let task = crate::spec::load(&result.task, catalogue)
+        .map_err(|error| GradeOneError::Task(Box::new(error)))?;
+    let start = result
+        .task
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let start = std::path::absolute(&start).unwrap_or(start);
+    let config = Config::optional(result.config.as_deref(), &start)?;
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).map_err(|source| GradeOneError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    let audit: serde_json::Value =
+        serde_json::from_str(&read(&result.audit)?).map_err(|source| GradeOneError::NotJson {
+            path: result.audit.clone(),
+            source,
+        })?;
+    let output = match &result.output {
+        Some(path) => read(path)?.trim().to_string(),
+        None => String::new(),
+    };
+    let workspace = match &result.workspace {
+        Some(folder) => crate::sandbox::process::snapshot(folder).map_err(|source| {
+            GradeOneError::Workspace {
+                folder: folder.clone(),
+                source,
+            }
+        })?,
+        None => Default::default(),
+    };
+    let trajectory = if audit.get("schema").and_then(serde_json::Value::as_str)
+        == Some(crate::trajectory::SCHEMA)
+    {
+        Trajectory::read(&result.audit).map_err(|error| error.to_string())
+    } else {
+        from_clawenvkit(&task, &audit, output, workspace)
+    }
+    .map_err(|message| GradeOneError::Audit {
+        path: result.audit.clone(),
+        message,
+    })?;
+    let judge = match &config {
+        Some(config) => crate::judge::from_config(config),
+        None => std::sync::Arc::new(NoJudge),
+    };
+    let requests = grade::judge::plan(&task, &trajectory);
+    let answers = crate::judge::answer_all(judge.as_ref(), &requests).await?;
+    let threshold = task
+        .pass_threshold
+        .or(config.map(|config| config.run.pass_threshold))
+        .unwrap_or(DEFAULT_PASS_THRESHOLD);
+    let grade = grade::grade(&task, &trajectory, &answers, threshold);
+    Ok(GradedOne { task, grade })
 }
 
 async fn one(

@@ -1,5 +1,6 @@
-//! A whole run as the CLI asks for it: configuration + command-line choices → load the suite →
-//! build the harness → execute → summary. Everything that can stop a run before its first
+//! A whole run as the CLI asks for it: configuration + command-line choices → [`prepare`] (the
+//! models and the suite, whose warnings the caller shows) → [`execute`] (build the harness,
+//! run every trial) → summary. Everything that can stop a run before its first
 //! trial is a [`SessionError`], typed by what the user has to fix.
 
 use std::path::PathBuf;
@@ -116,23 +117,57 @@ pub fn load_suite(
     Ok(suite)
 }
 
-/// Runs the suite: loads and validates tasks, builds the harness, executes every trial.
-pub async fn run(
+/// A run's suite, loaded and validated, with the models it will use: what can be known, and
+/// shown, before the sandbox is asked to run anything.
+pub struct Prepared {
+    suite: Suite,
+    models: Models,
+    catalogue: Arc<Catalogue>,
+}
+
+impl Prepared {
+    /// The tasks' warnings, one line each (`file:line:column: field: message`). They never
+    /// stop a run, but a run is where people look: the binary shows them before it starts.
+    pub fn warnings(&self) -> Vec<String> {
+        self.suite
+            .tasks
+            .iter()
+            .flat_map(|task| {
+                task.warnings
+                    .iter()
+                    .map(|warning| warning.plain(&task.path))
+            })
+            .collect()
+    }
+}
+
+/// Prepares a run: the gateway's provider, keys and prices ([`models`]), then the suite
+/// ([`load_suite`]).
+pub fn prepare(config: &Config, request: &Request) -> Result<Prepared, SessionError> {
+    let models = models(config, request)?;
+    let catalogue = Arc::new(Catalogue::builtin());
+    let suite = load_suite(config, request, &catalogue)?;
+    Ok(Prepared {
+        suite,
+        models,
+        catalogue,
+    })
+}
+
+/// Runs a prepared suite: builds the harness, executes every trial.
+pub async fn execute(
     config: &Config,
     request: &Request,
+    prepared: Prepared,
     sandbox: Arc<dyn Sandbox>,
     reporter: &mut dyn Reporter,
     interrupt: watch::Receiver<bool>,
 ) -> Result<RunSummary, SessionError> {
-    let models = models(config, request)?;
-    let catalogue = Arc::new(Catalogue::builtin());
-    let suite = load_suite(config, request, &catalogue)?;
-    // Warnings never stop a run, but a run is where people look: show them once, up front.
-    for task in &suite.tasks {
-        for warning in &task.warnings {
-            eprintln!("warning: {}", warning.plain(&task.path));
-        }
-    }
+    let Prepared {
+        suite,
+        models,
+        catalogue,
+    } = prepared;
     // Inside an image the command names a program of the image, not a host path.
     let command = if sandbox.name() == "docker" {
         config.harness_command_in_image()?
@@ -185,7 +220,7 @@ pub async fn run(
         models,
         catalogue,
         sandbox,
-        judge: config.judge(),
+        judge: crate::judge::from_config(config),
     };
     Ok(super::execute(suite, &options, backend, reporter, interrupt).await)
 }

@@ -1,8 +1,8 @@
-//! Entry point: everything is in the library's `run_from_env`, which `cargo clawtest
-//! example-agent` also calls.
+//! Entry point: everything is in the `clawtest-reference-agent` library's `run_from_env`, which
+//! `cargo clawtest example-agent` also calls.
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    ExitCode::from(reference_agent::run_from_env())
+    ExitCode::from(clawtest_reference_agent::run_from_env())
 }

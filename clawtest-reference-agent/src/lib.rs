@@ -1,6 +1,10 @@
 //! A small OpenAI-compatible tool-calling agent that knows only the sandbox contract: a prompt, a
 //! tools file whose entries say which HTTP endpoint executes them, a services URL and a
 //! chat-completions endpoint, all given through environment variables (see [`config`]).
+//!
+//! A crate of its own so that two binaries link it: `cargo clawtest example-agent` (the starter
+//! harness `cargo clawtest init` configures, there after `cargo install`) and the stand-alone
+//! `reference-agent` of `examples/reference-agent` (the demo suite's and the tests' harness).
 
 pub mod agent;
 pub mod config;

@@ -1,0 +1,88 @@
+//! One file per command: each maps its arguments to library calls, prints what the library
+//! returns, and ends in `Ok` or the [`ExpectedError`] that says how it ended. What several
+//! commands share (the configuration, the runtime, publishing a summary) is here.
+
+pub mod clean;
+pub mod example_agent;
+pub mod grade;
+pub mod init;
+pub mod list;
+pub mod merge;
+pub mod run;
+pub mod schema;
+pub mod serve;
+pub mod validate;
+
+use std::path::{Path, PathBuf};
+
+use clawtest::config::Config;
+use clawtest::report::json;
+use clawtest::report::publish::{self, Github};
+use clawtest::report::snapshots::Review;
+use clawtest::results::{RunStatus, RunSummary};
+
+use crate::cli::{GlobalArgs, OutputArgs};
+use crate::errors::ExpectedError;
+
+/// What a command ends with.
+pub type Outcome = Result<(), ExpectedError>;
+
+/// The folder the command was started in (relative `.` if it cannot be read).
+fn working_directory() -> PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| Path::new(".").to_path_buf())
+}
+
+/// The configuration of a command that needs one: `--config`, else the one found from here.
+fn load_config(global: &GlobalArgs) -> Result<Config, ExpectedError> {
+    Config::load(global.config.as_deref(), &working_directory()).map_err(ExpectedError::Config)
+}
+
+/// The async runtime every command runs on.
+fn runtime() -> Result<tokio::runtime::Runtime, ExpectedError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(ExpectedError::Runtime)
+}
+
+/// `--baseline FILE`, read.
+fn read_baseline(outputs: &OutputArgs) -> Result<Option<RunSummary>, ExpectedError> {
+    outputs
+        .baseline
+        .as_ref()
+        .map(|path| json::read(path).map_err(ExpectedError::Baseline))
+        .transpose()
+}
+
+/// Writes every output of a finished run (or merge) and prints what publishing returns: the
+/// warnings on standard error, the annotations on standard output.
+fn publish(
+    summary: &RunSummary,
+    snapshots: Option<&Review>,
+    outputs: &OutputArgs,
+    suite_root: &Path,
+) -> Outcome {
+    let published = publish::publish(
+        summary,
+        snapshots,
+        &outputs.outputs(),
+        &Github::from_environment(),
+        suite_root,
+    )
+    .map_err(ExpectedError::Publish)?;
+    for warning in published.warnings {
+        eprintln!("warning: {warning}");
+    }
+    for line in published.annotations {
+        outln!("{line}");
+    }
+    Ok(())
+}
+
+/// How a run (or merge) with this status ends.
+fn finished(status: RunStatus) -> Outcome {
+    match status {
+        RunStatus::Passed => Ok(()),
+        other => Err(ExpectedError::Run(other)),
+    }
+}

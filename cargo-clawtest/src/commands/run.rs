@@ -1,0 +1,109 @@
+//! `cargo clawtest [run] [FILTER…]`: runs the suite with the terminal reporter (and the
+//! trajectory writer), lets Ctrl-C escalate, decides the run's status once (the grade snapshots
+//! of `--snapshots` included), then writes every output with it.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use clawtest::interrupt::{self, Notice};
+use clawtest::report::snapshots::{self, Review, UpdateMode};
+use clawtest::report::{terminal::TerminalReporter, trajectories::TrajectoryWriter};
+use clawtest::run::session::{self, Request};
+use clawtest::run::{Fanout, Reporter};
+use clawtest::sandbox::select;
+
+use super::{Outcome, finished, load_config, publish, read_baseline, runtime};
+use crate::cli::{GlobalArgs, RunArgs};
+use crate::errors::{ExpectedError, exit};
+
+pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
+    let config = load_config(global)?;
+    let request = Request {
+        paths: arguments.paths.clone(),
+        filters: arguments.filters.clone(),
+        trials: arguments.trials,
+        jobs: arguments.jobs,
+        gates: arguments.gates.gates(),
+        no_build: arguments.no_build,
+        partition: arguments.partition,
+        baseline: read_baseline(&arguments.outputs)?,
+        backend: arguments.backend,
+        max_cost_usd: arguments.max_cost,
+    };
+    let mut summary = runtime()?.block_on(async {
+        let chosen = select::choose(&config, request.backend)
+            .await
+            .map_err(ExpectedError::Backend)?;
+        eprintln!("{}", chosen.note);
+        let sandbox = chosen.sandbox;
+        let aborting = Arc::clone(&sandbox);
+        let interrupted = interrupt::escalate(
+            tokio::signal::ctrl_c,
+            move || async move { aborting.abort().await },
+            |notice| match notice {
+                Notice::Stopping => eprintln!(
+                    "\ninterrupted: stopping trials and writing partial results (Ctrl-C again to quit at once)"
+                ),
+                Notice::Aborted => std::process::exit(i32::from(exit::INTERRUPTED)),
+            },
+        );
+        let mut terminal = TerminalReporter::new(
+            std::io::stdout(),
+            std::io::stderr().is_terminal(),
+            arguments.verbose,
+        );
+        let mut saver = arguments.trajectories.clone().map(TrajectoryWriter::new);
+        let mut reporters: Vec<&mut dyn Reporter> = vec![&mut terminal];
+        if let Some(saver) = saver.as_mut() {
+            reporters.push(saver);
+        }
+        let outcome = match session::prepare(&config, &request) {
+            Ok(prepared) => {
+                for warning in prepared.warnings() {
+                    eprintln!("warning: {warning}");
+                }
+                let reporter = &mut Fanout(reporters);
+                session::execute(&config, &request, prepared, sandbox, reporter, interrupted)
+                    .await
+            }
+            Err(error) => Err(error),
+        }
+        .map_err(ExpectedError::Session);
+        for failure in saver.map(|saver| saver.failures).unwrap_or_default() {
+            eprintln!("warning: could not save a trajectory: {failure}");
+        }
+        outcome
+    })?;
+    let review = if arguments.snapshots {
+        snapshots::review(
+            &mut summary,
+            &config.root.join(snapshots::FOLDER),
+            UpdateMode::from_environment(),
+        )
+    } else {
+        None
+    };
+    let published = publish(&summary, review.as_ref(), &arguments.outputs, &config.root);
+    if let Some(review) = &review {
+        show(review);
+    }
+    published?;
+    finished(summary.status)
+}
+
+/// One `SNAPSHOT` line per task whose snapshot did not simply match.
+fn show(review: &Review) {
+    match &review.outcome {
+        Ok(results) => {
+            for (task_id, comparison) in results {
+                if let Some(description) = comparison.description() {
+                    outln!("SNAPSHOT {task_id}: {description}");
+                }
+            }
+        }
+        Err(error) => eprintln!(
+            "error: could not write snapshots in {}: {error}",
+            review.folder.display()
+        ),
+    }
+}

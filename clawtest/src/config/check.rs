@@ -1,0 +1,100 @@
+//! The checks across values that the file format alone cannot express: ranges (trials,
+//! thresholds, gates, docker limits, prices), choices that exclude each other (`image` and
+//! `dockerfile`), and what one key requires of another (a judge provider needs a model).
+
+use super::ConfigError;
+use super::sections::RawConfig;
+
+/// The first value of `raw` that cannot be used, as an error naming its field in `origin`.
+pub(super) fn check(raw: &RawConfig, origin: &str) -> Result<(), ConfigError> {
+    let value_error = |field: &str, message: String| ConfigError::Value {
+        origin: origin.to_string(),
+        field: field.into(),
+        message,
+    };
+    if raw.run.trials == 0 {
+        return Err(value_error("run.trials", "must be at least 1".into()));
+    }
+    if !(0.0..=1.0).contains(&raw.run.pass_threshold) {
+        return Err(value_error(
+            "run.pass_threshold",
+            format!("must be between 0 and 1, found {}", raw.run.pass_threshold),
+        ));
+    }
+    for (field, gate) in [
+        ("gates.min_score", raw.gates.min_score),
+        ("gates.min_robustness", raw.gates.min_robustness),
+        ("gates.min_pass_hat_k", raw.gates.min_pass_hat_k),
+        ("gates.baseline_tolerance", raw.gates.baseline_tolerance),
+    ] {
+        if let Some(value) = gate
+            && !(0.0..=1.0).contains(&value)
+        {
+            return Err(value_error(
+                field,
+                format!("must be between 0 and 1, found {value}"),
+            ));
+        }
+    }
+    if raw.harness.image.is_some() && raw.harness.dockerfile.is_some() {
+        return Err(value_error(
+            "harness.dockerfile",
+            "give either harness.image or harness.dockerfile, not both".into(),
+        ));
+    }
+    if raw.docker.memory_mb < 16 {
+        return Err(value_error(
+            "docker.memory_mb",
+            format!("must be at least 16, found {}", raw.docker.memory_mb),
+        ));
+    }
+    if !(raw.docker.cpus > 0.0 && raw.docker.cpus <= 1024.0) {
+        return Err(value_error(
+            "docker.cpus",
+            format!("must be above 0, found {}", raw.docker.cpus),
+        ));
+    }
+    if raw.docker.pids < 8 {
+        return Err(value_error(
+            "docker.pids",
+            format!("must be at least 8, found {}", raw.docker.pids),
+        ));
+    }
+    if let Some(limit) = raw.llm.max_cost_usd
+        && !(limit.is_finite() && limit > 0.0)
+    {
+        return Err(value_error(
+            "llm.max_cost_usd",
+            format!("must be a positive number of US dollars, found {limit}"),
+        ));
+    }
+    for (model, price) in &raw.llm.prices {
+        if !(price.input_per_million >= 0.0 && price.output_per_million >= 0.0) {
+            return Err(value_error(
+                &format!("llm.prices.\"{model}\""),
+                "prices must be zero or more US dollars per million tokens".into(),
+            ));
+        }
+    }
+    if raw.judge.provider.is_some() && raw.judge.model.as_deref().is_none_or(str::is_empty) {
+        return Err(value_error(
+            "judge.model",
+            "a judge provider needs the model to ask, e.g. `model = \"gpt-4o-mini\"`".into(),
+        ));
+    }
+    if raw.tasks.is_empty() {
+        return Err(value_error(
+            "tasks",
+            "needs at least one glob, e.g. \"tasks/**/*.yaml\"".into(),
+        ));
+    }
+    for pattern in &raw.tasks {
+        if let Err(error) = globset::Glob::new(pattern) {
+            return Err(value_error(
+                "tasks",
+                format!("`{pattern}` is not a valid glob: {error}"),
+            ));
+        }
+    }
+    Ok(())
+}

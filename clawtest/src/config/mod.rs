@@ -1,0 +1,218 @@
+//! The suite's configuration: `clawtest.toml` at the suite root, or
+//! `[workspace.metadata.clawtest]` in the Cargo workspace (read through cargo_metadata).
+//! Parsed strictly (unknown keys are errors, with their location) into a [`Config`]: where it
+//! is found and read ([`Config::load`], [`Config::optional`]) is here; its sections are in
+//! [`sections`], the checks across values in `check`, and the harness commands as they are
+//! started in `harness_command`. The configuration only describes: what is built from it (the
+//! judge, the sandbox, the gateway) is built by those modules.
+
+mod check;
+mod harness_command;
+pub mod sections;
+
+use std::path::{Path, PathBuf};
+
+use miette::{Diagnostic, NamedSource, SourceSpan};
+
+use sections::RawConfig;
+pub use sections::{
+    BackendChoice, CommandLine, DEFAULT_BASELINE_TOLERANCE, DEFAULT_PASS_THRESHOLD, DockerConfig,
+    Gates, HarnessConfig, HarnessKind, JudgeConfig, JudgeProvider, LlmConfig, ProviderConfig,
+    RunConfig, Tier,
+};
+
+/// The file name looked for in the current directory and its ancestors.
+pub const FILE_NAME: &str = "clawtest.toml";
+
+/// The resolved configuration of one suite.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where task globs, cassettes and relative harness paths are anchored.
+    pub root: PathBuf,
+    /// Where the configuration was read from (for messages).
+    pub origin: String,
+    pub tasks: Vec<String>,
+    pub harness: HarnessConfig,
+    pub run: RunConfig,
+    pub gates: Gates,
+    pub llm: LlmConfig,
+    pub judge: JudgeConfig,
+    pub docker: DockerConfig,
+}
+
+/// A configuration that cannot be used.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum ConfigError {
+    #[error("no {FILE_NAME} in {} or its parents, and no [workspace.metadata.clawtest] in a Cargo workspace", start.display())]
+    #[diagnostic(help(
+        "create one with `tasks = [\"tasks/**/*.yaml\"]` and a `[harness] command`, or pass --config PATH"
+    ))]
+    NotFound { start: PathBuf },
+    #[error("cannot read {}: {message}", path.display())]
+    Unreadable { path: PathBuf, message: String },
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Invalid(Box<InvalidFile>),
+    #[error("[workspace.metadata.clawtest] in {}: {message}", manifest.display())]
+    InvalidMetadata { manifest: PathBuf, message: String },
+    #[error("{field} in {origin}: {message}")]
+    Value {
+        origin: String,
+        field: String,
+        message: String,
+    },
+}
+
+/// A configuration file that is not valid TOML of the expected shape, located.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[error("{}: {message}", path.display())]
+pub struct InvalidFile {
+    pub path: PathBuf,
+    pub message: String,
+    #[source_code]
+    source_code: NamedSource<String>,
+    #[label("here")]
+    span: Option<SourceSpan>,
+    /// 1-based line of the problem, when known.
+    pub line: Option<usize>,
+}
+
+impl Config {
+    /// The configuration a command that needs one uses: the file given (`--config PATH`), else
+    /// the one [`Config::discover`] finds from `start`.
+    pub fn load(explicit: Option<&Path>, start: &Path) -> Result<Config, ConfigError> {
+        match explicit {
+            Some(path) => Config::from_file(path),
+            None => Config::discover(start),
+        }
+    }
+
+    /// The configuration of a command that can do without one (`grade --audit`, `merge`,
+    /// `validate PATH…`): `None` when none is given and none is found from `start`. A file that
+    /// is given, or one that is found, must still be valid: an error is never taken for "none".
+    pub fn optional(explicit: Option<&Path>, start: &Path) -> Result<Option<Config>, ConfigError> {
+        match Config::load(explicit, start) {
+            Ok(config) => Ok(Some(config)),
+            Err(ConfigError::NotFound { .. }) if explicit.is_none() => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The configuration of an empty `clawtest.toml` anchored at `root`: every default.
+    pub fn defaults(root: PathBuf) -> Config {
+        Config {
+            root,
+            origin: "(defaults)".into(),
+            tasks: sections::default_tasks(),
+            harness: HarnessConfig::default(),
+            run: RunConfig::default(),
+            gates: Gates::default(),
+            llm: LlmConfig::default(),
+            judge: JudgeConfig::default(),
+            docker: DockerConfig::default(),
+        }
+    }
+
+    /// Finds the configuration for a run started in `start`: the nearest `clawtest.toml`
+    /// upwards, else the Cargo workspace's metadata table.
+    pub fn discover(start: &Path) -> Result<Config, ConfigError> {
+        for folder in start.ancestors() {
+            let candidate = folder.join(FILE_NAME);
+            if candidate.is_file() {
+                return Config::from_file(&candidate);
+            }
+        }
+        Config::from_cargo_metadata(start)
+    }
+
+    /// Reads an explicit `clawtest.toml`.
+    pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Unreadable {
+            path: path.to_path_buf(),
+            message: error.to_string(),
+        })?;
+        let root = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let root = if root.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            root
+        };
+        Config::from_text(&text, path, absolute(&root))
+    }
+
+    /// Parses configuration text that was read from `path`, anchored at `root`.
+    pub fn from_text(text: &str, path: &Path, root: PathBuf) -> Result<Config, ConfigError> {
+        let raw: RawConfig = toml::from_str(text).map_err(|error| {
+            let span = error.span();
+            let line = span
+                .as_ref()
+                .map(|range| text[..range.start.min(text.len())].matches('\n').count() + 1);
+            ConfigError::Invalid(Box::new(InvalidFile {
+                path: path.to_path_buf(),
+                message: error.message().to_string(),
+                source_code: NamedSource::new(path.display().to_string(), text.to_string()),
+                span: span.map(|range| SourceSpan::from((range.start, range.len().max(1)))),
+                line,
+            }))
+        })?;
+        Config::from_raw(raw, root, path.display().to_string())
+    }
+
+    fn from_cargo_metadata(start: &Path) -> Result<Config, ConfigError> {
+        let metadata = cargo_metadata::MetadataCommand::new()
+            .no_deps()
+            .current_dir(start)
+            .exec()
+            .map_err(|_| ConfigError::NotFound {
+                start: start.to_path_buf(),
+            })?;
+        let manifest = metadata
+            .workspace_root
+            .join("Cargo.toml")
+            .into_std_path_buf();
+        let Some(table) = metadata.workspace_metadata.get("clawtest") else {
+            return Err(ConfigError::NotFound {
+                start: start.to_path_buf(),
+            });
+        };
+        let raw: RawConfig = serde_json::from_value(table.clone()).map_err(|error| {
+            ConfigError::InvalidMetadata {
+                manifest: manifest.clone(),
+                message: error.to_string(),
+            }
+        })?;
+        Config::from_raw(
+            raw,
+            metadata.workspace_root.into_std_path_buf(),
+            format!("[workspace.metadata.clawtest] in {}", manifest.display()),
+        )
+    }
+
+    fn from_raw(raw: RawConfig, root: PathBuf, origin: String) -> Result<Config, ConfigError> {
+        check::check(&raw, &origin)?;
+        Ok(Config {
+            root,
+            origin,
+            tasks: raw.tasks,
+            harness: raw.harness,
+            run: raw.run,
+            gates: raw.gates,
+            llm: raw.llm,
+            judge: raw.judge,
+            docker: raw.docker,
+        })
+    }
+
+    /// The cassette folder, absolute.
+    pub fn cassettes(&self) -> PathBuf {
+        self.root.join(&self.llm.cassettes)
+    }
+}
+
+/// `path` made absolute against the current directory (as it is, if that cannot be read).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests;

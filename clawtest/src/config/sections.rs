@@ -1,0 +1,358 @@
+//! The sections of `clawtest.toml`, as read: `[harness]`, `[run]`, `[gates]`, `[llm]`, `[judge]`
+//! and `[docker]`, each with its defaults, and `RawConfig`, the file with every table optional.
+//! Unknown keys are errors (`deny_unknown_fields`); the checks across values are in
+//! `config/check.rs`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use crate::gateway::{Mode, Price};
+
+/// `[judge]`: the LLM judge of `llm_judge` components.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeConfig {
+    /// Folder of cached judge answers, relative to the suite root. Commit it: CI then grades
+    /// `llm_judge` components from it, free and deterministic.
+    #[serde(default = "default_judge_cache")]
+    pub cache: PathBuf,
+    /// Who answers questions the cache lacks: `openai` (chat completions) or `anthropic`
+    /// (messages). Unset: only the cache answers.
+    #[serde(default)]
+    pub provider: Option<JudgeProvider>,
+    /// The provider's base URL (the `/v1/...` path is appended).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The judge model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The NAME of the variable holding the key (never the key itself).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+}
+
+/// The wire format of the judge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JudgeProvider {
+    Openai,
+    Anthropic,
+}
+
+impl Default for JudgeConfig {
+    fn default() -> JudgeConfig {
+        JudgeConfig {
+            cache: default_judge_cache(),
+            provider: None,
+            base_url: None,
+            model: None,
+            api_key_env: None,
+        }
+    }
+}
+
+fn default_judge_cache() -> PathBuf {
+    PathBuf::from("judge-cache")
+}
+
+/// How the project's agent is started.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HarnessConfig {
+    /// `"process"` (the default: `command` is started for each trial) or `"rust"` (a Rust
+    /// function named in the crate's `clawtest::main!`, run in-process by `cargo test`).
+    #[serde(default)]
+    pub kind: HarnessKind,
+    /// The harness command: a list of words, or one string split on whitespace.
+    /// `${CARGO_TARGET_DIR}` expands to the Cargo target directory of the suite's workspace.
+    #[serde(default)]
+    pub command: Option<CommandLine>,
+    /// Run once before the first trial (e.g. building the agent); a failure stops the run.
+    #[serde(default)]
+    pub build: Option<CommandLine>,
+    /// Names of host environment variables passed through to the harness. Nothing else from
+    /// the host environment reaches it, so secrets stay out of the sandbox.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// The docker backend's harness image (present in the local engine; never pulled).
+    #[serde(default)]
+    pub image: Option<String>,
+    /// A Dockerfile the docker backend builds the harness image from (relative to the suite
+    /// root), instead of `image`.
+    #[serde(default)]
+    pub dockerfile: Option<PathBuf>,
+    /// The build context of `dockerfile` (default: the Dockerfile's folder).
+    #[serde(default)]
+    pub context: Option<PathBuf>,
+    /// Which tool surfaces the harness gets and the prompt advertises.
+    #[serde(default)]
+    pub tier: Tier,
+}
+
+/// ClawEnvKit's harness tiers: how the agent finds its tools.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// tools.json, mcp.json and SKILL.md, with the prompt as written.
+    #[default]
+    All,
+    /// Tier 1: only tools.json (native function calling).
+    Tools,
+    /// Tier 2: only the MCP server; the prompt says where it is.
+    Mcp,
+    /// Tier 3: only SKILL.md, also appended to the prompt (curl examples for a shell tool).
+    Skill,
+}
+
+/// Which sandbox runs the harness.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendChoice {
+    /// Docker when the engine answers and an image is configured, else process.
+    #[default]
+    Auto,
+    Process,
+    Docker,
+}
+
+impl std::str::FromStr for BackendChoice {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<BackendChoice, String> {
+        match text {
+            "auto" => Ok(BackendChoice::Auto),
+            "process" => Ok(BackendChoice::Process),
+            "docker" => Ok(BackendChoice::Docker),
+            other => Err(format!(
+                "`{other}` is not a backend: use auto, process or docker"
+            )),
+        }
+    }
+}
+
+/// `[docker]`: limits of each docker-sandbox container.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DockerConfig {
+    #[serde(default = "default_memory_mb")]
+    pub memory_mb: u64,
+    #[serde(default = "default_cpus")]
+    pub cpus: f64,
+    #[serde(default = "default_pids")]
+    pub pids: u32,
+}
+
+impl Default for DockerConfig {
+    fn default() -> DockerConfig {
+        DockerConfig {
+            memory_mb: default_memory_mb(),
+            cpus: default_cpus(),
+            pids: default_pids(),
+        }
+    }
+}
+
+fn default_memory_mb() -> u64 {
+    2048
+}
+
+fn default_cpus() -> f64 {
+    2.0
+}
+
+fn default_pids() -> u32 {
+    512
+}
+
+/// How the harness runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HarnessKind {
+    #[default]
+    Process,
+    Rust,
+}
+
+/// A command written as a list of words or as one string.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum CommandLine {
+    Words(Vec<String>),
+    Line(String),
+}
+
+impl CommandLine {
+    pub fn words(&self) -> Vec<String> {
+        match self {
+            CommandLine::Words(words) => words.clone(),
+            CommandLine::Line(line) => line.split_whitespace().map(str::to_string).collect(),
+        }
+    }
+}
+
+/// The score a trial must reach to pass when neither the task (`pass_threshold`) nor `[run]`
+/// says otherwise (ClawEnvKit's threshold).
+pub const DEFAULT_PASS_THRESHOLD: f64 = 0.75;
+
+/// `[run]`: trials, parallelism, pass threshold.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    #[serde(default = "default_trials")]
+    pub trials: u32,
+    #[serde(default)]
+    pub jobs: Option<usize>,
+    #[serde(default = "default_threshold")]
+    pub pass_threshold: f64,
+    /// `auto` (the default), `process` or `docker`.
+    #[serde(default)]
+    pub backend: BackendChoice,
+}
+
+impl Default for RunConfig {
+    fn default() -> RunConfig {
+        RunConfig {
+            trials: default_trials(),
+            jobs: None,
+            pass_threshold: default_threshold(),
+            backend: BackendChoice::default(),
+        }
+    }
+}
+
+fn default_trials() -> u32 {
+    3
+}
+
+fn default_threshold() -> f64 {
+    DEFAULT_PASS_THRESHOLD
+}
+
+/// `[gates]`: suite-level thresholds that fail the run when not met.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Gates {
+    /// Minimum mean final score over all trials.
+    pub min_score: Option<f64>,
+    /// Minimum mean robustness over all trials.
+    pub min_robustness: Option<f64>,
+    /// Minimum fraction of tasks that pass pass^k.
+    pub min_pass_hat_k: Option<f64>,
+    /// Against a baseline (`--baseline`): how far a task's mean score or robustness, or the
+    /// suite's mean score, may drop before the run fails (default 0.05).
+    pub baseline_tolerance: Option<f64>,
+}
+
+/// The tolerance used when `baseline_tolerance` is not set.
+pub const DEFAULT_BASELINE_TOLERANCE: f64 = 0.05;
+
+impl Gates {
+    /// These gates, with every unset one taken from `fallback` (command line over config).
+    pub fn or(&self, fallback: &Gates) -> Gates {
+        Gates {
+            min_score: self.min_score.or(fallback.min_score),
+            min_robustness: self.min_robustness.or(fallback.min_robustness),
+            min_pass_hat_k: self.min_pass_hat_k.or(fallback.min_pass_hat_k),
+            baseline_tolerance: self.baseline_tolerance.or(fallback.baseline_tolerance),
+        }
+    }
+
+    /// The baseline tolerance in force.
+    pub fn tolerance(&self) -> f64 {
+        self.baseline_tolerance
+            .unwrap_or(DEFAULT_BASELINE_TOLERANCE)
+    }
+}
+
+/// `[llm]`: the model gateway.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmConfig {
+    #[serde(default)]
+    pub mode: Mode,
+    /// Folder of cassettes, relative to the suite root.
+    #[serde(default = "default_cassettes")]
+    pub cassettes: PathBuf,
+    /// `[llm.openai]`: where `live`/`record` send chat-completions and responses calls.
+    #[serde(default)]
+    pub openai: Option<ProviderConfig>,
+    /// `[llm.anthropic]`: where `live`/`record` send messages calls.
+    #[serde(default)]
+    pub anthropic: Option<ProviderConfig>,
+    /// Prices per model (`[llm.prices."gpt-4o-mini"]`), for cost reports and `max_cost_usd`.
+    #[serde(default)]
+    pub prices: BTreeMap<String, Price>,
+    /// Stop starting trials once the run's model calls cost this much (US dollars).
+    #[serde(default)]
+    pub max_cost_usd: Option<f64>,
+    /// Extra attempts on an upstream 429 or 5xx.
+    #[serde(default = "default_retries")]
+    pub retries: u32,
+    /// Delay before the first retry, doubled before each further one.
+    #[serde(default = "default_backoff")]
+    pub retry_backoff_ms: u64,
+}
+
+/// One provider for `live` and `record` mode.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// e.g. `http://127.0.0.1:8080`; the harness's `/v1/...` path is appended.
+    pub base_url: String,
+    /// The NAME of the host variable holding the API key (never the key itself).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+}
+
+impl Default for LlmConfig {
+    fn default() -> LlmConfig {
+        LlmConfig {
+            mode: Mode::default(),
+            cassettes: default_cassettes(),
+            openai: None,
+            anthropic: None,
+            prices: Default::default(),
+            max_cost_usd: None,
+            retries: default_retries(),
+            retry_backoff_ms: default_backoff(),
+        }
+    }
+}
+
+fn default_retries() -> u32 {
+    3
+}
+
+fn default_backoff() -> u64 {
+    500
+}
+
+fn default_cassettes() -> PathBuf {
+    PathBuf::from("cassettes")
+}
+
+pub(super) fn default_tasks() -> Vec<String> {
+    vec!["tasks/**/*.yaml".into(), "tasks/**/*.yml".into()]
+}
+
+/// The file format: every table optional.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawConfig {
+    #[serde(default = "default_tasks")]
+    pub(super) tasks: Vec<String>,
+    #[serde(default)]
+    pub(super) harness: HarnessConfig,
+    #[serde(default)]
+    pub(super) run: RunConfig,
+    #[serde(default)]
+    pub(super) gates: Gates,
+    #[serde(default)]
+    pub(super) llm: LlmConfig,
+    #[serde(default)]
+    pub(super) judge: JudgeConfig,
+    #[serde(default)]
+    pub(super) docker: DockerConfig,
+}

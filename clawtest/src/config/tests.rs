@@ -1,0 +1,113 @@
+//! The configuration's defaults, its located errors and its checks.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::gateway::Mode;
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    Config::from_text(text, Path::new("clawtest.toml"), PathBuf::from("/suite"))
+}
+
+#[test]
+fn defaults_follow_the_design() {
+    let config = parse("[harness]\ncommand = \"./agent --fast\"\n").unwrap();
+    assert_eq!(config.run.trials, 3);
+    assert_eq!(config.run.pass_threshold, 0.75);
+    assert_eq!(config.tasks, ["tasks/**/*.yaml", "tasks/**/*.yml"]);
+    assert_eq!(
+        config.harness_command().unwrap(),
+        ["/suite/./agent", "--fast"]
+    );
+    assert_eq!(config.llm.mode, Mode::Replay);
+}
+
+#[test]
+fn an_unknown_key_is_located() {
+    let error = parse("tasks = [\"t/*.yaml\"]\n[run]\ntrails = 3\n").unwrap_err();
+    match error {
+        ConfigError::Invalid(invalid) => {
+            assert!(invalid.message.contains("trails"), "{}", invalid.message);
+            assert_eq!(invalid.line, Some(3));
+        }
+        other => panic!("expected a located error, got {other:?}"),
+    }
+}
+
+#[test]
+fn docker_keys_parse_and_are_checked() {
+    let config = parse(
+        "[harness]\ncommand = \"/agent\"\nimage = \"agent:1\"\n[run]\nbackend = \"docker\"\n[docker]\npids = 64\n",
+    )
+    .unwrap();
+    assert_eq!(config.run.backend, BackendChoice::Docker);
+    assert_eq!(config.harness.image.as_deref(), Some("agent:1"));
+    assert_eq!(config.docker.pids, 64);
+    assert_eq!(config.docker.memory_mb, 2048);
+    assert_eq!(config.harness_command_in_image().unwrap(), ["/agent"]);
+    let error = parse("[run]\nbackend = \"vm\"\n").unwrap_err();
+    assert!(error.to_string().contains("vm"), "{error}");
+    let error = parse("[harness]\nimage = \"a\"\ndockerfile = \"Dockerfile\"\n").unwrap_err();
+    assert!(error.to_string().contains("harness.dockerfile"), "{error}");
+}
+
+#[test]
+fn the_llm_table_reads_providers_prices_and_budget() {
+    let config = parse(
+        "[llm]\nmode = \"record\"\nmax_cost_usd = 2.5\n[llm.openai]\nbase_url = \"http://127.0.0.1:9\"\napi_key_env = \"OPENAI_API_KEY\"\n[llm.prices.\"gpt-4o-mini\"]\ninput_per_million = 0.15\noutput_per_million = 0.6\n",
+    )
+    .unwrap();
+    assert_eq!(config.llm.mode, Mode::Record);
+    assert_eq!(config.llm.max_cost_usd, Some(2.5));
+    assert_eq!(
+        config.llm.openai.unwrap().api_key_env.as_deref(),
+        Some("OPENAI_API_KEY")
+    );
+    assert_eq!(config.llm.prices["gpt-4o-mini"].output_per_million, 0.6);
+    let error = parse("[llm]\nmax_cost_usd = -1\n").unwrap_err();
+    assert!(error.to_string().contains("llm.max_cost_usd"), "{error}");
+}
+
+#[test]
+fn out_of_range_gates_are_rejected() {
+    let error = parse("[gates]\nmin_score = 7\n").unwrap_err();
+    assert!(error.to_string().contains("gates.min_score"), "{error}");
+}
+
+#[test]
+fn the_defaults_are_those_of_an_empty_file() {
+    let read = Config::from_text("", Path::new("(defaults)"), PathBuf::from("/suite")).unwrap();
+    assert_eq!(
+        format!("{:?}", Config::defaults(PathBuf::from("/suite"))),
+        format!("{read:?}")
+    );
+    assert_eq!(read.run.pass_threshold, DEFAULT_PASS_THRESHOLD);
+}
+
+#[test]
+fn an_optional_configuration_is_none_only_when_none_is_given_or_found() {
+    let folder = tempfile::tempdir().unwrap();
+    assert!(
+        Config::optional(None, folder.path()).unwrap().is_none(),
+        "nothing given, nothing found"
+    );
+    let missing = folder.path().join("missing.toml");
+    assert!(matches!(
+        Config::optional(Some(&missing), folder.path()),
+        Err(ConfigError::Unreadable { .. })
+    ));
+    let broken = folder.path().join(FILE_NAME);
+    std::fs::write(&broken, "[run]\ntrails = 3\n").unwrap();
+    // Given or found, a file that does not parse is an error, never "no configuration".
+    assert!(matches!(
+        Config::optional(Some(&broken), folder.path()),
+        Err(ConfigError::Invalid(_))
+    ));
+    assert!(matches!(
+        Config::optional(None, folder.path()),
+        Err(ConfigError::Invalid(_))
+    ));
+    std::fs::write(&broken, "[run]\ntrials = 5\n").unwrap();
+    let found = Config::optional(None, folder.path()).unwrap().unwrap();
+    assert_eq!(found.run.trials, 5);
+}
