@@ -7,7 +7,7 @@
 //!    ──grade──▶ [Grade] ──aggregate──▶ [Verdict] ──report──▶ files + exit code
 //! ```
 //!
-//! Execution emits [`run::Event`]s; reporters consume them. No stage reaches into another's
+//! Execution emits [`report::events::Event`]s; reporters consume them. No stage reaches into another's
 //! state.
 
 pub mod cargo_test;

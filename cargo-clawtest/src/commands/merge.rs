@@ -2,10 +2,10 @@
 //! compared with the baseline as a whole, with one JUnit, one summary and one exit code.
 
 use clawtest::config::Config;
+use clawtest::report::events::{Event, Reporter};
 use clawtest::report::json;
 use clawtest::report::terminal::TerminalReporter;
 use clawtest::results::merge;
-use clawtest::run::{Event, Reporter};
 
 use super::{Outcome, finished, publish, read_baseline, working_directory};
 use crate::cli::{GlobalArgs, MergeArgs};

@@ -6,10 +6,10 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use clawtest::interrupt::{self, Notice};
+use clawtest::report::events::{Fanout, Reporter};
 use clawtest::report::snapshots::{self, Review, UpdateMode};
 use clawtest::report::{terminal::TerminalReporter, trajectories::TrajectoryWriter};
 use clawtest::run::session::{self, Request};
-use clawtest::run::{Fanout, Reporter};
 use clawtest::sandbox::select;
 
 use super::{Outcome, finished, load_config, publish, read_baseline, runtime};

@@ -12,11 +12,12 @@ use std::sync::{Arc, OnceLock};
 
 use tokio::sync::watch;
 
+use crate::config::Mode;
 use crate::config::{Config, ConfigError, HarnessKind};
-use crate::gateway::Mode;
 use crate::harness::{InProcessSandbox, RustHarness};
+use crate::report::events::{Event, Reporter};
 use crate::results::{Status, Verdict};
-use crate::run::{self, Backend, Harness, Reporter, RunOptions, Suite};
+use crate::run::{self, Backend, Harness, RunOptions, Suite};
 use crate::sandbox::Sandbox;
 use crate::sandbox::process::ProcessSandbox;
 use crate::services::Catalogue;
@@ -302,7 +303,7 @@ fn config_failure(error: ConfigError) -> Failure {
 struct Quiet;
 
 impl Reporter for Quiet {
-    fn report(&mut self, _event: &run::Event) {}
+    fn report(&mut self, _event: &Event) {}
 }
 
 #[cfg(test)]

@@ -17,8 +17,8 @@ use miette::{Diagnostic, NamedSource, SourceSpan};
 use sections::RawConfig;
 pub use sections::{
     BackendChoice, CommandLine, DEFAULT_BASELINE_TOLERANCE, DEFAULT_PASS_THRESHOLD, DockerConfig,
-    Gates, HarnessConfig, HarnessKind, JudgeConfig, JudgeProvider, LlmConfig, ProviderConfig,
-    RunConfig, Tier,
+    Gates, HarnessConfig, HarnessKind, JudgeConfig, JudgeProvider, LlmConfig, Mode, Price,
+    ProviderConfig, RunConfig, Tier,
 };
 
 /// The file name looked for in the current directory and its ancestors.

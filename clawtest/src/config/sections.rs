@@ -8,8 +8,6 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::gateway::{Mode, Price};
-
 /// `[judge]`: the LLM judge of `llm_judge` components.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -355,4 +353,35 @@ pub(super) struct RawConfig {
     pub(super) judge: JudgeConfig,
     #[serde(default)]
     pub(super) docker: DockerConfig,
+}
+
+/// Where model answers come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Forward to the real provider.
+    Live,
+    /// Forward to the real provider and write every exchange to a cassette.
+    Record,
+    /// Answer from the cassette; free and deterministic (the CI default).
+    #[default]
+    Replay,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Live => "live",
+            Mode::Record => "record",
+            Mode::Replay => "replay",
+        }
+    }
+}
+
+/// The price of one model, in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub input_per_million: f64,
+    pub output_per_million: f64,
 }

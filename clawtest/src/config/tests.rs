@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::gateway::Mode;
+use crate::config::Mode;
 
 fn parse(text: &str) -> Result<Config, ConfigError> {
     Config::from_text(text, Path::new("clawtest.toml"), PathBuf::from("/suite"))

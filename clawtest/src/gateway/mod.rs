@@ -21,33 +21,8 @@ pub mod usage;
 #[cfg(test)]
 mod tests;
 
-use serde::{Deserialize, Serialize};
-
 pub use cassette::{Cassette, CassetteError, Interaction};
 pub use recorder::Recorder;
 pub use server::{Gateway, GatewayFailure};
 pub use upstream::{Endpoint, RetryPolicy, Upstream, UpstreamError};
-pub use usage::{Budget, Price, Prices};
-
-/// Where model answers come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    /// Forward to the real provider.
-    Live,
-    /// Forward to the real provider and write every exchange to a cassette.
-    Record,
-    /// Answer from the cassette; free and deterministic (the CI default).
-    #[default]
-    Replay,
-}
-
-impl Mode {
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Live => "live",
-            Mode::Record => "record",
-            Mode::Replay => "replay",
-        }
-    }
-}
+pub use usage::{Budget, Prices};

@@ -258,7 +258,6 @@ impl Handler for Gateway {
 mod tests {
     use super::*;
     use crate::gateway::cassette::{Cassette, RecordedRequest, RecordedResponse};
-    use crate::gateway::usage;
 
     fn cassette() -> Cassette {
         let interaction = |content: &str, answer: &str| Interaction {
@@ -346,7 +345,7 @@ mod tests {
     fn priced_calls_are_charged_to_the_budget() {
         let prices = Prices(std::collections::BTreeMap::from([(
             "m".to_string(),
-            usage::Price {
+            crate::config::Price {
                 input_per_million: 1_000_000.0,
                 output_per_million: 0.0,
             },

@@ -5,8 +5,9 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use serde::Deserialize;
 use serde_json::Value;
+
+use crate::config::Price;
 
 /// Tokens of one call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -54,14 +55,6 @@ pub fn of_events(events: &[String]) -> Tokens {
         }
     }
     tokens
-}
-
-/// The price of one model, in US dollars per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Price {
-    pub input_per_million: f64,
-    pub output_per_million: f64,
 }
 
 /// Prices by model name (`[llm.prices."gpt-4o-mini"]`).

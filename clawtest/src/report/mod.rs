@@ -3,6 +3,7 @@
 //! summary and annotations, all written by [`publish`], and the grade snapshots.
 
 pub mod annotations;
+pub mod events;
 pub mod json;
 pub mod junit;
 pub mod markdown;

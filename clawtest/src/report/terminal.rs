@@ -6,9 +6,9 @@ use std::io::Write;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::events::{Event, Reporter};
 use super::{breakdown, score};
 use crate::results::{RunStatus, RunSummary, Status, Verdict};
-use crate::run::{Event, Reporter};
 
 /// Reports a run to a terminal (or any writer).
 pub struct TerminalReporter<W: Write> {

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::run::{Event, Reporter, TrialOutcome};
+use super::events::{Event, Reporter, TrialOutcome};
 
 /// Writes `DIR/<task_id>/trial-<n>.json` for each finished trial that has a trajectory.
 pub struct TrajectoryWriter {

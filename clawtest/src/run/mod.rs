@@ -2,7 +2,6 @@
 //! time) → aggregate each task's k trials into a verdict → summarize. Progress leaves as
 //! [`Event`]s through a [`Reporter`]; the trials themselves never touch a reporter.
 
-pub mod events;
 pub mod partition;
 pub mod regrade;
 pub mod session;
@@ -15,11 +14,12 @@ use std::sync::Arc;
 
 use tokio::sync::{Semaphore, mpsc, watch};
 
-pub use events::{Event, Fanout, Reporter, TrialOutcome};
+use crate::report::events::{Event, Reporter, TrialOutcome};
 pub use suite::Suite;
 
 use crate::config::Gates;
-use crate::gateway::{Budget, Cassette, Mode, Prices, Recorder, Upstream};
+use crate::config::Mode;
+use crate::gateway::{Budget, Cassette, Prices, Recorder, Upstream};
 use crate::results::{InvalidEntry, RunSummary, SummaryInputs, TrialRecord, Verdict, aggregate};
 use crate::sandbox::Sandbox;
 use crate::services::Catalogue;

@@ -10,9 +10,10 @@ use tokio::sync::watch;
 
 use super::partition::Partition;
 use super::{Backend, Harness, Models, Reporter, RunOptions, RunSummary, Suite};
+use crate::config::Mode;
 use crate::config::{Config, ConfigError, Gates, ProviderConfig};
 use crate::discover::DiscoverError;
-use crate::gateway::{Budget, Endpoint, Mode, Prices, RetryPolicy, Upstream, UpstreamError};
+use crate::gateway::{Budget, Endpoint, Prices, RetryPolicy, Upstream, UpstreamError};
 use crate::sandbox::Sandbox;
 use crate::services::Catalogue;
 

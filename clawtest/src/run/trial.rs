@@ -8,11 +8,11 @@ use std::sync::{Arc, Mutex};
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{oneshot, watch};
 
-use super::events::TrialOutcome;
 use crate::config::Tier;
 use crate::gateway::{Cassette, Gateway, Recorder};
 use crate::grade;
 use crate::http::Listener;
+use crate::report::events::TrialOutcome;
 use crate::sandbox::{
     CheckCommand, Endpoints, GATEWAY_SOCKET, Launch, SERVICES_SOCKET, Sandbox, SandboxError,
     Transport,
