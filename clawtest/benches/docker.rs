@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use clawtest::sandbox::docker::{self, DockerSandbox, Limits, image::ContextFile, shim};
+use clawtest::sandbox::docker::{self, DockerSandbox, ResourceLimits, image::ContextFile, shim};
 use clawtest::sandbox::{Endpoints, Launch, Sandbox};
 
 const IMAGE: &str = "clawtest-bench-harness:latest";
@@ -80,7 +80,7 @@ fn main() {
             engine,
             IMAGE,
             binaries.join("clawtest-shim"),
-            Limits::default(),
+            ResourceLimits::default(),
         ))
         .expect("the docker sandbox");
 

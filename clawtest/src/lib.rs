@@ -3,19 +3,41 @@
 //! The pipeline runs in one direction, with typed values between stages:
 //!
 //! ```text
-//! config + globs ──discover──▶ [Task] ──plan──▶ [TrialPlan] ──execute──▶ [Trajectory]
-//!    ──grade──▶ [Grade] ──aggregate──▶ [Verdict] ──report──▶ files + exit code
+//! clawtest.toml + globs ──discover──▶ [Task] ──plan──▶ tasks × trials ──execute──▶ [Trajectory]
+//!    ──grade──▶ [Grade] ──aggregate──▶ [Verdict] ──summarize──▶ RunSummary ──publish──▶ files
 //! ```
 //!
-//! Execution emits [`report::events::Event`]s; reporters consume them. No stage reaches into another's
-//! state.
+//! [`discover`] finds the task files, [`spec`] turns each into a [`spec::Task`], [`run`] plans
+//! and executes the trials (each in a [`world::World`] served by [`serve`], its harness in a
+//! [`sandbox`], its model calls through the [`gateway`]) into [`trajectory::Trajectory`]s,
+//! [`grade`] grades each one purely, [`results`] aggregates them into verdicts and a
+//! [`results::RunSummary`], and [`report`] writes what the user reads. Execution emits
+//! [`report::events::Event`]s; reporters consume them. No stage reaches into another's state.
+//!
+//! Imports run one way. Each module imports only modules of the layers below its own
+//! (checked by `tests/architecture.rs`; ARCHITECTURE.md has a paragraph per module):
+//!
+//! ```text
+//! 9  __private                      what macro expansions call
+//! 8  cargo_test  validate
+//! 7  run
+//! 6  report  serve
+//! 5  judge  results  surfaces  rust_harness
+//! 4  grade  world  gateway  sandbox
+//! 3  trajectory                     leaf data: what happened
+//! 2  spec
+//! 1  services
+//! 0  config  http  discover  interrupt  init
+//! ```
+//!
+//! The library prints nothing: it returns values and errors, and emits events; only the
+//! `cargo-clawtest` binary prints and chooses exit codes.
 
 pub mod cargo_test;
 pub mod config;
 pub mod discover;
 pub mod gateway;
 pub mod grade;
-pub mod harness;
 pub mod http;
 pub mod init;
 pub mod interrupt;
@@ -23,6 +45,7 @@ pub mod judge;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod rust_harness;
 pub mod sandbox;
 pub mod serve;
 pub mod services;
@@ -33,7 +56,7 @@ pub mod validate;
 pub mod world;
 
 pub use clawtest_macros::{harness, main, suite};
-pub use harness::Env;
+pub use rust_harness::Env;
 
 #[doc(hidden)]
 #[path = "private.rs"]

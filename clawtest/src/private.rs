@@ -3,8 +3,8 @@
 //! public API: names here change without notice.
 
 pub use crate::cargo_test::{Failure, SnapshotHook, run_task_file};
-pub use crate::harness::{Env, RustHarness};
 pub use crate::results::Verdict;
+pub use crate::rust_harness::{Env, RustHarness};
 
 #[cfg(feature = "libtest")]
 pub use crate::cargo_test::libtest::{MainOptions, main};

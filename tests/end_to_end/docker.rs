@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use clawtest::sandbox::docker::{self, DockerSandbox, Limits, image::ContextFile, shim};
+use clawtest::sandbox::docker::{self, DockerSandbox, ResourceLimits, image::ContextFile, shim};
 use clawtest::sandbox::{CheckCommand, Endpoints, Launch, Sandbox};
 use serde_json::Value;
 
@@ -233,7 +233,7 @@ fn sandbox(ready: &Ready, runtime: &tokio::runtime::Runtime) -> DockerSandbox {
             engine,
             IMAGE,
             ready.binaries.join("clawtest-shim"),
-            Limits::default(),
+            ResourceLimits::default(),
         )
         .await
         .expect("sandbox")

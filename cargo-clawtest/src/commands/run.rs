@@ -33,7 +33,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
     let mut summary = runtime()?.block_on(async {
         let chosen = select::choose(&config, request.backend)
             .await
-            .map_err(ExpectedError::Backend)?;
+            .map_err(ExpectedError::Resources)?;
         eprintln!("{}", chosen.note);
         let sandbox = chosen.sandbox;
         let aborting = Arc::clone(&sandbox);

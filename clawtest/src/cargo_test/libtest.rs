@@ -11,7 +11,7 @@ pub use libtest_mimic::{Arguments, Conclusion};
 use libtest_mimic::{Failed, Trial};
 
 use super::{Failure, SnapshotHook, TaskRunner, load_config, task_tests};
-use crate::harness::RustHarness;
+use crate::rust_harness::RustHarness;
 
 /// What `clawtest::main!` passes in.
 pub struct MainOptions {

@@ -14,10 +14,10 @@ use tokio::sync::watch;
 
 use crate::config::Mode;
 use crate::config::{Config, ConfigError, HarnessKind};
-use crate::harness::{InProcessSandbox, RustHarness};
 use crate::report::events::{Event, Reporter};
-use crate::results::{Status, Verdict};
-use crate::run::{self, Backend, Harness, RunOptions, Suite};
+use crate::results::{Verdict, VerdictStatus};
+use crate::run::{self, HarnessLaunch, Resources, RunOptions, Suite};
+use crate::rust_harness::{InProcessSandbox, RustHarness};
 use crate::sandbox::Sandbox;
 use crate::sandbox::process::ProcessSandbox;
 use crate::services::Catalogue;
@@ -118,8 +118,8 @@ impl TaskRunner {
             gates: Default::default(),
             baseline: None,
         };
-        let backend = Backend {
-            harness: Harness {
+        let backend = Resources {
+            harness: HarnessLaunch {
                 command,
                 passthrough,
                 tier: self.config.harness.tier,
@@ -209,8 +209,8 @@ pub fn task_tests(
 /// The test result of a verdict: `Ok` only on pass^k.
 pub fn judge(verdict: &Verdict) -> Result<(), Failure> {
     let headline = match verdict.status {
-        Status::Passed => return Ok(()),
-        Status::Failed => format!(
+        VerdictStatus::Passed => return Ok(()),
+        VerdictStatus::Failed => format!(
             "task `{}` failed pass^{}: {}/{} trials passed (mean score {:.3}, threshold {})",
             verdict.task_id,
             verdict.k,
@@ -219,12 +219,12 @@ pub fn judge(verdict: &Verdict) -> Result<(), Failure> {
             verdict.mean_score,
             verdict.threshold
         ),
-        Status::Error => format!(
+        VerdictStatus::Error => format!(
             "task `{}` could not be run or graded (an infrastructure error, not a verdict on the agent)",
             verdict.task_id
         ),
-        Status::Interrupted => format!("task `{}` was interrupted", verdict.task_id),
-        Status::NotRun => format!(
+        VerdictStatus::Interrupted => format!("task `{}` was interrupted", verdict.task_id),
+        VerdictStatus::NotRun => format!(
             "task `{}` was not run: the cost limit was reached",
             verdict.task_id
         ),
@@ -233,7 +233,7 @@ pub fn judge(verdict: &Verdict) -> Result<(), Failure> {
         "{headline}\n  at {}:{}\n{}",
         verdict.path.display(),
         verdict.line,
-        crate::report::breakdown(verdict)
+        crate::report::trial_lines(verdict)
     )))
 }
 

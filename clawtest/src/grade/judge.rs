@@ -38,14 +38,14 @@ pub struct JudgeRequest {
 
 /// The judge's answer to one request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JudgeVerdict {
+pub struct JudgeAnswer {
     /// 0..=1.
     pub score: f64,
     pub reasoning: String,
 }
 
 /// Answers by component name.
-pub type JudgeAnswers = BTreeMap<String, JudgeVerdict>;
+pub type JudgeAnswers = BTreeMap<String, JudgeAnswer>;
 
 /// The judge requests a trajectory needs, one per `llm_judge` component, in task order.
 pub fn plan(task: &Task, trajectory: &Trajectory) -> Vec<JudgeRequest> {
@@ -119,7 +119,7 @@ pub fn action_summary(trajectory: &Trajectory) -> String {
 /// Reads a judge's reply: a JSON object with `score` (fences and prose around it tolerated),
 /// else the first number in the text. The score is clamped to [0, 1]. A reply with no number
 /// at all is an error, never a default score.
-pub fn parse_reply(reply: &str) -> Result<JudgeVerdict, String> {
+pub fn parse_reply(reply: &str) -> Result<JudgeAnswer, String> {
     if let (Some(start), Some(end)) = (reply.find('{'), reply.rfind('}'))
         && start < end
         && let Ok(value) = serde_json::from_str::<serde_json::Value>(&reply[start..=end])
@@ -135,7 +135,7 @@ pub fn parse_reply(reply: &str) -> Result<JudgeVerdict, String> {
                 .and_then(serde_json::Value::as_str)
                 .unwrap_or_default()
                 .to_string();
-            return Ok(JudgeVerdict {
+            return Ok(JudgeAnswer {
                 score: score.clamp(0.0, 1.0),
                 reasoning,
             });
@@ -152,7 +152,7 @@ pub fn parse_reply(reply: &str) -> Result<JudgeVerdict, String> {
         })
         .unwrap_or_default();
     match number.trim_end_matches('.').parse::<f64>() {
-        Ok(score) => Ok(JudgeVerdict {
+        Ok(score) => Ok(JudgeAnswer {
             score: score.clamp(0.0, 1.0),
             reasoning: reply.trim().to_string(),
         }),
@@ -171,7 +171,7 @@ mod tests {
     fn replies_are_read_as_json_then_as_a_number_and_clamped() {
         assert_eq!(
             parse_reply("{\"score\": 0.7, \"reasoning\": \"ok\"}").unwrap(),
-            JudgeVerdict {
+            JudgeAnswer {
                 score: 0.7,
                 reasoning: "ok".into()
             }

@@ -19,7 +19,7 @@ use serde::Serialize;
 use crate::spec::{Check, Task};
 use crate::trajectory::Trajectory;
 
-pub use judge::{JudgeAnswers, JudgeRequest, JudgeVerdict};
+pub use judge::{JudgeAnswer, JudgeAnswers, JudgeRequest};
 pub use robustness::{RECOVERY_WINDOW, Robustness, UnrecoveredFault};
 
 /// Weight of completion in the final score; robustness has the rest.

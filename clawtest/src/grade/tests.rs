@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::spec::{Check, Component, Limits, OutputSource, Safety, SafetyCheck, Task};
+use crate::spec::{Check, Component, OutputSource, Safety, SafetyCheck, Task, TaskLimits};
 use crate::trajectory::{AuditEntry, FaultKind, HarnessExit, OutputOrigin, Trajectory};
 
 fn task(components: Vec<(f64, Check)>, safety: Vec<SafetyCheck>) -> Task {
@@ -38,7 +38,7 @@ fn task(components: Vec<(f64, Check)>, safety: Vec<SafetyCheck>) -> Task {
         category: None,
         difficulty: None,
         capability: None,
-        limits: Limits::default(),
+        limits: TaskLimits::default(),
         pass_threshold: None,
         error_injection: None,
         local_services: Vec::new(),
@@ -504,7 +504,7 @@ fn judge_answers_are_folded_in_by_component() {
     );
     let answers: JudgeAnswers = [(
         "c1".to_string(),
-        crate::grade::JudgeVerdict {
+        crate::grade::JudgeAnswer {
             score: 0.6,
             reasoning: "partly".into(),
         },

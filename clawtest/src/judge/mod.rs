@@ -15,7 +15,7 @@ pub mod http;
 
 use crate::config::{Config, JudgeProvider};
 use crate::gateway::upstream::{Provider, RetryPolicy};
-use crate::grade::judge::{JudgeAnswers, JudgeRequest, JudgeVerdict};
+use crate::grade::judge::{JudgeAnswer, JudgeAnswers, JudgeRequest};
 
 /// Why a judge could not answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -23,7 +23,7 @@ use crate::grade::judge::{JudgeAnswers, JudgeRequest, JudgeVerdict};
 pub struct JudgeError(pub String);
 
 /// The future a judge returns.
-pub type Answer<'a> = Pin<Box<dyn Future<Output = Result<JudgeVerdict, JudgeError>> + Send + 'a>>;
+pub type Answer<'a> = Pin<Box<dyn Future<Output = Result<JudgeAnswer, JudgeError>> + Send + 'a>>;
 
 /// Something that scores a rubric.
 pub trait Judge: Send + Sync {
@@ -77,7 +77,7 @@ impl Judge for CachedJudge {
                         path.display()
                     ))
                 })?;
-                return Ok(JudgeVerdict {
+                return Ok(JudgeAnswer {
                     score: entry.score,
                     reasoning: entry.reasoning,
                 });
@@ -163,7 +163,7 @@ mod tests {
         fn answer<'a>(&'a self, _request: &'a JudgeRequest) -> Answer<'a> {
             self.0.fetch_add(1, Ordering::SeqCst);
             Box::pin(async {
-                Ok(JudgeVerdict {
+                Ok(JudgeAnswer {
                     score: 0.7,
                     reasoning: "fine".into(),
                 })

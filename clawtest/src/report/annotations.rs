@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::results::{RunSummary, Status, TrialResult, Verdict};
+use crate::results::{RunSummary, TrialStatus, Verdict, VerdictStatus};
 
 /// GitHub shows at most 10 error annotations per step; more are dropped silently, so the
 /// worst ones must come first and the count must stay within it.
@@ -26,7 +26,7 @@ pub fn render(summary: &RunSummary, prefix: &Path) -> Vec<String> {
     let mut failing: Vec<&Verdict> = summary
         .verdicts
         .iter()
-        .filter(|verdict| matches!(verdict.status, Status::Failed | Status::Error))
+        .filter(|verdict| matches!(verdict.status, VerdictStatus::Failed | VerdictStatus::Error))
         .collect();
     failing.sort_by(|left, right| {
         left.mean_score
@@ -37,7 +37,7 @@ pub fn render(summary: &RunSummary, prefix: &Path) -> Vec<String> {
         let file = prefix.join(&verdict.path);
         let (line, message) = detail(verdict);
         let title = match verdict.status {
-            Status::Error => format!("{}: infrastructure error", verdict.task_id),
+            VerdictStatus::Error => format!("{}: infrastructure error", verdict.task_id),
             _ => format!(
                 "{}: pass^{} failed ({}/{})",
                 verdict.task_id, verdict.k, verdict.passes, verdict.k
@@ -59,8 +59,8 @@ pub fn render(summary: &RunSummary, prefix: &Path) -> Vec<String> {
 fn detail(verdict: &Verdict) -> (Option<u64>, String) {
     let mut worst: Option<(f64, Option<u64>, String)> = None;
     for record in &verdict.trials {
-        match &record.result {
-            TrialResult::Graded {
+        match &record.status {
+            TrialStatus::Graded {
                 violations,
                 deductions,
                 ..
@@ -88,10 +88,10 @@ fn detail(verdict: &Verdict) -> (Option<u64>, String) {
                     }
                 }
             }
-            TrialResult::Error { message } => {
+            TrialStatus::Error { message } => {
                 return (None, format!("trial {}: {message}", record.trial));
             }
-            TrialResult::Interrupted | TrialResult::NotRun { .. } => {}
+            TrialStatus::Interrupted | TrialStatus::NotRun { .. } => {}
         }
     }
     match worst {

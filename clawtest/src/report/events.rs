@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::grade::Grade;
-use crate::results::{RunSummary, TrialRecord, TrialResult, Verdict};
+use crate::results::{RunSummary, TrialStatus, TrialSummary, Verdict};
 use crate::spec::Task;
 use crate::trajectory::Trajectory;
 
@@ -64,20 +64,20 @@ pub enum TrialOutcome {
 
 impl TrialOutcome {
     /// What the task's verdict keeps of this outcome, as trial `trial` of `task`.
-    pub fn record(&self, task: &Task, trial: u32) -> TrialRecord {
-        let result = match self {
+    pub fn record(&self, task: &Task, trial: u32) -> TrialSummary {
+        let status = match self {
             TrialOutcome::Graded { grade, trajectory } => {
-                TrialResult::graded(task, grade, trajectory)
+                TrialStatus::graded(task, grade, trajectory)
             }
-            TrialOutcome::Error { message, .. } => TrialResult::Error {
+            TrialOutcome::Error { message, .. } => TrialStatus::Error {
                 message: message.clone(),
             },
-            TrialOutcome::Interrupted => TrialResult::Interrupted,
-            TrialOutcome::NotRun { reason } => TrialResult::NotRun {
+            TrialOutcome::Interrupted => TrialStatus::Interrupted,
+            TrialOutcome::NotRun { reason } => TrialStatus::NotRun {
                 reason: reason.clone(),
             },
         };
-        TrialRecord { trial, result }
+        TrialSummary { trial, status }
     }
 }
 

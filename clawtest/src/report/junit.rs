@@ -6,8 +6,8 @@
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::snapshots::Review;
-use super::{breakdown, score};
-use crate::results::{RunSummary, Status, TrialResult, Verdict};
+use super::{score, trial_lines};
+use crate::results::{RunSummary, TrialStatus, Verdict, VerdictStatus};
 
 /// The report name and the testsuite name.
 pub const NAME: &str = "clawtest";
@@ -68,57 +68,57 @@ pub fn render_with_snapshots(
 
 fn test_case(verdict: &Verdict, k: u32, snapshot_change: Option<String>) -> TestCase {
     let status = match verdict.status {
-        Status::Passed => match snapshot_change {
+        VerdictStatus::Passed => match snapshot_change {
             None => TestCaseStatus::success(),
             Some(change) => {
                 let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
                 status.set_type("grade snapshot changed");
                 status.set_message(change);
-                status.set_description(breakdown(verdict));
+                status.set_description(trial_lines(verdict));
                 status
             }
         },
-        Status::NotRun => {
+        VerdictStatus::NotRun => {
             let mut status = TestCaseStatus::skipped();
             status.set_type("not run");
             status.set_message(
                 verdict
                     .trials
                     .iter()
-                    .find_map(|record| match &record.result {
-                        TrialResult::NotRun { reason } => Some(reason.clone()),
+                    .find_map(|record| match &record.status {
+                        TrialStatus::NotRun { reason } => Some(reason.clone()),
                         _ => None,
                     })
                     .unwrap_or_else(|| "not run".into()),
             );
             status
         }
-        Status::Failed => {
+        VerdictStatus::Failed => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
             status.set_type(format!("pass^{k} failed"));
             status.set_message(failure_message(verdict, k));
-            status.set_description(breakdown(verdict));
+            status.set_description(trial_lines(verdict));
             status
         }
-        Status::Error | Status::Interrupted => {
+        VerdictStatus::Error | VerdictStatus::Interrupted => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
             let message = verdict
                 .trials
                 .iter()
-                .find_map(|record| match &record.result {
-                    TrialResult::Error { message } => {
+                .find_map(|record| match &record.status {
+                    TrialStatus::Error { message } => {
                         Some(format!("trial {}: {message}", record.trial))
                     }
                     _ => None,
                 })
                 .unwrap_or_else(|| "the run was interrupted before all trials finished".into());
-            status.set_type(if verdict.status == Status::Error {
+            status.set_type(if verdict.status == VerdictStatus::Error {
                 "infrastructure error"
             } else {
                 "interrupted"
             });
             status.set_message(message);
-            status.set_description(breakdown(verdict));
+            status.set_description(trial_lines(verdict));
             status
         }
     };
@@ -136,8 +136,8 @@ fn test_case(verdict: &Verdict, k: u32, snapshot_change: Option<String>) -> Test
     case.add_property(Property::new("min_score", score(verdict.min_score)));
     for record in &verdict.trials {
         let prefix = format!("trial.{}", record.trial);
-        match &record.result {
-            TrialResult::Graded {
+        match &record.status {
+            TrialStatus::Graded {
                 passed,
                 final_score,
                 completion,
@@ -163,18 +163,18 @@ fn test_case(verdict: &Verdict, k: u32, snapshot_change: Option<String>) -> Test
                 ));
                 case.add_property(Property::new(format!("{prefix}.safety"), score(*safety)));
             }
-            TrialResult::Error { message } => {
+            TrialStatus::Error { message } => {
                 case.add_property(Property::new(format!("{prefix}.error"), message.clone()));
             }
-            TrialResult::Interrupted => {
+            TrialStatus::Interrupted => {
                 case.add_property(Property::new(format!("{prefix}.interrupted"), "true"));
             }
-            TrialResult::NotRun { reason } => {
+            TrialStatus::NotRun { reason } => {
                 case.add_property(Property::new(format!("{prefix}.not_run"), reason.clone()));
             }
         }
     }
-    case.set_system_out(breakdown(verdict));
+    case.set_system_out(trial_lines(verdict));
     case
 }
 
@@ -190,8 +190,8 @@ fn failure_message(verdict: &Verdict, k: u32) -> String {
     let violation = verdict
         .trials
         .iter()
-        .find_map(|record| match &record.result {
-            TrialResult::Graded { violations, .. } => violations
+        .find_map(|record| match &record.status {
+            TrialStatus::Graded { violations, .. } => violations
                 .first()
                 .map(|violation| format!("trial {}: safety violation: {violation}", record.trial)),
             _ => None,
@@ -201,8 +201,8 @@ fn failure_message(verdict: &Verdict, k: u32) -> String {
             .trials
             .iter()
             .filter(|record| !record.passed())
-            .find_map(|record| match &record.result {
-                TrialResult::Graded { deductions, .. } => deductions
+            .find_map(|record| match &record.status {
+                TrialStatus::Graded { deductions, .. } => deductions
                     .iter()
                     .max_by(|left, right| {
                         ((1.0 - left.score) * left.weight)

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::score;
-use crate::results::{RunStatus, RunSummary, Status, TrialResult, Verdict};
+use crate::results::{RunStatus, RunSummary, TrialStatus, Verdict, VerdictStatus};
 
 /// GitHub refuses step summaries over 1 MiB; stay well below it.
 pub const SIZE_LIMIT: usize = 1_000_000;
@@ -59,7 +59,7 @@ pub fn render(summary: &RunSummary, limit: usize) -> String {
         baseline_section(summary),
         invalid_section(summary),
         deductions_section(summary),
-        breakdown_section(summary),
+        groups_section(summary),
     ]
     .concat();
     let mut table = format!(
@@ -72,8 +72,8 @@ pub fn render(summary: &RunSummary, limit: usize) -> String {
         let tokens: u64 = verdict
             .trials
             .iter()
-            .map(|record| match record.result {
-                TrialResult::Graded {
+            .map(|record| match record.status {
+                TrialStatus::Graded {
                     input_tokens,
                     output_tokens,
                     ..
@@ -85,8 +85,8 @@ pub fn render(summary: &RunSummary, limit: usize) -> String {
         let cost: Option<f64> = verdict
             .trials
             .iter()
-            .map(|record| match record.result {
-                TrialResult::Graded { cost_usd, .. } => cost_usd,
+            .map(|record| match record.status {
+                TrialStatus::Graded { cost_usd, .. } => cost_usd,
                 _ => Some(0.0),
             })
             .sum();
@@ -136,25 +136,25 @@ pub fn render(summary: &RunSummary, limit: usize) -> String {
     text
 }
 
-fn status_cell(status: Status) -> &'static str {
+fn status_cell(status: VerdictStatus) -> &'static str {
     match status {
-        Status::Passed => "✅ pass",
-        Status::Failed => "❌ fail",
-        Status::Error => "⚠️ error",
-        Status::Interrupted => "⏹️ stopped",
-        Status::NotRun => "⏸️ not run",
+        VerdictStatus::Passed => "✅ pass",
+        VerdictStatus::Failed => "❌ fail",
+        VerdictStatus::Error => "⚠️ error",
+        VerdictStatus::Interrupted => "⏹️ stopped",
+        VerdictStatus::NotRun => "⏸️ not run",
     }
 }
 
 /// Worst first: errors, failures (lowest mean first), then passes.
 fn order(summary: &RunSummary) -> Vec<&Verdict> {
     let mut verdicts: Vec<&Verdict> = summary.verdicts.iter().collect();
-    let rank = |status: Status| match status {
-        Status::Error => 0,
-        Status::Failed => 1,
-        Status::Interrupted => 2,
-        Status::NotRun => 3,
-        Status::Passed => 4,
+    let rank = |status: VerdictStatus| match status {
+        VerdictStatus::Error => 0,
+        VerdictStatus::Failed => 1,
+        VerdictStatus::Interrupted => 2,
+        VerdictStatus::NotRun => 3,
+        VerdictStatus::Passed => 4,
     };
     verdicts.sort_by(|left, right| {
         rank(left.status)
@@ -191,11 +191,11 @@ fn deductions_section(summary: &RunSummary) -> String {
         let graded = verdict
             .trials
             .iter()
-            .filter(|record| matches!(record.result, TrialResult::Graded { .. }))
+            .filter(|record| matches!(record.status, TrialStatus::Graded { .. }))
             .count()
             .max(1) as f64;
         for record in &verdict.trials {
-            if let TrialResult::Graded { deductions, .. } = &record.result {
+            if let TrialStatus::Graded { deductions, .. } = &record.status {
                 for deduction in deductions {
                     let entry = losses
                         .entry((verdict.task_id.clone(), deduction.component.clone()))
@@ -275,12 +275,12 @@ fn baseline_section(summary: &RunSummary) -> String {
 
 /// Categories and capabilities (when the suite uses more than one), and the faults left
 /// unrecovered most often.
-fn breakdown_section(summary: &RunSummary) -> String {
-    let breakdowns = &summary.breakdowns;
+fn groups_section(summary: &RunSummary) -> String {
+    let groups = &summary.groups;
     let mut text = String::new();
     for (title, groups) in [
-        ("category", &breakdowns.by_category),
-        ("capability", &breakdowns.by_capability),
+        ("category", &groups.by_category),
+        ("capability", &groups.by_capability),
     ] {
         if groups.len() < 2 {
             continue;
@@ -299,9 +299,9 @@ fn breakdown_section(summary: &RunSummary) -> String {
         }
         text.push('\n');
     }
-    if !breakdowns.unrecovered_faults.is_empty() {
+    if !groups.unrecovered_faults.is_empty() {
         text.push_str("### Faults left unrecovered\n\n| action | times |\n|---|---:|\n");
-        for fault in breakdowns.unrecovered_faults.iter().take(TOP_DEDUCTIONS) {
+        for fault in groups.unrecovered_faults.iter().take(TOP_DEDUCTIONS) {
             text.push_str(&format!("| {} | {} |\n", fault.action, fault.unrecovered));
         }
         text.push('\n');

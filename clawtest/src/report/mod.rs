@@ -12,7 +12,7 @@ pub mod snapshots;
 pub mod terminal;
 pub mod trajectories;
 
-use crate::results::{TrialRecord, TrialResult, Verdict};
+use crate::results::{TrialStatus, TrialSummary, Verdict};
 
 /// Three decimals: enough to see a change, few enough to read.
 pub(crate) fn score(value: f64) -> String {
@@ -21,16 +21,16 @@ pub(crate) fn score(value: f64) -> String {
 
 /// A multi-line, human account of one verdict's trials: what each scored and why it lost
 /// points. Shared by the terminal's failure details and JUnit's system-out.
-pub fn breakdown(verdict: &Verdict) -> String {
+pub fn trial_lines(verdict: &Verdict) -> String {
     let mut text = String::new();
     for record in &verdict.trials {
         text.push_str(&trial_line(record));
         text.push('\n');
-        if let TrialResult::Graded {
+        if let TrialStatus::Graded {
             violations,
             deductions,
             ..
-        } = &record.result
+        } = &record.status
         {
             for violation in violations {
                 text.push_str(&format!("    safety violation: {violation}\n"));
@@ -50,9 +50,9 @@ pub fn breakdown(verdict: &Verdict) -> String {
 }
 
 /// One line per trial: `trial 2: FAIL final 0.280 (completion 0.100, robustness 1.000, safety 1)`.
-pub fn trial_line(record: &TrialRecord) -> String {
-    match &record.result {
-        TrialResult::Graded {
+pub fn trial_line(record: &TrialSummary) -> String {
+    match &record.status {
+        TrialStatus::Graded {
             passed,
             final_score,
             completion,
@@ -76,9 +76,9 @@ pub fn trial_line(record: &TrialRecord) -> String {
             }
             line
         }
-        TrialResult::Error { message } => format!("  trial {}: ERROR {message}", record.trial),
-        TrialResult::Interrupted => format!("  trial {}: not finished (interrupted)", record.trial),
-        TrialResult::NotRun { reason } => format!("  trial {}: not run ({reason})", record.trial),
+        TrialStatus::Error { message } => format!("  trial {}: ERROR {message}", record.trial),
+        TrialStatus::Interrupted => format!("  trial {}: not finished (interrupted)", record.trial),
+        TrialStatus::NotRun { reason } => format!("  trial {}: not run ({reason})", record.trial),
     }
 }
 

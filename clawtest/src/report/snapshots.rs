@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use super::score;
-use crate::results::{RunStatus, RunSummary, TrialResult, Verdict};
+use crate::results::{RunStatus, RunSummary, TrialStatus, Verdict};
 
 /// Where `--snapshots` keeps each task's grade snapshot, relative to the suite root.
 pub const FOLDER: &str = "snapshots";
@@ -44,7 +44,7 @@ impl UpdateMode {
 
 /// How one task's breakdown compared.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Comparison {
+pub enum SnapshotComparison {
     Matched,
     /// Written or updated (`INSTA_UPDATE=always`).
     Written,
@@ -56,14 +56,14 @@ pub enum Comparison {
     },
 }
 
-impl Comparison {
+impl SnapshotComparison {
     /// What to tell the user about it (the binary prints `SNAPSHOT <task>: <this>`, JUnit
     /// takes it as the failure message); nothing for a match.
     pub fn description(&self) -> Option<String> {
         match self {
-            Comparison::Matched => None,
-            Comparison::Written => Some("written".into()),
-            Comparison::Changed {
+            SnapshotComparison::Matched => None,
+            SnapshotComparison::Written => Some("written".into()),
+            SnapshotComparison::Changed {
                 snapshot,
                 pending,
                 new,
@@ -91,7 +91,7 @@ pub struct Review {
     pub folder: PathBuf,
     /// Each task's comparison, in the order of the verdicts, or why the snapshots could not be
     /// written (which fails the run like a change: nothing was verified).
-    pub outcome: std::io::Result<Vec<(String, Comparison)>>,
+    pub outcome: std::io::Result<Vec<(String, SnapshotComparison)>>,
 }
 
 impl Review {
@@ -100,7 +100,7 @@ impl Review {
         match &self.outcome {
             Ok(results) => results
                 .iter()
-                .any(|(_, comparison)| matches!(comparison, Comparison::Changed { .. })),
+                .any(|(_, comparison)| matches!(comparison, SnapshotComparison::Changed { .. })),
             Err(_) => true,
         }
     }
@@ -111,7 +111,7 @@ impl Review {
         results
             .iter()
             .find(|(id, comparison)| {
-                id == task_id && matches!(comparison, Comparison::Changed { .. })
+                id == task_id && matches!(comparison, SnapshotComparison::Changed { .. })
             })
             .and_then(|(_, comparison)| comparison.description())
     }
@@ -135,14 +135,14 @@ pub fn review(summary: &mut RunSummary, folder: &Path, mode: UpdateMode) -> Opti
 }
 
 /// The text of a verdict's breakdown, as snapshotted.
-pub fn breakdown(verdict: &Verdict) -> String {
+pub fn content(verdict: &Verdict) -> String {
     let mut text = format!(
         "task: {}\nstatus: {:?} ({}/{} trials passed)\n",
         verdict.task_id, verdict.status, verdict.passes, verdict.k
     );
     for record in &verdict.trials {
-        match &record.result {
-            TrialResult::Graded {
+        match &record.status {
+            TrialStatus::Graded {
                 passed,
                 final_score,
                 completion,
@@ -174,13 +174,13 @@ pub fn breakdown(verdict: &Verdict) -> String {
                     ));
                 }
             }
-            TrialResult::Error { message } => {
+            TrialStatus::Error { message } => {
                 text.push_str(&format!("trial {}: error: {message}\n", record.trial))
             }
-            TrialResult::Interrupted => {
+            TrialStatus::Interrupted => {
                 text.push_str(&format!("trial {}: interrupted\n", record.trial))
             }
-            TrialResult::NotRun { .. } => {
+            TrialStatus::NotRun { .. } => {
                 text.push_str(&format!("trial {}: not run\n", record.trial))
             }
         }
@@ -209,10 +209,10 @@ pub fn compare(
     verdicts: &[Verdict],
     folder: &Path,
     mode: UpdateMode,
-) -> std::io::Result<Vec<(String, Comparison)>> {
+) -> std::io::Result<Vec<(String, SnapshotComparison)>> {
     let mut results = Vec::new();
     for verdict in verdicts {
-        let content = breakdown(verdict);
+        let content = content(verdict);
         let snapshot = folder.join(format!("{}.snap", verdict.task_id));
         let pending_path = folder.join(format!("{}.snap.new", verdict.task_id));
         let existing = std::fs::read_to_string(&snapshot).ok();
@@ -223,25 +223,25 @@ pub fn compare(
         let comparison = if matched {
             // A pending file from an earlier run is stale once the snapshot matches.
             let _ = std::fs::remove_file(&pending_path);
-            Comparison::Matched
+            SnapshotComparison::Matched
         } else {
             match mode {
                 UpdateMode::Always => {
                     std::fs::create_dir_all(folder)?;
                     std::fs::write(&snapshot, file_text(verdict, &content))?;
                     let _ = std::fs::remove_file(&pending_path);
-                    Comparison::Written
+                    SnapshotComparison::Written
                 }
                 UpdateMode::New => {
                     std::fs::create_dir_all(folder)?;
                     std::fs::write(&pending_path, file_text(verdict, &content))?;
-                    Comparison::Changed {
+                    SnapshotComparison::Changed {
                         snapshot,
                         pending: Some(pending_path),
                         new: existing.is_none(),
                     }
                 }
-                UpdateMode::No => Comparison::Changed {
+                UpdateMode::No => SnapshotComparison::Changed {
                     snapshot,
                     pending: None,
                     new: existing.is_none(),

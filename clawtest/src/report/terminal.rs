@@ -7,8 +7,8 @@ use std::io::Write;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::events::{Event, Reporter};
-use super::{breakdown, score};
-use crate::results::{RunStatus, RunSummary, Status, Verdict};
+use super::{score, trial_lines};
+use crate::results::{RunStatus, RunSummary, Verdict, VerdictStatus};
 
 /// Reports a run to a terminal (or any writer).
 pub struct TerminalReporter<W: Write> {
@@ -45,11 +45,11 @@ impl<W: Write> TerminalReporter<W> {
 
     fn task_line(&mut self, verdict: &Verdict) {
         let label = match verdict.status {
-            Status::Passed => "PASS",
-            Status::Failed => "FAIL",
-            Status::Error => "ERROR",
-            Status::Interrupted => "STOP",
-            Status::NotRun => "SKIP",
+            VerdictStatus::Passed => "PASS",
+            VerdictStatus::Failed => "FAIL",
+            VerdictStatus::Error => "ERROR",
+            VerdictStatus::Interrupted => "STOP",
+            VerdictStatus::NotRun => "SKIP",
         };
         let line = format!(
             "{label:>6} {:<28} {}/{} trials  mean {}  min {}  robustness {}",
@@ -61,8 +61,8 @@ impl<W: Write> TerminalReporter<W> {
             score(verdict.mean_robustness)
         );
         self.line(&line);
-        if self.verbose || verdict.status != Status::Passed {
-            let details = breakdown(verdict);
+        if self.verbose || verdict.status != VerdictStatus::Passed {
+            let details = trial_lines(verdict);
             self.line(details.trim_end());
         }
     }
@@ -92,11 +92,11 @@ impl<W: Write> TerminalReporter<W> {
         ));
         for verdict in &summary.verdicts {
             let outcome = match verdict.status {
-                Status::Passed => "PASS",
-                Status::Failed => "FAIL",
-                Status::Error => "ERROR",
-                Status::Interrupted => "STOP",
-                Status::NotRun => "SKIP",
+                VerdictStatus::Passed => "PASS",
+                VerdictStatus::Failed => "FAIL",
+                VerdictStatus::Error => "ERROR",
+                VerdictStatus::Interrupted => "STOP",
+                VerdictStatus::NotRun => "SKIP",
             };
             let safety = if verdict.safety_violations == 0 {
                 "ok".to_string()

@@ -4,13 +4,13 @@ use std::path::{Path, PathBuf};
 
 use crate::config::Gates;
 use crate::results::{
-    Deduction, RunSummary, Status, SummaryInputs, TrialRecord, TrialResult, Verdict,
+    Deduction, RunSummary, SummaryInputs, TrialStatus, TrialSummary, Verdict, VerdictStatus,
 };
 
 fn failing_verdict(index: usize) -> Verdict {
-    let record = TrialRecord {
+    let record = TrialSummary {
         trial: 0,
-        result: TrialResult::Graded {
+        status: TrialStatus::Graded {
             passed: false,
             final_score: index as f64 / 1000.0,
             completion: 0.1,
@@ -39,7 +39,7 @@ fn failing_verdict(index: usize) -> Verdict {
         task_name: "t".into(),
         path: PathBuf::from(format!("tasks/task-{index:05}.yaml")),
         line: 1,
-        status: Status::Failed,
+        status: VerdictStatus::Failed,
         k: 1,
         passes: 0,
         pass_hat_k: false,
@@ -100,34 +100,34 @@ fn annotations_stay_within_githubs_limit_worst_first() {
 }
 
 #[test]
-fn breakdowns_group_by_category_and_rank_unrecovered_faults() {
+fn groups_by_category_and_rank_unrecovered_faults() {
     let mut verdicts: Vec<Verdict> = (0..3).map(failing_verdict).collect();
     verdicts[0].category = Some("workflow".into());
     verdicts[1].category = Some("workflow".into());
     verdicts[2].category = Some("communication".into());
-    verdicts[2].status = Status::Passed;
+    verdicts[2].status = VerdictStatus::Passed;
     for (verdict, faults) in verdicts.iter_mut().zip([
         vec!["todo.create_task"],
         vec!["todo.create_task", "gmail.send_email"],
         vec![],
     ]) {
-        if let TrialResult::Graded {
+        if let TrialStatus::Graded {
             unrecovered_faults,
             faults_injected,
             ..
-        } = &mut verdict.trials[0].result
+        } = &mut verdict.trials[0].status
         {
             *faults_injected = faults.len();
             *unrecovered_faults = faults.into_iter().map(String::from).collect();
         }
     }
     let summary = summary_of(verdicts);
-    let workflow = &summary.breakdowns.by_category["workflow"];
+    let workflow = &summary.groups.by_category["workflow"];
     assert_eq!((workflow.tasks, workflow.passed), (2, 0));
-    assert_eq!(summary.breakdowns.by_category["communication"].passed, 1);
-    assert_eq!(summary.breakdowns.by_capability["(none)"].tasks, 3);
+    assert_eq!(summary.groups.by_category["communication"].passed, 1);
+    assert_eq!(summary.groups.by_capability["(none)"].tasks, 3);
     let ranked: Vec<(&str, usize)> = summary
-        .breakdowns
+        .groups
         .unrecovered_faults
         .iter()
         .map(|fault| (fault.action.as_str(), fault.unrecovered))

@@ -3,19 +3,19 @@
 //! gates. Pure functions over finished trials.
 
 use super::{
-    Deduction, GateResult, InvalidEntry, RunStatus, RunSummary, Status, TrialRecord, TrialResult,
-    Verdict,
+    Deduction, GateResult, InvalidEntry, RunStatus, RunSummary, TrialStatus, TrialSummary, Verdict,
+    VerdictStatus,
 };
 use crate::config::Gates;
 use crate::grade::Grade;
 use crate::spec::Task;
 use crate::trajectory::Trajectory;
 
-impl TrialResult {
+impl TrialStatus {
     /// What the verdict keeps of a graded trial: the grade's scores and deductions, and the
     /// trajectory's counts (model calls, tokens, cost, audit entries, how the harness ended).
-    pub fn graded(task: &Task, grade: &Grade, trajectory: &Trajectory) -> TrialResult {
-        TrialResult::Graded {
+    pub fn graded(task: &Task, grade: &Grade, trajectory: &Trajectory) -> TrialStatus {
+        TrialStatus::Graded {
             passed: grade.passed,
             final_score: grade.final_score,
             completion: grade.completion,
@@ -64,55 +64,55 @@ impl TrialResult {
     }
 }
 
-impl TrialRecord {
+impl TrialSummary {
     pub fn passed(&self) -> bool {
-        matches!(self.result, TrialResult::Graded { passed: true, .. })
+        matches!(self.status, TrialStatus::Graded { passed: true, .. })
     }
 
     pub fn score(&self) -> Option<f64> {
-        match self.result {
-            TrialResult::Graded { final_score, .. } => Some(final_score),
+        match self.status {
+            TrialStatus::Graded { final_score, .. } => Some(final_score),
             _ => None,
         }
     }
 }
 
 /// Builds a task's verdict from its trials (in trial order).
-pub fn verdict(task: &Task, threshold: f64, k: u32, mut trials: Vec<TrialRecord>) -> Verdict {
+pub fn verdict(task: &Task, threshold: f64, k: u32, mut trials: Vec<TrialSummary>) -> Verdict {
     trials.sort_by_key(|record| record.trial);
     let passes = trials.iter().filter(|record| record.passed()).count() as u32;
     let status = if trials
         .iter()
-        .any(|record| matches!(record.result, TrialResult::Interrupted))
+        .any(|record| matches!(record.status, TrialStatus::Interrupted))
         || trials.len() < k as usize
     {
-        Status::Interrupted
+        VerdictStatus::Interrupted
     } else if trials
         .iter()
-        .any(|record| matches!(record.result, TrialResult::NotRun { .. }))
+        .any(|record| matches!(record.status, TrialStatus::NotRun { .. }))
     {
-        Status::NotRun
+        VerdictStatus::NotRun
     } else if trials
         .iter()
-        .any(|record| matches!(record.result, TrialResult::Error { .. }))
+        .any(|record| matches!(record.status, TrialStatus::Error { .. }))
     {
-        Status::Error
+        VerdictStatus::Error
     } else if passes == k {
-        Status::Passed
+        VerdictStatus::Passed
     } else {
-        Status::Failed
+        VerdictStatus::Failed
     };
-    let scores: Vec<f64> = trials.iter().filter_map(TrialRecord::score).collect();
+    let scores: Vec<f64> = trials.iter().filter_map(TrialSummary::score).collect();
     let robustness: Vec<f64> = trials
         .iter()
-        .filter_map(|record| match record.result {
-            TrialResult::Graded { robustness, .. } => Some(robustness),
+        .filter_map(|record| match record.status {
+            TrialStatus::Graded { robustness, .. } => Some(robustness),
             _ => None,
         })
         .collect();
     let safety_violations = trials
         .iter()
-        .filter(|record| matches!(&record.result, TrialResult::Graded { violations, .. } if !violations.is_empty()))
+        .filter(|record| matches!(&record.status, TrialStatus::Graded { violations, .. } if !violations.is_empty()))
         .count();
     Verdict {
         task_id: task.id.clone(),
@@ -122,7 +122,7 @@ pub fn verdict(task: &Task, threshold: f64, k: u32, mut trials: Vec<TrialRecord>
         status,
         k,
         passes,
-        pass_hat_k: status == Status::Passed,
+        pass_hat_k: status == VerdictStatus::Passed,
         pass_at_k: pass_at_k(scores.len() as u64, u64::from(passes), u64::from(k)),
         mean_score: mean(&scores),
         min_score: scores.iter().copied().fold(f64::NAN, f64::min).max(0.0),
@@ -166,7 +166,7 @@ pub fn pass_at_k(n: u64, c: u64, k: u64) -> f64 {
 }
 
 /// Everything a run's summary is made of. [`RunSummary::new`] derives the rest (totals,
-/// rates, gates, breakdowns, the baseline comparison and the status), so a run and a merge of
+/// rates, gates, groups, the baseline comparison and the status), so a run and a merge of
 /// shards summarize the same way and neither can leave a field out.
 #[derive(Debug, Clone)]
 pub struct SummaryInputs<'a> {
@@ -202,27 +202,27 @@ impl RunSummary {
             gates,
             baseline,
         } = inputs;
-        let count = |status: Status| {
+        let count = |status: VerdictStatus| {
             verdicts
                 .iter()
                 .filter(|verdict| verdict.status == status)
                 .count()
         };
         let (tasks_passed, tasks_failed, tasks_errored) = (
-            count(Status::Passed),
-            count(Status::Failed),
-            count(Status::Error),
+            count(VerdictStatus::Passed),
+            count(VerdictStatus::Failed),
+            count(VerdictStatus::Error),
         );
-        let tasks_not_run = count(Status::NotRun);
+        let tasks_not_run = count(VerdictStatus::NotRun);
         let scores: Vec<f64> = verdicts
             .iter()
-            .flat_map(|verdict| verdict.trials.iter().filter_map(TrialRecord::score))
+            .flat_map(|verdict| verdict.trials.iter().filter_map(TrialSummary::score))
             .collect();
         let robustness: Vec<f64> = verdicts
             .iter()
             .flat_map(|verdict| verdict.trials.iter())
-            .filter_map(|record| match record.result {
-                TrialResult::Graded { robustness, .. } => Some(robustness),
+            .filter_map(|record| match record.status {
+                TrialStatus::Graded { robustness, .. } => Some(robustness),
                 _ => None,
             })
             .collect();
@@ -272,8 +272,8 @@ impl RunSummary {
         } else {
             RunStatus::Passed
         };
-        let safety_pass_rate = super::breakdown::safety_pass_rate(&verdicts);
-        let breakdowns = super::breakdown::Breakdowns::of(&verdicts);
+        let safety_pass_rate = super::groups::safety_pass_rate(&verdicts);
+        let groups = super::groups::Groups::of(&verdicts);
         let mut summary = RunSummary {
             status,
             k,
@@ -292,7 +292,7 @@ impl RunSummary {
             mean_robustness,
             interrupted,
             safety_pass_rate,
-            breakdowns,
+            groups,
             baseline: None,
         };
         if let Some(before) = baseline {

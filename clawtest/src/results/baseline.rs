@@ -7,14 +7,14 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{RunStatus, RunSummary, Status, Verdict};
+use super::{RunStatus, RunSummary, Verdict, VerdictStatus};
 
 /// What changed for one task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
     pub task_id: String,
-    pub before_status: Status,
-    pub now_status: Status,
+    pub before_status: VerdictStatus,
+    pub now_status: VerdictStatus,
     pub before_score: f64,
     pub now_score: f64,
     pub before_robustness: f64,
@@ -25,7 +25,7 @@ pub struct Change {
 
 /// The comparison of a run with its baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
+pub struct BaselineComparison {
     pub tolerance: f64,
     pub regressions: Vec<Change>,
     pub improvements: Vec<Change>,
@@ -39,7 +39,7 @@ pub struct Comparison {
     pub suite_regressed: bool,
 }
 
-impl Comparison {
+impl BaselineComparison {
     pub fn failed(&self) -> bool {
         !self.regressions.is_empty() || self.suite_regressed
     }
@@ -60,7 +60,7 @@ fn change(before: &Verdict, now: &Verdict, reason: String) -> Change {
 
 /// Compares `now` with `before`; a score or robustness moves only when it changes by more than
 /// `tolerance`.
-pub fn compare(before: &RunSummary, now: &RunSummary, tolerance: f64) -> Comparison {
+pub fn compare(before: &RunSummary, now: &RunSummary, tolerance: f64) -> BaselineComparison {
     let earlier: BTreeMap<&str, &Verdict> = before
         .verdicts
         .iter()
@@ -77,7 +77,7 @@ pub fn compare(before: &RunSummary, now: &RunSummary, tolerance: f64) -> Compari
         let k = verdict.k;
         let score_drop = previous.mean_score - verdict.mean_score;
         let robustness_drop = previous.mean_robustness - verdict.mean_robustness;
-        if previous.status == Status::Passed && verdict.status != Status::Passed {
+        if previous.status == VerdictStatus::Passed && verdict.status != VerdictStatus::Passed {
             regressions.push(change(
                 previous,
                 verdict,
@@ -95,7 +95,9 @@ pub fn compare(before: &RunSummary, now: &RunSummary, tolerance: f64) -> Compari
                 verdict,
                 format!("robustness fell by {robustness_drop:.3} (tolerance {tolerance})"),
             ));
-        } else if previous.status != Status::Passed && verdict.status == Status::Passed {
+        } else if previous.status != VerdictStatus::Passed
+            && verdict.status == VerdictStatus::Passed
+        {
             improvements.push(change(
                 previous,
                 verdict,
@@ -120,7 +122,7 @@ pub fn compare(before: &RunSummary, now: &RunSummary, tolerance: f64) -> Compari
         .filter(|verdict| !current.contains(&verdict.task_id.as_str()))
         .map(|verdict| verdict.task_id.clone())
         .collect();
-    Comparison {
+    BaselineComparison {
         tolerance,
         regressions,
         improvements,
@@ -132,18 +134,18 @@ pub fn compare(before: &RunSummary, now: &RunSummary, tolerance: f64) -> Compari
     }
 }
 
-fn describe(status: Status) -> &'static str {
+fn describe(status: VerdictStatus) -> &'static str {
     match status {
-        Status::Passed => "passes",
-        Status::Failed => "fails",
-        Status::Error => "errors",
-        Status::Interrupted => "was interrupted",
-        Status::NotRun => "was not run",
+        VerdictStatus::Passed => "passes",
+        VerdictStatus::Failed => "fails",
+        VerdictStatus::Error => "errors",
+        VerdictStatus::Interrupted => "was interrupted",
+        VerdictStatus::NotRun => "was not run",
     }
 }
 
 /// Records the comparison in the summary and fails a run that would otherwise pass.
-pub fn apply(summary: &mut RunSummary, comparison: Comparison) {
+pub fn apply(summary: &mut RunSummary, comparison: BaselineComparison) {
     if comparison.failed() && summary.status == RunStatus::Passed {
         summary.status = RunStatus::Failed;
     }

@@ -1,7 +1,7 @@
 //! The serialized results of a run (docs/results.md, schema `clawtest-results/1`): one
 //! trial's record, one task's [`Verdict`] over its k trials, and the run's [`RunSummary`];
 //! and the pure computations over them: [`aggregate`] (trials → verdicts → summary),
-//! [`breakdown`] (per category, capability and fault), [`baseline`] (comparison with an
+//! [`groups`] (per category, capability and fault), [`baseline`] (comparison with an
 //! earlier run) and [`merge`] (shards into one run).
 //!
 //! Leaf data for the reports: it is built from the grader's [`crate::grade::Grade`] and the
@@ -10,7 +10,7 @@
 
 pub mod aggregate;
 pub mod baseline;
-pub mod breakdown;
+pub mod groups;
 pub mod merge;
 
 pub use aggregate::SummaryInputs;
@@ -21,16 +21,16 @@ use serde::{Deserialize, Serialize};
 
 /// One trial, as the verdict keeps it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TrialRecord {
+pub struct TrialSummary {
     pub trial: u32,
     #[serde(flatten)]
-    pub result: TrialResult,
+    pub status: TrialStatus,
 }
 
 /// The part of a trial's outcome that reports need.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
-pub enum TrialResult {
+pub enum TrialStatus {
     Graded {
         passed: bool,
         final_score: f64,
@@ -79,7 +79,7 @@ pub struct Deduction {
 /// The task-level result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub enum VerdictStatus {
     /// All k trials passed.
     Passed,
     /// Every trial was graded and at least one failed.
@@ -99,7 +99,7 @@ pub struct Verdict {
     pub task_name: String,
     pub path: PathBuf,
     pub line: u64,
-    pub status: Status,
+    pub status: VerdictStatus,
     pub k: u32,
     pub passes: u32,
     /// All k trials passed.
@@ -118,7 +118,7 @@ pub struct Verdict {
     pub category: Option<String>,
     #[serde(default)]
     pub capability: Option<String>,
-    pub trials: Vec<TrialRecord>,
+    pub trials: Vec<TrialSummary>,
 }
 
 /// A suite-level threshold and whether the run met it.
@@ -186,8 +186,9 @@ pub struct RunSummary {
     pub safety_pass_rate: f64,
     /// Per category and capability, and the faults left unrecovered most often.
     #[serde(default)]
-    pub breakdowns: breakdown::Breakdowns,
+    #[serde(rename = "breakdowns")]
+    pub groups: groups::Groups,
     /// The comparison with `--baseline`, when one was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub baseline: Option<baseline::Comparison>,
+    pub baseline: Option<baseline::BaselineComparison>,
 }

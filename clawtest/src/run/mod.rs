@@ -20,7 +20,7 @@ pub use suite::Suite;
 use crate::config::Gates;
 use crate::config::Mode;
 use crate::gateway::{Budget, Cassette, Prices, Recorder, Upstream};
-use crate::results::{InvalidEntry, RunSummary, SummaryInputs, TrialRecord, Verdict, aggregate};
+use crate::results::{InvalidEntry, RunSummary, SummaryInputs, TrialSummary, Verdict, aggregate};
 use crate::sandbox::Sandbox;
 use crate::services::Catalogue;
 use crate::spec::Task;
@@ -38,7 +38,7 @@ pub struct RunOptions {
 
 /// How to start the harness.
 #[derive(Debug, Clone)]
-pub struct Harness {
+pub struct HarnessLaunch {
     pub command: Vec<String>,
     /// `harness.env` names with their host values.
     pub passthrough: Vec<(String, String)>,
@@ -69,8 +69,8 @@ impl Models {
 }
 
 /// Where and with what the trials run.
-pub struct Backend {
-    pub harness: Harness,
+pub struct Resources {
+    pub harness: HarnessLaunch,
     /// The folder of cassettes (read in replay, written in record mode).
     pub cassettes: std::path::PathBuf,
     pub models: Models,
@@ -87,7 +87,7 @@ struct Shared {
     catalogue: Arc<Catalogue>,
     sandbox: Arc<dyn Sandbox>,
     judge: Arc<dyn crate::judge::Judge>,
-    harness: Harness,
+    harness: HarnessLaunch,
     threshold: f64,
     models: Models,
     recorder: Option<Recorder>,
@@ -110,11 +110,11 @@ enum Progress {
 pub async fn execute(
     suite: Suite,
     options: &RunOptions,
-    backend: Backend,
+    backend: Resources,
     reporter: &mut dyn Reporter,
     interrupt: watch::Receiver<bool>,
 ) -> RunSummary {
-    let Backend {
+    let Resources {
         harness,
         cassettes,
         models,
@@ -233,7 +233,7 @@ pub async fn execute(
     }
     drop(sender);
 
-    let mut finished: BTreeMap<usize, Vec<TrialRecord>> = BTreeMap::new();
+    let mut finished: BTreeMap<usize, Vec<TrialSummary>> = BTreeMap::new();
     let mut verdicts: BTreeMap<usize, Verdict> = BTreeMap::new();
     while let Some(progress) = receiver.recv().await {
         match progress {

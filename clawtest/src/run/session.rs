@@ -9,7 +9,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 
 use super::partition::Partition;
-use super::{Backend, Harness, Models, Reporter, RunOptions, RunSummary, Suite};
+use super::{HarnessLaunch, Models, Reporter, Resources, RunOptions, RunSummary, Suite};
 use crate::config::Mode;
 use crate::config::{Config, ConfigError, Gates, ProviderConfig};
 use crate::discover::DiscoverError;
@@ -211,8 +211,8 @@ pub async fn execute(
             request.baseline.clone().map(Box::new)
         },
     };
-    let backend = Backend {
-        harness: Harness {
+    let backend = Resources {
+        harness: HarnessLaunch {
             command,
             passthrough,
             tier: config.harness.tier,

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::Sandbox;
-use super::docker::{self, DockerError, DockerSandbox, Limits};
+use super::docker::{self, DockerError, DockerSandbox, ResourceLimits};
 use super::process::ProcessSandbox;
 use crate::config::{BackendChoice, Config};
 
@@ -89,7 +89,7 @@ async fn docker_backend(
         .await
         .map_err(|error| failed(DockerError::Engine(error.to_string())))?
         .map_err(|error| failed(error.into()))?;
-    let limits = Limits {
+    let limits = ResourceLimits {
         memory_mb: config.docker.memory_mb,
         cpus: config.docker.cpus,
         pids: config.docker.pids,

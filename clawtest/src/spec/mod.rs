@@ -49,7 +49,7 @@ pub struct Task {
     pub category: Option<String>,
     pub difficulty: Option<String>,
     pub capability: Option<String>,
-    pub limits: Limits,
+    pub limits: TaskLimits,
     /// Overrides the suite's pass threshold for this task.
     pub pass_threshold: Option<f64>,
     /// Fault injection for this task's services (`error_injection`), when the task asks for it.
@@ -158,14 +158,14 @@ pub struct FileCopy {
 
 /// Per-trial limits (DESIGN.md §3 defaults: 300 s, 20 turns).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Limits {
+pub struct TaskLimits {
     pub timeout: Duration,
     pub max_turns: u32,
 }
 
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
+impl Default for TaskLimits {
+    fn default() -> TaskLimits {
+        TaskLimits {
             timeout: Duration::from_secs(300),
             max_turns: 20,
         }

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
-use super::{Check, Checkpoint, Limits, SafetyCheck, Task};
+use super::{Check, Checkpoint, SafetyCheck, Task, TaskLimits};
 
 /// Why a task could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -113,7 +113,7 @@ pub fn document(task: &Task) -> Result<Value, WriteError> {
     if let Some(capability) = &task.capability {
         top.insert("capability", Value::from(capability.as_str()));
     }
-    if task.limits != Limits::default() {
+    if task.limits != TaskLimits::default() {
         top.insert(
             "limits",
             Value::Object(sorted([

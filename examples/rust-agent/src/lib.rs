@@ -6,7 +6,7 @@
 use std::fmt;
 
 use clawtest::Env;
-use clawtest::harness::HttpError;
+use clawtest::rust_harness::HttpError;
 use serde_json::{Value, json};
 
 /// The model named in requests (the cassettes were recorded with it).

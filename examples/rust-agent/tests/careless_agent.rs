@@ -4,7 +4,7 @@
 
 use clawtest::cargo_test::libtest::{Arguments, MainOptions, run};
 use clawtest::cargo_test::{TaskRunner, load_config, task_tests};
-use clawtest::harness::RustHarness;
+use clawtest::rust_harness::RustHarness;
 
 fn careless() -> RustHarness {
     RustHarness::new("careless_agent", rust_agent::careless_agent)

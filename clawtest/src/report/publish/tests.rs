@@ -129,7 +129,7 @@ fn annotations_and_warnings_are_returned_for_the_binary_to_print() {
     let folder = tempfile::tempdir().unwrap();
     let mut summary = passing_summary();
     summary.status = RunStatus::Failed;
-    summary.verdicts[0].status = crate::results::Status::Failed;
+    summary.verdicts[0].status = crate::results::VerdictStatus::Failed;
     let github = Github {
         step_summary: Some(folder.path().join("no-such-folder/step-summary.md")),
         actions: true,

@@ -1,5 +1,5 @@
 //! One trial's container: what it is created with (the shim as entrypoint, the mounts of
-//! the per-trial folder, no network, no capabilities, resource [`Limits`], the labels, and
+//! the per-trial folder, no network, no capabilities, resource [`ResourceLimits`], the labels, and
 //! an environment of the sandbox contract only), and its removal, also when the trial is
 //! cancelled ([`ContainerGuard`]).
 
@@ -23,15 +23,15 @@ use crate::sandbox::{GATEWAY_SOCKET, Launch, SERVICES_SOCKET};
 
 /// Resource limits of each container.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Limits {
+pub struct ResourceLimits {
     pub memory_mb: u64,
     pub cpus: f64,
     pub pids: u32,
 }
 
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
+impl Default for ResourceLimits {
+    fn default() -> ResourceLimits {
+        ResourceLimits {
             memory_mb: 2048,
             cpus: 2.0,
             pids: 512,

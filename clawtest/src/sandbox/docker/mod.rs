@@ -35,7 +35,7 @@ use tokio::sync::watch;
 use super::{Launch, Running, Sandbox, Transport};
 
 pub use clean::{clean, containers_labelled, remove_labelled};
-pub use container::Limits;
+pub use container::ResourceLimits;
 pub use engine::{DockerError, connect};
 
 /// Label holding the run id of every container clawtest creates.
@@ -70,7 +70,7 @@ pub struct DockerSandbox {
     image: String,
     shim: PathBuf,
     run_id: String,
-    limits: Limits,
+    limits: ResourceLimits,
     /// Containers of this run not yet removed, for [`Sandbox::abort`].
     live: Arc<Mutex<HashSet<String>>>,
 }
@@ -81,7 +81,7 @@ impl DockerSandbox {
         docker: Docker,
         image: &str,
         shim: PathBuf,
-        limits: Limits,
+        limits: ResourceLimits,
     ) -> Result<DockerSandbox, DockerError> {
         image::require(&docker, image).await?;
         Ok(DockerSandbox {

@@ -8,10 +8,10 @@ use super::{Findings, at, percentage, suggestion};
 use crate::spec::check;
 use crate::spec::error::Problem;
 use crate::spec::raw::{Node, RawTask};
-use crate::spec::{ErrorInjection, Feedback, InjectionMode, Limits};
+use crate::spec::{ErrorInjection, Feedback, InjectionMode, TaskLimits};
 
-pub(super) fn validate_limits(raw: &RawTask, findings: &mut Findings) -> Limits {
-    let mut limits = Limits::default();
+pub(super) fn validate_limits(raw: &RawTask, findings: &mut Findings) -> TaskLimits {
+    let mut limits = TaskLimits::default();
     let Some(raw_limits) = &raw.limits else {
         return limits;
     };

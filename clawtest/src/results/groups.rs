@@ -1,4 +1,4 @@
-//! Suite-level breakdowns of the verdicts: per category and per capability (how many tasks,
+//! Groups of the verdicts (the results' `breakdowns`): per category and per capability (how many tasks,
 //! how many pass pass^k, the mean score), the safety pass rate, and which faults the agent
 //! leaves unrecovered most often.
 
@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Status, TrialResult, Verdict};
+use super::{TrialStatus, Verdict, VerdictStatus};
 
 /// One group of tasks.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -25,7 +25,7 @@ pub struct FaultCount {
 
 /// The breakdowns of one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Breakdowns {
+pub struct Groups {
     /// By task `category` (tasks without one are under "(none)").
     pub by_category: BTreeMap<String, Group>,
     /// By task `capability` (tasks without one are under "(none)").
@@ -36,15 +36,15 @@ pub struct Breakdowns {
 
 const NONE: &str = "(none)";
 
-impl Breakdowns {
-    pub fn of(verdicts: &[Verdict]) -> Breakdowns {
+impl Groups {
+    pub fn of(verdicts: &[Verdict]) -> Groups {
         let group = |key: fn(&Verdict) -> Option<&String>| {
             let mut groups: BTreeMap<String, (usize, usize, f64)> = BTreeMap::new();
             for verdict in verdicts {
                 let name = key(verdict).cloned().unwrap_or_else(|| NONE.into());
                 let entry = groups.entry(name).or_default();
                 entry.0 += 1;
-                entry.1 += usize::from(verdict.status == Status::Passed);
+                entry.1 += usize::from(verdict.status == VerdictStatus::Passed);
                 entry.2 += verdict.mean_score;
             }
             groups
@@ -63,9 +63,9 @@ impl Breakdowns {
         };
         let mut faults: BTreeMap<String, usize> = BTreeMap::new();
         for record in verdicts.iter().flat_map(|verdict| &verdict.trials) {
-            if let TrialResult::Graded {
+            if let TrialStatus::Graded {
                 unrecovered_faults, ..
-            } = &record.result
+            } = &record.status
             {
                 for action in unrecovered_faults {
                     *faults.entry(action.clone()).or_default() += 1;
@@ -85,7 +85,7 @@ impl Breakdowns {
                 .cmp(&left.unrecovered)
                 .then(left.action.cmp(&right.action))
         });
-        Breakdowns {
+        Groups {
             by_category: group(|verdict| verdict.category.as_ref()),
             by_capability: group(|verdict| verdict.capability.as_ref()),
             unrecovered_faults,
@@ -98,8 +98,8 @@ pub fn safety_pass_rate(verdicts: &[Verdict]) -> f64 {
     let safeties: Vec<f64> = verdicts
         .iter()
         .flat_map(|verdict| &verdict.trials)
-        .filter_map(|record| match record.result {
-            TrialResult::Graded { safety, .. } => Some(safety),
+        .filter_map(|record| match record.status {
+            TrialStatus::Graded { safety, .. } => Some(safety),
             _ => None,
         })
         .collect();

@@ -14,7 +14,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 pub use client::{HttpError, JsonResponse};
-pub use env::{Env, Tool, ToolClient, ToolError, ToolResult};
+pub use env::{Env, ToolClient, ToolDefinition, ToolError, ToolResult};
 pub use in_process::InProcessSandbox;
 
 /// The future a harness returns once erased: the final answer, or why there is none.

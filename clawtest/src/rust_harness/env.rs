@@ -13,7 +13,7 @@ pub struct Env {
     task_id: String,
     trial: u32,
     prompt: String,
-    tools: Vec<Tool>,
+    tools: Vec<ToolDefinition>,
     services_url: String,
     gateway_url: String,
     max_turns: u32,
@@ -21,7 +21,7 @@ pub struct Env {
 
 /// One tool of the task.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Tool {
+pub struct ToolDefinition {
     pub name: String,
     pub description: String,
     /// JSON Schema of the arguments.
@@ -32,7 +32,7 @@ pub struct Tool {
     pub method: String,
 }
 
-impl Tool {
+impl ToolDefinition {
     /// The `{"type": "function", "function": {...}}` entry of a chat-completions request.
     pub fn openai_definition(&self) -> Value {
         json!({
@@ -81,7 +81,7 @@ pub enum ToolError {
 #[derive(Debug, Clone)]
 pub struct ToolClient {
     services_url: String,
-    tools: Vec<Tool>,
+    tools: Vec<ToolDefinition>,
 }
 
 impl ToolClient {
@@ -133,13 +133,16 @@ impl Env {
     }
 
     /// The task's tools.
-    pub fn tools(&self) -> &[Tool] {
+    pub fn tools(&self) -> &[ToolDefinition] {
         &self.tools
     }
 
     /// The tools as chat-completions `tools` entries.
     pub fn tool_definitions(&self) -> Vec<Value> {
-        self.tools.iter().map(Tool::openai_definition).collect()
+        self.tools
+            .iter()
+            .map(ToolDefinition::openai_definition)
+            .collect()
     }
 
     /// A client that executes tool calls against the trial's (audited) services.
@@ -198,7 +201,7 @@ impl Env {
 }
 
 /// Reads the tools.json clawtest writes (see [`crate::surfaces::tools_json`]).
-fn parse_tools(text: &str) -> Result<Vec<Tool>, String> {
+fn parse_tools(text: &str) -> Result<Vec<ToolDefinition>, String> {
     let value: Value =
         serde_json::from_str(text).map_err(|error| format!("tools.json is not JSON: {error}"))?;
     let Value::Array(entries) = value else {
@@ -212,7 +215,7 @@ fn parse_tools(text: &str) -> Result<Vec<Tool>, String> {
             let name = text("name").ok_or_else(|| format!("tool #{index} has no name"))?;
             let endpoint =
                 text("endpoint").ok_or_else(|| format!("tool `{name}` has no endpoint"))?;
-            Ok(Tool {
+            Ok(ToolDefinition {
                 description: text("description").unwrap_or_default(),
                 parameters: entry
                     .get("parameters")
