@@ -1,0 +1,121 @@
+//! The library's imports run one way: each top-level module imports only modules of the layers
+//! below its own (ARCHITECTURE.md and the crate docs draw the same map). A `crate::…` path in a
+//! module's code that points at its own layer or above fails here, naming the file and line, so a
+//! cycle cannot come back unnoticed. Test code (`tests.rs` files and `#[cfg(test)] mod tests`
+//! blocks) may reach anywhere.
+
+use std::path::{Path, PathBuf};
+
+/// Bottom first. A module may import the modules of the layers before its own.
+const LAYERS: &[&[&str]] = &[
+    &["config", "http", "discover", "interrupt", "init"],
+    &["services"],
+    &["spec"],
+    &["trajectory"],
+    &["grade", "world", "gateway", "sandbox"],
+    &["judge", "results", "surfaces", "rust_harness"],
+    &["report", "serve"],
+    &["run"],
+    &["cargo_test", "validate"],
+    &["private"],
+];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| layer.contains(&module))
+}
+
+fn source_files(folder: &Path, files: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(folder).expect("readable source folder") {
+        let path = entry.expect("directory entry").path();
+        if path.is_dir() {
+            source_files(&path, files);
+        } else if path.extension().is_some_and(|extension| extension == "rs") {
+            files.push(path);
+        }
+    }
+}
+
+/// The code of a file without its inline test module and comments, line by line (1-based).
+fn code_lines(text: &str) -> Vec<(usize, &str)> {
+    let end = text.find("#[cfg(test)]\nmod tests {").unwrap_or(text.len());
+    text[..end]
+        .lines()
+        .enumerate()
+        .map(|(index, line)| (index + 1, line))
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+        .collect()
+}
+
+/// Every `crate::module` a line names.
+fn crate_paths(line: &str) -> Vec<&str> {
+    line.match_indices("crate::")
+        .filter(|(at, _)| {
+            // `$crate::` and `clawtest_macros::crate::` are not this crate's paths.
+            !line[..*at].ends_with(|c: char| c == '$' || c.is_alphanumeric() || c == '_')
+        })
+        .map(|(at, _)| {
+            let rest = &line[at + "crate::".len()..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            &rest[..end]
+        })
+        .collect()
+}
+
+#[test]
+fn every_module_imports_only_layers_below_its_own() {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    source_files(&source, &mut files);
+    files.sort();
+    let mut wrong = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(&source).expect("under src");
+        let top = relative
+            .components()
+            .next()
+            .expect("a file")
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string();
+        if top == "lib" || relative.file_name().is_some_and(|name| name == "tests.rs") {
+            continue;
+        }
+        let own = layer_of(&top).unwrap_or_else(|| {
+            panic!("src/{top} is in no layer of tests/architecture.rs: add it where it belongs")
+        });
+        let text = std::fs::read_to_string(file).expect("readable source");
+        for (line_number, line) in code_lines(&text) {
+            for module in crate_paths(line) {
+                if module == top || module.is_empty() {
+                    continue;
+                }
+                match layer_of(module) {
+                    Some(layer) if layer < own => {}
+                    _ => wrong.push(format!(
+                        "src/{}:{line_number}: `{top}` imports `crate::{module}`, which is not below it",
+                        relative.display()
+                    )),
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports against the direction:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_check_sees_an_import_against_the_direction() {
+    // The reader itself: a path is found, a `$crate::` path is not, test modules are skipped.
+    assert_eq!(crate_paths("use crate::world::World;"), ["world"]);
+    assert!(crate_paths("$crate::__private::run()").is_empty());
+    let lines =
+        code_lines("use crate::spec::Task;\n#[cfg(test)]\nmod tests {\nuse crate::run;\n}\n");
+    assert_eq!(lines, [(1, "use crate::spec::Task;")]);
+    assert!(layer_of("run") > layer_of("spec"));
+}
