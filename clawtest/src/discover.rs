@@ -11,14 +11,27 @@ const SKIPPED: [&str; 3] = ["target", "node_modules", "clawtest-results"];
 /// Errors while searching for task files.
 #[derive(Debug, thiserror::Error)]
 pub enum DiscoverError {
+    /// A configured pattern is not a glob.
     #[error("`{pattern}` is not a valid glob: {message}")]
-    Glob { pattern: String, message: String },
+    Glob {
+        /// The pattern as configured (every pattern, comma-separated, when the set as a whole
+        /// failed to build).
+        pattern: String,
+        /// globset's reason.
+        message: String,
+    },
+    /// A folder on the way could not be listed.
     #[error("cannot read {}: {message}", path.display())]
-    Unreadable { path: PathBuf, message: String },
+    Unreadable {
+        /// The folder.
+        path: PathBuf,
+        /// The I/O error, in words.
+        message: String,
+    },
 }
 
 /// Every file under `root` whose root-relative path matches one of `patterns`, sorted.
-pub fn task_files(root: &Path, patterns: &[String]) -> Result<Vec<PathBuf>, DiscoverError> {
+pub(crate) fn task_files(root: &Path, patterns: &[String]) -> Result<Vec<PathBuf>, DiscoverError> {
     let set = glob_set(patterns)?;
     let mut found = Vec::new();
     walk(root, root, &set, &mut found)?;
@@ -28,7 +41,7 @@ pub fn task_files(root: &Path, patterns: &[String]) -> Result<Vec<PathBuf>, Disc
 
 /// Resolves explicit paths given on the command line: files as they are, folders searched for
 /// `*.yaml` / `*.yml` files.
-pub fn explicit_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, DiscoverError> {
+pub(crate) fn explicit_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, DiscoverError> {
     let set = glob_set(&["**/*.yaml".into(), "**/*.yml".into()])?;
     let mut found = Vec::new();
     for path in paths {

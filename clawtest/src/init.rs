@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 /// One file `init` writes: where (relative to the repository) and what.
 #[derive(Debug, Clone, Copy)]
 pub struct Template {
+    /// Where the file goes, relative to the repository (`/`-separated).
     pub path: &'static str,
+    /// The file's text, from `templates/` at build time.
     pub contents: &'static str,
 }
 
@@ -45,13 +47,22 @@ pub const TEMPLATES: [Template; 7] = [
 /// Why `init` wrote nothing.
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {
+    /// Some of the files are already there and `force` was not given.
     #[error("{} already exist(s) in {}: nothing was written", existing.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", "), folder.display())]
     Exists {
+        /// The repository written into.
         folder: PathBuf,
+        /// The templates' paths (relative to `folder`) that already exist.
         existing: Vec<PathBuf>,
     },
+    /// A file or its folder could not be written; the files before it were.
     #[error("cannot write {}: {message}", path.display())]
-    Write { path: PathBuf, message: String },
+    Write {
+        /// The file that could not be written.
+        path: PathBuf,
+        /// The I/O error, in words.
+        message: String,
+    },
 }
 
 /// Writes the templates into `folder`. Without `force`, any file that already exists stops

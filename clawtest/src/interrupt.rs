@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 /// How long the abort at the second signal may take before the process leaves anyway.
-pub const ABORT_GRACE: Duration = Duration::from_secs(10);
+const ABORT_GRACE: Duration = Duration::from_secs(10);
 
 /// A step of the escalation, for the caller to act on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,14 +21,14 @@ pub enum Notice {
     /// The first signal: the run is stopping and will write partial results. Sent before the
     /// run is told to stop, so that what the caller prints comes first.
     Stopping,
-    /// The second signal: the abort has finished (or [`ABORT_GRACE`] passed). The caller
-    /// ends the process now.
+    /// The second signal: the abort has finished (or 10 s passed without it finishing). The
+    /// caller ends the process now.
     Aborted,
 }
 
 /// Listens for `signal` on a task of its own (call it inside a tokio runtime) and returns the
 /// watch a run stops on: it turns true at the first signal. At the second, `abort` runs (for at
-/// most [`ABORT_GRACE`]). `notify` hears each step as it happens. A signal source that fails
+/// most 10 s). `notify` hears each step as it happens. A signal source that fails
 /// (no handler could be installed) ends the listening: the run then simply cannot be
 /// interrupted.
 pub fn escalate<Signal, Signalled, Abort, Aborting, Notify>(

@@ -1,9 +1,9 @@
 //! `cargo clawtest validate`: load every task file of the suite (or the given paths), run the
 //! structural checks and, on request, the coverage lint, and report every error and warning
 //! of every file at once, for people (miette diagnostics) or machines (a stable JSON schema,
-//! [`JsonReport`], documented in README.md).
+//! `JsonReport` here, documented in README.md).
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 
 use miette::{
@@ -19,7 +19,7 @@ use crate::services::Catalogue;
 use crate::spec::{InvalidTask, Problem, Task, coverage};
 
 /// The version of the JSON schema; bumped on any incompatible change.
-pub const JSON_VERSION: u32 = 1;
+const JSON_VERSION: u32 = 1;
 
 /// What to check besides the structural checks.
 #[derive(Debug, Clone, Copy, Default)]
@@ -33,8 +33,11 @@ pub struct Options {
 pub struct FileOutcome {
     /// As shown to the user (relative to the suite root when it can be).
     pub path: PathBuf,
+    /// The task's `task_id`; `None` when the file did not load.
     pub task_id: Option<String>,
+    /// Why the file did not load (empty for a valid file).
     pub errors: Vec<Problem>,
+    /// What is questionable but not wrong, coverage gaps included; never fatal.
     pub warnings: Vec<Problem>,
     /// The file's text, for rendering located diagnostics.
     source: Option<NamedSource<String>>,
@@ -54,7 +57,8 @@ impl FileOutcome {
         }
     }
 
-    pub fn is_valid(&self) -> bool {
+    /// The file loaded: it has no errors (warnings do not count).
+    fn is_valid(&self) -> bool {
         self.errors.is_empty()
     }
 }
@@ -62,6 +66,7 @@ impl FileOutcome {
 /// Every file's outcome, sorted by path.
 #[derive(Debug)]
 pub struct Report {
+    /// One outcome per task file found, valid or not.
     pub files: Vec<FileOutcome>,
 }
 
@@ -116,15 +121,18 @@ fn valid_outcome(config: &Config, task: Task, options: Options) -> FileOutcome {
 }
 
 impl Report {
+    /// No file has an error: `cargo clawtest validate` succeeds.
     pub fn is_valid(&self) -> bool {
         self.files.iter().all(FileOutcome::is_valid)
     }
 
-    pub fn error_count(&self) -> usize {
+    /// The errors of every file together.
+    fn error_count(&self) -> usize {
         self.files.iter().map(|file| file.errors.len()).sum()
     }
 
-    pub fn warning_count(&self) -> usize {
+    /// The warnings of every file together.
+    fn warning_count(&self) -> usize {
         self.files.iter().map(|file| file.warnings.len()).sum()
     }
 
@@ -157,8 +165,9 @@ impl Report {
             }
         }
         let valid = self.files.iter().filter(|file| file.is_valid()).count();
-        text.push_str(&format!(
-            "validated {} task file{}: {valid} valid, {} invalid ({} error{}, {} warning{})\n",
+        let _ = writeln!(
+            text,
+            "validated {} task file{}: {valid} valid, {} invalid ({} error{}, {} warning{})",
             self.files.len(),
             plural(self.files.len()),
             self.files.len() - valid,
@@ -166,11 +175,11 @@ impl Report {
             plural(self.error_count()),
             self.warning_count(),
             plural(self.warning_count()),
-        ));
+        );
         text
     }
 
-    /// For machines: the [`JsonReport`] schema, pretty-printed.
+    /// For machines: the `JsonReport` schema (README.md), pretty-printed.
     pub fn to_json(&self) -> String {
         let report = JsonReport {
             version: JSON_VERSION,
@@ -204,45 +213,53 @@ fn plural(count: usize) -> &'static str {
 
 /// `validate --format json`: the whole output.
 #[derive(Debug, Serialize)]
-pub struct JsonReport {
+struct JsonReport {
     /// [`JSON_VERSION`].
-    pub version: u32,
+    version: u32,
     /// True when no file has an error (warnings do not count).
-    pub valid: bool,
-    pub summary: JsonSummary,
+    valid: bool,
+    /// The counts over every file.
+    summary: JsonSummary,
     /// One entry per task file, sorted by path.
-    pub files: Vec<JsonFile>,
+    files: Vec<JsonFile>,
 }
 
+/// `summary`: how many files, of which valid and invalid, and the problems over all of them.
 #[derive(Debug, Serialize)]
-pub struct JsonSummary {
-    pub files: usize,
-    pub valid: usize,
-    pub invalid: usize,
-    pub errors: usize,
-    pub warnings: usize,
+struct JsonSummary {
+    files: usize,
+    valid: usize,
+    invalid: usize,
+    errors: usize,
+    warnings: usize,
 }
 
+/// One task file's entry in `files`.
 #[derive(Debug, Serialize)]
-pub struct JsonFile {
-    pub path: String,
+struct JsonFile {
+    /// As shown to the user (relative to the suite root when it can be).
+    path: String,
     /// Null when the file is invalid.
-    pub task_id: Option<String>,
-    pub valid: bool,
-    pub errors: Vec<JsonProblem>,
-    pub warnings: Vec<JsonProblem>,
+    task_id: Option<String>,
+    /// True when the file has no error.
+    valid: bool,
+    errors: Vec<JsonProblem>,
+    warnings: Vec<JsonProblem>,
 }
 
 /// One problem. Lines and columns are 1-based; `offset` and `length` are bytes in the file.
+/// Each location field is null when the problem has no place in the file.
 #[derive(Debug, Serialize)]
-pub struct JsonProblem {
-    pub field: String,
-    pub message: String,
-    pub help: Option<String>,
-    pub line: Option<u64>,
-    pub column: Option<u64>,
-    pub offset: Option<usize>,
-    pub length: Option<usize>,
+struct JsonProblem {
+    /// The field, as a path from the document root (`scoring_components[2].check.type`).
+    field: String,
+    message: String,
+    /// What to write instead, when known.
+    help: Option<String>,
+    line: Option<u64>,
+    column: Option<u64>,
+    offset: Option<usize>,
+    length: Option<usize>,
 }
 
 impl From<&Problem> for JsonProblem {

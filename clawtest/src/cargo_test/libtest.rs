@@ -21,14 +21,20 @@ pub struct MainOptions {
     pub suite: String,
     /// A configuration file relative to `manifest_dir`, instead of discovering one.
     pub config: Option<&'static str>,
+    /// The in-process harness (`harness = …`); `None` runs the configured process harness.
     pub harness: Option<RustHarness>,
     /// Overrides `run.trials`.
     pub trials: Option<u32>,
+    /// Records each verdict as an insta snapshot (`snapshots = true`); `None` records nothing.
     pub snapshot: Option<SnapshotHook>,
 }
 
 /// Runs the test binary with this process's arguments; returns its exit code (101 when a
 /// test failed or the tests could not be found, as libtest).
+#[allow(
+    clippy::print_stderr,
+    reason = "the body of the test binary's `fn main` (what `clawtest::main!` expands to), which prints its report as libtest does"
+)]
 pub fn main(options: MainOptions) -> ExitCode {
     match run(&Arguments::from_args(), options) {
         Ok(conclusion) => conclusion.exit_code(),
@@ -46,7 +52,7 @@ pub fn run(arguments: &Arguments, options: MainOptions) -> Result<Conclusion, Fa
 }
 
 /// The libtest trials: one per task test.
-pub fn trials(options: MainOptions) -> Result<Vec<Trial>, Failure> {
+fn trials(options: MainOptions) -> Result<Vec<Trial>, Failure> {
     let config = load_config(std::path::Path::new(options.manifest_dir), options.config)?;
     let runner = TaskRunner::new(config, options.harness, options.trials);
     Ok(task_tests(runner, &options.suite, options.snapshot)?

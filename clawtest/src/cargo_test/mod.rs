@@ -64,16 +64,18 @@ impl TaskRunner {
         }
     }
 
-    pub fn config(&self) -> &Config {
+    /// The configuration the tests run with.
+    fn config(&self) -> &Config {
         &self.config
     }
 
-    pub fn catalogue(&self) -> &Catalogue {
+    /// The services the tasks are loaded against (the built-in catalogue).
+    fn catalogue(&self) -> &Catalogue {
         &self.catalogue
     }
 
     /// Runs `task`'s k trials and returns its verdict; an error when they could not start.
-    pub fn run(&self, task: Task) -> Result<Verdict, Failure> {
+    fn run(&self, task: Task) -> Result<Verdict, Failure> {
         if self.config.llm.mode != Mode::Replay {
             return Err(Failure(format!(
                 "llm.mode = \"{}\" in {} is not available in this version of clawtest: only \"replay\" is",
@@ -166,6 +168,7 @@ impl TaskRunner {
 /// One task as a test: its name and how to run it. The same list backs the libtest harness
 /// and whoever wants to drive the tests directly (e.g. to assert which of them fail).
 pub struct TaskTest {
+    /// The test's name: `<suite>::<task_id>`, or `<suite>::<path>` for an invalid task file.
     pub name: String,
     run: Box<dyn FnOnce() -> Result<(), Failure> + Send>,
 }
@@ -207,7 +210,7 @@ pub fn task_tests(
 }
 
 /// The test result of a verdict: `Ok` only on pass^k.
-pub fn judge(verdict: &Verdict) -> Result<(), Failure> {
+fn judge(verdict: &Verdict) -> Result<(), Failure> {
     let headline = match verdict.status {
         VerdictStatus::Passed => return Ok(()),
         VerdictStatus::Failed => format!(
@@ -260,7 +263,7 @@ pub fn run_task_file(
 
 /// Judges a verdict after recording its snapshot; a snapshot mismatch and a failed pass^k
 /// are reported together.
-pub fn check(verdict: &Verdict, snapshot: Option<SnapshotHook>) -> Result<(), Failure> {
+fn check(verdict: &Verdict, snapshot: Option<SnapshotHook>) -> Result<(), Failure> {
     let judged = judge(verdict);
     let Some(snapshot) = snapshot else {
         return judged;

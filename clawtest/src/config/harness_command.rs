@@ -30,7 +30,7 @@ impl Config {
 
     /// The harness command as the docker backend runs it: the words as written, a program
     /// inside the image (no host path anchoring or expansion).
-    pub fn harness_command_in_image(&self) -> Result<Vec<String>, ConfigError> {
+    pub(crate) fn harness_command_in_image(&self) -> Result<Vec<String>, ConfigError> {
         let words = self
             .harness
             .command
@@ -48,7 +48,7 @@ impl Config {
     }
 
     /// The optional build command, expanded like [`Config::harness_command`].
-    pub fn harness_build(&self) -> Result<Option<Vec<String>>, ConfigError> {
+    pub(crate) fn harness_build(&self) -> Result<Option<Vec<String>>, ConfigError> {
         self.harness
             .build
             .as_ref()

@@ -2,13 +2,13 @@
 //! `[workspace.metadata.clawtest]` in the Cargo workspace (read through cargo_metadata).
 //! Parsed strictly (unknown keys are errors, with their location) into a [`Config`]: where it
 //! is found and read ([`Config::load`], [`Config::optional`]) is here; its sections are in
-//! [`sections`], the checks across values in `check`, and the harness commands as they are
+//! `sections`, the checks across values in `check`, and the harness commands as they are
 //! started in `harness_command`. The configuration only describes: what is built from it (the
 //! judge, the sandbox, the gateway) is built by those modules.
 
 mod check;
 mod harness_command;
-pub mod sections;
+mod sections;
 
 use std::path::{Path, PathBuf};
 
@@ -16,13 +16,13 @@ use miette::{Diagnostic, NamedSource, SourceSpan};
 
 use sections::RawConfig;
 pub use sections::{
-    BackendChoice, CommandLine, DEFAULT_BASELINE_TOLERANCE, DEFAULT_PASS_THRESHOLD, DockerConfig,
-    Gates, HarnessConfig, HarnessKind, JudgeConfig, JudgeProvider, LlmConfig, Mode, Price,
-    ProviderConfig, RunConfig, Tier,
+    BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, HarnessConfig,
+    HarnessKind, JudgeConfig, JudgeProvider, LlmConfig, Mode, Price, ProviderConfig, RunConfig,
+    Tier,
 };
 
 /// The file name looked for in the current directory and its ancestors.
-pub const FILE_NAME: &str = "clawtest.toml";
+pub(crate) const FILE_NAME: &str = "clawtest.toml";
 
 /// The resolved configuration of one suite.
 #[derive(Debug, Clone)]
@@ -31,34 +31,65 @@ pub struct Config {
     pub root: PathBuf,
     /// Where the configuration was read from (for messages).
     pub origin: String,
+    /// `tasks`: globs of the task files, relative to `root` (default `tasks/**/*.yaml` and
+    /// `tasks/**/*.yml`).
     pub tasks: Vec<String>,
+    /// `[harness]`: how the agent under test is started.
     pub harness: HarnessConfig,
+    /// `[run]`: trials, parallelism, pass threshold, backend.
     pub run: RunConfig,
+    /// `[gates]`: suite-level thresholds that fail the run.
     pub gates: Gates,
+    /// `[llm]`: where the harness's model calls are answered from.
     pub llm: LlmConfig,
+    /// `[judge]`: who scores `llm_judge` components.
     pub judge: JudgeConfig,
+    /// `[docker]`: the docker sandbox's per-container limits.
     pub docker: DockerConfig,
 }
 
 /// A configuration that cannot be used.
 #[derive(Debug, thiserror::Error, Diagnostic)]
 pub enum ConfigError {
+    /// No configuration was given and none was found.
     #[error("no {FILE_NAME} in {} or its parents, and no [workspace.metadata.clawtest] in a Cargo workspace", start.display())]
     #[diagnostic(help(
         "create one with `tasks = [\"tasks/**/*.yaml\"]` and a `[harness] command`, or pass --config PATH"
     ))]
-    NotFound { start: PathBuf },
+    NotFound {
+        /// The folder the search started from (upwards, then its Cargo workspace).
+        start: PathBuf,
+    },
+    /// The configuration file exists (or was given) but could not be read.
     #[error("cannot read {}: {message}", path.display())]
-    Unreadable { path: PathBuf, message: String },
+    Unreadable {
+        /// The file, as given or found.
+        path: PathBuf,
+        /// The I/O error, in words.
+        message: String,
+    },
+    /// `clawtest.toml` is not TOML of the expected shape (a syntax error, an unknown key, a
+    /// value of the wrong type), located in the file.
     #[error(transparent)]
     #[diagnostic(transparent)]
     Invalid(Box<InvalidFile>),
+    /// `[workspace.metadata.clawtest]` is not of the expected shape.
     #[error("[workspace.metadata.clawtest] in {}: {message}", manifest.display())]
-    InvalidMetadata { manifest: PathBuf, message: String },
+    InvalidMetadata {
+        /// The workspace's root `Cargo.toml`.
+        manifest: PathBuf,
+        /// What serde found wrong with the table.
+        message: String,
+    },
+    /// A value is well-formed but cannot be used (out of range, contradicting another, a
+    /// harness command that is missing or cannot be expanded).
     #[error("{field} in {origin}: {message}")]
     Value {
+        /// Where the configuration came from ([`Config::origin`]).
         origin: String,
+        /// The key, as a dotted path (`run.trials`, `harness.command`).
         field: String,
+        /// What is wrong and what is accepted.
         message: String,
     },
 }
@@ -67,7 +98,9 @@ pub enum ConfigError {
 #[derive(Debug, thiserror::Error, Diagnostic)]
 #[error("{}: {message}", path.display())]
 pub struct InvalidFile {
+    /// The configuration file.
     pub path: PathBuf,
+    /// The TOML parser's message, without its own excerpt (miette shows one).
     pub message: String,
     #[source_code]
     source_code: NamedSource<String>,
@@ -79,7 +112,8 @@ pub struct InvalidFile {
 
 impl Config {
     /// The configuration a command that needs one uses: the file given (`--config PATH`), else
-    /// the one [`Config::discover`] finds from `start`.
+    /// the nearest `clawtest.toml` from `start` upwards, else the Cargo workspace's
+    /// `[workspace.metadata.clawtest]`.
     pub fn load(explicit: Option<&Path>, start: &Path) -> Result<Config, ConfigError> {
         match explicit {
             Some(path) => Config::from_file(path),
@@ -115,7 +149,7 @@ impl Config {
 
     /// Finds the configuration for a run started in `start`: the nearest `clawtest.toml`
     /// upwards, else the Cargo workspace's metadata table.
-    pub fn discover(start: &Path) -> Result<Config, ConfigError> {
+    pub(crate) fn discover(start: &Path) -> Result<Config, ConfigError> {
         for folder in start.ancestors() {
             let candidate = folder.join(FILE_NAME);
             if candidate.is_file() {
@@ -204,7 +238,7 @@ impl Config {
     }
 
     /// The cassette folder, absolute.
-    pub fn cassettes(&self) -> PathBuf {
+    pub(crate) fn cassettes(&self) -> PathBuf {
         self.root.join(&self.llm.cassettes)
     }
 }

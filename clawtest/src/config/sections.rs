@@ -35,7 +35,10 @@ pub struct JudgeConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum JudgeProvider {
+    /// `openai`: OpenAI's chat completions API (`/v1/chat/completions`), or any server that
+    /// speaks it.
     Openai,
+    /// `anthropic`: Anthropic's messages API (`/v1/messages`).
     Anthropic,
 }
 
@@ -111,7 +114,10 @@ pub enum BackendChoice {
     /// Docker when the engine answers and an image is configured, else process.
     #[default]
     Auto,
+    /// A child process on the host, in a scratch workspace folder.
     Process,
+    /// A container of the configured image (`harness.image` or `harness.dockerfile`); an
+    /// error when the engine does not answer.
     Docker,
 }
 
@@ -134,10 +140,13 @@ impl std::str::FromStr for BackendChoice {
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DockerConfig {
+    /// The container's memory limit in MiB (default 2048; at least 16).
     #[serde(default = "default_memory_mb")]
     pub memory_mb: u64,
+    /// How many CPUs the container may use, fractions allowed (default 2).
     #[serde(default = "default_cpus")]
     pub cpus: f64,
+    /// The most processes and threads the container may run (default 512; at least 8).
     #[serde(default = "default_pids")]
     pub pids: u32,
 }
@@ -168,8 +177,11 @@ fn default_pids() -> u32 {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HarnessKind {
+    /// `process`: `harness.command` is started for each trial, by `cargo clawtest run`.
     #[default]
     Process,
+    /// `rust`: a Rust function registered with `clawtest::main!` or `#[clawtest::suite]`,
+    /// run in-process by `cargo test`; `cargo clawtest run` refuses it.
     Rust,
 }
 
@@ -177,12 +189,15 @@ pub enum HarnessKind {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
 pub enum CommandLine {
+    /// `["./agent", "--fast"]`: the words as given, no splitting.
     Words(Vec<String>),
+    /// `"./agent --fast"`: split on whitespace (no shell quoting).
     Line(String),
 }
 
 impl CommandLine {
-    pub fn words(&self) -> Vec<String> {
+    /// The program and its arguments.
+    pub(crate) fn words(&self) -> Vec<String> {
         match self {
             CommandLine::Words(words) => words.clone(),
             CommandLine::Line(line) => line.split_whitespace().map(str::to_string).collect(),
@@ -198,10 +213,14 @@ pub const DEFAULT_PASS_THRESHOLD: f64 = 0.75;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
+    /// k: how many trials each task runs (default 3); a task passes only if all k pass.
     #[serde(default = "default_trials")]
     pub trials: u32,
+    /// How many trials run at once; `None` means one per available core (`--jobs` overrides).
     #[serde(default)]
     pub jobs: Option<usize>,
+    /// The final score a trial needs to pass, 0..=1, unless the task sets its own (default
+    /// [`DEFAULT_PASS_THRESHOLD`]).
     #[serde(default = "default_threshold")]
     pub pass_threshold: f64,
     /// `auto` (the default), `process` or `docker`.
@@ -244,7 +263,7 @@ pub struct Gates {
 }
 
 /// The tolerance used when `baseline_tolerance` is not set.
-pub const DEFAULT_BASELINE_TOLERANCE: f64 = 0.05;
+const DEFAULT_BASELINE_TOLERANCE: f64 = 0.05;
 
 impl Gates {
     /// These gates, with every unset one taken from `fallback` (command line over config).
@@ -258,7 +277,7 @@ impl Gates {
     }
 
     /// The baseline tolerance in force.
-    pub fn tolerance(&self) -> f64 {
+    pub(crate) fn tolerance(&self) -> f64 {
         self.baseline_tolerance
             .unwrap_or(DEFAULT_BASELINE_TOLERANCE)
     }
@@ -268,6 +287,7 @@ impl Gates {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LlmConfig {
+    /// Where model answers come from (default `replay`).
     #[serde(default)]
     pub mode: Mode,
     /// Folder of cassettes, relative to the suite root.
@@ -369,7 +389,8 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub fn name(self) -> &'static str {
+    /// The mode as `llm.mode` spells it, for messages.
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Mode::Live => "live",
             Mode::Record => "record",
@@ -382,6 +403,8 @@ impl Mode {
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
+    /// US dollars per million input (prompt) tokens.
     pub input_per_million: f64,
+    /// US dollars per million output (completion) tokens.
     pub output_per_million: f64,
 }

@@ -19,9 +19,13 @@ use super::{SafetyCheck, Task};
 /// One intent atom.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Atom {
+    /// The atom's `type`: what it asks of the task.
     #[serde(rename = "type")]
     pub kind: AtomKind,
+    /// The word the task must mention (a tool name, an object, a constraint), compared
+    /// case-insensitively as a substring.
     pub name: String,
+    /// The parser's explanation of the atom (empty when absent); not compared.
     #[serde(default)]
     pub description: String,
 }
@@ -30,8 +34,11 @@ pub struct Atom {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AtomKind {
+    /// Something the agent does: offered as a tool and verified by a scoring check or rubric.
     Action,
+    /// Something the agent works on: seen in the fixtures, the prompt or a rubric.
     Object,
+    /// A rule the agent keeps: enforced by a safety check, a scoring check or a rubric.
     Constraint,
 }
 
@@ -44,7 +51,7 @@ enum Sidecar {
 }
 
 /// Where a task's atoms are kept: `<stem>.atoms.yaml` (or `.atoms.json`) next to the task.
-pub fn sidecar_paths(task_file: &Path) -> [PathBuf; 2] {
+pub(crate) fn sidecar_paths(task_file: &Path) -> [PathBuf; 2] {
     let stem = task_file
         .file_stem()
         .map(|stem| stem.to_string_lossy().into_owned())

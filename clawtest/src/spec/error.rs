@@ -2,7 +2,7 @@
 //! column, the field (as a path such as `scoring_components[2].check.type`), what was
 //! expected, and where it can, what to write instead.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,7 +12,9 @@ use serde_saphyr::Location;
 /// Where in a task file a value was written. Lines and columns are 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Position {
+    /// The line, from 1.
     pub line: u64,
+    /// The column of the value's first character, from 1.
     pub column: u64,
     /// Byte offset and length in the source, when the parser knows them (for miette labels).
     pub span: Option<(usize, usize)>,
@@ -20,14 +22,14 @@ pub struct Position {
 
 impl Position {
     /// The start of the file, for what is missing from the whole document.
-    pub const START: Position = Position {
+    pub(crate) const START: Position = Position {
         line: 1,
         column: 1,
         span: Some((0, 0)),
     };
 
     /// The position serde-saphyr recorded, if it recorded one.
-    pub fn from_location(location: Location) -> Option<Position> {
+    pub(crate) fn from_location(location: Location) -> Option<Position> {
         if location == Location::UNKNOWN {
             return None;
         }
@@ -54,13 +56,17 @@ pub struct Problem {
     /// What to write instead, when known.
     #[help]
     pub help: Option<String>,
+    /// Where in the file it was written; `None` for what concerns the file as a whole (it
+    /// could not be read) or a value whose place is not known.
     pub position: Option<Position>,
     #[label("here")]
     label: Option<SourceSpan>,
 }
 
 impl Problem {
-    pub fn new(
+    /// A problem with `field` (a path from the document root, or `(file)`), located at
+    /// `position` when known, without help.
+    pub(crate) fn new(
         field: impl Into<String>,
         message: impl Into<String>,
         position: Option<Position>,
@@ -119,7 +125,8 @@ impl Problem {
         }
     }
 
-    pub fn with_help(mut self, help: impl Into<String>) -> Problem {
+    /// This problem with `help`: what to write instead.
+    pub(crate) fn with_help(mut self, help: impl Into<String>) -> Problem {
         self.help = Some(help.into());
         self
     }
@@ -157,10 +164,13 @@ fn line_start(source: &str, line: u64) -> Option<usize> {
 #[derive(Debug, thiserror::Error, Diagnostic)]
 #[error("{} is not a valid task: {}", path.display(), summary(problems))]
 pub struct InvalidTask {
+    /// The task file, as discovered (relative to the suite root when the run loaded it as
+    /// part of a suite).
     pub path: PathBuf,
     /// Shared, so that the error stays small (it travels in `Result`s).
     #[source_code]
     source_code: Arc<NamedSource<String>>,
+    /// Every error found, in the order found (never empty).
     #[related]
     pub problems: Vec<Problem>,
     /// What validation found questionable besides the errors (never fatal on its own).
@@ -175,7 +185,9 @@ fn summary(problems: &[Problem]) -> String {
 }
 
 impl InvalidTask {
-    pub fn new(path: &Path, source: String, mut problems: Vec<Problem>) -> InvalidTask {
+    /// The problems of the file at `path` whose text is `source` (empty when it could not be
+    /// read), each given a span in it for the excerpt.
+    pub(crate) fn new(path: &Path, source: String, mut problems: Vec<Problem>) -> InvalidTask {
         for problem in &mut problems {
             problem.place_in(&source);
             problem.drop_long_excerpt(&source);
@@ -189,24 +201,25 @@ impl InvalidTask {
     }
 
     /// Shows the file as `path` (e.g. relative to the suite root), in messages and excerpts.
-    pub fn set_path(&mut self, path: PathBuf) {
+    pub(crate) fn set_path(&mut self, path: PathBuf) {
         let text = self.source_code.inner().clone();
         self.source_code = Arc::new(NamedSource::new(path.display().to_string(), text));
         self.path = path;
     }
 
-    pub fn with_warnings(mut self, warnings: Vec<Problem>) -> InvalidTask {
+    /// This error with the warnings validation also found, shown beside the errors.
+    pub(crate) fn with_warnings(mut self, warnings: Vec<Problem>) -> InvalidTask {
         self.warnings = warnings;
         self
     }
 
     /// The file's text, for rendering other diagnostics (warnings) against it.
-    pub fn source(&self) -> &NamedSource<String> {
+    pub(crate) fn source(&self) -> &NamedSource<String> {
         &self.source_code
     }
 
     /// The first located line, for annotations that point at the file.
-    pub fn first_line(&self) -> Option<u64> {
+    pub(crate) fn first_line(&self) -> Option<u64> {
         self.problems
             .iter()
             .find_map(|problem| problem.position.map(|position| position.line))
@@ -230,7 +243,7 @@ impl Problem {
         };
         let mut text = format!("{place}: {self}");
         if let Some(help) = &self.help {
-            text.push_str(&format!(" (help: {help})"));
+            let _ = write!(text, " (help: {help})");
         }
         text
     }

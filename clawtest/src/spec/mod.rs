@@ -1,14 +1,14 @@
-//! The task.yaml model: raw serde types ([`raw`]) are validated into a [`Task`], the only
+//! The task.yaml model: raw serde types (`raw`) are validated into a [`Task`], the only
 //! form later stages see. ClawEnvKit's schema is read unchanged; clawtest's extensions
 //! (`capability`, `limits`, `error_injection`, `pass_threshold`, task-local `services`,
 //! closed-loop `checkpoints` and `feedback`) are validated with it. Loading never panics and
-//! reports every problem of a file at once, each located (see [`error`]), with warnings kept
+//! reports every problem of a file at once, each located (a [`Problem`] in an [`InvalidTask`]), with warnings kept
 //! apart; [`coverage`] lints a task against the intent it was generated from.
 
 pub mod check;
 pub mod coverage;
-pub mod error;
-pub mod raw;
+pub(crate) mod error;
+pub(crate) mod raw;
 mod read;
 pub mod schema;
 mod shape;
@@ -24,31 +24,48 @@ use serde::{Deserialize, Serialize};
 pub use check::{Check, OutputSource, SafetyCheck, SequenceStep};
 pub use error::{InvalidTask, Position, Problem};
 pub use read::{MAX_DEPTH, MAX_NODES, MAX_TASK_BYTES};
-pub use validate::{Rejected, validate};
+use validate::validate;
 
 use crate::services::{Catalogue, DescriptionError, ServiceDescription};
 
 /// A validated task: prompt, tools and services, checks, fixtures, files and limits.
 #[derive(Debug, Clone, Serialize)]
 pub struct Task {
+    /// `task_id`: the task's identifier, unique in a suite; names its test
+    /// (`<suite>::<id>`), its results and its cassettes.
     pub id: String,
+    /// `task_name`: the task's human-readable title, shown in reports.
     pub name: String,
     /// The task.yaml this came from, as discovered (relative to the suite root when it can be).
     pub path: PathBuf,
     /// The folder that `files[].source` is relative to.
     #[serde(skip)]
     pub folder: PathBuf,
+    /// `prompt`: the instruction the agent is given.
     pub prompt: String,
+    /// `scoring_components`: the weighted checks whose sum is the completion score (weights
+    /// sum to 1 within 0.05).
     pub components: Vec<Component>,
+    /// `safety_checks`: any violation sets the trial's safety, and so its final score, to 0.
     pub safety: Vec<Safety>,
+    /// `fixtures`: the records the services' collections are seeded with at the start of each
+    /// trial (a list, or a map keyed by service or collection); `null` when the task has none.
     pub fixtures: serde_json::Value,
+    /// `tools`: the service routes offered to the agent, in file order.
     pub tools: Vec<Tool>,
     /// Every service the task uses (tools and checks), sorted, without repeats.
     pub services: Vec<String>,
+    /// `files`: what is copied into the trial's workspace before the harness starts.
     pub files: Vec<FileCopy>,
+    /// `category`: ClawEnvKit's free-form grouping (e.g. `workflow`); results are grouped by
+    /// it.
     pub category: Option<String>,
+    /// `difficulty`: `easy`, `medium` or `hard`, when the file says.
     pub difficulty: Option<String>,
+    /// `capability` (a clawtest extension): the skill the task exercises (`skill_usage`,
+    /// `exploration`, `long_context`, `multimodal`, `cross_platform`); results are grouped by it.
     pub capability: Option<String>,
+    /// `limits`: each trial's time and turn budget.
     pub limits: TaskLimits,
     /// Overrides the suite's pass threshold for this task.
     pub pass_threshold: Option<f64>,
@@ -81,6 +98,7 @@ pub struct ErrorInjection {
     pub rate: f64,
     /// Fixes the fault sequence; absent means the run's own seed.
     pub seed: Option<u64>,
+    /// How the faults are spread over the requests (`mode`; default uniform).
     pub mode: InjectionMode,
 }
 
@@ -101,12 +119,15 @@ pub enum InjectionMode {
 /// A closed-loop checkpoint: a check evaluated while the agent works.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Checkpoint {
+    /// The checkpoint's `name`, as reports show it.
     pub name: String,
+    /// The goal, as any scoring check type.
     pub check: Check,
     /// Evaluate after this turn; absent means after every turn until it passes.
     pub after_turn: Option<u32>,
     /// What the simulated user says when the checkpoint is not met.
     pub feedback: Option<String>,
+    /// The line of the `checkpoints` entry, where annotations about it point.
     pub line: Option<u64>,
 }
 
@@ -124,26 +145,38 @@ pub struct Feedback {
 /// One scoring component.
 #[derive(Debug, Clone, Serialize)]
 pub struct Component {
+    /// The component's `name`, as the grade breakdown shows it.
     pub name: String,
+    /// Its share of the completion score (0..=1; a task's weights sum to 1 within 0.05).
     pub weight: f64,
+    /// What is scored, from 0 to 1.
     pub check: Check,
+    /// The line of its `check:`, where annotations about the component point.
     pub line: Option<u64>,
 }
 
 /// One safety check.
 #[derive(Debug, Clone, Serialize)]
 pub struct Safety {
+    /// What must not happen.
     pub check: SafetyCheck,
+    /// The line of the `safety_checks` entry, where annotations about a violation point.
     pub line: Option<u64>,
 }
 
 /// A tool the agent is offered: a named route of a service.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Tool {
+    /// The tool's name as the agent calls it: the route's canonical action, which is also what
+    /// the audit log records and audit checks name.
     pub name: String,
+    /// The catalogue (or task-local) service that serves the route.
     pub service: String,
+    /// The route's path on the service (e.g. `/gmail/send`).
     pub endpoint: String,
+    /// The HTTP method, uppercase (default `POST`).
     pub method: String,
+    /// What the tool does, for the agent (empty when the file gives none).
     pub description: String,
 }
 
@@ -159,7 +192,10 @@ pub struct FileCopy {
 /// Per-trial limits (DESIGN.md §3 defaults: 300 s, 20 turns).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct TaskLimits {
+    /// How long a trial's harness may run before it is stopped (`limits.timeout_seconds`).
     pub timeout: Duration,
+    /// The most agent turns a trial may take (`limits.max_turns`), passed to the harness as
+    /// `AGENT_MAX_TURNS`.
     pub max_turns: u32,
 }
 
@@ -174,7 +210,7 @@ impl Default for TaskLimits {
 
 impl Task {
     /// The task's tools as the services see them: which tool name each route is audited under.
-    pub fn tool_bindings(&self) -> Vec<crate::services::ToolBinding> {
+    pub(crate) fn tool_bindings(&self) -> Vec<crate::services::ToolBinding> {
         self.tools
             .iter()
             .map(|tool| crate::services::ToolBinding {
@@ -270,7 +306,7 @@ fn parse_thread() -> std::thread::Builder {
 /// Reads, parses and validates `files` on one worker a core, each with [`PARSE_STACK`];
 /// the outcomes come back in the order of `files`. A suite is hundreds of small files, each
 /// independent, so this is what makes `cargo clawtest validate` scale with the machine.
-pub fn load_all(files: &[PathBuf], catalogue: &Catalogue) -> Vec<Result<Task, InvalidTask>> {
+pub(crate) fn load_all(files: &[PathBuf], catalogue: &Catalogue) -> Vec<Result<Task, InvalidTask>> {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     let workers = std::thread::available_parallelism()

@@ -14,40 +14,48 @@ use serde_saphyr::Spanned;
 /// One task.yaml, as parsed. Unknown top-level keys are accepted here (ClawEnvKit files
 /// carry extra bookkeeping fields) and reported as warnings by validation.
 #[derive(Debug, Deserialize)]
-pub struct RawTask {
-    pub task_id: Option<Spanned<String>>,
-    pub task_name: Option<Spanned<String>>,
-    pub prompt: Option<Spanned<String>>,
-    pub scoring_components: Option<Spanned<Vec<RawComponent>>>,
-    pub safety_checks: Option<Spanned<Vec<Spanned<Node>>>>,
+pub(crate) struct RawTask {
+    pub(crate) task_id: Option<Spanned<String>>,
+    pub(crate) task_name: Option<Spanned<String>>,
+    pub(crate) prompt: Option<Spanned<String>>,
+    pub(crate) scoring_components: Option<Spanned<Vec<RawComponent>>>,
+    pub(crate) safety_checks: Option<Spanned<Vec<Spanned<Node>>>>,
     #[serde(default)]
-    pub fixtures: Option<Value>,
+    pub(crate) fixtures: Option<Value>,
     #[serde(default)]
-    pub tools: Option<Vec<Spanned<RawTool>>>,
+    pub(crate) tools: Option<Vec<Spanned<RawTool>>>,
     #[serde(default)]
-    pub files: Option<Vec<Spanned<RawFile>>>,
+    pub(crate) files: Option<Vec<Spanned<RawFile>>>,
     /// Text, or (as Auto-ClawEval writes it) a list of `{step, action}` maps.
-    pub reference_solution: Option<Value>,
-    pub category: Option<String>,
-    pub difficulty: Option<Spanned<String>>,
-    pub claw_eval_id: Option<String>,
+    #[allow(
+        dead_code,
+        reason = "ClawEnvKit's field, read with the rest (its `Debug` is what the fuzz target compares) but kept by no Task"
+    )]
+    pub(crate) reference_solution: Option<Value>,
+    pub(crate) category: Option<String>,
+    pub(crate) difficulty: Option<Spanned<String>>,
+    #[allow(
+        dead_code,
+        reason = "ClawEnvKit's field, read with the rest (its `Debug` is what the fuzz target compares) but kept by no Task"
+    )]
+    pub(crate) claw_eval_id: Option<String>,
     // clawtest extensions.
-    pub capability: Option<Spanned<String>>,
-    pub limits: Option<Spanned<RawLimits>>,
-    pub pass_threshold: Option<Spanned<f64>>,
+    pub(crate) capability: Option<Spanned<String>>,
+    pub(crate) limits: Option<Spanned<RawLimits>>,
+    pub(crate) pass_threshold: Option<Spanned<f64>>,
     /// `{rate, seed, mode}`; checked by hand so that every mistake in it is reported.
-    pub error_injection: Option<Spanned<Node>>,
+    pub(crate) error_injection: Option<Spanned<Node>>,
     /// Task-local service definitions (the services description format), or names of
     /// catalogue services the task declares it uses.
-    pub services: Option<Spanned<Vec<Spanned<Node>>>>,
+    pub(crate) services: Option<Spanned<Vec<Spanned<Node>>>>,
     /// Closed-loop: intermediate goals checked while the agent works.
-    pub checkpoints: Option<Spanned<Vec<Spanned<Node>>>>,
+    pub(crate) checkpoints: Option<Spanned<Vec<Spanned<Node>>>>,
     /// Closed-loop: how the simulated user answers between rounds.
-    pub feedback: Option<Spanned<Node>>,
+    pub(crate) feedback: Option<Spanned<Node>>,
 }
 
 /// The top-level keys a task file may have; any other is reported as a warning.
-pub const KNOWN_KEYS: [&str; 19] = [
+pub(crate) const KNOWN_KEYS: [&str; 19] = [
     "task_id",
     "task_name",
     "prompt",
@@ -72,42 +80,42 @@ pub const KNOWN_KEYS: [&str; 19] = [
 /// One `scoring_components` entry. The check stays an untyped map here because its required
 /// parameters depend on its `type` and ClawEnvKit accepts several aliases.
 #[derive(Debug, Deserialize)]
-pub struct RawComponent {
-    pub name: Option<Spanned<String>>,
+pub(crate) struct RawComponent {
+    pub(crate) name: Option<Spanned<String>>,
     /// Any value, so that a weight written as text is reported with the rest, not alone.
-    pub weight: Option<Spanned<Node>>,
-    pub check: Option<Spanned<Node>>,
+    pub(crate) weight: Option<Spanned<Node>>,
+    pub(crate) check: Option<Spanned<Node>>,
 }
 
 /// One `tools` entry: how the agent reaches a service route.
 #[derive(Debug, Deserialize)]
-pub struct RawTool {
-    pub name: Option<Spanned<String>>,
-    pub service: Option<Spanned<String>>,
-    pub endpoint: Option<Spanned<String>>,
-    pub method: Option<String>,
-    pub description: Option<String>,
+pub(crate) struct RawTool {
+    pub(crate) name: Option<Spanned<String>>,
+    pub(crate) service: Option<Spanned<String>>,
+    pub(crate) endpoint: Option<Spanned<String>>,
+    pub(crate) method: Option<String>,
+    pub(crate) description: Option<String>,
 }
 
 /// One `files` entry: a file copied from the task's folder into the workspace.
 #[derive(Debug, Deserialize)]
-pub struct RawFile {
-    pub source: Option<Spanned<String>>,
-    pub target: Option<Spanned<String>>,
+pub(crate) struct RawFile {
+    pub(crate) source: Option<Spanned<String>>,
+    pub(crate) target: Option<Spanned<String>>,
 }
 
 /// `limits`: how long and how many turns a trial may take.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawLimits {
-    pub timeout_seconds: Option<Spanned<f64>>,
-    pub max_turns: Option<Spanned<u32>>,
+pub(crate) struct RawLimits {
+    pub(crate) timeout_seconds: Option<Spanned<f64>>,
+    pub(crate) max_turns: Option<Spanned<u32>>,
 }
 
 /// Any YAML value with the location of every node and every map key, for the parts of a task
 /// whose shape depends on other values (checks, safety checks) and for finding unknown keys.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Node {
+pub(crate) enum Node {
     /// A scalar or null, as JSON.
     Scalar(Value),
     List(Vec<Spanned<Node>>),
@@ -118,7 +126,7 @@ pub enum Node {
 
 impl Node {
     /// The value as JSON, without locations.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         match self {
             Node::Scalar(value) => value.clone(),
             Node::List(items) => {
@@ -134,7 +142,7 @@ impl Node {
     }
 
     /// The entry named `key` of a map: (key, value).
-    pub fn entry(&self, key: &str) -> Option<(&Spanned<String>, &Spanned<Node>)> {
+    pub(crate) fn entry(&self, key: &str) -> Option<(&Spanned<String>, &Spanned<Node>)> {
         match self {
             Node::Map(entries) => entries
                 .iter()

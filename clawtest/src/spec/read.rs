@@ -25,7 +25,7 @@ pub const MAX_NODES: usize = 100_000;
 
 /// Reads a task file's bytes: at most one past [`MAX_TASK_BYTES`], which is enough to tell
 /// that it is too large without reading the rest.
-pub fn read_bytes(path: &Path) -> Result<Vec<u8>, Box<Problem>> {
+pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>, Box<Problem>> {
     let file = std::fs::File::open(path).map_err(|error| {
         Box::new(
             Problem::new("(file)", format!("cannot read the file: {error}"), None)
@@ -47,7 +47,7 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>, Box<Problem>> {
 
 /// A task file's bytes as text: at most [`MAX_TASK_BYTES`], and UTF-8. A problem comes with
 /// the text read so far (lossy), for the excerpt.
-pub fn text(bytes: Vec<u8>) -> Result<String, (Box<Problem>, String)> {
+pub(crate) fn text(bytes: Vec<u8>) -> Result<String, (Box<Problem>, String)> {
     if bytes.len() as u64 > MAX_TASK_BYTES {
         return Err((Box::new(too_large()), String::new()));
     }
@@ -102,7 +102,7 @@ fn decode(bytes: Vec<u8>) -> Result<String, (Box<Problem>, String)> {
 }
 
 /// Refuses text longer than [`MAX_TASK_BYTES`] handed to the loader directly (not from a file).
-pub fn check_size(text: &str) -> Result<(), Box<Problem>> {
+pub(crate) fn check_size(text: &str) -> Result<(), Box<Problem>> {
     if text.len() as u64 > MAX_TASK_BYTES {
         return Err(Box::new(too_large()));
     }
@@ -123,7 +123,7 @@ pub(super) fn options() -> Options {
 }
 
 /// Parses `text` as `T`, or one located problem in a task writer's words.
-pub fn yaml<T: DeserializeOwned>(text: &str) -> Result<T, Box<Problem>> {
+pub(crate) fn yaml<T: DeserializeOwned>(text: &str) -> Result<T, Box<Problem>> {
     serde_saphyr::from_str_with_options(text, options()).map_err(|error| Box::new(problem(&error)))
 }
 

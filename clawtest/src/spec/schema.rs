@@ -4,8 +4,8 @@
 //!
 //! The types here describe the file *as written* (aliases, text-or-list values, ClawEnvKit's
 //! spellings) and exist only to derive the schema with schemars; the loader reads files with
-//! [`super::raw`]. They are not a second, unused model: the loader checks a document's shapes
-//! against this schema ([`super::shape`]) to report every wrong type at once, and the valid
+//! `spec::raw`. They are not a second, unused model: the loader checks a document's shapes
+//! against this schema (`spec::shape`) to report every wrong type at once, and the valid
 //! corpus must pass that check, so the schema cannot drift from what loads.
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use crate::services::ServiceDescription;
 
 /// The schema, as JSON (draft 2020-12).
-pub fn task_schema() -> Value {
+pub(crate) fn task_schema() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
     let schema = generator.into_root_schema_for::<TaskFile>().to_value();
     // What a reader looks for first goes first: the dialect, the title, the description.

@@ -15,7 +15,7 @@ use super::error::{Position, Problem};
 use super::raw::Node;
 
 /// The shape problems of `document` against `schema` (a JSON Schema from [`super::schema`]).
-pub fn check_shapes(document: &Spanned<Node>, schema: &Value) -> Vec<Problem> {
+pub(crate) fn check_shapes(document: &Spanned<Node>, schema: &Value) -> Vec<Problem> {
     let mut walk = Walk {
         root: schema,
         problems: Vec::new(),

@@ -31,7 +31,7 @@ const SPANNED_MARKER: &str = "__serde_saphyr_private_spanned";
 /// Reads `T` from the located tree of `source` (the text the tree was parsed from, used to
 /// give a number or boolean written where text is expected its written form, as a direct
 /// parse does).
-pub fn from_tree<T: DeserializeOwned>(
+pub(crate) fn from_tree<T: DeserializeOwned>(
     root: &Spanned<Node>,
     source: &str,
 ) -> Result<T, Box<Problem>> {
@@ -44,7 +44,7 @@ pub fn from_tree<T: DeserializeOwned>(
 
 /// Why the tree does not fit the type, and where.
 #[derive(Debug)]
-pub struct TreeError {
+pub(crate) struct TreeError {
     message: String,
     location: Option<Location>,
 }

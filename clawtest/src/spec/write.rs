@@ -21,9 +21,12 @@ pub enum WriteError {
     /// `files[].source` must be relative to the task's folder, and this one is not inside it.
     #[error("files[].source `{}` is not inside the task's folder `{}`", source_path.display(), folder.display())]
     SourceOutsideFolder {
+        /// The file's absolute path on the host, as the task holds it.
         source_path: PathBuf,
+        /// The task's folder, which every `files[].source` is written relative to.
         folder: PathBuf,
     },
+    /// The YAML serializer refused the document (its message).
     #[error("cannot write YAML: {0}")]
     Yaml(String),
 }
@@ -40,7 +43,7 @@ pub fn to_yaml(task: &Task) -> Result<String, WriteError> {
 }
 
 /// The task as the JSON value of its task.yaml, keys in the order they are written.
-pub fn document(task: &Task) -> Result<Value, WriteError> {
+pub(crate) fn document(task: &Task) -> Result<Value, WriteError> {
     let mut top: BTreeMap<&str, Value> = BTreeMap::new();
     top.insert("task_id", Value::from(task.id.as_str()));
     top.insert("task_name", Value::from(task.name.as_str()));

@@ -42,16 +42,16 @@ use super::raw::{KNOWN_KEYS, Node, RawTask};
 use crate::services::Catalogue;
 
 /// Weights must sum to 1.0 within this tolerance (ClawEnvKit's rule).
-pub const WEIGHT_TOLERANCE: f64 = 0.05;
+pub(crate) const WEIGHT_TOLERANCE: f64 = 0.05;
 /// At least this many scoring components (ClawEnvKit's rule).
-pub const MIN_COMPONENTS: usize = 3;
+pub(crate) const MIN_COMPONENTS: usize = 3;
 
 /// `llm_judge` weights may sum to at most this when the task offers tools (ClawEnvKit's cap)…
-pub const JUDGE_CAP_WITH_TOOLS: f64 = 0.55;
+pub(crate) const JUDGE_CAP_WITH_TOOLS: f64 = 0.55;
 /// …and at most this without tools (file tasks need more judgement).
-pub const JUDGE_CAP_WITHOUT_TOOLS: f64 = 0.65;
+pub(crate) const JUDGE_CAP_WITHOUT_TOOLS: f64 = 0.65;
 /// The `capability` values clawtest knows (DESIGN.md §3).
-pub const CAPABILITIES: [&str; 5] = [
+pub(crate) const CAPABILITIES: [&str; 5] = [
     "skill_usage",
     "exploration",
     "long_context",
@@ -62,9 +62,11 @@ const DIFFICULTIES: [&str; 3] = ["easy", "medium", "hard"];
 
 /// A task that failed validation: every error, and the warnings found on the way.
 #[derive(Debug, Clone, Default)]
-pub struct Rejected {
-    pub errors: Vec<Problem>,
-    pub warnings: Vec<Problem>,
+pub(crate) struct Rejected {
+    /// Every error, sorted by where it was written (never empty).
+    pub(crate) errors: Vec<Problem>,
+    /// What is questionable but not wrong, kept to be shown beside the errors.
+    pub(crate) warnings: Vec<Problem>,
 }
 
 fn at<T>(spanned: &Spanned<T>) -> Option<Position> {
@@ -136,7 +138,7 @@ struct LocatedCheck<'a> {
 
 /// Validates a parsed task; `path` is the task file (its folder anchors `files[].source`),
 /// `document` the same text as a located tree (for unknown keys).
-pub fn validate(
+pub(crate) fn validate(
     path: &Path,
     raw: &RawTask,
     document: Option<&Node>,
