@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 
 pub use operations::execute;
 pub use render::{render, respond, respond_text};
-pub use request::{Rejected, validate};
+pub use request::{InvalidRequest, validate};
 
 /// What an operation produced: which response template applies and its variables. It may
 /// borrow the records a list operation selected from the store (`'s`).
