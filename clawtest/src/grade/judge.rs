@@ -13,7 +13,7 @@ use crate::spec::{Check, Task};
 use crate::trajectory::Trajectory;
 
 /// How much of the agent's output the judge sees (ClawEnvKit's limit).
-pub const OUTPUT_LIMIT: usize = 3000;
+const OUTPUT_LIMIT: usize = 3000;
 
 /// The anchor scale the judge scores against.
 const SCALE: &str = "Score on this scale:\n\
@@ -48,7 +48,7 @@ pub struct JudgeVerdict {
 pub type JudgeAnswers = BTreeMap<String, JudgeVerdict>;
 
 /// The judge requests a trajectory needs, one per `llm_judge` component, in task order.
-pub fn plan(task: &Task, trajectory: &Trajectory) -> Vec<JudgeRequest> {
+pub(crate) fn plan(task: &Task, trajectory: &Trajectory) -> Vec<JudgeRequest> {
     task.components
         .iter()
         .filter_map(|component| match &component.check {
@@ -85,7 +85,7 @@ fn prompt(task: &Task, trajectory: &Trajectory, rubric: &str) -> String {
 }
 
 /// One line per service, in first-use order: `todo: list_tasks, update_task (2 calls)`.
-pub fn action_summary(trajectory: &Trajectory) -> String {
+fn action_summary(trajectory: &Trajectory) -> String {
     let mut services: Vec<(&str, Vec<&str>)> = Vec::new();
     for entry in trajectory
         .audit
@@ -119,7 +119,7 @@ pub fn action_summary(trajectory: &Trajectory) -> String {
 /// Reads a judge's reply: a JSON object with `score` (fences and prose around it tolerated),
 /// else the first number in the text. The score is clamped to [0, 1]. A reply with no number
 /// at all is an error, never a default score.
-pub fn parse_reply(reply: &str) -> Result<JudgeVerdict, String> {
+pub(crate) fn parse_reply(reply: &str) -> Result<JudgeVerdict, String> {
     if let (Some(start), Some(end)) = (reply.find('{'), reply.rfind('}'))
         && start < end
         && let Ok(value) = serde_json::from_str::<serde_json::Value>(&reply[start..=end])

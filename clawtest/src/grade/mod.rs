@@ -10,7 +10,7 @@
 //! ```
 
 mod checks;
-pub mod commands;
+pub(crate) mod commands;
 pub mod judge;
 mod robustness;
 
@@ -20,14 +20,14 @@ use crate::spec::{Check, Task};
 use crate::trajectory::Trajectory;
 
 pub use judge::{JudgeAnswers, JudgeRequest, JudgeVerdict};
-pub use robustness::{RECOVERY_WINDOW, Robustness, UnrecoveredFault};
+pub use robustness::{Robustness, UnrecoveredFault};
 
 /// Weight of completion in the final score; robustness has the rest.
-pub const COMPLETION_SHARE: f64 = 0.8;
+const COMPLETION_SHARE: f64 = 0.8;
 
 /// A component scores as passed above this (ClawEnvKit's rule), for display only: the
 /// task's pass/fail is decided by the final score.
-pub const COMPONENT_PASS: f64 = 0.5;
+const COMPONENT_PASS: f64 = 0.5;
 
 /// The verdict on one trajectory.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::trajectory::{AuditEntry, FaultKind};
 
 /// How many later entries of the same service may hold the successful retry.
-pub const RECOVERY_WINDOW: usize = 4;
+const RECOVERY_WINDOW: usize = 4;
 
 /// Faults and recoveries of one trial.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -44,7 +44,7 @@ fn succeeded(entry: &AuditEntry) -> bool {
 }
 
 /// Measures robustness over an audit log in sequence order.
-pub fn measure(audit: &[AuditEntry]) -> Robustness {
+pub(super) fn measure(audit: &[AuditEntry]) -> Robustness {
     let mut injected = 0;
     let mut unrecovered = Vec::new();
     for (index, fault) in audit

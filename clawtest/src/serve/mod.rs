@@ -39,7 +39,7 @@ pub trait Delay: Send + Sync + 'static {
 
 /// The real delay: a tokio timer.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Sleep;
+pub(crate) struct Sleep;
 
 impl Delay for Sleep {
     fn wait(&self, duration: Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> {
@@ -49,7 +49,7 @@ impl Delay for Sleep {
 
 /// Accepts connections on `listener` until `shutdown` completes, serving `world`.
 /// Connections in flight when it completes are dropped. The listener runs on a thread of
-/// its own ([`crate::http::accept_loop_on_own_thread`]): every request takes the world's
+/// its own (`crate::http::accept_loop_on_own_thread`): every request takes the world's
 /// lock, so one thread serves them best.
 pub async fn serve(
     listener: TcpListener,

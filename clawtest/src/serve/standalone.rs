@@ -91,7 +91,7 @@ pub async fn serve_task(
 }
 
 /// What `serve` prints first: the URL, the services and the tools.
-pub fn banner(task: &Task, world: &World, tools: &[ToolBinding], url: &str) -> String {
+fn banner(task: &Task, world: &World, tools: &[ToolBinding], url: &str) -> String {
     let mut text = format!("task {} ({})\n", task.id, task.path.display());
     let _ = writeln!(text, "services: {url}");
     for service in world.services() {
@@ -130,7 +130,7 @@ pub fn banner(task: &Task, world: &World, tools: &[ToolBinding], url: &str) -> S
 }
 
 /// One audit entry as a line: `#SEQ AT SERVICE ACTION STATUS [FAULT] PARAMS`.
-pub fn audit_line(entry: &AuditEntry) -> String {
+fn audit_line(entry: &AuditEntry) -> String {
     let fault = match (entry.fault, entry.delay_ms) {
         (Some(kind), Some(ms)) => format!(" fault={kind:?} delay={ms}ms"),
         (Some(kind), None) => format!(" fault={kind:?}"),

@@ -47,7 +47,7 @@ pub enum DescriptionError {
 }
 
 /// Parses and checks one service description (YAML); `origin` names it in errors.
-pub fn parse_description(origin: &str, yaml: &str) -> Result<ServiceDescription, DescriptionError> {
+fn parse_description(origin: &str, yaml: &str) -> Result<ServiceDescription, DescriptionError> {
     let desc: ServiceDescription =
         serde_saphyr::from_str(yaml).map_err(|e| DescriptionError::Parse {
             origin: origin.to_owned(),
@@ -85,7 +85,10 @@ impl Catalogue {
     }
 
     /// This catalogue plus `extra` (task-local services); a name already present is an error.
-    pub fn with(&self, extra: Vec<ServiceDescription>) -> Result<Catalogue, DescriptionError> {
+    pub(crate) fn with(
+        &self,
+        extra: Vec<ServiceDescription>,
+    ) -> Result<Catalogue, DescriptionError> {
         let mut services = self.services.clone();
         for desc in extra {
             if services.iter().any(|s| s.name == desc.name) {

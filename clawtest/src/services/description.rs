@@ -53,9 +53,9 @@
 //! `has`, `at_least`, `at_most`, `within_days`; then `limit`), `get` (by the id field, or
 //! also by the `also_match` fields), `create` (an id from
 //! `id_format`, or none for an outbox), `update`, `delete`, and `hook` — a named Rust
-//! function in [`super::hooks`] for the few routes that need logic (text search with
-//! ClawEnvKit's tokenizers, calendar date windows, spotify playback). Routes are matched on
-//! the service's `prefix` (default: its name).
+//! function of clawtest's hooks table (`services/hooks/`) for the few routes that need
+//! logic (text search with ClawEnvKit's tokenizers, calendar date windows, spotify
+//! playback). Routes are matched on the service's `prefix` (default: its name).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -92,7 +92,7 @@ pub struct ServiceDescription {
 
 impl ServiceDescription {
     /// The first path segment of this service's routes.
-    pub fn prefix(&self) -> &str {
+    pub(crate) fn prefix(&self) -> &str {
         self.prefix.as_deref().unwrap_or(&self.name)
     }
 
@@ -102,18 +102,18 @@ impl ServiceDescription {
     }
 
     /// The route answering `endpoint` (a path like `/todo/tasks/create`), if any.
-    pub fn route(&self, endpoint: &str) -> Option<&RouteDescription> {
+    pub(crate) fn route(&self, endpoint: &str) -> Option<&RouteDescription> {
         self.routes.iter().find(|r| r.endpoint == endpoint)
     }
 
     /// The collection named `name`, if any.
-    pub fn collection(&self, name: &str) -> Option<&CollectionDescription> {
+    pub(crate) fn collection(&self, name: &str) -> Option<&CollectionDescription> {
         self.collections.iter().find(|c| c.name == name)
     }
 
     /// Checks internal consistency: routes under `/<name>/`, operations naming declared
     /// collections and parameters. Returns the first problem found.
-    pub fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         let prefix = format!("/{}/", self.prefix());
         for list in &self.audit_lists {
             if self.collection(list).is_none() {
@@ -328,7 +328,7 @@ fn default_method() -> String {
 impl RouteDescription {
     /// The request body as a JSON Schema object, for OpenAI-style `tools.json`:
     /// `{"type":"object","properties":{..},"required":[..]}`.
-    pub fn parameters_schema(&self) -> Value {
+    pub(crate) fn parameters_schema(&self) -> Value {
         let mut properties = serde_json::Map::new();
         let mut required = Vec::new();
         for p in &self.parameters {
@@ -573,14 +573,15 @@ pub enum Match {
 
 /// A parsed `id_format`: `prefix{n:0W}suffix`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IdFormat {
+pub(crate) struct IdFormat {
     prefix: String,
     width: usize,
     suffix: String,
 }
 
 impl IdFormat {
-    pub fn parse(format: &str) -> Result<IdFormat, String> {
+    /// Reads an `id_format`; the error says what a valid one looks like.
+    pub(crate) fn parse(format: &str) -> Result<IdFormat, String> {
         let bad = || format!("id_format `{format}` must contain one `{{n}}` or `{{n:0W}}`");
         let start = format.find('{').ok_or_else(bad)?;
         let end = start + format[start..].find('}').ok_or_else(bad)?;
@@ -604,7 +605,8 @@ impl IdFormat {
         })
     }
 
-    pub fn render(&self, n: usize) -> String {
+    /// The id of record number `n`.
+    pub(crate) fn render(&self, n: usize) -> String {
         format!("{}{:0w$}{}", self.prefix, n, self.suffix, w = self.width)
     }
 }

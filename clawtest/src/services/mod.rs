@@ -2,22 +2,22 @@
 //! engine that answers a request from it, and the hooks.
 //!
 //! A service is data ([`ServiceDescription`], one YAML file per built-in service in
-//! `catalogue/`): collections seeded from task fixtures ([`store`]), and routes that each
+//! `catalogue/`): collections seeded from task fixtures (`store`), and routes that each
 //! run one generic operation (list, get, create, update, delete) or a named hook
-//! ([`hooks`]) and render response templates ([`engine`]). Everything here is pure and
+//! (`hooks`) and render response templates (`engine`). Everything here is pure and
 //! imports nothing above it: the per-trial state and the audit log belong to the world,
 //! and serving it over HTTP to `serve`.
 
-pub mod catalogue;
+pub(crate) mod catalogue;
 pub mod description;
-pub mod engine;
-pub mod hooks;
-pub mod python;
-pub mod python_json;
-pub mod store;
-pub mod time;
+pub(crate) mod engine;
+pub(crate) mod hooks;
+pub(crate) mod python;
+pub(crate) mod python_json;
+pub(crate) mod store;
+pub(crate) mod time;
 
-pub use catalogue::{Catalogue, DescriptionError, parse_description};
+pub use catalogue::{Catalogue, DescriptionError};
 pub use description::{
     BodyRule, CollectionDescription, Filter, Match, Operation, ParamType, ParameterDescription,
     RebaseDates, RouteDescription, ServiceDescription, SetWhen,

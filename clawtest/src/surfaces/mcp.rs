@@ -60,7 +60,12 @@ impl McpServer {
     }
 
     /// Answers one HTTP request to `/mcp`.
-    pub fn answer(&self, http_method: &str, body: &[u8], world: &Mutex<World>) -> ServiceResponse {
+    pub(crate) fn answer(
+        &self,
+        http_method: &str,
+        body: &[u8],
+        world: &Mutex<World>,
+    ) -> ServiceResponse {
         if http_method != "POST" {
             return response(
                 405,
@@ -166,7 +171,7 @@ fn response(status: u16, body: Value) -> ServiceResponse {
 /// most claws share), pointing at `/mcp` on the services listener. `stdio_bridge`, when the
 /// sandbox has one (the docker backend's shim), adds a second entry for clients that can only
 /// spawn stdio servers: `clawtest-shim mcp-stdio` relays each line to the same endpoint.
-pub fn mcp_config(services_url: &str, stdio_bridge: Option<&str>) -> Value {
+pub(crate) fn mcp_config(services_url: &str, stdio_bridge: Option<&str>) -> Value {
     let url = format!("{}/mcp", services_url.trim_end_matches('/'));
     let mut servers = json!({"clawtest": {"type": "http", "url": url}});
     if let Some(bridge) = stdio_bridge {

@@ -57,7 +57,7 @@ pub struct RecordedBody {
 impl RecordedBody {
     /// A body from the JSON text of a value, as `serde_json` writes it (text that does not
     /// parse reads as null).
-    pub fn from_text(text: Arc<[u8]>) -> Self {
+    pub(crate) fn from_text(text: Arc<[u8]>) -> Self {
         RecordedBody {
             text,
             value: std::sync::OnceLock::new(),
@@ -70,7 +70,7 @@ impl RecordedBody {
     }
 
     /// The value.
-    pub fn value(&self) -> &Value {
+    pub(crate) fn value(&self) -> &Value {
         // The text was written from a value by serde_json, so it parses back to it.
         self.value
             .get_or_init(|| serde_json::from_slice(&self.text).unwrap_or(Value::Null))
@@ -78,7 +78,7 @@ impl RecordedBody {
 }
 
 /// The compact JSON text of a value.
-pub fn json_text(value: &Value) -> Arc<[u8]> {
+pub(crate) fn json_text(value: &Value) -> Arc<[u8]> {
     Arc::from(serde_json::to_vec(value).unwrap_or_else(|_| b"null".to_vec()))
 }
 

@@ -1,14 +1,14 @@
 //! What happened in one trial, as the grader and the reports see it: the audit log and its
-//! injected faults ([`audit`]), the model calls ([`model_call`]), the final output, the
-//! workspace files, the check commands, the harness's exit and timing; the saved-trajectory
-//! file format; and the import of ClawEnvKit's audits ([`clawenvkit`]).
+//! injected faults ([`AuditEntry`], `audit.rs`), the model calls ([`ModelCall`]), the final
+//! output, the workspace files, the check commands, the harness's exit and timing; the
+//! saved-trajectory file format; and the import of ClawEnvKit's audits (`clawenvkit.rs`).
 //!
 //! Leaf data: produced by the world, the gateway and the executor, read by the grader without
 //! any further I/O. It imports nothing of the library above [`crate::spec`].
 
-pub mod audit;
-pub mod clawenvkit;
-pub mod model_call;
+pub(crate) mod audit;
+pub(crate) mod clawenvkit;
+pub(crate) mod model_call;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use audit::{AuditEntry, FaultKind, RecordedBody};
-pub use clawenvkit::from_clawenvkit;
+pub(crate) use clawenvkit::from_clawenvkit;
 pub use model_call::ModelCall;
 
 /// One trial's record.
@@ -82,7 +82,8 @@ pub struct HarnessExit {
 }
 
 impl HarnessExit {
-    pub fn describe(&self) -> String {
+    /// In words, for reports: "exit code 1", "killed at the time limit", …
+    pub(crate) fn describe(&self) -> String {
         match (self.timed_out, self.code) {
             (true, _) => "killed at the time limit".into(),
             (false, Some(code)) => format!("exit code {code}"),
@@ -94,14 +95,14 @@ impl HarnessExit {
 mod milliseconds {
     use std::time::Duration;
 
-    pub fn serialize<S: serde::Serializer>(
+    pub(super) fn serialize<S: serde::Serializer>(
         duration: &Duration,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
         serializer.serialize_u64(duration.as_millis() as u64)
     }
 
-    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
+    pub(super) fn deserialize<'de, D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Duration, D::Error> {
         let milliseconds: u64 = serde::Deserialize::deserialize(deserializer)?;
@@ -111,7 +112,7 @@ mod milliseconds {
 
 /// The file format of a saved trajectory (`--trajectories DIR`): the trajectory with a schema
 /// tag, so that `cargo clawtest grade` can re-grade it later without running the agent.
-pub const SCHEMA: &str = "clawtest-trajectory/1";
+pub(crate) const SCHEMA: &str = "clawtest-trajectory/1";
 
 #[derive(Serialize)]
 struct FileOut<'a> {
@@ -130,21 +131,23 @@ struct FileIn {
 /// A saved trajectory that cannot be read.
 #[derive(Debug, thiserror::Error)]
 #[error("{}: {message}", path.display())]
-pub struct ReadError {
-    pub path: std::path::PathBuf,
-    pub message: String,
+pub(crate) struct ReadError {
+    /// The file read.
+    pub(crate) path: std::path::PathBuf,
+    /// What is wrong with it.
+    pub(crate) message: String,
 }
 
 impl Trajectory {
     /// Where a trajectory is saved inside `folder`: `<task_id>/trial-<n>.json`.
-    pub fn file_in(&self, folder: &std::path::Path) -> std::path::PathBuf {
+    pub(crate) fn file_in(&self, folder: &std::path::Path) -> std::path::PathBuf {
         folder
             .join(&self.task_id)
             .join(format!("trial-{}.json", self.trial))
     }
 
     /// The saved form, pretty-printed.
-    pub fn to_file_text(&self) -> String {
+    pub(crate) fn to_file_text(&self) -> String {
         serde_json::to_string_pretty(&FileOut {
             schema: SCHEMA,
             trajectory: self,
@@ -153,7 +156,7 @@ impl Trajectory {
     }
 
     /// Reads a trajectory saved with [`Trajectory::to_file_text`].
-    pub fn read(path: &std::path::Path) -> Result<Trajectory, ReadError> {
+    pub(crate) fn read(path: &std::path::Path) -> Result<Trajectory, ReadError> {
         let error = |message: String| ReadError {
             path: path.to_path_buf(),
             message,

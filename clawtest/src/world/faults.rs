@@ -35,7 +35,7 @@ impl Default for FaultPlan {
 }
 
 /// The mean length of a burst of faults.
-pub const BURST_LENGTH: f64 = 4.0;
+const BURST_LENGTH: f64 = 4.0;
 
 /// ClawEnvKit's default fault rate (`ERROR_RATE=0.25` in its runners).
 pub const DEFAULT_FAULT_RATE: f64 = 0.25;

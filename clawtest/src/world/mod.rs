@@ -25,7 +25,7 @@
 //! This file: [`World`], its options and errors, and recording answered calls. The fault
 //! plan and injector are in `faults.rs`, fixture seeding in `fixtures.rs`, request dispatch
 //! and the utility routes in `routes.rs`. The audit entries themselves are data of the
-//! trajectory ([`crate::trajectory::audit`]).
+//! trajectory ([`crate::trajectory::AuditEntry`]).
 
 mod faults;
 mod fixtures;
@@ -44,12 +44,12 @@ use crate::trajectory::audit::json_text;
 use crate::trajectory::{AuditEntry, RecordedBody};
 
 use faults::Injector;
-pub use faults::{BURST_LENGTH, DEFAULT_FAULT_RATE, FaultPlan};
+pub use faults::{DEFAULT_FAULT_RATE, FaultPlan};
 use fixtures::seed_fixtures;
 use routes::{Answered, Call};
 
 /// The default trial clock.
-pub const DEFAULT_CLOCK: &str = "2026-01-02T09:00:00Z";
+const DEFAULT_CLOCK: &str = "2026-01-02T09:00:00Z";
 
 /// Options for one world.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,7 +80,8 @@ pub struct ServiceResponse {
 }
 
 impl ServiceResponse {
-    pub fn json(status: u16, body: Value) -> Self {
+    /// An answer with `status` and `body`, no extra headers and no delay.
+    pub(crate) fn json(status: u16, body: Value) -> Self {
         ServiceResponse {
             status,
             body,
@@ -240,14 +241,14 @@ impl World {
     }
 
     /// A channel that receives every audit entry from now on, as it is recorded.
-    pub fn subscribe(&mut self) -> std::sync::mpsc::Receiver<AuditEntry> {
+    pub(crate) fn subscribe(&mut self) -> std::sync::mpsc::Receiver<AuditEntry> {
         let (sender, receiver) = std::sync::mpsc::channel();
         self.observer = Some(sender);
         receiver
     }
 
     /// The services of this world, in task order.
-    pub fn services(&self) -> impl Iterator<Item = &ServiceDescription> {
+    pub(crate) fn services(&self) -> impl Iterator<Item = &ServiceDescription> {
         self.services.iter().map(|s| s.desc.as_ref())
     }
 

@@ -10,7 +10,7 @@ use crate::services::python_json;
 /// A request the route's schema rejected: the 422 body FastAPI would send, and the body
 /// as received (for the audit log).
 #[derive(Debug, Clone, PartialEq)]
-pub struct InvalidRequest {
+pub(crate) struct InvalidRequest {
     pub detail: Value,
     pub received: Value,
 }
@@ -18,7 +18,7 @@ pub struct InvalidRequest {
 /// Validates a request body against the route's parameters. On success returns the
 /// parameters as pydantic's `model_dump()` would: every declared field, in declaration
 /// order, defaults applied, values coerced, undeclared fields dropped.
-pub fn validate(
+pub(crate) fn validate(
     route: &RouteDescription,
     body: &[u8],
 ) -> Result<Map<String, Value>, Box<InvalidRequest>> {
