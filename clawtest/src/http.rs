@@ -22,7 +22,9 @@ use tokio::net::{TcpListener, UnixListener};
 /// Where a server accepts connections.
 #[derive(Debug)]
 pub enum Listener {
+    /// A TCP port (the process backend listens on loopback).
     Tcp(TcpListener),
+    /// A Unix socket (the docker backend bind-mounts it into the container).
     Unix(UnixListener),
 }
 
@@ -152,24 +154,35 @@ where
 /// A request, read whole.
 #[derive(Debug, Clone)]
 pub struct HttpRequest {
+    /// The HTTP method as sent (`POST`).
     pub method: String,
+    /// The URI's path, without the query string.
     pub path: String,
+    /// Every header as (name, value), names lower case; a value that is not UTF-8 is read
+    /// lossily.
     pub headers: Vec<(String, String)>,
+    /// The whole body.
     pub body: Vec<u8>,
 }
 
 /// A response to send.
 #[derive(Debug)]
 pub struct HttpResponse {
+    /// The HTTP status code.
     pub status: u16,
+    /// Headers as (name, value), sent in this order.
     pub headers: Vec<(String, String)>,
+    /// The body, whole or streamed.
     pub body: ResponseBody,
 }
+
 /// The body of a response: whole, or chunks sent as they are produced (the sender closing the
 /// channel ends the body).
 #[derive(Debug)]
 pub enum ResponseBody {
+    /// All of the body at once.
     Whole(Vec<u8>),
+    /// Chunks sent as they arrive on the channel (server-sent events passed through).
     Chunks(tokio::sync::mpsc::Receiver<Bytes>),
 }
 
@@ -220,6 +233,8 @@ pub type Reply<'a> = Pin<Box<dyn Future<Output = HttpResponse> + Send + 'a>>;
 
 /// Answers requests.
 pub trait Handler: Send + Sync + 'static {
+    /// The response to one request; connections are served concurrently, so this may be
+    /// called again before an earlier reply completes.
     fn handle(&self, request: HttpRequest) -> Reply<'_>;
 }
 

@@ -29,6 +29,7 @@ const SCALE: &str = "Score on this scale:\n\
 pub struct JudgeRequest {
     /// The component this answers.
     pub component: String,
+    /// The component's `rubric`, as the task file gives it.
     pub rubric: String,
     /// The full text sent to the judge.
     pub prompt: String,
@@ -41,6 +42,8 @@ pub struct JudgeRequest {
 pub struct JudgeVerdict {
     /// 0..=1.
     pub score: f64,
+    /// The judge's explanation: the reply's `reasoning`, or the whole reply when it held no
+    /// JSON `score`.
     pub reasoning: String,
 }
 

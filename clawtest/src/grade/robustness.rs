@@ -15,7 +15,10 @@ const RECOVERY_WINDOW: usize = 4;
 /// Faults and recoveries of one trial.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Robustness {
+    /// How many injected errors (429 or 500) the audit holds; injected delays do not count.
     pub injected: usize,
+    /// How many of them were followed, within the service's next 4 calls, by a successful
+    /// call of the same action.
     pub recovered: usize,
     /// recovered / injected, 1 when nothing was injected.
     pub score: f64,
@@ -28,7 +31,9 @@ pub struct Robustness {
 pub struct UnrecoveredFault {
     /// Its audit sequence number.
     pub seq: u64,
+    /// The service the faulted call went to.
     pub service: String,
+    /// The faulted call's action (the tool name, else the canonical action).
     pub action: String,
 }
 

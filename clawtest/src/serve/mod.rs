@@ -34,6 +34,7 @@ const MAX_BODY: usize = 16 * 1024 * 1024;
 
 /// Waits before a slow fault is answered.
 pub trait Delay: Send + Sync + 'static {
+    /// A future that completes after `duration` (or, in a test, records it and completes).
     fn wait(&self, duration: Duration) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 }
 

@@ -21,18 +21,26 @@ pub const DEFAULT_PORT: u16 = 9100;
 /// Why the world could not be served.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// The task's world cannot be built (an unknown service, fixtures of the wrong shape).
     #[error("could not build the services of task `{task}`: {source}")]
     World {
+        /// The task's id.
         task: String,
+        /// Why the world was refused.
         #[source]
         source: WorldError,
     },
+    /// The port cannot be listened on (taken, or not allowed).
     #[error("could not listen on 127.0.0.1:{port}: {source} (choose another with --port)")]
     Bind {
+        /// The port asked for (`--port`).
         port: u16,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
+    /// The listening socket failed: its address could not be read, or serving stopped on an
+    /// error.
     #[error("the services server failed: {0}")]
     Server(#[source] std::io::Error),
 }

@@ -38,12 +38,29 @@ const BUILTIN: &[(&str, &str)] = &[
 /// A service description that does not parse or is inconsistent.
 #[derive(Debug, thiserror::Error)]
 pub enum DescriptionError {
+    /// The YAML does not parse as a service description.
     #[error("service description `{origin}` does not parse: {message}")]
-    Parse { origin: String, message: String },
+    Parse {
+        /// Which description: a built-in file's name.
+        origin: String,
+        /// The YAML parser's message.
+        message: String,
+    },
+    /// It parses, but is inconsistent: a route outside the service's prefix, an operation
+    /// naming an unknown collection or parameter, an unknown hook, a bad `id_format`.
     #[error("service description `{origin}` is inconsistent: {message}")]
-    Invalid { origin: String, message: String },
+    Invalid {
+        /// Which description: a built-in file's name, or a task-local service's name.
+        origin: String,
+        /// The first problem found.
+        message: String,
+    },
+    /// A task-local service has the name of a service already in the catalogue.
     #[error("service `{name}` is defined twice")]
-    Duplicate { name: String },
+    Duplicate {
+        /// The service name given twice.
+        name: String,
+    },
 }
 
 /// Parses and checks one service description (YAML); `origin` names it in errors.
@@ -103,6 +120,7 @@ impl Catalogue {
         Ok(Catalogue { services })
     }
 
+    /// The service named `name` (its description's `name`, as a task's `services` lists it).
     pub fn get(&self, name: &str) -> Option<&ServiceDescription> {
         self.services
             .iter()

@@ -27,8 +27,12 @@ pub use description::{
 /// for calls to its endpoint.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolBinding {
+    /// The tool's name (`tools[].name`): the action audit entries of its endpoint carry.
     pub name: String,
+    /// The service the endpoint belongs to (`tools[].service`).
     pub service: String,
+    /// The route's path the tool calls (`tools[].endpoint`, e.g. `/todo/tasks/create`).
     pub endpoint: String,
+    /// The HTTP method the tool calls the endpoint with (`tools[].method`).
     pub method: String,
 }

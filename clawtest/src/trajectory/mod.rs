@@ -22,24 +22,30 @@ pub use model_call::ModelCall;
 /// One trial's record.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Trajectory {
+    /// The id of the task the trial ran.
     pub task_id: String,
     /// 0-based trial index.
     pub trial: u32,
+    /// Every request the trial's services answered, in order.
     pub audit: Vec<AuditEntry>,
+    /// Every call through the model gateway, in order (empty without a gateway).
     pub model_calls: Vec<ModelCall>,
     /// The final answer: `agent_output.txt` in the workspace if the harness wrote it, else
     /// its stdout.
     pub output: String,
+    /// Which of the two `output` was read from.
     pub output_source: OutputOrigin,
     /// The end of the harness's stderr, for failure messages.
     pub stderr_tail: String,
     /// Files in the workspace after the harness exited, by path relative to the workspace.
     pub workspace: BTreeMap<String, WorkspaceFile>,
+    /// How the harness ended.
     pub exit: HarnessExit,
     /// The `exit_code` / `pytest_pass` commands, run in the trial's sandbox after the harness
     /// ended, in task order.
     #[serde(default)]
     pub commands: Vec<CommandRun>,
+    /// How long the harness ran, wall clock (saved as `duration_ms`).
     #[serde(with = "milliseconds", rename = "duration_ms")]
     pub duration: Duration,
 }
@@ -48,13 +54,16 @@ pub struct Trajectory {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OutputOrigin {
+    /// The harness's standard output (it wrote no `agent_output.txt`).
     Stdout,
+    /// `agent_output.txt` in the workspace.
     AgentOutputFile,
 }
 
 /// A workspace file, by content.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkspaceFile {
+    /// Its size in bytes.
     pub size: u64,
     /// SHA-256, lowercase hex.
     pub sha256: String,
@@ -67,6 +76,8 @@ pub struct CommandRun {
     pub command: String,
     /// `None` when it timed out, was killed, or could not start.
     pub exit_code: Option<i32>,
+    /// True when it was killed at its time limit (30 s for `exit_code`, 60 s for
+    /// `pytest_pass`).
     pub timed_out: bool,
     /// The end of its stdout and stderr, for reasons and reports.
     pub output_tail: String,
