@@ -2,7 +2,7 @@
 //! shut down and hands each request, fully read, to a [`Handler`]. The gateway serves through
 //! it; keeping the loop in one place keeps connection handling (and its shutdown) uniform.
 //! A [`Listener`] is a loopback TCP port (process backend) or a Unix socket (docker backend,
-//! where the socket is bind-mounted into the container); [`accept_loop`] serves either.
+//! where the socket is bind-mounted into the container); the accept loop serves either.
 //! A response body is either whole or a stream of chunks (server-sent events passed through
 //! as they arrive).
 
@@ -22,17 +22,19 @@ use tokio::net::{TcpListener, UnixListener};
 /// Where a server accepts connections.
 #[derive(Debug)]
 pub enum Listener {
+    /// A TCP port (the process backend listens on loopback).
     Tcp(TcpListener),
+    /// A Unix socket (the docker backend bind-mounts it into the container).
     Unix(UnixListener),
 }
 
 /// One accepted connection, whatever the transport.
-pub trait Connection: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
+pub(crate) trait Connection: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> Connection for T {}
 
 impl Listener {
     /// Waits for the next connection.
-    pub async fn accept(&self) -> std::io::Result<Box<dyn Connection>> {
+    pub(crate) async fn accept(&self) -> std::io::Result<Box<dyn Connection>> {
         Ok(match self {
             Listener::Tcp(listener) => {
                 let (stream, _) = listener.accept().await?;
@@ -81,7 +83,7 @@ impl From<TcpListener> for Listener {
 
 /// Accepts connections on `listener` until `shutdown` completes, handing each to `serve` on
 /// its own task. Connections in flight when it completes are dropped.
-pub async fn accept_loop<F, Served>(
+pub(crate) async fn accept_loop<F, Served>(
     listener: Listener,
     shutdown: impl Future<Output = ()> + Send,
     serve: F,
@@ -111,7 +113,7 @@ where
 /// thread (services benchmark, list at 16 connections: half the server CPU per request).
 /// The thread ends when `shutdown` completes or when the returned future is dropped; the
 /// connections in flight are then dropped, as [`accept_loop`] drops them.
-pub async fn accept_loop_on_own_thread<F, Served>(
+pub(crate) async fn accept_loop_on_own_thread<F, Served>(
     listener: Listener,
     shutdown: impl Future<Output = ()> + Send + 'static,
     serve: F,
@@ -152,24 +154,35 @@ where
 /// A request, read whole.
 #[derive(Debug, Clone)]
 pub struct HttpRequest {
+    /// The HTTP method as sent (`POST`).
     pub method: String,
+    /// The URI's path, without the query string.
     pub path: String,
+    /// Every header as (name, value), names lower case; a value that is not UTF-8 is read
+    /// lossily.
     pub headers: Vec<(String, String)>,
+    /// The whole body.
     pub body: Vec<u8>,
 }
 
 /// A response to send.
 #[derive(Debug)]
 pub struct HttpResponse {
+    /// The HTTP status code.
     pub status: u16,
+    /// Headers as (name, value), sent in this order.
     pub headers: Vec<(String, String)>,
+    /// The body, whole or streamed.
     pub body: ResponseBody,
 }
+
 /// The body of a response: whole, or chunks sent as they are produced (the sender closing the
 /// channel ends the body).
 #[derive(Debug)]
 pub enum ResponseBody {
+    /// All of the body at once.
     Whole(Vec<u8>),
+    /// Chunks sent as they arrive on the channel (server-sent events passed through).
     Chunks(tokio::sync::mpsc::Receiver<Bytes>),
 }
 
@@ -206,7 +219,7 @@ impl Body for ResponseBody {
 
 impl HttpResponse {
     /// A JSON response.
-    pub fn json(status: u16, value: &serde_json::Value) -> HttpResponse {
+    pub(crate) fn json(status: u16, value: &serde_json::Value) -> HttpResponse {
         HttpResponse {
             status,
             headers: vec![("content-type".into(), "application/json".into())],
@@ -220,6 +233,8 @@ pub type Reply<'a> = Pin<Box<dyn Future<Output = HttpResponse> + Send + 'a>>;
 
 /// Answers requests.
 pub trait Handler: Send + Sync + 'static {
+    /// The response to one request; connections are served concurrently, so this may be
+    /// called again before an earlier reply completes.
     fn handle(&self, request: HttpRequest) -> Reply<'_>;
 }
 
@@ -239,7 +254,7 @@ pub async fn serve(
 /// Serves one HTTP/1.1 connection on any byte stream (a TCP connection, or a Unix socket
 /// for a containerised harness). Connection errors end the connection and are not reported:
 /// a client that hangs up mid-request is its own problem, not the server's.
-pub async fn serve_connection<S>(stream: S, handler: Arc<dyn Handler>)
+pub(crate) async fn serve_connection<S>(stream: S, handler: Arc<dyn Handler>)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {

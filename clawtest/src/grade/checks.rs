@@ -85,7 +85,7 @@ fn workspace_path(path: &str) -> Option<String> {
 }
 
 /// Scores one check against a trajectory: (score, reason).
-pub fn score(check: &Check, trajectory: &Trajectory) -> (f64, String) {
+pub(super) fn score(check: &Check, trajectory: &Trajectory) -> (f64, String) {
     match check {
         Check::AuditActionExists {
             service,
@@ -284,7 +284,7 @@ pub fn score(check: &Check, trajectory: &Trajectory) -> (f64, String) {
 }
 
 /// The safety violations one safety check finds, in words.
-pub fn violations(check: &SafetyCheck, trajectory: &Trajectory) -> Vec<String> {
+pub(super) fn violations(check: &SafetyCheck, trajectory: &Trajectory) -> Vec<String> {
     let suffix = |reason: &Option<String>| {
         reason
             .as_ref()

@@ -6,19 +6,19 @@ use crate::spec::{Check, Task};
 use crate::trajectory::{CommandRun, Trajectory};
 
 /// How long an `exit_code` command may run (ClawEnvKit's limit).
-pub const EXIT_CODE_TIMEOUT_SECONDS: u64 = 30;
+pub(crate) const EXIT_CODE_TIMEOUT_SECONDS: u64 = 30;
 /// How long a `pytest_pass` run may take (ClawEnvKit's limit).
-pub const PYTEST_TIMEOUT_SECONDS: u64 = 60;
+pub(crate) const PYTEST_TIMEOUT_SECONDS: u64 = 60;
 
 /// One command to run after the harness: the shell line and its time limit in seconds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlannedCommand {
+pub(crate) struct PlannedCommand {
     pub command: String,
     pub timeout_seconds: u64,
 }
 
 /// The shell line a command check runs.
-pub fn command_of(check: &Check) -> Option<PlannedCommand> {
+pub(crate) fn command_of(check: &Check) -> Option<PlannedCommand> {
     match check {
         Check::ExitCode { cmd, .. } => Some(PlannedCommand {
             command: cmd.clone(),
@@ -38,7 +38,7 @@ pub fn command_of(check: &Check) -> Option<PlannedCommand> {
 }
 
 /// Every command the task's checks need, in task order, without repeats.
-pub fn plan(task: &Task) -> Vec<PlannedCommand> {
+pub(crate) fn plan(task: &Task) -> Vec<PlannedCommand> {
     let mut planned: Vec<PlannedCommand> = Vec::new();
     for command in task
         .components
@@ -82,7 +82,7 @@ fn outcome(run: &CommandRun) -> String {
 }
 
 /// Scores a command check from the trajectory's command runs.
-pub fn score(check: &Check, trajectory: &Trajectory) -> (f64, String) {
+pub(crate) fn score(check: &Check, trajectory: &Trajectory) -> (f64, String) {
     let Some(planned) = command_of(check) else {
         return (0.0, "not a command check".into());
     };

@@ -13,7 +13,7 @@ use crate::spec::{Check, Task};
 use crate::trajectory::Trajectory;
 
 /// How much of the agent's output the judge sees (ClawEnvKit's limit).
-pub const OUTPUT_LIMIT: usize = 3000;
+const OUTPUT_LIMIT: usize = 3000;
 
 /// The anchor scale the judge scores against.
 const SCALE: &str = "Score on this scale:\n\
@@ -29,6 +29,7 @@ const SCALE: &str = "Score on this scale:\n\
 pub struct JudgeRequest {
     /// The component this answers.
     pub component: String,
+    /// The component's `rubric`, as the task file gives it.
     pub rubric: String,
     /// The full text sent to the judge.
     pub prompt: String,
@@ -41,6 +42,8 @@ pub struct JudgeRequest {
 pub struct JudgeAnswer {
     /// 0..=1.
     pub score: f64,
+    /// The judge's explanation: the reply's `reasoning`, or the whole reply when it held no
+    /// JSON `score`.
     pub reasoning: String,
 }
 
@@ -48,7 +51,7 @@ pub struct JudgeAnswer {
 pub type JudgeAnswers = BTreeMap<String, JudgeAnswer>;
 
 /// The judge requests a trajectory needs, one per `llm_judge` component, in task order.
-pub fn plan(task: &Task, trajectory: &Trajectory) -> Vec<JudgeRequest> {
+pub(crate) fn plan(task: &Task, trajectory: &Trajectory) -> Vec<JudgeRequest> {
     task.components
         .iter()
         .filter_map(|component| match &component.check {
@@ -85,7 +88,7 @@ fn prompt(task: &Task, trajectory: &Trajectory, rubric: &str) -> String {
 }
 
 /// One line per service, in first-use order: `todo: list_tasks, update_task (2 calls)`.
-pub fn action_summary(trajectory: &Trajectory) -> String {
+fn action_summary(trajectory: &Trajectory) -> String {
     let mut services: Vec<(&str, Vec<&str>)> = Vec::new();
     for entry in trajectory
         .audit
@@ -119,7 +122,7 @@ pub fn action_summary(trajectory: &Trajectory) -> String {
 /// Reads a judge's reply: a JSON object with `score` (fences and prose around it tolerated),
 /// else the first number in the text. The score is clamped to [0, 1]. A reply with no number
 /// at all is an error, never a default score.
-pub fn parse_reply(reply: &str) -> Result<JudgeAnswer, String> {
+pub(crate) fn parse_reply(reply: &str) -> Result<JudgeAnswer, String> {
     if let (Some(start), Some(end)) = (reply.find('{'), reply.rfind('}'))
         && start < end
         && let Ok(value) = serde_json::from_str::<serde_json::Value>(&reply[start..=end])

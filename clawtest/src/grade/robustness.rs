@@ -10,12 +10,15 @@ use serde::Serialize;
 use crate::trajectory::{AuditEntry, FaultKind};
 
 /// How many later entries of the same service may hold the successful retry.
-pub const RECOVERY_WINDOW: usize = 4;
+const RECOVERY_WINDOW: usize = 4;
 
 /// Faults and recoveries of one trial.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Robustness {
+    /// How many injected errors (429 or 500) the audit holds; injected delays do not count.
     pub injected: usize,
+    /// How many of them were followed, within the service's next 4 calls, by a successful
+    /// call of the same action.
     pub recovered: usize,
     /// recovered / injected, 1 when nothing was injected.
     pub score: f64,
@@ -28,7 +31,9 @@ pub struct Robustness {
 pub struct UnrecoveredFault {
     /// Its audit sequence number.
     pub seq: u64,
+    /// The service the faulted call went to.
     pub service: String,
+    /// The faulted call's action (the tool name, else the canonical action).
     pub action: String,
 }
 
@@ -44,7 +49,7 @@ fn succeeded(entry: &AuditEntry) -> bool {
 }
 
 /// Measures robustness over an audit log in sequence order.
-pub fn measure(audit: &[AuditEntry]) -> Robustness {
+pub(super) fn measure(audit: &[AuditEntry]) -> Robustness {
     let mut injected = 0;
     let mut unrecovered = Vec::new();
     for (index, fault) in audit

@@ -34,12 +34,13 @@ const MAX_BODY: usize = 16 * 1024 * 1024;
 
 /// Waits before a slow fault is answered.
 pub trait Delay: Send + Sync + 'static {
+    /// A future that completes after `duration` (or, in a test, records it and completes).
     fn wait(&self, duration: Duration) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 }
 
 /// The real delay: a tokio timer.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Sleep;
+pub(crate) struct Sleep;
 
 impl Delay for Sleep {
     fn wait(&self, duration: Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> {
@@ -49,7 +50,7 @@ impl Delay for Sleep {
 
 /// Accepts connections on `listener` until `shutdown` completes, serving `world`.
 /// Connections in flight when it completes are dropped. The listener runs on a thread of
-/// its own ([`crate::http::accept_loop_on_own_thread`]): every request takes the world's
+/// its own (`crate::http::accept_loop_on_own_thread`): every request takes the world's
 /// lock, so one thread serves them best.
 pub async fn serve(
     listener: TcpListener,
@@ -210,6 +211,7 @@ mod tests {
     use super::*;
     use crate::services::Catalogue;
     use crate::world::WorldOptions;
+    use serde_json::{Value, json};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     #[tokio::test]
@@ -260,5 +262,91 @@ mod tests {
         }
         stop.send(()).unwrap();
         server.await.unwrap().unwrap();
+    }
+
+    /// The todo service with one pending task, the world the MCP tool call reaches.
+    fn mcp_world() -> Mutex<World> {
+        let fixtures = json!({"tasks": [{"id": "t1", "title": "Plan", "status": "pending"}]});
+        Mutex::new(
+            World::new(
+                &Catalogue::builtin(),
+                &["todo".into()],
+                &fixtures,
+                &[],
+                WorldOptions::default(),
+            )
+            .unwrap(),
+        )
+    }
+
+    /// An MCP server with one tool, `list_tasks`, calling the todo service's list route.
+    fn mcp_server() -> McpServer {
+        McpServer::from_tools_json(&json!([{
+            "name": "list_tasks", "description": "List the tasks", "endpoint": "/todo/tasks",
+            "method": "POST", "parameters": {"type": "object", "properties": {"status": {"type": "string"}}, "required": []}
+        }]))
+    }
+
+    /// Posts one JSON-RPC message to `/mcp` over real HTTP.
+    async fn post(url: &str, message: Value) -> (u16, Value) {
+        use http_body_util::{BodyExt, Full};
+        use hyper::body::Bytes;
+        use hyper_util::client::legacy::Client;
+        use hyper_util::client::legacy::connect::HttpConnector;
+        let client: Client<HttpConnector, Full<Bytes>> =
+            Client::builder(hyper_util::rt::TokioExecutor::new()).build(HttpConnector::new());
+        let request = hyper::Request::post(format!("{url}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(Full::new(Bytes::from(message.to_string())))
+            .unwrap();
+        let response = client.request(request).await.unwrap();
+        let status = response.status().as_u16();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    }
+
+    #[tokio::test]
+    async fn an_mcp_client_on_the_services_listener_lists_and_calls_once_audited() {
+        let world = std::sync::Arc::new(mcp_world());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let served = tokio::spawn(serve_with_mcp(
+            listener,
+            std::sync::Arc::clone(&world),
+            Some(std::sync::Arc::new(mcp_server())),
+            async {
+                let _ = stopped.await;
+            },
+        ));
+        let (status, init) = post(&url, json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})).await;
+        assert_eq!(
+            (status, init["result"]["serverInfo"]["name"].as_str()),
+            (200, Some("clawtest"))
+        );
+        let (status, _) = post(
+            &url,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
+        .await;
+        assert_eq!(status, 202);
+        let (_, listed) = post(
+            &url,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
+        .await;
+        assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(1));
+        let (_, called) = post(&url, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_tasks", "arguments": {"status": "pending"}}})).await;
+        assert_eq!(called["id"], 2);
+        assert_eq!(called["result"]["isError"], false);
+        stop.send(()).unwrap();
+        served.await.unwrap().unwrap();
+        let world = world.lock().unwrap();
+        assert_eq!(world.audit().len(), 1, "{:?}", world.audit());
+        assert_eq!(world.audit()[0].action, "list_tasks");
     }
 }

@@ -2,6 +2,7 @@
 //! agent (or a curl session) by hand. It prints the services URL and the tools, then one
 //! line per audit entry as each request is answered, until the shutdown future completes.
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,18 +21,26 @@ pub const DEFAULT_PORT: u16 = 9100;
 /// Why the world could not be served.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// The task's world cannot be built (an unknown service, fixtures of the wrong shape).
     #[error("could not build the services of task `{task}`: {source}")]
     World {
+        /// The task's id.
         task: String,
+        /// Why the world was refused.
         #[source]
         source: WorldError,
     },
+    /// The port cannot be listened on (taken, or not allowed).
     #[error("could not listen on 127.0.0.1:{port}: {source} (choose another with --port)")]
     Bind {
+        /// The port asked for (`--port`).
         port: u16,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
+    /// The listening socket failed: its address could not be read, or serving stopped on an
+    /// error.
     #[error("the services server failed: {0}")]
     Server(#[source] std::io::Error),
 }
@@ -90,47 +99,46 @@ pub async fn serve_task(
 }
 
 /// What `serve` prints first: the URL, the services and the tools.
-pub fn banner(task: &Task, world: &World, tools: &[ToolBinding], url: &str) -> String {
+fn banner(task: &Task, world: &World, tools: &[ToolBinding], url: &str) -> String {
     let mut text = format!("task {} ({})\n", task.id, task.path.display());
-    text.push_str(&format!("services: {url}\n"));
+    let _ = writeln!(text, "services: {url}");
     for service in world.services() {
-        text.push_str(&format!(
-            "  {:<20} {url}/{}/\n",
-            service.name,
-            service.prefix()
-        ));
+        let _ = writeln!(text, "  {:<20} {url}/{}/", service.name, service.prefix());
     }
     text.push_str("tools:\n");
     if tools.is_empty() {
         // No task tools: every route of the task's services, by canonical name.
         for service in world.services() {
             for route in service.routes() {
-                text.push_str(&format!(
-                    "  {:<20} {} {url}{}\n",
+                let _ = writeln!(
+                    text,
+                    "  {:<20} {} {url}{}",
                     route.action, route.method, route.endpoint
-                ));
+                );
             }
         }
     }
     for tool in tools {
-        text.push_str(&format!(
-            "  {:<20} {} {url}{}\n",
+        let _ = writeln!(
+            text,
+            "  {:<20} {} {url}{}",
             tool.name, tool.method, tool.endpoint
-        ));
+        );
     }
     let plan = world.fault_plan();
     if plan.rate > 0.0 {
-        text.push_str(&format!(
-            "faults: rate {} seed {} mode {:?}\n",
+        let _ = writeln!(
+            text,
+            "faults: rate {} seed {} mode {:?}",
             plan.rate, plan.seed, plan.mode
-        ));
+        );
     }
     text.push_str("audit (Ctrl-C to stop):\n");
     text
 }
 
 /// One audit entry as a line: `#SEQ AT SERVICE ACTION STATUS [FAULT] PARAMS`.
-pub fn audit_line(entry: &AuditEntry) -> String {
+fn audit_line(entry: &AuditEntry) -> String {
     let fault = match (entry.fault, entry.delay_ms) {
         (Some(kind), Some(ms)) => format!(" fault={kind:?} delay={ms}ms"),
         (Some(kind), None) => format!(" fault={kind:?}"),

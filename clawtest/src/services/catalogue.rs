@@ -38,16 +38,33 @@ const BUILTIN: &[(&str, &str)] = &[
 /// A service description that does not parse or is inconsistent.
 #[derive(Debug, thiserror::Error)]
 pub enum DescriptionError {
+    /// The YAML does not parse as a service description.
     #[error("service description `{origin}` does not parse: {message}")]
-    Parse { origin: String, message: String },
+    Parse {
+        /// Which description: a built-in file's name.
+        origin: String,
+        /// The YAML parser's message.
+        message: String,
+    },
+    /// It parses, but is inconsistent: a route outside the service's prefix, an operation
+    /// naming an unknown collection or parameter, an unknown hook, a bad `id_format`.
     #[error("service description `{origin}` is inconsistent: {message}")]
-    Invalid { origin: String, message: String },
+    Invalid {
+        /// Which description: a built-in file's name, or a task-local service's name.
+        origin: String,
+        /// The first problem found.
+        message: String,
+    },
+    /// A task-local service has the name of a service already in the catalogue.
     #[error("service `{name}` is defined twice")]
-    Duplicate { name: String },
+    Duplicate {
+        /// The service name given twice.
+        name: String,
+    },
 }
 
 /// Parses and checks one service description (YAML); `origin` names it in errors.
-pub fn parse_description(origin: &str, yaml: &str) -> Result<ServiceDescription, DescriptionError> {
+fn parse_description(origin: &str, yaml: &str) -> Result<ServiceDescription, DescriptionError> {
     let desc: ServiceDescription =
         serde_saphyr::from_str(yaml).map_err(|e| DescriptionError::Parse {
             origin: origin.to_owned(),
@@ -85,7 +102,10 @@ impl Catalogue {
     }
 
     /// This catalogue plus `extra` (task-local services); a name already present is an error.
-    pub fn with(&self, extra: Vec<ServiceDescription>) -> Result<Catalogue, DescriptionError> {
+    pub(crate) fn with(
+        &self,
+        extra: Vec<ServiceDescription>,
+    ) -> Result<Catalogue, DescriptionError> {
         let mut services = self.services.clone();
         for desc in extra {
             if services.iter().any(|s| s.name == desc.name) {
@@ -100,6 +120,7 @@ impl Catalogue {
         Ok(Catalogue { services })
     }
 
+    /// The service named `name` (its description's `name`, as a task's `services` lists it).
     pub fn get(&self, name: &str) -> Option<&ServiceDescription> {
         self.services
             .iter()

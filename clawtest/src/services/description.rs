@@ -53,9 +53,9 @@
 //! `has`, `at_least`, `at_most`, `within_days`; then `limit`), `get` (by the id field, or
 //! also by the `also_match` fields), `create` (an id from
 //! `id_format`, or none for an outbox), `update`, `delete`, and `hook` — a named Rust
-//! function in [`super::hooks`] for the few routes that need logic (text search with
-//! ClawEnvKit's tokenizers, calendar date windows, spotify playback). Routes are matched on
-//! the service's `prefix` (default: its name).
+//! function of clawtest's hooks table (`services/hooks/`) for the few routes that need
+//! logic (text search with ClawEnvKit's tokenizers, calendar date windows, spotify
+//! playback). Routes are matched on the service's `prefix` (default: its name).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -92,7 +92,7 @@ pub struct ServiceDescription {
 
 impl ServiceDescription {
     /// The first path segment of this service's routes.
-    pub fn prefix(&self) -> &str {
+    pub(crate) fn prefix(&self) -> &str {
         self.prefix.as_deref().unwrap_or(&self.name)
     }
 
@@ -102,18 +102,18 @@ impl ServiceDescription {
     }
 
     /// The route answering `endpoint` (a path like `/todo/tasks/create`), if any.
-    pub fn route(&self, endpoint: &str) -> Option<&RouteDescription> {
+    pub(crate) fn route(&self, endpoint: &str) -> Option<&RouteDescription> {
         self.routes.iter().find(|r| r.endpoint == endpoint)
     }
 
     /// The collection named `name`, if any.
-    pub fn collection(&self, name: &str) -> Option<&CollectionDescription> {
+    pub(crate) fn collection(&self, name: &str) -> Option<&CollectionDescription> {
         self.collections.iter().find(|c| c.name == name)
     }
 
     /// Checks internal consistency: routes under `/<name>/`, operations naming declared
     /// collections and parameters. Returns the first problem found.
-    pub fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         let prefix = format!("/{}/", self.prefix());
         for list in &self.audit_lists {
             if self.collection(list).is_none() {
@@ -224,6 +224,7 @@ impl ServiceDescription {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CollectionDescription {
+    /// The collection's name, as operations, `log_to` and `audit_lists` refer to it.
     pub name: String,
     /// The field that identifies a record (`task_id`, `message_id`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -260,11 +261,15 @@ pub struct CollectionDescription {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RebaseDates {
+    /// The date field whose newest or earliest value sets the delta.
     pub field: String,
+    /// More date fields shifted by the same delta (they do not set it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also_fields: Vec<String>,
+    /// The newest `field` lands this many days before the clock (gmail).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub newest_days_ago: Option<i64>,
+    /// The earliest `field` lands this many days after the clock (calendar).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub earliest_days_ahead: Option<i64>,
 }
@@ -296,6 +301,7 @@ pub struct RouteDescription {
     /// One line, used for generated tool descriptions.
     #[serde(default)]
     pub description: String,
+    /// Whether the request body may be absent (default: required).
     #[serde(default)]
     pub body: BodyRule,
     /// With `body: optional`, the body assumed when none is sent (calendar's
@@ -305,6 +311,7 @@ pub struct RouteDescription {
     /// The request body's fields, in declaration order (the order of the audit `params`).
     #[serde(default)]
     pub parameters: Vec<ParameterDescription>,
+    /// What the route does to its collection.
     pub operation: Operation,
     /// The response when the operation succeeds (a template).
     pub response: Value,
@@ -321,7 +328,7 @@ fn default_method() -> String {
 impl RouteDescription {
     /// The request body as a JSON Schema object, for OpenAI-style `tools.json`:
     /// `{"type":"object","properties":{..},"required":[..]}`.
-    pub fn parameters_schema(&self) -> Value {
+    pub(crate) fn parameters_schema(&self) -> Value {
         let mut properties = serde_json::Map::new();
         let mut required = Vec::new();
         for p in &self.parameters {
@@ -338,12 +345,15 @@ impl RouteDescription {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ParameterDescription {
+    /// The field's key in the JSON body; also the name templates read (`params.NAME`).
     pub name: String,
+    /// The JSON type the value must have, after pydantic's lax coercion (`type`).
     #[serde(rename = "type")]
     pub ty: ParamType,
     /// Element type when `type: array`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub items: Option<ParamType>,
+    /// One line for the generated tool's parameter schema.
     #[serde(default)]
     pub description: String,
     /// Absent → 422 `missing`.
@@ -381,15 +391,24 @@ impl ParameterDescription {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ParamType {
+    /// A JSON string; nothing else is turned into one.
     String,
+    /// A whole number; also `true`/`false`, whole floats and numeric strings, as pydantic's
+    /// lax mode converts them.
     Integer,
+    /// Any number, kept as a float (`200` reads as `200.0`); also booleans and numeric
+    /// strings.
     Number,
+    /// `true` or `false`; also 0 and 1, and strings such as `"yes"`, `"off"`, `"t"`.
     Boolean,
+    /// A JSON list (its elements typed by `items`, when given).
     Array,
+    /// A JSON map.
     Object,
 }
 
 impl ParamType {
+    /// The JSON Schema name of the type (`"string"`, `"integer"`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             ParamType::String => "string",
@@ -409,7 +428,9 @@ pub enum Operation {
     /// Records passing every filter, in collection order, then cut to `limit`
     /// (Python slice semantics: a negative limit drops from the end).
     List {
+        /// The collection listed.
         collection: String,
+        /// The filters a record must all pass; none lists every record.
         #[serde(default)]
         filters: Vec<Filter>,
         /// The parameter holding the maximum number of results.
@@ -418,7 +439,9 @@ pub enum Operation {
     },
     /// The first record whose id field (or one of `also_match`) equals parameter `key`.
     Get {
+        /// The collection searched.
         collection: String,
+        /// The parameter holding the id looked for.
         key: String,
         /// More record fields compared with the key (config's `or intg.get("id") == …`).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -428,8 +451,11 @@ pub enum Operation {
     /// `id_format`). With no id, this is "append to an outbox" (gmail send). A copy is
     /// appended to `log_to` too (calendar's `created_events`).
     Create {
+        /// The collection appended to.
         collection: String,
+        /// The new record (a template; `${id}` is the fresh id).
         record: Value,
+        /// A side collection that also gets a copy of the new record.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         log_to: Option<String>,
     },
@@ -439,34 +465,47 @@ pub enum Operation {
     /// (templates, e.g. helpdesk close's `status: closed`). Appends to `log_to` the
     /// `log_record` template, or a copy of the updated record.
     Update {
+        /// The collection holding the record.
         collection: String,
+        /// The parameter holding the id of the record to update.
         key: String,
+        /// More record fields compared with the key.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         also_match: Vec<String>,
+        /// The parameters copied into the record's field of the same name.
         #[serde(default)]
         set: Vec<String>,
+        /// When a parameter in `set` is written (default: when not null).
         #[serde(default)]
         set_when: SetWhen,
+        /// Fields written after `set`, by name (templates).
         #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
         also: serde_json::Map<String, Value>,
+        /// A side collection that gets an entry for the update.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         log_to: Option<String>,
+        /// The entry appended to `log_to` (a template); default: the updated record.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         log_record: Option<Value>,
     },
     /// Removes the first record whose id equals parameter `key`, appending it to `log_to`.
     Delete {
+        /// The collection holding the record.
         collection: String,
+        /// The parameter holding the id of the record to remove.
         key: String,
+        /// A side collection the removed record is appended to (todo's `deleted`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         log_to: Option<String>,
     },
-    /// A named Rust hook (see [`super::hooks`]) for the few routes that need logic: text
+    /// A named Rust hook (clawtest's `services/hooks/`) for the few routes that need logic: text
     /// search, date windows, derived views. It reads the parameters and the service's
     /// collections and sets `record`, `items` or an HTTP status; the response templates
     /// still shape the envelope.
     Hook {
+        /// The hook's name: one of the names the hooks table lists.
         hook: String,
+        /// The collection the hook works on, when it uses one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         collection: Option<String>,
     },
@@ -489,12 +528,15 @@ pub enum SetWhen {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Filter {
+    /// The request parameter compared; a null parameter disables the filter.
     pub param: String,
+    /// The record field compared with it.
     pub field: String,
     /// More record fields; the filter passes when any of `field` and these matches
     /// (spotify's query over title, artist and album).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also_fields: Vec<String>,
+    /// How the two compare (`match`).
     #[serde(rename = "match")]
     pub matching: Match,
     /// A parameter value that disables the filter (todo's `status: "all"`).
@@ -531,14 +573,15 @@ pub enum Match {
 
 /// A parsed `id_format`: `prefix{n:0W}suffix`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IdFormat {
+pub(crate) struct IdFormat {
     prefix: String,
     width: usize,
     suffix: String,
 }
 
 impl IdFormat {
-    pub fn parse(format: &str) -> Result<IdFormat, String> {
+    /// Reads an `id_format`; the error says what a valid one looks like.
+    pub(crate) fn parse(format: &str) -> Result<IdFormat, String> {
         let bad = || format!("id_format `{format}` must contain one `{{n}}` or `{{n:0W}}`");
         let start = format.find('{').ok_or_else(bad)?;
         let end = start + format[start..].find('}').ok_or_else(bad)?;
@@ -562,7 +605,8 @@ impl IdFormat {
         })
     }
 
-    pub fn render(&self, n: usize) -> String {
+    /// The id of record number `n`.
+    pub(crate) fn render(&self, n: usize) -> String {
         format!("{}{:0w$}{}", self.prefix, n, self.suffix, w = self.width)
     }
 }

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 /// Python truthiness of a JSON value.
-pub fn truthy(v: &Value) -> bool {
+pub(crate) fn truthy(v: &Value) -> bool {
     match v {
         Value::Null => false,
         Value::Bool(b) => *b,
@@ -17,7 +17,7 @@ pub fn truthy(v: &Value) -> bool {
 }
 
 /// Python's `str()` of a JSON-decoded value, for interpolation into messages.
-pub fn str_of(v: &Value) -> String {
+pub(crate) fn str_of(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => "None".into(),
@@ -28,7 +28,7 @@ pub fn str_of(v: &Value) -> String {
 }
 
 /// Python's `items[:n]`: a negative `n` drops that many from the end.
-pub fn truncate<T>(items: &mut Vec<T>, n: i64) {
+pub(crate) fn truncate<T>(items: &mut Vec<T>, n: i64) {
     let len = items.len() as i64;
     let end = if n < 0 { (len + n).max(0) } else { n.min(len) };
     items.truncate(end as usize);

@@ -11,7 +11,7 @@
 
 /// CPython's `JSONDecodeError` for `text`: (`pos` in characters, `msg`), or None when
 /// CPython would accept it (serde_json is stricter about `NaN` and `Infinity`).
-pub fn decode_error(text: &str) -> Option<(usize, String)> {
+pub(crate) fn decode_error(text: &str) -> Option<(usize, String)> {
     let chars: Vec<char> = text.chars().collect();
     let scanner = Scanner { s: &chars };
     let start = scanner.whitespace(0);

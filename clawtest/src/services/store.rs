@@ -14,11 +14,11 @@ use super::description::CollectionDescription;
 use super::time::{self, DAY, Instant};
 
 /// A service's record lists, by collection name.
-pub type Collections = BTreeMap<String, Vec<Value>>;
+pub(crate) type Collections = BTreeMap<String, Vec<Value>>;
 
 /// Why a fixture value does not give records.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FixtureProblem {
+pub(crate) enum FixtureProblem {
     /// The value holds no list of records; `found` describes it.
     NoList { found: String },
     /// Element `index` is not an object.
@@ -30,7 +30,7 @@ pub enum FixtureProblem {
 /// non-list inside becomes a one-element list); a map with several keys gives its first
 /// list value. Unlike ClawEnvKit, a value with no list, or a list of non-objects, is an
 /// error rather than silently no records.
-pub fn fixture_records(value: &Value) -> Result<Vec<Value>, FixtureProblem> {
+pub(crate) fn fixture_records(value: &Value) -> Result<Vec<Value>, FixtureProblem> {
     let list = match value {
         Value::Array(a) => a.clone(),
         Value::Object(o) if o.len() == 1 => match o.values().next() {
@@ -68,7 +68,7 @@ pub fn fixture_records(value: &Value) -> Result<Vec<Value>, FixtureProblem> {
 }
 
 /// "a string", "a number", … for error messages.
-pub fn describe(v: &Value) -> String {
+pub(crate) fn describe(v: &Value) -> String {
     match v {
         Value::Null => "null".into(),
         Value::Bool(_) => "a boolean".into(),
@@ -81,7 +81,7 @@ pub fn describe(v: &Value) -> String {
 
 /// Applies a collection's load-time rules to its seeded records: `id` copied into the id
 /// field, and dates rebased against `clock`.
-pub fn prepare_records(c: &CollectionDescription, records: &mut [Value], clock: Instant) {
+pub(crate) fn prepare_records(c: &CollectionDescription, records: &mut [Value], clock: Instant) {
     if let (true, Some(field)) = (c.copy_id, &c.id_field) {
         for r in records.iter_mut() {
             if let Value::Object(o) = r

@@ -3,16 +3,16 @@
 //! dates from fixtures and print UTC instants.
 
 /// An instant as nanoseconds since the Unix epoch, UTC.
-pub type Instant = i128;
+pub(crate) type Instant = i128;
 
 const NANOS: i128 = 1_000_000_000;
-pub const DAY: i128 = 86_400 * NANOS;
-pub const SECOND: i128 = NANOS;
+pub(crate) const DAY: i128 = 86_400 * NANOS;
+pub(crate) const SECOND: i128 = NANOS;
 
 /// Parses what Python's `datetime.fromisoformat` reads in fixtures: `YYYY-MM-DD`, then
 /// optionally `T` or a space, `HH:MM[:SS[.fraction]]`, then optionally `Z` or `±HH:MM`.
 /// A date without an offset is taken as UTC.
-pub fn parse(text: &str) -> Option<Instant> {
+pub(crate) fn parse(text: &str) -> Option<Instant> {
     let b = text.trim().as_bytes();
     let num = |s: &[u8]| -> Option<i64> {
         if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
@@ -81,14 +81,14 @@ pub fn parse(text: &str) -> Option<Instant> {
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ`, truncating the fraction (Python `strftime("%Y-%m-%dT%H:%M:%SZ")`).
-pub fn format_z(t: Instant) -> String {
+pub(crate) fn format_z(t: Instant) -> String {
     let (date, time, _) = split(t);
     format!("{date}T{time}Z")
 }
 
 /// Python's `datetime.now(timezone.utc).isoformat()`: `…+00:00`, microseconds only when
 /// non-zero.
-pub fn format_python_iso(t: Instant) -> String {
+pub(crate) fn format_python_iso(t: Instant) -> String {
     let (date, time, nanos) = split(t);
     let micros = nanos / 1_000;
     if micros == 0 {

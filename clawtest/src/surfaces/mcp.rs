@@ -60,7 +60,12 @@ impl McpServer {
     }
 
     /// Answers one HTTP request to `/mcp`.
-    pub fn answer(&self, http_method: &str, body: &[u8], world: &Mutex<World>) -> ServiceResponse {
+    pub(crate) fn answer(
+        &self,
+        http_method: &str,
+        body: &[u8],
+        world: &Mutex<World>,
+    ) -> ServiceResponse {
         if http_method != "POST" {
             return response(
                 405,
@@ -166,7 +171,7 @@ fn response(status: u16, body: Value) -> ServiceResponse {
 /// most claws share), pointing at `/mcp` on the services listener. `stdio_bridge`, when the
 /// sandbox has one (the docker backend's shim), adds a second entry for clients that can only
 /// spawn stdio servers: `clawtest-shim mcp-stdio` relays each line to the same endpoint.
-pub fn mcp_config(services_url: &str, stdio_bridge: Option<&str>) -> Value {
+pub(crate) fn mcp_config(services_url: &str, stdio_bridge: Option<&str>) -> Value {
     let url = format!("{}/mcp", services_url.trim_end_matches('/'));
     let mut servers = json!({"clawtest": {"type": "http", "url": url}});
     if let Some(bridge) = stdio_bridge {
@@ -283,68 +288,5 @@ mod tests {
             container["mcpServers"]["clawtest-stdio"]["args"],
             json!(["mcp-stdio", "http://127.0.0.1:9100/mcp"])
         );
-    }
-
-    /// Posts one JSON-RPC message to `/mcp` over real HTTP.
-    async fn post(url: &str, message: Value) -> (u16, Value) {
-        use http_body_util::{BodyExt, Full};
-        use hyper::body::Bytes;
-        use hyper_util::client::legacy::Client;
-        use hyper_util::client::legacy::connect::HttpConnector;
-        let client: Client<HttpConnector, Full<Bytes>> =
-            Client::builder(hyper_util::rt::TokioExecutor::new()).build(HttpConnector::new());
-        let request = hyper::Request::post(format!("{url}/mcp"))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(Full::new(Bytes::from(message.to_string())))
-            .unwrap();
-        let response = client.request(request).await.unwrap();
-        let status = response.status().as_u16();
-        let bytes = response.into_body().collect().await.unwrap().to_bytes();
-        (
-            status,
-            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-        )
-    }
-
-    #[tokio::test]
-    async fn an_mcp_client_on_the_services_listener_lists_and_calls_once_audited() {
-        let world = std::sync::Arc::new(world());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let served = tokio::spawn(crate::serve::serve_with_mcp(
-            listener,
-            std::sync::Arc::clone(&world),
-            Some(std::sync::Arc::new(server())),
-            async {
-                let _ = stopped.await;
-            },
-        ));
-        let (status, init) = post(&url, json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})).await;
-        assert_eq!(
-            (status, init["result"]["serverInfo"]["name"].as_str()),
-            (200, Some("clawtest"))
-        );
-        let (status, _) = post(
-            &url,
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        )
-        .await;
-        assert_eq!(status, 202);
-        let (_, listed) = post(
-            &url,
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
-        )
-        .await;
-        assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(1));
-        let (_, called) = post(&url, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_tasks", "arguments": {"status": "pending"}}})).await;
-        assert_eq!(called["id"], 2);
-        assert_eq!(called["result"]["isError"], false);
-        stop.send(()).unwrap();
-        served.await.unwrap().unwrap();
-        let world = world.lock().unwrap();
-        assert_eq!(world.audit().len(), 1, "{:?}", world.audit());
-        assert_eq!(world.audit()[0].action, "list_tasks");
     }
 }

@@ -1,9 +1,9 @@
 //! What the harness reads to find its tools (DESIGN.md §5), all generated per trial from the
 //! task's tools and the service descriptions: `tools.json` (here), `SKILL.md`
-//! ([`skill`]) and the MCP server with its `mcp.json` ([`mcp`]).
+//! (`skill.rs`) and the MCP server with its `mcp.json` ([`mcp`]).
 
 pub mod mcp;
-pub mod skill;
+pub(crate) mod skill;
 
 use serde_json::{Value, json};
 

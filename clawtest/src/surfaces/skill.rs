@@ -7,11 +7,11 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 /// The skill's name, as OpenClaw lists it.
-pub const SKILL_NAME: &str = "clawtest-task-tools";
+pub(crate) const SKILL_NAME: &str = "clawtest-task-tools";
 
 /// `SKILL.md` for the tools of a `tools.json` document, calling the services at
 /// `services_url`.
-pub fn skill_md(task_id: &str, tools: &Value, services_url: &str) -> String {
+pub(crate) fn skill_md(task_id: &str, tools: &Value, services_url: &str) -> String {
     let url = services_url.trim_end_matches('/');
     let metadata = json!({"openclaw": {"always": true, "requires": {"bins": ["curl"]}}});
     let mut text = String::new();

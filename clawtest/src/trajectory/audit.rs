@@ -10,8 +10,11 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FaultKind {
+    /// Answered 429 with `Retry-After: 2`, without reaching the service.
     RateLimited,
+    /// Answered 500, without reaching the service.
     ServerError,
+    /// Served normally, with the answer held back by the entry's `delay_ms`.
     Slow,
 }
 
@@ -20,16 +23,20 @@ pub enum FaultKind {
 pub struct AuditEntry {
     /// Monotonic from 1 within the world (restarted when the world is reset).
     pub seq: u64,
+    /// The service whose route was called.
     pub service: String,
     /// The task's tool name bound to this endpoint, else the canonical action.
     pub action: String,
+    /// The request's path (empty in an audit imported from ClawEnvKit, which has none).
     pub endpoint: String,
     /// The validated parameters (pydantic `model_dump()`: declared fields, defaults
     /// applied); for a rejected request, the body object as received ({} if none).
     pub params: Value,
+    /// The HTTP status answered (an injected fault's 429 or 500 included).
     pub status: u16,
     /// The answer's body; reads as a [`Value`].
     pub response: RecordedBody,
+    /// The fault injected on this call, if any.
     pub fault: Option<FaultKind>,
     /// A slow fault's delay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -57,7 +64,7 @@ pub struct RecordedBody {
 impl RecordedBody {
     /// A body from the JSON text of a value, as `serde_json` writes it (text that does not
     /// parse reads as null).
-    pub fn from_text(text: Arc<[u8]>) -> Self {
+    pub(crate) fn from_text(text: Arc<[u8]>) -> Self {
         RecordedBody {
             text,
             value: std::sync::OnceLock::new(),
@@ -70,7 +77,7 @@ impl RecordedBody {
     }
 
     /// The value.
-    pub fn value(&self) -> &Value {
+    pub(crate) fn value(&self) -> &Value {
         // The text was written from a value by serde_json, so it parses back to it.
         self.value
             .get_or_init(|| serde_json::from_slice(&self.text).unwrap_or(Value::Null))
@@ -78,7 +85,7 @@ impl RecordedBody {
 }
 
 /// The compact JSON text of a value.
-pub fn json_text(value: &Value) -> Arc<[u8]> {
+pub(crate) fn json_text(value: &Value) -> Arc<[u8]> {
     Arc::from(serde_json::to_vec(value).unwrap_or_else(|_| b"null".to_vec()))
 }
 

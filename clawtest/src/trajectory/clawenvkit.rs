@@ -9,7 +9,7 @@ use crate::spec::Task;
 /// `_injected_errors` list, if present, becomes faulted entries), the agent's output, and the
 /// workspace files. ClawEnvKit keeps no order across services, so entries are numbered service
 /// by service in file order; every check reads one service at a time, so no score depends on it.
-pub fn from_clawenvkit(
+pub(crate) fn from_clawenvkit(
     task: &Task,
     audit: &serde_json::Value,
     output: String,

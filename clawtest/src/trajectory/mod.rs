@@ -1,14 +1,14 @@
 //! What happened in one trial, as the grader and the reports see it: the audit log and its
-//! injected faults ([`audit`]), the model calls ([`model_call`]), the final output, the
-//! workspace files, the check commands, the harness's exit and timing; the saved-trajectory
-//! file format; and the import of ClawEnvKit's audits ([`clawenvkit`]).
+//! injected faults ([`AuditEntry`], `audit.rs`), the model calls ([`ModelCall`]), the final
+//! output, the workspace files, the check commands, the harness's exit and timing; the
+//! saved-trajectory file format; and the import of ClawEnvKit's audits (`clawenvkit.rs`).
 //!
 //! Leaf data: produced by the world, the gateway and the executor, read by the grader without
 //! any further I/O. It imports nothing of the library above [`crate::spec`].
 
-pub mod audit;
-pub mod clawenvkit;
-pub mod model_call;
+pub(crate) mod audit;
+pub(crate) mod clawenvkit;
+pub(crate) mod model_call;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -16,30 +16,36 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use audit::{AuditEntry, FaultKind, RecordedBody};
-pub use clawenvkit::from_clawenvkit;
+pub(crate) use clawenvkit::from_clawenvkit;
 pub use model_call::ModelCall;
 
 /// One trial's record.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Trajectory {
+    /// The id of the task the trial ran.
     pub task_id: String,
     /// 0-based trial index.
     pub trial: u32,
+    /// Every request the trial's services answered, in order.
     pub audit: Vec<AuditEntry>,
+    /// Every call through the model gateway, in order (empty without a gateway).
     pub model_calls: Vec<ModelCall>,
     /// The final answer: `agent_output.txt` in the workspace if the harness wrote it, else
     /// its stdout.
     pub output: String,
+    /// Which of the two `output` was read from.
     pub output_source: OutputOrigin,
     /// The end of the harness's stderr, for failure messages.
     pub stderr_tail: String,
     /// Files in the workspace after the harness exited, by path relative to the workspace.
     pub workspace: BTreeMap<String, WorkspaceFile>,
+    /// How the harness ended.
     pub exit: HarnessExit,
     /// The `exit_code` / `pytest_pass` commands, run in the trial's sandbox after the harness
     /// ended, in task order.
     #[serde(default)]
     pub commands: Vec<CommandRun>,
+    /// How long the harness ran, wall clock (saved as `duration_ms`).
     #[serde(with = "milliseconds", rename = "duration_ms")]
     pub duration: Duration,
 }
@@ -48,13 +54,16 @@ pub struct Trajectory {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OutputOrigin {
+    /// The harness's standard output (it wrote no `agent_output.txt`).
     Stdout,
+    /// `agent_output.txt` in the workspace.
     AgentOutputFile,
 }
 
 /// A workspace file, by content.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkspaceFile {
+    /// Its size in bytes.
     pub size: u64,
     /// SHA-256, lowercase hex.
     pub sha256: String,
@@ -67,6 +76,8 @@ pub struct CommandRun {
     pub command: String,
     /// `None` when it timed out, was killed, or could not start.
     pub exit_code: Option<i32>,
+    /// True when it was killed at its time limit (30 s for `exit_code`, 60 s for
+    /// `pytest_pass`).
     pub timed_out: bool,
     /// The end of its stdout and stderr, for reasons and reports.
     pub output_tail: String,
@@ -82,7 +93,8 @@ pub struct HarnessExit {
 }
 
 impl HarnessExit {
-    pub fn describe(&self) -> String {
+    /// In words, for reports: "exit code 1", "killed at the time limit", …
+    pub(crate) fn describe(&self) -> String {
         match (self.timed_out, self.code) {
             (true, _) => "killed at the time limit".into(),
             (false, Some(code)) => format!("exit code {code}"),
@@ -94,14 +106,14 @@ impl HarnessExit {
 mod milliseconds {
     use std::time::Duration;
 
-    pub fn serialize<S: serde::Serializer>(
+    pub(super) fn serialize<S: serde::Serializer>(
         duration: &Duration,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
         serializer.serialize_u64(duration.as_millis() as u64)
     }
 
-    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
+    pub(super) fn deserialize<'de, D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Duration, D::Error> {
         let milliseconds: u64 = serde::Deserialize::deserialize(deserializer)?;
@@ -111,7 +123,7 @@ mod milliseconds {
 
 /// The file format of a saved trajectory (`--trajectories DIR`): the trajectory with a schema
 /// tag, so that `cargo clawtest grade` can re-grade it later without running the agent.
-pub const SCHEMA: &str = "clawtest-trajectory/1";
+pub(crate) const SCHEMA: &str = "clawtest-trajectory/1";
 
 #[derive(Serialize)]
 struct FileOut<'a> {
@@ -130,21 +142,23 @@ struct FileIn {
 /// A saved trajectory that cannot be read.
 #[derive(Debug, thiserror::Error)]
 #[error("{}: {message}", path.display())]
-pub struct ReadError {
-    pub path: std::path::PathBuf,
-    pub message: String,
+pub(crate) struct ReadError {
+    /// The file read.
+    pub(crate) path: std::path::PathBuf,
+    /// What is wrong with it.
+    pub(crate) message: String,
 }
 
 impl Trajectory {
     /// Where a trajectory is saved inside `folder`: `<task_id>/trial-<n>.json`.
-    pub fn file_in(&self, folder: &std::path::Path) -> std::path::PathBuf {
+    pub(crate) fn file_in(&self, folder: &std::path::Path) -> std::path::PathBuf {
         folder
             .join(&self.task_id)
             .join(format!("trial-{}.json", self.trial))
     }
 
     /// The saved form, pretty-printed.
-    pub fn to_file_text(&self) -> String {
+    pub(crate) fn to_file_text(&self) -> String {
         serde_json::to_string_pretty(&FileOut {
             schema: SCHEMA,
             trajectory: self,
@@ -153,7 +167,7 @@ impl Trajectory {
     }
 
     /// Reads a trajectory saved with [`Trajectory::to_file_text`].
-    pub fn read(path: &std::path::Path) -> Result<Trajectory, ReadError> {
+    pub(crate) fn read(path: &std::path::Path) -> Result<Trajectory, ReadError> {
         let error = |message: String| ReadError {
             path: path.to_path_buf(),
             message,

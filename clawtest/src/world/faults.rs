@@ -15,8 +15,12 @@ use crate::trajectory::FaultKind;
 /// delays the answer by the drawn `delay_ms`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FaultPlan {
+    /// The probability that one POST gets a fault, 0..=1 (`error_injection.rate`).
     pub rate: f64,
+    /// The generator's seed; [`FaultPlan::for_trial`] derives it from the task id, the
+    /// trial and the task's `error_injection.seed`.
     pub seed: u64,
+    /// Whether faults fall independently or in bursts (`error_injection.mode`).
     pub mode: InjectionMode,
     /// The range a slow call's delay is drawn from, in milliseconds (ClawEnvKit: 2–4 s).
     pub slow_ms: (u64, u64),
@@ -35,7 +39,7 @@ impl Default for FaultPlan {
 }
 
 /// The mean length of a burst of faults.
-pub const BURST_LENGTH: f64 = 4.0;
+const BURST_LENGTH: f64 = 4.0;
 
 /// ClawEnvKit's default fault rate (`ERROR_RATE=0.25` in its runners).
 pub const DEFAULT_FAULT_RATE: f64 = 0.25;

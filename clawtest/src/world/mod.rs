@@ -25,7 +25,7 @@
 //! This file: [`World`], its options and errors, and recording answered calls. The fault
 //! plan and injector are in `faults.rs`, fixture seeding in `fixtures.rs`, request dispatch
 //! and the utility routes in `routes.rs`. The audit entries themselves are data of the
-//! trajectory ([`crate::trajectory::audit`]).
+//! trajectory ([`crate::trajectory::AuditEntry`]).
 
 mod faults;
 mod fixtures;
@@ -44,12 +44,12 @@ use crate::trajectory::audit::json_text;
 use crate::trajectory::{AuditEntry, RecordedBody};
 
 use faults::Injector;
-pub use faults::{BURST_LENGTH, DEFAULT_FAULT_RATE, FaultPlan};
+pub use faults::{DEFAULT_FAULT_RATE, FaultPlan};
 use fixtures::seed_fixtures;
 use routes::{Answered, Call};
 
 /// The default trial clock.
-pub const DEFAULT_CLOCK: &str = "2026-01-02T09:00:00Z";
+const DEFAULT_CLOCK: &str = "2026-01-02T09:00:00Z";
 
 /// Options for one world.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,15 +72,19 @@ impl Default for WorldOptions {
 /// An HTTP answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServiceResponse {
+    /// The HTTP status.
     pub status: u16,
+    /// The JSON body.
     pub body: Value,
+    /// Headers beyond `content-type` (`retry-after` on a 429, `allow` on a 405).
     pub headers: Vec<(String, String)>,
     /// How long the HTTP layer waits before answering (a slow fault).
     pub delay: Option<std::time::Duration>,
 }
 
 impl ServiceResponse {
-    pub fn json(status: u16, body: Value) -> Self {
+    /// An answer with `status` and `body`, no extra headers and no delay.
+    pub(crate) fn json(status: u16, body: Value) -> Self {
         ServiceResponse {
             status,
             body,
@@ -93,9 +97,11 @@ impl ServiceResponse {
 /// An HTTP answer with its body serialized ([`World::handle_serialized`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SerializedResponse {
+    /// The HTTP status.
     pub status: u16,
     /// The body, JSON text (shared with the audit entry, not copied).
     pub body: Bytes,
+    /// Headers beyond `content-type` (`retry-after` on a 429, `allow` on a 405).
     pub headers: Vec<(String, String)>,
     /// How long the HTTP layer waits before answering (a slow fault).
     pub delay: Option<std::time::Duration>,
@@ -104,35 +110,62 @@ pub struct SerializedResponse {
 /// Why a world cannot be built.
 #[derive(Debug, thiserror::Error)]
 pub enum WorldError {
+    /// The task names a service the catalogue does not have.
     #[error("unknown service `{name}`; the catalogue has: {known}")]
-    UnknownService { name: String, known: String },
+    UnknownService {
+        /// The name the task gave.
+        name: String,
+        /// The catalogue's service names, comma-separated.
+        known: String,
+    },
+    /// A fixture value holds no list of records.
     #[error(
         "fixture `{key}` (for service `{service}`): expected a list of records, or a map with one key holding them; found {found}"
     )]
     FixtureShape {
+        /// The fixture key (`fixtures` for a top-level list or a fallback value).
         key: String,
+        /// The service it feeds.
         service: String,
+        /// What the value is instead ("a string", "a map with keys a, b and no list").
         found: String,
     },
+    /// An element of a fixture's list is not a record.
     #[error(
         "fixture `{key}` (for service `{service}`): item {index} should be a record (a map); found {found}"
     )]
     FixtureRecord {
+        /// The fixture key (`fixtures` for a top-level list or a fallback value).
         key: String,
+        /// The service it feeds.
         service: String,
+        /// The element's 0-based position in the list.
         index: usize,
+        /// What the element is instead ("a string", "a number").
         found: String,
     },
+    /// The task's `fixtures` is neither a map, a list nor absent.
     #[error("fixtures: expected a map of fixture keys (or a list of records); found {found}")]
-    FixturesShape { found: String },
+    FixturesShape {
+        /// What it is instead ("a string", "a number").
+        found: String,
+    },
+    /// The trial clock ([`WorldOptions::clock`]) is not an RFC 3339 date and time.
     #[error("clock `{clock}` is not an RFC 3339 instant (like {DEFAULT_CLOCK})")]
-    BadClock { clock: String },
+    BadClock {
+        /// The clock as given.
+        clock: String,
+    },
+    /// Two of the task's services serve routes under the same first path segment.
     #[error(
         "services `{first}` and `{second}` both serve `/{prefix}/…`; a task can use only one of them"
     )]
     PrefixClash {
+        /// The service listed first in the task.
         first: String,
+        /// The service listed later.
         second: String,
+        /// The path segment both serve.
         prefix: String,
     },
 }
@@ -240,14 +273,14 @@ impl World {
     }
 
     /// A channel that receives every audit entry from now on, as it is recorded.
-    pub fn subscribe(&mut self) -> std::sync::mpsc::Receiver<AuditEntry> {
+    pub(crate) fn subscribe(&mut self) -> std::sync::mpsc::Receiver<AuditEntry> {
         let (sender, receiver) = std::sync::mpsc::channel();
         self.observer = Some(sender);
         receiver
     }
 
     /// The services of this world, in task order.
-    pub fn services(&self) -> impl Iterator<Item = &ServiceDescription> {
+    pub(crate) fn services(&self) -> impl Iterator<Item = &ServiceDescription> {
         self.services.iter().map(|s| s.desc.as_ref())
     }
 

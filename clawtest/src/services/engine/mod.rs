@@ -13,22 +13,22 @@
 //!
 //! What passes between the steps, an [`Outcome`] and its template [`Vars`], is defined here.
 
-pub mod operations;
-pub mod render;
-pub mod request;
+pub(crate) mod operations;
+pub(crate) mod render;
+pub(crate) mod request;
 
 use std::borrow::Cow;
 
 use serde_json::{Map, Value, json};
 
-pub use operations::execute;
-pub use render::{render, respond, respond_text};
-pub use request::{Rejected, validate};
+pub(crate) use operations::execute;
+pub(crate) use render::{render, respond, respond_text};
+pub(crate) use request::validate;
 
 /// What an operation produced: which response template applies and its variables. It may
 /// borrow the records a list operation selected from the store (`'s`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome<'s> {
+pub(crate) struct Outcome<'s> {
     pub found: bool,
     /// An HTTP status other than 200 (a hook's `HTTPException`).
     pub status: Option<u16>,
@@ -39,7 +39,7 @@ pub struct Outcome<'s> {
 
 /// Template variables (see the template rules in [`super::description`]).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Vars<'s> {
+pub(crate) struct Vars<'s> {
     pub params: Map<String, Value>,
     pub now: String,
     pub id: Option<Value>,

@@ -16,7 +16,7 @@ use crate::services::store::Collections;
 use crate::services::time::{self, DAY, Instant};
 
 /// Runs a validated request's operation. `now` is the request instant.
-pub fn execute<'s>(
+pub(crate) fn execute<'s>(
     route: &RouteDescription,
     collections_desc: &[CollectionDescription],
     store: &'s mut Collections,

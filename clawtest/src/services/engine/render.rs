@@ -13,7 +13,7 @@ use crate::services::python::{self, truthy};
 /// The response body for an outcome. It consumes the outcome so that a record or list
 /// the template names exactly once moves into the answer instead of being copied: copying
 /// the listed records was most of the cost of a list request.
-pub fn respond(route: &RouteDescription, outcome: Outcome) -> Value {
+pub(crate) fn respond(route: &RouteDescription, outcome: Outcome) -> Value {
     if let Some(body) = outcome.body {
         return body;
     }
@@ -44,7 +44,7 @@ pub fn respond(route: &RouteDescription, outcome: Outcome) -> Value {
 /// [`respond`], written as JSON text into `out`: the same text as serializing its value,
 /// without copying the records the outcome borrows (a list's records go from the store
 /// straight into the text).
-pub fn respond_text(route: &RouteDescription, outcome: Outcome, out: &mut Vec<u8>) {
+pub(crate) fn respond_text(route: &RouteDescription, outcome: Outcome, out: &mut Vec<u8>) {
     if let Some(body) = &outcome.body {
         write_json(out, body);
         return;
@@ -143,7 +143,7 @@ fn references(template: &Value, name: &str) -> usize {
 }
 
 /// Renders a template value.
-pub fn render(template: &Value, vars: &Vars) -> Value {
+pub(crate) fn render(template: &Value, vars: &Vars) -> Value {
     render_with(template, &mut |name| vars.get(name))
 }
 

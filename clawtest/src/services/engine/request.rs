@@ -10,7 +10,7 @@ use crate::services::python_json;
 /// A request the route's schema rejected: the 422 body FastAPI would send, and the body
 /// as received (for the audit log).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Rejected {
+pub(crate) struct InvalidRequest {
     pub detail: Value,
     pub received: Value,
 }
@@ -18,10 +18,10 @@ pub struct Rejected {
 /// Validates a request body against the route's parameters. On success returns the
 /// parameters as pydantic's `model_dump()` would: every declared field, in declaration
 /// order, defaults applied, values coerced, undeclared fields dropped.
-pub fn validate(
+pub(crate) fn validate(
     route: &RouteDescription,
     body: &[u8],
-) -> Result<Map<String, Value>, Box<Rejected>> {
+) -> Result<Map<String, Value>, Box<InvalidRequest>> {
     let text_is_empty = body.iter().all(u8::is_ascii_whitespace);
     let parsed = if text_is_empty {
         Value::Null
@@ -43,7 +43,7 @@ pub fn validate(
                     "input": {},
                     "ctx": {"error": message},
                 }]);
-                return Err(Box::new(Rejected {
+                return Err(Box::new(InvalidRequest {
                     detail,
                     received: json!({}),
                 }));
@@ -56,14 +56,14 @@ pub fn validate(
             _ => Map::new(),
         },
         Value::Null => {
-            return Err(Box::new(Rejected {
+            return Err(Box::new(InvalidRequest {
                 detail: json!([{"type": "missing", "loc": ["body"], "msg": "Field required", "input": null}]),
                 received: json!({}),
             }));
         }
         Value::Object(map) => map,
         other => {
-            return Err(Box::new(Rejected {
+            return Err(Box::new(InvalidRequest {
                 detail: json!([{
                     "type": "model_attributes_type",
                     "loc": ["body"],
@@ -98,7 +98,7 @@ pub fn validate(
     if errors.is_empty() {
         Ok(params)
     } else {
-        Err(Box::new(Rejected {
+        Err(Box::new(InvalidRequest {
             detail: Value::Array(errors),
             received: Value::Object(object),
         }))

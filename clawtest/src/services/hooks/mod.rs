@@ -24,13 +24,13 @@ use super::store::Collections;
 use super::time::Instant;
 
 /// One hook: the name a route's `operation.hook` gives, and what it runs.
-pub struct Hook {
+pub(crate) struct Hook {
     pub name: &'static str,
     pub run: fn(&HookInput<'_>, &mut Collections) -> HookResult,
 }
 
 /// Every hook, in the order error messages list them.
-pub static HOOKS: &[Hook] = &[
+pub(crate) static HOOKS: &[Hook] = &[
     Hook {
         name: "calendar_events",
         run: |input, store| calendar::events(input, store),
@@ -98,22 +98,22 @@ pub static HOOKS: &[Hook] = &[
 ];
 
 /// The hook named `name`.
-pub fn find(name: &str) -> Option<&'static Hook> {
+pub(crate) fn find(name: &str) -> Option<&'static Hook> {
     HOOKS.iter().find(|hook| hook.name == name)
 }
 
 /// Whether `name` is a hook.
-pub fn exists(name: &str) -> bool {
+pub(crate) fn exists(name: &str) -> bool {
     find(name).is_some()
 }
 
 /// Every hook name, in table order, for error messages.
-pub fn names() -> impl Iterator<Item = &'static str> {
+pub(crate) fn names() -> impl Iterator<Item = &'static str> {
     HOOKS.iter().map(|hook| hook.name)
 }
 
 /// What a hook sees.
-pub struct HookInput<'a> {
+pub(crate) struct HookInput<'a> {
     pub params: &'a Map<String, Value>,
     /// The route's `collection`, if it names one.
     pub collection: Option<&'a str>,
@@ -144,7 +144,7 @@ impl HookInput<'_> {
 
 /// What a hook produced.
 #[derive(Debug, Default)]
-pub struct HookResult {
+pub(crate) struct HookResult {
     /// false → the route's `not_found` template.
     pub found: bool,
     /// A status other than 200.
@@ -184,7 +184,7 @@ impl HookResult {
 
 /// Runs hook `name`. An unknown name (prevented by [`super::ServiceDescription::check`])
 /// answers 500 rather than panicking.
-pub fn run(name: &str, input: &HookInput<'_>, store: &mut Collections) -> HookResult {
+pub(crate) fn run(name: &str, input: &HookInput<'_>, store: &mut Collections) -> HookResult {
     match find(name) {
         Some(hook) => (hook.run)(input, store),
         None => HookResult {
