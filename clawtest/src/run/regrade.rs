@@ -119,8 +119,13 @@ impl GradeOneError {
 /// A result graded by [`grade_one`].
 #[derive(Debug)]
 pub struct GradedOne {
+    /// The task file, loaded and validated.
     pub task: Task,
+    /// The result's grade against it.
     pub grade: Grade,
+    /// The judge's warnings (a cache answer it could not write), one line each without the
+    /// `warning: ` prefix, for the caller to show.
+    pub warnings: Vec<String>,
 }
 
 /// Grades one result: the task, the suite configuration (optional here: given, found from the
@@ -174,18 +179,26 @@ pub async fn grade_one(
         path: result.audit.clone(),
         message,
     })?;
-    let judge = match &config {
-        Some(config) => crate::judge::from_config(config),
-        None => std::sync::Arc::new(NoJudge),
+    let cached = config.as_ref().map(crate::judge::from_config);
+    let judge: &dyn Judge = match &cached {
+        Some(cached) => cached.as_ref(),
+        None => &NoJudge,
     };
     let requests = grade::judge::plan(&task, &trajectory);
-    let answers = crate::judge::answer_all(judge.as_ref(), &requests).await?;
+    let answers = crate::judge::answer_all(judge, &requests).await?;
+    let warnings = cached
+        .map(|cached| cached.take_warnings())
+        .unwrap_or_default();
     let threshold = task
         .pass_threshold
         .or(config.map(|config| config.run.pass_threshold))
         .unwrap_or(DEFAULT_PASS_THRESHOLD);
     let grade = grade::grade(&task, &trajectory, &answers, threshold);
-    Ok(GradedOne { task, grade })
+    Ok(GradedOne {
+        task,
+        grade,
+        warnings,
+    })
 }
 
 async fn one(

@@ -155,6 +155,17 @@ pub fn prepare(config: &Config, request: &Request) -> Result<Prepared, SessionEr
     })
 }
 
+/// What [`execute`] hands back: the run's summary, and what the user should hear about that
+/// did not change it.
+#[derive(Debug)]
+pub struct Executed {
+    /// The summary, also sent as the `RunFinished` event.
+    pub summary: RunSummary,
+    /// Warnings that arose while the trials ran (the judge cache that could not be written),
+    /// one line each without the `warning: ` prefix: the binary shows them after the run.
+    pub warnings: Vec<String>,
+}
+
 /// Runs a prepared suite: builds the harness, executes every trial.
 pub async fn execute(
     config: &Config,
@@ -163,7 +174,7 @@ pub async fn execute(
     sandbox: Arc<dyn Sandbox>,
     reporter: &mut dyn Reporter,
     interrupt: watch::Receiver<bool>,
-) -> Result<RunSummary, SessionError> {
+) -> Result<Executed, SessionError> {
     let Prepared {
         suite,
         models,
@@ -211,6 +222,7 @@ pub async fn execute(
             request.baseline.clone().map(Box::new)
         },
     };
+    let judge = crate::judge::from_config(config);
     let backend = Resources {
         harness: HarnessLaunch {
             command,
@@ -221,9 +233,13 @@ pub async fn execute(
         models,
         catalogue,
         sandbox,
-        judge: crate::judge::from_config(config),
+        judge: judge.clone(),
     };
-    Ok(super::execute(suite, &options, backend, reporter, interrupt).await)
+    let summary = super::execute(suite, &options, backend, reporter, interrupt).await;
+    Ok(Executed {
+        summary,
+        warnings: judge.take_warnings(),
+    })
 }
 
 /// The gateway side of the run: the provider client in `live`/`record` mode (keys read from
