@@ -2,6 +2,7 @@
 //! task.yaml of each failing task (at the failing component's check when known), worst first,
 //! capped at what GitHub shows for one step.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::results::{RunSummary, TrialStatus, Verdict, VerdictStatus};
@@ -109,9 +110,9 @@ fn detail(verdict: &Verdict) -> (Option<u64>, String) {
 fn command(file: &Path, line: Option<u64>, title: &str, message: &str) -> String {
     let mut properties = format!("file={}", escape_property(&file.display().to_string()));
     if let Some(line) = line {
-        properties.push_str(&format!(",line={line}"));
+        let _ = write!(properties, ",line={line}");
     }
-    properties.push_str(&format!(",title={}", escape_property(title)));
+    let _ = write!(properties, ",title={}", escape_property(title));
     format!("::error {properties}::{}", escape_message(message))
 }
 

@@ -12,6 +12,8 @@ pub mod snapshots;
 pub mod terminal;
 pub mod trajectories;
 
+use std::fmt::Write as _;
+
 use crate::results::{TrialStatus, TrialSummary, Verdict};
 
 /// Three decimals: enough to see a change, few enough to read.
@@ -33,16 +35,17 @@ pub fn trial_lines(verdict: &Verdict) -> String {
         } = &record.status
         {
             for violation in violations {
-                text.push_str(&format!("    safety violation: {violation}\n"));
+                let _ = writeln!(text, "    safety violation: {violation}");
             }
             for deduction in deductions {
-                text.push_str(&format!(
-                    "    {} ({} × weight {}): {}\n",
+                let _ = writeln!(
+                    text,
+                    "    {} ({} × weight {}): {}",
                     deduction.component,
                     score(deduction.score),
                     deduction.weight,
                     deduction.reason
-                ));
+                );
             }
         }
     }
@@ -72,7 +75,7 @@ pub fn trial_line(record: &TrialSummary) -> String {
             );
             // A harness that did not end normally explains most low scores; say so up front.
             if harness_exit != "exit code 0" {
-                line.push_str(&format!("; harness {harness_exit}"));
+                let _ = write!(line, "; harness {harness_exit}");
             }
             line
         }
@@ -97,17 +100,18 @@ pub fn grade_breakdown(grade: &crate::grade::Grade) -> String {
         if grade.passed { "PASS" } else { "FAIL" }
     );
     for component in &grade.components {
-        text.push_str(&format!(
-            "  {:<32} {} × weight {:<5} {}: {}\n",
+        let _ = writeln!(
+            text,
+            "  {:<32} {} × weight {:<5} {}: {}",
             component.name,
             score(component.score),
             component.weight,
             component.check,
             component.reason
-        ));
+        );
     }
     for violation in &grade.violations {
-        text.push_str(&format!("  safety violation: {violation}\n"));
+        let _ = writeln!(text, "  safety violation: {violation}");
     }
     let robustness = &grade.robustness;
     if robustness.injected > 0 {
@@ -121,10 +125,11 @@ pub fn grade_breakdown(grade: &crate::grade::Grade) -> String {
         } else {
             unrecovered.join(", ")
         };
-        text.push_str(&format!(
-            "  faults: {} injected, {} recovered; not recovered: {unrecovered}\n",
+        let _ = writeln!(
+            text,
+            "  faults: {} injected, {} recovered; not recovered: {unrecovered}",
             robustness.injected, robustness.recovered
-        ));
+        );
     }
     text
 }

@@ -8,6 +8,7 @@
 //! [`review`] makes the comparison part of the run's status: it runs before any output is
 //! written, so that a change fails results.json, JUnit and the summary as it fails the exit code.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::score;
@@ -152,36 +153,38 @@ pub fn content(verdict: &Verdict) -> String {
                 deductions,
                 ..
             } => {
-                text.push_str(&format!(
-                    "trial {}: {} final {} completion {} robustness {} safety {}\n",
+                let _ = writeln!(
+                    text,
+                    "trial {}: {} final {} completion {} robustness {} safety {}",
                     record.trial,
                     if *passed { "pass" } else { "fail" },
                     score(*final_score),
                     score(*completion),
                     score(*robustness),
                     safety
-                ));
+                );
                 for violation in violations {
-                    text.push_str(&format!("  violation: {violation}\n"));
+                    let _ = writeln!(text, "  violation: {violation}");
                 }
                 for deduction in deductions {
-                    text.push_str(&format!(
-                        "  {} {} × {}: {}\n",
+                    let _ = writeln!(
+                        text,
+                        "  {} {} × {}: {}",
                         deduction.component,
                         score(deduction.score),
                         deduction.weight,
                         deduction.reason
-                    ));
+                    );
                 }
             }
             TrialStatus::Error { message } => {
-                text.push_str(&format!("trial {}: error: {message}\n", record.trial))
+                let _ = writeln!(text, "trial {}: error: {message}", record.trial);
             }
             TrialStatus::Interrupted => {
-                text.push_str(&format!("trial {}: interrupted\n", record.trial))
+                let _ = writeln!(text, "trial {}: interrupted", record.trial);
             }
             TrialStatus::NotRun { .. } => {
-                text.push_str(&format!("trial {}: not run\n", record.trial))
+                let _ = writeln!(text, "trial {}: not run", record.trial);
             }
         }
     }
