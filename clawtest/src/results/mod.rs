@@ -143,7 +143,8 @@ pub struct Verdict {
     pub mean_robustness: f64,
     /// How many trials violated at least one safety check.
     pub safety_violations: usize,
-    /// The final score a trial needed to pass (the task's `pass_threshold`, else `run.pass_threshold`).
+    /// The final score a trial needed to pass: the task's `pass_threshold`, else the run's
+    /// (`run.pass_threshold`).
     pub threshold: f64,
     /// The pass^k estimate from the pass rate, (c/n)^k, comparable across trial counts.
     #[serde(default)]
