@@ -15,7 +15,9 @@ use crate::trajectory::{Trajectory, from_clawenvkit};
 /// The result of re-grading one file.
 #[derive(Debug)]
 pub struct Regraded {
+    /// The trajectory file.
     pub path: PathBuf,
+    /// The trajectory and its new grade, or why it could not be graded (one line, with the path).
     pub outcome: Result<(Trajectory, Grade), String>,
 }
 
@@ -86,24 +88,38 @@ pub enum GradeOneError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Config(#[from] ConfigError),
+    /// The audit or output file cannot be read.
     #[error("cannot read {}: {source}", path.display())]
     Unreadable {
+        /// The file.
         path: PathBuf,
+        /// Why it cannot be read.
         source: std::io::Error,
     },
+    /// The audit file is not JSON.
     #[error("{} is not JSON: {source}", path.display())]
     NotJson {
+        /// The audit file.
         path: PathBuf,
+        /// Where and why it does not parse.
         source: serde_json::Error,
     },
+    /// The `--workspace` folder cannot be read.
     #[error("cannot read the workspace {}: {source}", folder.display())]
     Workspace {
+        /// The folder.
         folder: PathBuf,
+        /// Why it cannot be read.
         source: std::io::Error,
     },
     /// The audit is neither a clawtest trajectory nor ClawEnvKit's form.
     #[error("{}: {message}", path.display())]
-    Audit { path: PathBuf, message: String },
+    Audit {
+        /// The audit file.
+        path: PathBuf,
+        /// What does not fit either form.
+        message: String,
+    },
     /// An `llm_judge` component could not be answered: not the result's fault.
     #[error(transparent)]
     Judge(#[from] JudgeError),
