@@ -9,11 +9,11 @@ use crate::results::{RunSummary, TrialStatus, Verdict, VerdictStatus};
 
 /// GitHub shows at most 10 error annotations per step; more are dropped silently, so the
 /// worst ones must come first and the count must stay within it.
-pub const LIMIT: usize = 10;
+pub(crate) const LIMIT: usize = 10;
 
 /// The annotation lines for a run. `prefix` is the suite root relative to the repository
 /// root (GitHub resolves `file=` against the repository), empty when they coincide.
-pub fn render(summary: &RunSummary, prefix: &Path) -> Vec<String> {
+pub(crate) fn render(summary: &RunSummary, prefix: &Path) -> Vec<String> {
     let mut lines = Vec::new();
     for invalid in &summary.invalid {
         let file = prefix.join(&invalid.path);

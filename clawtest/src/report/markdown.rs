@@ -9,13 +9,13 @@ use super::score;
 use crate::results::{RunStatus, RunSummary, TrialStatus, Verdict, VerdictStatus};
 
 /// GitHub refuses step summaries over 1 MiB; stay well below it.
-pub const SIZE_LIMIT: usize = 1_000_000;
+pub(crate) const SIZE_LIMIT: usize = 1_000_000;
 
 /// How many deductions the summary lists.
 const TOP_DEDUCTIONS: usize = 10;
 
 /// Renders the summary, at most `limit` bytes long.
-pub fn render(summary: &RunSummary, limit: usize) -> String {
+pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
     let k = summary.k;
     let verdict = match summary.status {
         RunStatus::Passed => "✅ passed",

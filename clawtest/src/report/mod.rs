@@ -2,11 +2,11 @@
 //! written from the final [`crate::results::RunSummary`]: JUnit XML, JSON results, the Markdown
 //! summary and annotations, all written by [`publish`], and the grade snapshots.
 
-pub mod annotations;
+pub(crate) mod annotations;
 pub mod events;
 pub mod json;
 pub mod junit;
-pub mod markdown;
+pub(crate) mod markdown;
 pub mod publish;
 pub mod snapshots;
 pub mod terminal;
@@ -23,7 +23,7 @@ pub(crate) fn score(value: f64) -> String {
 
 /// A multi-line, human account of one verdict's trials: what each scored and why it lost
 /// points. Shared by the terminal's failure details and JUnit's system-out.
-pub fn trial_lines(verdict: &Verdict) -> String {
+pub(crate) fn trial_lines(verdict: &Verdict) -> String {
     let mut text = String::new();
     for record in &verdict.trials {
         text.push_str(&trial_line(record));
@@ -53,7 +53,7 @@ pub fn trial_lines(verdict: &Verdict) -> String {
 }
 
 /// One line per trial: `trial 2: FAIL final 0.280 (completion 0.100, robustness 1.000, safety 1)`.
-pub fn trial_line(record: &TrialSummary) -> String {
+pub(crate) fn trial_line(record: &TrialSummary) -> String {
     match &record.status {
         TrialStatus::Graded {
             passed,

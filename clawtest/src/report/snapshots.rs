@@ -46,13 +46,17 @@ impl UpdateMode {
 /// How one task's breakdown compared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SnapshotComparison {
+    /// The committed snapshot holds the same breakdown.
     Matched,
     /// Written or updated (`INSTA_UPDATE=always`).
     Written,
     /// Differs from (or has no) committed snapshot; `pending` is the `.snap.new` written, if any.
     Changed {
+        /// The committed snapshot file (`<task_id>.snap` in the snapshot folder).
         snapshot: PathBuf,
+        /// The `.snap.new` written for review; `None` with `INSTA_UPDATE=no`.
         pending: Option<PathBuf>,
+        /// There was no committed snapshot yet.
         new: bool,
     },
 }
@@ -107,7 +111,7 @@ impl Review {
     }
 
     /// The description of `task_id`'s snapshot when it changed.
-    pub fn change_of(&self, task_id: &str) -> Option<String> {
+    pub(crate) fn change_of(&self, task_id: &str) -> Option<String> {
         let results = self.outcome.as_ref().ok()?;
         results
             .iter()
@@ -136,7 +140,7 @@ pub fn review(summary: &mut RunSummary, folder: &Path, mode: UpdateMode) -> Opti
 }
 
 /// The text of a verdict's breakdown, as snapshotted.
-pub fn content(verdict: &Verdict) -> String {
+pub(crate) fn content(verdict: &Verdict) -> String {
     let mut text = format!(
         "task: {}\nstatus: {:?} ({}/{} trials passed)\n",
         verdict.task_id, verdict.status, verdict.passes, verdict.k
@@ -208,7 +212,7 @@ fn content_of(text: &str) -> Option<&str> {
 }
 
 /// Compares every verdict's breakdown with `folder/<task_id>.snap`.
-pub fn compare(
+pub(crate) fn compare(
     verdicts: &[Verdict],
     folder: &Path,
     mode: UpdateMode,
