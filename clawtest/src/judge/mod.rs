@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
-pub mod http;
+pub(crate) mod http;
 
 use crate::config::{Config, JudgeProvider};
 use crate::gateway::upstream::{Provider, RetryPolicy};
