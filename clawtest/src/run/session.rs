@@ -157,7 +157,7 @@ impl Prepared {
     }
 }
 
-/// Prepares a run: the gateway's provider, keys and prices ([`models`]), then the suite
+/// Prepares a run: the gateway's provider, keys and prices (`models`), then the suite
 /// ([`load_suite`]).
 pub fn prepare(config: &Config, request: &Request) -> Result<Prepared, SessionError> {
     let models = models(config, request)?;
