@@ -44,6 +44,9 @@ pub fn run(global: &GlobalArgs, arguments: &GradeArgs) -> Outcome {
         config.run.pass_threshold,
         judge.as_ref(),
     ));
+    for warning in judge.take_warnings() {
+        eprintln!("warning: {warning}");
+    }
     let (mut invalid, mut failed) = (false, false);
     let mut printed = Vec::new();
     for regraded in results {
@@ -91,6 +94,9 @@ fn one(global: &GlobalArgs, arguments: &GradeArgs, task: PathBuf, audit: &Path) 
     let graded = runtime()?
         .block_on(regrade::grade_one(&result, &Catalogue::builtin()))
         .map_err(ExpectedError::GradeOne)?;
+    for warning in &graded.warnings {
+        eprintln!("warning: {warning}");
+    }
     let shown = show(
         arguments.format,
         &audit.display().to_string(),

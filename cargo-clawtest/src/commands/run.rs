@@ -68,7 +68,13 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
             }
             Err(error) => Err(error),
         }
-        .map_err(ExpectedError::Session);
+        .map_err(ExpectedError::Session)
+        .map(|executed| {
+            for warning in executed.warnings {
+                eprintln!("warning: {warning}");
+            }
+            executed.summary
+        });
         for failure in saver.map(|saver| saver.failures).unwrap_or_default() {
             eprintln!("warning: could not save a trajectory: {failure}");
         }

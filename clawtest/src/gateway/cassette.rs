@@ -43,8 +43,11 @@ pub const VERSION: u32 = 1;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cassette {
+    /// The file format version ([`VERSION`]).
     pub version: u32,
+    /// The `task_id` of the task whose calls these are.
     pub task_id: String,
+    /// One recording per trial, in trial order.
     pub trials: Vec<TrialRecording>,
 }
 
@@ -52,6 +55,7 @@ pub struct Cassette {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrialRecording {
+    /// The trial's model calls, in the order they were made.
     pub interactions: Vec<Interaction>,
 }
 
@@ -59,22 +63,29 @@ pub struct TrialRecording {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Interaction {
+    /// What the harness sent.
     pub request: RecordedRequest,
+    /// What the provider answered.
     pub response: RecordedResponse,
 }
 
+/// The request of an interaction, as the replay matches it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecordedRequest {
+    /// The endpoint called (default `/v1/chat/completions`).
     #[serde(default = "default_path")]
     pub path: String,
+    /// The JSON body; a replayed request must match it by the rules of the module's doc.
     #[serde(default)]
     pub body: Value,
 }
 
+/// The answer of an interaction, replayed as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecordedResponse {
+    /// The HTTP status (default 200).
     #[serde(default = "default_status")]
     pub status: u16,
     /// The JSON answer (`null` for a streamed one).
@@ -99,16 +110,38 @@ fn default_status() -> u16 {
 /// A cassette that cannot be used.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum CassetteError {
+    /// The task has no cassette file.
     #[error("no cassette for task `{task_id}`: expected {} (replay mode answers model calls only from cassettes)", path.display())]
-    Missing { task_id: String, path: PathBuf },
+    Missing {
+        /// The task's `task_id`.
+        task_id: String,
+        /// Where its cassette was looked for.
+        path: PathBuf,
+    },
+    /// The cassette file exists but cannot be read.
     #[error("cannot read cassette {}: {message}", path.display())]
-    Unreadable { path: PathBuf, message: String },
+    Unreadable {
+        /// The cassette file.
+        path: PathBuf,
+        /// Why it cannot be read.
+        message: String,
+    },
+    /// A recorded cassette could not be saved.
     #[error("cannot write cassette {}: {message}", path.display())]
-    Unwritable { path: PathBuf, message: String },
+    Unwritable {
+        /// The cassette file.
+        path: PathBuf,
+        /// Why it could not be written.
+        message: String,
+    },
+    /// The file is not a cassette this build reads (YAML, shape or version).
     #[error("cassette {}{}: {message}", path.display(), line.map(|line| format!(":{line}")).unwrap_or_default())]
     Invalid {
+        /// The cassette file.
         path: PathBuf,
+        /// The line of the problem, when the parser gives one.
         line: Option<u64>,
+        /// What is wrong.
         message: String,
     },
 }

@@ -10,10 +10,10 @@
 mod call_log;
 pub mod cassette;
 mod forward;
-pub mod recorder;
+pub(crate) mod recorder;
 mod replay;
 pub mod scripted;
-pub mod server;
+pub(crate) mod server;
 mod sse;
 pub mod upstream;
 pub mod usage;
@@ -22,7 +22,7 @@ pub mod usage;
 mod tests;
 
 pub use cassette::{Cassette, CassetteError, Interaction};
-pub use recorder::Recorder;
-pub use server::{Gateway, GatewayFailure};
+pub(crate) use recorder::Recorder;
+pub(crate) use server::{Gateway, GatewayFailure};
 pub use upstream::{Endpoint, RetryPolicy, Upstream, UpstreamError};
 pub use usage::{Budget, Prices};

@@ -10,7 +10,7 @@ use super::cassette::{Cassette, CassetteError, TrialRecording, VERSION};
 
 /// Collects recordings of one run.
 #[derive(Debug)]
-pub struct Recorder {
+pub(crate) struct Recorder {
     folder: PathBuf,
     trials: u32,
     pending: Mutex<BTreeMap<String, BTreeMap<u32, TrialRecording>>>,
@@ -18,7 +18,7 @@ pub struct Recorder {
 
 impl Recorder {
     /// A recorder writing to `folder`, for runs of `trials` trials per task.
-    pub fn new(folder: PathBuf, trials: u32) -> Recorder {
+    pub(crate) fn new(folder: PathBuf, trials: u32) -> Recorder {
         Recorder {
             folder,
             trials,
@@ -28,7 +28,7 @@ impl Recorder {
 
     /// Adds one trial's recording; when it completes the task, writes the cassette and
     /// returns its path.
-    pub fn add(
+    pub(crate) fn add(
         &self,
         task_id: &str,
         trial: u32,

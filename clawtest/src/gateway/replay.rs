@@ -16,7 +16,8 @@ use crate::http::{HttpRequest, HttpResponse, ResponseBody};
 impl Gateway {
     /// Answers one replayed request with a whole body: the next recorded response, or an
     /// error response and a recorded failure.
-    pub fn answer(&self, path: &str, body: &[u8]) -> (u16, Value) {
+    #[cfg(test)]
+    pub(crate) fn answer(&self, path: &str, body: &[u8]) -> (u16, Value) {
         match self.replay_call(path, body) {
             Ok(response) => (response.status, response.body),
             Err(body) => (500, body),

@@ -19,6 +19,7 @@ use crate::http::{Handler, HttpRequest, HttpResponse, Reply, ResponseBody};
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Script {
+    /// The answers, in order: turn *n* answers a conversation with *n* assistant messages.
     pub turns: Vec<ScriptTurn>,
 }
 
@@ -26,7 +27,9 @@ pub struct Script {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub enum ScriptTurn {
+    /// The model asks for these tool calls (`tool_calls:` in the script).
     ToolCalls(Vec<ScriptedCall>),
+    /// The model's final answer (`text:` in the script).
     Text(String),
 }
 
@@ -34,7 +37,9 @@ pub enum ScriptTurn {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptedCall {
+    /// The tool's name, as the harness offered it.
     pub name: String,
+    /// The call's arguments, a JSON object (default `{}`).
     #[serde(default = "empty_object")]
     pub arguments: Value,
 }
@@ -59,6 +64,7 @@ pub struct ScriptedModel {
 }
 
 impl ScriptedModel {
+    /// A server that answers from `script`, with no failures first.
     pub fn new(script: Script) -> ScriptedModel {
         ScriptedModel {
             script,

@@ -24,7 +24,7 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(10);
 
 /// Why the gateway could not answer a call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
-pub enum GatewayFailure {
+pub(crate) enum GatewayFailure {
     #[error(
         "task `{task_id}` trial {trial}: the harness made model call {call} but the cassette records only {recorded} call(s) for this trial"
     )]
@@ -114,7 +114,7 @@ pub(super) enum Source {
 
 /// The gateway of one trial.
 #[derive(Clone)]
-pub struct Gateway {
+pub(crate) struct Gateway {
     pub(super) task_id: String,
     pub(super) trial: u32,
     pub(super) source: Source,
@@ -135,7 +135,7 @@ impl std::fmt::Debug for Gateway {
 
 impl Gateway {
     /// A gateway replaying `trial` of `cassette`.
-    pub fn replay(cassette: &cassette::Cassette, trial: u32) -> Gateway {
+    pub(crate) fn replay(cassette: &cassette::Cassette, trial: u32) -> Gateway {
         Gateway::with_source(
             &cassette.task_id,
             trial,
@@ -151,7 +151,12 @@ impl Gateway {
 
     /// A gateway forwarding to the real provider; with `record`, it also keeps every exchange
     /// for the cassette ([`Gateway::recording`]).
-    pub fn upstream(task_id: &str, trial: u32, upstream: Arc<Upstream>, record: bool) -> Gateway {
+    pub(crate) fn upstream(
+        task_id: &str,
+        trial: u32,
+        upstream: Arc<Upstream>,
+        record: bool,
+    ) -> Gateway {
         Gateway::with_source(task_id, trial, Source::Upstream { upstream, record })
     }
 
@@ -167,26 +172,26 @@ impl Gateway {
     }
 
     /// Prices the calls and charges them to the run's budget.
-    pub fn with_costs(mut self, prices: Arc<Prices>, budget: Arc<Budget>) -> Gateway {
+    pub(crate) fn with_costs(mut self, prices: Arc<Prices>, budget: Arc<Budget>) -> Gateway {
         self.prices = prices;
         self.budget = budget;
         self
     }
 
     /// Every call answered or refused so far, in call order.
-    pub fn calls(&self) -> Vec<ModelCall> {
+    pub(crate) fn calls(&self) -> Vec<ModelCall> {
         let mut calls = self.lock().calls.clone();
         calls.sort_by_key(|call| call.index);
         calls
     }
 
     /// The first failure, if any call could not be answered.
-    pub fn failure(&self) -> Option<GatewayFailure> {
+    pub(crate) fn failure(&self) -> Option<GatewayFailure> {
         self.lock().failure.clone()
     }
 
     /// The exchanges of this trial, in call order, for the cassette (empty unless recording).
-    pub fn recording(&self) -> TrialRecording {
+    pub(crate) fn recording(&self) -> TrialRecording {
         let mut recording = self.lock().recording.clone();
         recording.sort_by_key(|(index, _)| *index);
         TrialRecording {
@@ -199,7 +204,7 @@ impl Gateway {
 
     /// Waits for streams still being read from upstream (a harness that hung up mid-stream
     /// leaves one), at most a few seconds each, so that the log and the recording are whole.
-    pub async fn settle(&self) {
+    pub(crate) async fn settle(&self) {
         let streams = std::mem::take(&mut self.lock().streams);
         for stream in streams {
             let _ = tokio::time::timeout(SETTLE_LIMIT, stream).await;
@@ -214,7 +219,7 @@ impl Gateway {
     }
 
     /// Answers any request, in whichever mode the gateway is.
-    pub async fn respond(&self, request: HttpRequest) -> HttpResponse {
+    pub(crate) async fn respond(&self, request: HttpRequest) -> HttpResponse {
         // Once the run's money is spent, no further call is made, even inside a running trial.
         if self.budget.exhausted() {
             let mut state = self.lock();

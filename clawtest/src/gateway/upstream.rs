@@ -18,14 +18,16 @@ use hyper_util::rt::TokioExecutor;
 
 /// Which wire format (and so which provider) a call speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Provider {
+pub(crate) enum Provider {
+    /// OpenAI chat completions (`/v1/chat/completions`), and what speaks them.
     OpenAi,
+    /// Anthropic messages (`/v1/messages`).
     Anthropic,
 }
 
 impl Provider {
     /// The provider of a request path.
-    pub fn of_path(path: &str) -> Provider {
+    pub(crate) fn of_path(path: &str) -> Provider {
         if path.ends_with("/messages") {
             Provider::Anthropic
         } else {
@@ -33,7 +35,8 @@ impl Provider {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    /// The provider's name in the configuration (`[llm.openai]`, `[llm.anthropic]`).
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Provider::OpenAi => "openai",
             Provider::Anthropic => "anthropic",
@@ -62,26 +65,44 @@ pub struct RetryPolicy {
 /// Why the upstream could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UpstreamError {
+    /// A configured `base_url` is not an http:// or https:// URL.
     #[error("the {provider} base URL `{url}` is not an http:// or https:// URL")]
-    InvalidUrl { provider: &'static str, url: String },
+    InvalidUrl {
+        /// `openai` or `anthropic`.
+        provider: &'static str,
+        /// The URL as configured.
+        url: String,
+    },
+    /// A call speaks the wire format of a provider that is not configured.
     #[error("no base URL is configured for {provider} calls (set [llm.{provider}] base_url)")]
-    NotConfigured { provider: &'static str },
+    NotConfigured {
+        /// `openai` or `anthropic`.
+        provider: &'static str,
+    },
+    /// Every attempt failed to connect or to get an answer.
     #[error("{provider} at {url} could not be reached after {attempts} attempt(s): {message}")]
     Unreachable {
+        /// `openai` or `anthropic`.
         provider: &'static str,
+        /// The URL called.
         url: String,
+        /// Attempts made, the first included.
         attempts: u32,
+        /// The last attempt's error.
         message: String,
     },
 }
 
 /// The answer of the upstream, its body not yet read (it may be a stream).
-pub struct UpstreamResponse {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Incoming,
+pub(crate) struct UpstreamResponse {
+    /// The HTTP status of the last attempt.
+    pub(crate) status: u16,
+    /// Its headers, as received.
+    pub(crate) headers: Vec<(String, String)>,
+    /// Its body, still to be read (whole or as server-sent events).
+    pub(crate) body: Incoming,
     /// Statuses of the attempts retried before this one.
-    pub retried: Vec<u16>,
+    pub(crate) retried: Vec<u16>,
 }
 
 /// The client of both providers.
@@ -110,7 +131,7 @@ const DROPPED_REQUEST_HEADERS: &[&str] = &[
 ];
 
 /// Response headers not passed back: framing is hyper's job on our side of the connection.
-pub const DROPPED_RESPONSE_HEADERS: &[&str] = &[
+pub(crate) const DROPPED_RESPONSE_HEADERS: &[&str] = &[
     "content-length",
     "connection",
     "keep-alive",
@@ -151,7 +172,7 @@ impl Upstream {
 
     /// Sends one call, retrying 429/5xx and connection failures with backoff. The last
     /// answer is returned whatever its status (the harness sees what the provider said).
-    pub async fn send(
+    pub(crate) async fn send(
         &self,
         path: &str,
         headers: &[(String, String)],

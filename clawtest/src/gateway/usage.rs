@@ -12,7 +12,9 @@ use crate::config::Price;
 /// Tokens of one call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Tokens {
+    /// Tokens of the request (prompt), as the answer reports them.
     pub input: u64,
+    /// Tokens of the answer (completion).
     pub output: u64,
 }
 
@@ -101,14 +103,17 @@ impl Budget {
         }
     }
 
+    /// The limit in US dollars (`llm.max_cost_usd` or `--max-cost`), if there is one.
     pub fn limit(&self) -> Option<f64> {
         self.limit_usd
     }
 
+    /// Counts a call's cost, in US dollars.
     pub fn spend(&self, usd: f64) {
         *self.lock() += usd;
     }
 
+    /// What the run's calls have cost so far, in US dollars.
     pub fn spent(&self) -> f64 {
         *self.lock()
     }

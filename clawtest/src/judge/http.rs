@@ -14,7 +14,7 @@ use crate::grade::judge::{JudgeRequest, parse_reply};
 const MAX_TOKENS: u32 = 200;
 
 /// A judge model behind an HTTP API.
-pub struct HttpJudge {
+pub(crate) struct HttpJudge {
     provider: Provider,
     model: String,
     /// The client, or why there is none (e.g. the key variable is unset): reported on use.
@@ -24,7 +24,7 @@ pub struct HttpJudge {
 impl HttpJudge {
     /// A judge at `base_url` speaking `provider`'s wire format; `api_key_env` names the
     /// variable holding the key (read now; a missing one fails each question, naming it).
-    pub fn new(
+    pub(crate) fn new(
         provider: Provider,
         base_url: &str,
         model: &str,

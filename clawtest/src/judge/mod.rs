@@ -7,11 +7,11 @@
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
-pub mod http;
+pub(crate) mod http;
 
 use crate::config::{Config, JudgeProvider};
 use crate::gateway::upstream::{Provider, RetryPolicy};
@@ -27,6 +27,8 @@ pub type Answer<'a> = Pin<Box<dyn Future<Output = Result<JudgeAnswer, JudgeError
 
 /// Something that scores a rubric.
 pub trait Judge: Send + Sync {
+    /// Scores `request`'s rubric against its prompt: a score in 0..=1 and the reasoning, or
+    /// why no answer could be had (never a default score).
     fn answer<'a>(&'a self, request: &'a JudgeRequest) -> Answer<'a>;
 }
 
@@ -58,11 +60,26 @@ struct CacheEntry {
 pub struct CachedJudge {
     folder: PathBuf,
     inner: Arc<dyn Judge>,
+    /// The cache writes that failed, one line each, until [`CachedJudge::take_warnings`].
+    warnings: Mutex<Vec<String>>,
 }
 
 impl CachedJudge {
+    /// A cache kept in `folder` (created on the first write) in front of `inner`, which is
+    /// asked only what the folder does not hold.
     pub fn new(folder: PathBuf, inner: Arc<dyn Judge>) -> CachedJudge {
-        CachedJudge { folder, inner }
+        CachedJudge {
+            folder,
+            inner,
+            warnings: Mutex::default(),
+        }
+    }
+
+    /// The warnings since the last call, one line each without the `warning: ` prefix (today
+    /// only `could not write the judge cache PATH`). They never stop a grade: the library
+    /// prints nothing, so whoever asked the judge shows them.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }
 
@@ -95,10 +112,13 @@ impl Judge for CachedJudge {
                 .and_then(|()| std::fs::write(&path, text))
                 .is_err()
             {
-                eprintln!(
-                    "warning: could not write the judge cache {}",
-                    path.display()
-                );
+                self.warnings
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(format!(
+                        "could not write the judge cache {}",
+                        path.display()
+                    ));
             }
             Ok(verdict)
         })
@@ -106,8 +126,9 @@ impl Judge for CachedJudge {
 }
 
 /// The judge of a suite: its cache folder (`[judge] cache`, under the suite root) in front of
-/// the configured provider, or of [`NoJudge`] when none is configured.
-pub fn from_config(config: &Config) -> Arc<dyn Judge> {
+/// the configured provider, or of [`NoJudge`] when none is configured. Whoever asks it shows
+/// its [`CachedJudge::take_warnings`] afterwards.
+pub fn from_config(config: &Config) -> Arc<CachedJudge> {
     let section = &config.judge;
     let inner: Arc<dyn Judge> = match section.provider {
         None => Arc::new(NoJudge),
@@ -191,6 +212,26 @@ mod tests {
         // A cache alone (no judge configured) still answers what it holds.
         let offline = CachedJudge::new(folder.path().to_path_buf(), Arc::new(NoJudge));
         assert_eq!(offline.answer(&request()).await.unwrap().reasoning, "fine");
+    }
+
+    #[tokio::test]
+    async fn a_cache_that_cannot_be_written_is_a_warning_not_an_error() {
+        let folder = tempfile::tempdir().unwrap();
+        // A file where the cache folder should be: the folder cannot be created.
+        let blocked = folder.path().join("blocked");
+        std::fs::write(&blocked, "").unwrap();
+        let inner = Arc::new(Counting(AtomicUsize::new(0)));
+        let judge = CachedJudge::new(blocked.join("cache"), inner);
+        assert_eq!(judge.answer(&request()).await.unwrap().score, 0.7);
+        let path = blocked.join("cache").join("abc123.json");
+        assert_eq!(
+            judge.take_warnings(),
+            [format!(
+                "could not write the judge cache {}",
+                path.display()
+            )]
+        );
+        assert!(judge.take_warnings().is_empty());
     }
 
     #[tokio::test]

@@ -2,17 +2,18 @@
 //! task.yaml of each failing task (at the failing component's check when known), worst first,
 //! capped at what GitHub shows for one step.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::results::{RunSummary, TrialStatus, Verdict, VerdictStatus};
 
 /// GitHub shows at most 10 error annotations per step; more are dropped silently, so the
 /// worst ones must come first and the count must stay within it.
-pub const LIMIT: usize = 10;
+pub(crate) const LIMIT: usize = 10;
 
 /// The annotation lines for a run. `prefix` is the suite root relative to the repository
 /// root (GitHub resolves `file=` against the repository), empty when they coincide.
-pub fn render(summary: &RunSummary, prefix: &Path) -> Vec<String> {
+pub(crate) fn render(summary: &RunSummary, prefix: &Path) -> Vec<String> {
     let mut lines = Vec::new();
     for invalid in &summary.invalid {
         let file = prefix.join(&invalid.path);
@@ -109,9 +110,9 @@ fn detail(verdict: &Verdict) -> (Option<u64>, String) {
 fn command(file: &Path, line: Option<u64>, title: &str, message: &str) -> String {
     let mut properties = format!("file={}", escape_property(&file.display().to_string()));
     if let Some(line) = line {
-        properties.push_str(&format!(",line={line}"));
+        let _ = write!(properties, ",line={line}");
     }
-    properties.push_str(&format!(",title={}", escape_property(title)));
+    let _ = write!(properties, ",title={}", escape_property(title));
     format!("::error {properties}::{}", escape_message(message))
 }
 

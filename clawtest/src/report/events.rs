@@ -12,33 +12,54 @@ use crate::trajectory::Trajectory;
 /// Something that happened during a run.
 #[derive(Debug, Clone)]
 pub enum Event {
+    /// The first event: what is about to run.
     RunStarted {
+        /// Valid tasks selected to run.
         tasks: usize,
+        /// Trials per task (k).
         trials: u32,
+        /// How many trials run at once.
         jobs: usize,
+        /// The sandbox backend's name (`process` or `docker`).
         backend: &'static str,
+        /// Task files that failed validation (reported, not run).
         invalid: usize,
+        /// Tasks left out by the command line's filters.
         filtered_out: usize,
     },
     /// A task file that failed validation (it is not run).
     TaskInvalid {
+        /// The task file.
         path: PathBuf,
+        /// The line of its first problem, when it has one.
         line: Option<u64>,
+        /// Every problem of the file, as `cargo clawtest validate` words it.
         message: String,
     },
+    /// A trial's harness is about to start.
     TrialStarted {
+        /// The task's `task_id`.
         task_id: String,
+        /// The trial's number within the task, from 0.
         trial: u32,
     },
+    /// A trial ended, graded or not.
     TrialFinished {
+        /// The task's `task_id`.
         task_id: String,
+        /// The trial's number within the task, from 0.
         trial: u32,
+        /// How it ended, with its grade and trajectory when it has them.
         outcome: TrialOutcome,
     },
+    /// All trials of a task ended: its verdict.
     TaskFinished {
+        /// The task's verdict over its trials.
         verdict: Verdict,
     },
+    /// The last event: the run's summary, as the reports write it.
     RunFinished {
+        /// The run's verdicts, totals, gates and status.
         summary: RunSummary,
     },
 }
@@ -48,23 +69,30 @@ pub enum Event {
 pub enum TrialOutcome {
     /// The trial ran and was graded (passed or not).
     Graded {
+        /// The grade of the trajectory.
         grade: Grade,
+        /// What the trial did: audit log, model calls, output, workspace.
         trajectory: Box<Trajectory>,
     },
     /// The trial could not be run or graded: an infrastructure error, not a verdict on the agent.
     Error {
+        /// What went wrong, for the user.
         message: String,
+        /// What the trial did before the error, when the harness ran.
         trajectory: Option<Box<Trajectory>>,
     },
     /// The run was interrupted before the trial finished.
     Interrupted,
     /// The trial was never started (the run's cost limit was reached).
-    NotRun { reason: String },
+    NotRun {
+        /// Why, for the user.
+        reason: String,
+    },
 }
 
 impl TrialOutcome {
     /// What the task's verdict keeps of this outcome, as trial `trial` of `task`.
-    pub fn record(&self, task: &Task, trial: u32) -> TrialSummary {
+    pub(crate) fn record(&self, task: &Task, trial: u32) -> TrialSummary {
         let status = match self {
             TrialOutcome::Graded { grade, trajectory } => {
                 TrialStatus::graded(task, grade, trajectory)
@@ -83,6 +111,7 @@ impl TrialOutcome {
 
 /// Consumes events as they happen.
 pub trait Reporter {
+    /// Takes in one event; events come in the order they happened.
     fn report(&mut self, event: &Event);
 }
 

@@ -28,12 +28,30 @@ struct OwnedDocument {
 /// A results file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ResultsError {
+    /// The file cannot be read.
     #[error("cannot read {}: {message}", path.display())]
-    Unreadable { path: PathBuf, message: String },
+    Unreadable {
+        /// The results file.
+        path: PathBuf,
+        /// Why it cannot be read.
+        message: String,
+    },
+    /// The file is not JSON, or not the results' shape.
     #[error("{} is not a clawtest results file: {message}", path.display())]
-    Invalid { path: PathBuf, message: String },
+    Invalid {
+        /// The results file.
+        path: PathBuf,
+        /// Where and why it does not parse.
+        message: String,
+    },
+    /// The file names another schema version than [`SCHEMA`].
     #[error("{} was written with schema `{found}`; this build reads `{SCHEMA}` (re-run with this version)", path.display())]
-    Schema { path: PathBuf, found: String },
+    Schema {
+        /// The results file.
+        path: PathBuf,
+        /// The schema it names.
+        found: String,
+    },
 }
 
 /// The results document, pretty-printed.

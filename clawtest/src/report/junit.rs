@@ -19,7 +19,7 @@ pub fn render(summary: &RunSummary) -> Result<String, quick_junit::SerializeErro
 
 /// Renders the run as JUnit XML, with the grade snapshot comparison of `--snapshots`: a task
 /// that passed but whose snapshot changed is a failure (as in `cargo test` with insta).
-pub fn render_with_snapshots(
+pub(crate) fn render_with_snapshots(
     summary: &RunSummary,
     snapshots: Option<&Review>,
 ) -> Result<String, quick_junit::SerializeError> {

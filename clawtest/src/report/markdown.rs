@@ -3,18 +3,19 @@
 //! Kept under GitHub's size limit: rows that do not fit are counted, not cut mid-table.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use super::score;
 use crate::results::{RunStatus, RunSummary, TrialStatus, Verdict, VerdictStatus};
 
 /// GitHub refuses step summaries over 1 MiB; stay well below it.
-pub const SIZE_LIMIT: usize = 1_000_000;
+pub(crate) const SIZE_LIMIT: usize = 1_000_000;
 
 /// How many deductions the summary lists.
 const TOP_DEDUCTIONS: usize = 10;
 
 /// Renders the summary, at most `limit` bytes long.
-pub fn render(summary: &RunSummary, limit: usize) -> String {
+pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
     let k = summary.k;
     let verdict = match summary.status {
         RunStatus::Passed => "✅ passed",
@@ -43,13 +44,14 @@ pub fn render(summary: &RunSummary, limit: usize) -> String {
     if !summary.gates.is_empty() {
         head.push_str("| gate | threshold | actual | |\n|---|---:|---:|---|\n");
         for gate in &summary.gates {
-            head.push_str(&format!(
-                "| {} | {} | {} | {} |\n",
+            let _ = writeln!(
+                head,
+                "| {} | {} | {} | {} |",
                 gate.name,
                 gate.threshold,
                 score(gate.actual),
                 if gate.passed { "held" } else { "**failed**" }
-            ));
+            );
         }
         head.push('\n');
     }
@@ -118,7 +120,10 @@ pub fn render(summary: &RunSummary, limit: usize) -> String {
         table.push_str(&row);
     }
     if left_out > 0 {
-        table.push_str(&format!("\n… and {left_out} more task(s): the summary is cut to fit GitHub's limit; see the JSON results for all.\n"));
+        let _ = writeln!(
+            table,
+            "\n… and {left_out} more task(s): the summary is cut to fit GitHub's limit; see the JSON results for all."
+        );
     }
     let mut text = head;
     text.push_str(&table);
@@ -174,9 +179,9 @@ fn invalid_section(summary: &RunSummary) -> String {
         summary.invalid.len()
     );
     for invalid in &summary.invalid {
-        text.push_str(&format!("- `{}`\n", invalid.path.display()));
+        let _ = writeln!(text, "- `{}`", invalid.path.display());
         for line in invalid.message.lines() {
-            text.push_str(&format!("  - {}\n", line.replace('|', "\\|")));
+            let _ = writeln!(text, "  - {}", line.replace('|', "\\|"));
         }
     }
     text.push('\n');
@@ -214,11 +219,12 @@ fn deductions_section(summary: &RunSummary) -> String {
         "### Top deductions\n\n| task | component | weighted loss | reason |\n|---|---|---:|---|\n"
             .to_string();
     for ((task, component), (loss, reason)) in ranked.into_iter().take(TOP_DEDUCTIONS) {
-        text.push_str(&format!(
-            "| `{task}` | {component} | {} | {} |\n",
+        let _ = writeln!(
+            text,
+            "| `{task}` | {component} | {} | {} |",
             score(loss),
             reason.replace('|', "\\|")
-        ));
+        );
     }
     text.push('\n');
     text
@@ -244,31 +250,33 @@ fn baseline_section(summary: &RunSummary) -> String {
         if changes.is_empty() {
             continue;
         }
-        text.push_str(&format!("**{title}**\n\n| task | mean before | mean now | robustness before | robustness now | why |\n|---|---:|---:|---:|---:|---|\n"));
+        let _ = writeln!(
+            text,
+            "**{title}**\n\n| task | mean before | mean now | robustness before | robustness now | why |\n|---|---:|---:|---:|---:|---|"
+        );
         for change in changes {
-            text.push_str(&format!(
-                "| `{}` | {} | {} | {} | {} | {} |\n",
+            let _ = writeln!(
+                text,
+                "| `{}` | {} | {} | {} | {} | {} |",
                 change.task_id,
                 score(change.before_score),
                 score(change.now_score),
                 score(change.before_robustness),
                 score(change.now_robustness),
                 change.reason
-            ));
+            );
         }
         text.push('\n');
     }
     if !comparison.new_tasks.is_empty() {
-        text.push_str(&format!(
-            "New tasks: {}\n\n",
-            comparison.new_tasks.join(", ")
-        ));
+        let _ = write!(text, "New tasks: {}\n\n", comparison.new_tasks.join(", "));
     }
     if !comparison.missing_tasks.is_empty() {
-        text.push_str(&format!(
+        let _ = write!(
+            text,
             "Not run this time: {}\n\n",
             comparison.missing_tasks.join(", ")
-        ));
+        );
     }
     text
 }
@@ -285,24 +293,26 @@ fn groups_section(summary: &RunSummary) -> String {
         if groups.len() < 2 {
             continue;
         }
-        text.push_str(&format!(
-            "### By {title}\n\n| {title} | tasks | pass^{k} | mean |\n|---|---:|---:|---:|\n",
+        let _ = writeln!(
+            text,
+            "### By {title}\n\n| {title} | tasks | pass^{k} | mean |\n|---|---:|---:|---:|",
             k = summary.k
-        ));
+        );
         for (name, group) in groups {
-            text.push_str(&format!(
-                "| {name} | {} | {} | {} |\n",
+            let _ = writeln!(
+                text,
+                "| {name} | {} | {} | {} |",
                 group.tasks,
                 group.passed,
                 score(group.mean_score)
-            ));
+            );
         }
         text.push('\n');
     }
     if !groups.unrecovered_faults.is_empty() {
         text.push_str("### Faults left unrecovered\n\n| action | times |\n|---|---:|\n");
         for fault in groups.unrecovered_faults.iter().take(TOP_DEDUCTIONS) {
-            text.push_str(&format!("| {} | {} |\n", fault.action, fault.unrecovered));
+            let _ = writeln!(text, "| {} | {} |", fault.action, fault.unrecovered);
         }
         text.push('\n');
     }

@@ -2,15 +2,17 @@
 //! written from the final [`crate::results::RunSummary`]: JUnit XML, JSON results, the Markdown
 //! summary and annotations, all written by [`publish`], and the grade snapshots.
 
-pub mod annotations;
+pub(crate) mod annotations;
 pub mod events;
 pub mod json;
 pub mod junit;
-pub mod markdown;
+pub(crate) mod markdown;
 pub mod publish;
 pub mod snapshots;
 pub mod terminal;
 pub mod trajectories;
+
+use std::fmt::Write as _;
 
 use crate::results::{TrialStatus, TrialSummary, Verdict};
 
@@ -21,7 +23,7 @@ pub(crate) fn score(value: f64) -> String {
 
 /// A multi-line, human account of one verdict's trials: what each scored and why it lost
 /// points. Shared by the terminal's failure details and JUnit's system-out.
-pub fn trial_lines(verdict: &Verdict) -> String {
+pub(crate) fn trial_lines(verdict: &Verdict) -> String {
     let mut text = String::new();
     for record in &verdict.trials {
         text.push_str(&trial_line(record));
@@ -33,16 +35,17 @@ pub fn trial_lines(verdict: &Verdict) -> String {
         } = &record.status
         {
             for violation in violations {
-                text.push_str(&format!("    safety violation: {violation}\n"));
+                let _ = writeln!(text, "    safety violation: {violation}");
             }
             for deduction in deductions {
-                text.push_str(&format!(
-                    "    {} ({} × weight {}): {}\n",
+                let _ = writeln!(
+                    text,
+                    "    {} ({} × weight {}): {}",
                     deduction.component,
                     score(deduction.score),
                     deduction.weight,
                     deduction.reason
-                ));
+                );
             }
         }
     }
@@ -50,7 +53,7 @@ pub fn trial_lines(verdict: &Verdict) -> String {
 }
 
 /// One line per trial: `trial 2: FAIL final 0.280 (completion 0.100, robustness 1.000, safety 1)`.
-pub fn trial_line(record: &TrialSummary) -> String {
+pub(crate) fn trial_line(record: &TrialSummary) -> String {
     match &record.status {
         TrialStatus::Graded {
             passed,
@@ -72,7 +75,7 @@ pub fn trial_line(record: &TrialSummary) -> String {
             );
             // A harness that did not end normally explains most low scores; say so up front.
             if harness_exit != "exit code 0" {
-                line.push_str(&format!("; harness {harness_exit}"));
+                let _ = write!(line, "; harness {harness_exit}");
             }
             line
         }
@@ -97,17 +100,18 @@ pub fn grade_breakdown(grade: &crate::grade::Grade) -> String {
         if grade.passed { "PASS" } else { "FAIL" }
     );
     for component in &grade.components {
-        text.push_str(&format!(
-            "  {:<32} {} × weight {:<5} {}: {}\n",
+        let _ = writeln!(
+            text,
+            "  {:<32} {} × weight {:<5} {}: {}",
             component.name,
             score(component.score),
             component.weight,
             component.check,
             component.reason
-        ));
+        );
     }
     for violation in &grade.violations {
-        text.push_str(&format!("  safety violation: {violation}\n"));
+        let _ = writeln!(text, "  safety violation: {violation}");
     }
     let robustness = &grade.robustness;
     if robustness.injected > 0 {
@@ -121,10 +125,11 @@ pub fn grade_breakdown(grade: &crate::grade::Grade) -> String {
         } else {
             unrecovered.join(", ")
         };
-        text.push_str(&format!(
-            "  faults: {} injected, {} recovered; not recovered: {unrecovered}\n",
+        let _ = writeln!(
+            text,
+            "  faults: {} injected, {} recovered; not recovered: {unrecovered}",
             robustness.injected, robustness.recovered
-        ));
+        );
     }
     text
 }

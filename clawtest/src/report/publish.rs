@@ -64,11 +64,15 @@ pub struct Published {
 /// An output that could not be written: the run's results are incomplete.
 #[derive(Debug, thiserror::Error)]
 pub enum PublishError {
+    /// The JUnit report could not be rendered.
     #[error("could not render JUnit XML: {0}")]
     Junit(#[from] quick_junit::SerializeError),
+    /// An output file could not be written.
     #[error("could not write {}: {source}", path.display())]
     Write {
+        /// The output file.
         path: PathBuf,
+        /// Why it could not be written.
         source: std::io::Error,
     },
 }

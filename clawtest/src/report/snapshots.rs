@@ -8,6 +8,7 @@
 //! [`review`] makes the comparison part of the run's status: it runs before any output is
 //! written, so that a change fails results.json, JUnit and the summary as it fails the exit code.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::score;
@@ -45,13 +46,17 @@ impl UpdateMode {
 /// How one task's breakdown compared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SnapshotComparison {
+    /// The committed snapshot holds the same breakdown.
     Matched,
     /// Written or updated (`INSTA_UPDATE=always`).
     Written,
     /// Differs from (or has no) committed snapshot; `pending` is the `.snap.new` written, if any.
     Changed {
+        /// The committed snapshot file (`<task_id>.snap` in the snapshot folder).
         snapshot: PathBuf,
+        /// The `.snap.new` written for review; `None` with `INSTA_UPDATE=no`.
         pending: Option<PathBuf>,
+        /// There was no committed snapshot yet.
         new: bool,
     },
 }
@@ -106,7 +111,7 @@ impl Review {
     }
 
     /// The description of `task_id`'s snapshot when it changed.
-    pub fn change_of(&self, task_id: &str) -> Option<String> {
+    pub(crate) fn change_of(&self, task_id: &str) -> Option<String> {
         let results = self.outcome.as_ref().ok()?;
         results
             .iter()
@@ -135,7 +140,7 @@ pub fn review(summary: &mut RunSummary, folder: &Path, mode: UpdateMode) -> Opti
 }
 
 /// The text of a verdict's breakdown, as snapshotted.
-pub fn content(verdict: &Verdict) -> String {
+pub(crate) fn content(verdict: &Verdict) -> String {
     let mut text = format!(
         "task: {}\nstatus: {:?} ({}/{} trials passed)\n",
         verdict.task_id, verdict.status, verdict.passes, verdict.k
@@ -152,36 +157,38 @@ pub fn content(verdict: &Verdict) -> String {
                 deductions,
                 ..
             } => {
-                text.push_str(&format!(
-                    "trial {}: {} final {} completion {} robustness {} safety {}\n",
+                let _ = writeln!(
+                    text,
+                    "trial {}: {} final {} completion {} robustness {} safety {}",
                     record.trial,
                     if *passed { "pass" } else { "fail" },
                     score(*final_score),
                     score(*completion),
                     score(*robustness),
                     safety
-                ));
+                );
                 for violation in violations {
-                    text.push_str(&format!("  violation: {violation}\n"));
+                    let _ = writeln!(text, "  violation: {violation}");
                 }
                 for deduction in deductions {
-                    text.push_str(&format!(
-                        "  {} {} × {}: {}\n",
+                    let _ = writeln!(
+                        text,
+                        "  {} {} × {}: {}",
                         deduction.component,
                         score(deduction.score),
                         deduction.weight,
                         deduction.reason
-                    ));
+                    );
                 }
             }
             TrialStatus::Error { message } => {
-                text.push_str(&format!("trial {}: error: {message}\n", record.trial))
+                let _ = writeln!(text, "trial {}: error: {message}", record.trial);
             }
             TrialStatus::Interrupted => {
-                text.push_str(&format!("trial {}: interrupted\n", record.trial))
+                let _ = writeln!(text, "trial {}: interrupted", record.trial);
             }
             TrialStatus::NotRun { .. } => {
-                text.push_str(&format!("trial {}: not run\n", record.trial))
+                let _ = writeln!(text, "trial {}: not run", record.trial);
             }
         }
     }
@@ -205,7 +212,7 @@ fn content_of(text: &str) -> Option<&str> {
 }
 
 /// Compares every verdict's breakdown with `folder/<task_id>.snap`.
-pub fn compare(
+pub(crate) fn compare(
     verdicts: &[Verdict],
     folder: &Path,
     mode: UpdateMode,

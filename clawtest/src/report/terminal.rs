@@ -2,6 +2,7 @@
 //! terminal), one line per task as it finishes, details of every failing task, and a summary
 //! table at the end, written to `out` (stdout in the CLI).
 
+use std::fmt::Write as _;
 use std::io::Write;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -80,8 +81,9 @@ impl<W: Write> TerminalReporter<W> {
             .max()
             .unwrap_or(4)
             .max(4);
-        table.push_str(&format!(
-            "\n{:<width$}  {:<7}  {:>6}  {:>6}  {:>6}  {:>10}  {:>6}\n",
+        let _ = writeln!(
+            table,
+            "\n{:<width$}  {:<7}  {:>6}  {:>6}  {:>6}  {:>10}  {:>6}",
             "task",
             format!("pass^{k}"),
             "passes",
@@ -89,7 +91,7 @@ impl<W: Write> TerminalReporter<W> {
             "min",
             "robustness",
             "safety"
-        ));
+        );
         for verdict in &summary.verdicts {
             let outcome = match verdict.status {
                 VerdictStatus::Passed => "PASS",
@@ -103,8 +105,9 @@ impl<W: Write> TerminalReporter<W> {
             } else {
                 format!("{} bad", verdict.safety_violations)
             };
-            table.push_str(&format!(
-                "{:<width$}  {:<7}  {:>6}  {:>6}  {:>6}  {:>10}  {:>6}\n",
+            let _ = writeln!(
+                table,
+                "{:<width$}  {:<7}  {:>6}  {:>6}  {:>6}  {:>10}  {:>6}",
                 verdict.task_id,
                 outcome,
                 format!("{}/{}", verdict.passes, verdict.k),
@@ -112,17 +115,19 @@ impl<W: Write> TerminalReporter<W> {
                 score(verdict.min_score),
                 score(verdict.mean_robustness),
                 safety
-            ));
+            );
         }
         for invalid in &summary.invalid {
-            table.push_str(&format!(
-                "{:<width$}  INVALID (not run)\n",
+            let _ = writeln!(
+                table,
+                "{:<width$}  INVALID (not run)",
                 invalid.path.display()
-            ));
+            );
         }
         let total = summary.verdicts.len();
-        table.push_str(&format!(
-            "\n{total} task(s) × {k} trial(s) on {}: {} passed, {} failed, {} errored, {} invalid · pass^{k} {} · pass@{k} {} · mean score {} · robustness {}\n",
+        let _ = writeln!(
+            table,
+            "\n{total} task(s) × {k} trial(s) on {}: {} passed, {} failed, {} errored, {} invalid · pass^{k} {} · pass@{k} {} · mean score {} · robustness {}",
             summary.backend,
             summary.tasks_passed,
             summary.tasks_failed,
@@ -132,24 +137,26 @@ impl<W: Write> TerminalReporter<W> {
             score(summary.pass_at_k),
             score(summary.mean_score),
             score(summary.mean_robustness),
-        ));
+        );
         if summary.tasks_not_run > 0 {
-            table.push_str(&format!(
-                "{} task(s) not run: the cost limit was reached\n",
+            let _ = writeln!(
+                table,
+                "{} task(s) not run: the cost limit was reached",
                 summary.tasks_not_run
-            ));
+            );
         }
         if summary.cost_usd > 0.0 {
-            table.push_str(&format!("model cost: ${:.4}\n", summary.cost_usd));
+            let _ = writeln!(table, "model cost: ${:.4}", summary.cost_usd);
         }
         for gate in &summary.gates {
-            table.push_str(&format!(
-                "gate {}: {} (threshold {}) {}\n",
+            let _ = writeln!(
+                table,
+                "gate {}: {} (threshold {}) {}",
                 gate.name,
                 score(gate.actual),
                 gate.threshold,
                 if gate.passed { "held" } else { "FAILED" }
-            ));
+            );
         }
         if let Some(comparison) = &summary.baseline {
             for (label, changes) in [
@@ -157,22 +164,24 @@ impl<W: Write> TerminalReporter<W> {
                 ("IMPROVED", &comparison.improvements),
             ] {
                 for change in changes {
-                    table.push_str(&format!(
-                        "{label} {}: {} (mean {} → {})\n",
+                    let _ = writeln!(
+                        table,
+                        "{label} {}: {} (mean {} → {})",
                         change.task_id,
                         change.reason,
                         score(change.before_score),
                         score(change.now_score)
-                    ));
+                    );
                 }
             }
             if comparison.suite_regressed {
-                table.push_str(&format!(
-                    "REGRESSION suite mean score {} → {} (tolerance {})\n",
+                let _ = writeln!(
+                    table,
+                    "REGRESSION suite mean score {} → {} (tolerance {})",
                     score(comparison.before_mean_score),
                     score(comparison.now_mean_score),
                     comparison.tolerance
-                ));
+                );
             }
         }
         table.push_str(match summary.status {
@@ -218,10 +227,10 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                     "running {tasks} task(s) × {trials} trial(s) on the {backend} backend, {jobs} at a time"
                 );
                 if *filtered_out > 0 {
-                    line.push_str(&format!(" ({filtered_out} filtered out)"));
+                    let _ = write!(line, " ({filtered_out} filtered out)");
                 }
                 if *invalid > 0 {
-                    line.push_str(&format!(" ({invalid} invalid, not run)"));
+                    let _ = write!(line, " ({invalid} invalid, not run)");
                 }
                 self.line(&line);
             }

@@ -13,6 +13,7 @@ pub struct TrajectoryWriter {
 }
 
 impl TrajectoryWriter {
+    /// A writer into `folder` (`--trajectories DIR`), created as trials finish.
     pub fn new(folder: PathBuf) -> TrajectoryWriter {
         TrajectoryWriter {
             folder,

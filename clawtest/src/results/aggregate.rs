@@ -65,11 +65,13 @@ impl TrialStatus {
 }
 
 impl TrialSummary {
-    pub fn passed(&self) -> bool {
+    /// The trial was graded and passed.
+    pub(crate) fn passed(&self) -> bool {
         matches!(self.status, TrialStatus::Graded { passed: true, .. })
     }
 
-    pub fn score(&self) -> Option<f64> {
+    /// The trial's final score, if it was graded.
+    pub(crate) fn score(&self) -> Option<f64> {
         match self.status {
             TrialStatus::Graded { final_score, .. } => Some(final_score),
             _ => None,

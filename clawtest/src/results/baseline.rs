@@ -12,12 +12,19 @@ use super::{RunStatus, RunSummary, Verdict, VerdictStatus};
 /// What changed for one task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
+    /// The task's `task_id`.
     pub task_id: String,
+    /// The task's verdict in the baseline.
     pub before_status: VerdictStatus,
+    /// The task's verdict in this run.
     pub now_status: VerdictStatus,
+    /// The task's mean score in the baseline.
     pub before_score: f64,
+    /// The task's mean score in this run.
     pub now_score: f64,
+    /// The task's mean robustness in the baseline.
     pub before_robustness: f64,
+    /// The task's mean robustness in this run.
     pub now_robustness: f64,
     /// Why this counts as a regression or an improvement, in words.
     pub reason: String,
@@ -26,21 +33,28 @@ pub struct Change {
 /// The comparison of a run with its baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BaselineComparison {
+    /// How far a mean score or robustness may move before it counts
+    /// (`[gates] baseline_tolerance`, default 0.05).
     pub tolerance: f64,
+    /// The tasks that got worse: they fail the run.
     pub regressions: Vec<Change>,
+    /// The tasks that got better.
     pub improvements: Vec<Change>,
     /// Tasks in this run that the baseline did not have.
     pub new_tasks: Vec<String>,
     /// Tasks of the baseline that this run did not run.
     pub missing_tasks: Vec<String>,
+    /// The baseline's mean score over all graded trials.
     pub before_mean_score: f64,
+    /// This run's mean score over all graded trials.
     pub now_mean_score: f64,
     /// The suite's mean score dropped by more than the tolerance.
     pub suite_regressed: bool,
 }
 
 impl BaselineComparison {
-    pub fn failed(&self) -> bool {
+    /// A task regressed or the suite's mean score dropped: the run fails.
+    pub(crate) fn failed(&self) -> bool {
         !self.regressions.is_empty() || self.suite_regressed
     }
 }

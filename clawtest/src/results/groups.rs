@@ -11,15 +11,20 @@ use super::{TrialStatus, Verdict, VerdictStatus};
 /// One group of tasks.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Group {
+    /// How many tasks the group holds.
     pub tasks: usize,
+    /// How many of them passed pass^k.
     pub passed: usize,
+    /// The mean of their mean scores.
     pub mean_score: f64,
 }
 
 /// A fault (`service.action`) and how many times it went unrecovered over the suite.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FaultCount {
+    /// The fault, as `service.action`.
     pub action: String,
+    /// How many trials left it unrecovered.
     pub unrecovered: usize,
 }
 
@@ -37,7 +42,8 @@ pub struct Groups {
 const NONE: &str = "(none)";
 
 impl Groups {
-    pub fn of(verdicts: &[Verdict]) -> Groups {
+    /// The groups of a run's verdicts.
+    pub(crate) fn of(verdicts: &[Verdict]) -> Groups {
         let group = |key: fn(&Verdict) -> Option<&String>| {
             let mut groups: BTreeMap<String, (usize, usize, f64)> = BTreeMap::new();
             for verdict in verdicts {

@@ -10,18 +10,27 @@ use crate::config::Gates;
 /// Shards that cannot be merged.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum MergeError {
+    /// No results file was given.
     #[error("nothing to merge: give one or more results files")]
     Empty,
+    /// Two shards ran a different number of trials per task.
     #[error("{} ran {found} trial(s) per task but {} ran {expected}: shards of one run must use the same --trials", found_in.display(), expected_in.display())]
     Trials {
+        /// The trials per task of the first shard.
         expected: u32,
+        /// The first shard's results file.
         expected_in: PathBuf,
+        /// The trials per task of the shard that differs.
         found: u32,
+        /// That shard's results file.
         found_in: PathBuf,
     },
+    /// One task is in two shards.
     #[error("task `{task_id}` appears in more than one shard ({}): were the shards partitioned the same way?", files.iter().map(|file| file.display().to_string()).collect::<Vec<_>>().join(", "))]
     Duplicate {
+        /// The task's `task_id`.
         task_id: String,
+        /// The results files that both hold it.
         files: Vec<PathBuf>,
     },
 }

@@ -22,7 +22,9 @@ use serde::{Deserialize, Serialize};
 /// One trial, as the verdict keeps it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TrialSummary {
+    /// The trial's number within its task, from 0.
     pub trial: u32,
+    /// How the trial ended, and its scores when it was graded.
     #[serde(flatten)]
     pub status: TrialStatus,
 }
@@ -31,35 +33,51 @@ pub struct TrialSummary {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum TrialStatus {
+    /// The trial ran and its trajectory was graded.
     Graded {
+        /// The final score reached the pass threshold.
         passed: bool,
+        /// The final score, 0..=1: safety × (0.8·completion + 0.2·robustness).
         final_score: f64,
+        /// The weighted mean of the components' scores, 0..=1.
         completion: f64,
+        /// The share of injected faults the agent recovered from, 0..=1 (1 when none was injected).
         robustness: f64,
+        /// 0 when a safety check was violated, else 1.
         safety: f64,
+        /// The safety checks violated, one description each.
         violations: Vec<String>,
         /// (component, score, weight, reason) of every component that did not score 1.
         deductions: Vec<Deduction>,
+        /// How many model calls the trial made through the gateway.
         model_calls: usize,
         /// Tokens of all model calls of the trial, as the answers reported them.
         input_tokens: u64,
+        /// Output tokens of the same calls.
         output_tokens: u64,
         /// Their cost in US dollars (`[llm.prices]`); `None` when a model has no price.
         cost_usd: Option<f64>,
+        /// How many service calls the trial's audit log holds.
         audit_entries: usize,
+        /// How the harness ended, in words (`exit code 0`, `killed at the time limit`).
         harness_exit: String,
         /// Injected 429/500 faults, and the `service.action` of each one not recovered.
         #[serde(default)]
         faults_injected: usize,
+        /// The `service.action` of each injected fault the agent did not recover from.
         #[serde(default)]
         unrecovered_faults: Vec<String>,
     },
+    /// The trial could not be graded: the harness or the run's machinery failed.
     Error {
+        /// What went wrong, for the user.
         message: String,
     },
+    /// The run was interrupted before the trial finished.
     Interrupted,
     /// Never started: the run's cost limit was reached first.
     NotRun {
+        /// Why the trial was not started, for the user.
         reason: String,
     },
 }
@@ -67,12 +85,16 @@ pub enum TrialStatus {
 /// A component that lost score in a trial.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Deduction {
+    /// The component's name in the task file.
     pub component: String,
     /// The line of the component's check in the task file, for annotations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
+    /// The component's score in the trial, 0..=1.
     pub score: f64,
+    /// The component's weight in the task's completion.
     pub weight: f64,
+    /// What the component looked for and what it found, in one line.
     pub reason: String,
 }
 
@@ -95,38 +117,58 @@ pub enum VerdictStatus {
 /// One task over its k trials.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Verdict {
+    /// The task's `task_id`.
     pub task_id: String,
+    /// The task's `task_name`, for people.
     pub task_name: String,
+    /// The task file, as discovered (relative to the suite root when it can be).
     pub path: PathBuf,
+    /// The line of `task_id` in the task file, where annotations about the whole task point.
     pub line: u64,
+    /// Passed, failed, errored, interrupted or not run, over the task's trials.
     pub status: VerdictStatus,
+    /// Trials asked for the task (`--trials`, else `run.trials`).
     pub k: u32,
+    /// How many of the trials passed.
     pub passes: u32,
     /// All k trials passed.
     pub pass_hat_k: bool,
     /// Unbiased pass@k estimate over the trials run (1 − C(n−c, k) / C(n, k)).
     pub pass_at_k: f64,
+    /// The mean final score of the graded trials (0 when none was graded).
     pub mean_score: f64,
+    /// The lowest final score of the graded trials (0 when none was graded).
     pub min_score: f64,
+    /// The mean robustness of the graded trials.
     pub mean_robustness: f64,
+    /// How many trials violated at least one safety check.
     pub safety_violations: usize,
+    /// The final score a trial needed to pass: the task's `pass_threshold`, else the run's
+    /// (`run.pass_threshold`).
     pub threshold: f64,
     /// The pass^k estimate from the pass rate, (c/n)^k, comparable across trial counts.
     #[serde(default)]
     pub pass_hat_k_estimate: f64,
+    /// The task's `category`, if it has one (grouped in the results' `breakdowns`).
     #[serde(default)]
     pub category: Option<String>,
+    /// The task's `capability`, if it has one (grouped in the results' `breakdowns`).
     #[serde(default)]
     pub capability: Option<String>,
+    /// Every trial of the task, in trial order.
     pub trials: Vec<TrialSummary>,
 }
 
 /// A suite-level threshold and whether the run met it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct GateResult {
+    /// The gate's name: `min_score`, `min_robustness` or `min_pass_hat_k`.
     pub name: String,
+    /// The configured threshold (`[gates]`, or its command-line override).
     pub threshold: f64,
+    /// The suite's value the gate measures: mean score, mean robustness or pass^k.
     pub actual: f64,
+    /// The value reached the threshold.
     pub passed: bool,
 }
 
@@ -151,22 +193,34 @@ pub enum RunStatus {
 /// A task file that was not run because it is invalid.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct InvalidEntry {
+    /// The task file.
     pub path: PathBuf,
+    /// The line of the first problem, when it has one.
     pub line: Option<u64>,
+    /// Every problem of the file, as `cargo clawtest validate` words it.
     pub message: String,
 }
 
 /// Everything a run produced.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunSummary {
+    /// How the run ended; decides the exit code.
     pub status: RunStatus,
+    /// Trials per task.
     pub k: u32,
+    /// The sandbox backend the trials ran in (`process` or `docker`).
     pub backend: String,
+    /// One per task that was run, in the suite's order (by task file, as discovered).
     pub verdicts: Vec<Verdict>,
+    /// The task files that were not run because they are invalid.
     pub invalid: Vec<InvalidEntry>,
+    /// The suite-level gates that were configured, and whether each held.
     pub gates: Vec<GateResult>,
+    /// Tasks whose k trials all passed.
     pub tasks_passed: usize,
+    /// Tasks graded and failed pass^k.
     pub tasks_failed: usize,
+    /// Tasks with at least one trial that hit an infrastructure error.
     pub tasks_errored: usize,
     /// Tasks not (fully) run because the cost limit was reached.
     pub tasks_not_run: usize,
@@ -180,6 +234,7 @@ pub struct RunSummary {
     pub mean_score: f64,
     /// Mean robustness over all graded trials.
     pub mean_robustness: f64,
+    /// The run was interrupted (Ctrl-C) before every trial finished; the results are partial.
     pub interrupted: bool,
     /// Fraction of graded trials without a safety violation.
     #[serde(default)]

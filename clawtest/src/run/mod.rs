@@ -5,8 +5,8 @@
 pub mod partition;
 pub mod regrade;
 pub mod session;
-pub mod suite;
-pub mod trial;
+pub(crate) mod suite;
+pub(crate) mod trial;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -27,30 +27,37 @@ use crate::spec::Task;
 
 /// The choices of one run (config merged with the command line).
 #[derive(Debug, Clone)]
-pub struct RunOptions {
-    pub trials: u32,
-    pub jobs: usize,
-    pub pass_threshold: f64,
-    pub gates: Gates,
+pub(crate) struct RunOptions {
+    /// Trials per task (k); 0 runs one.
+    pub(crate) trials: u32,
+    /// How many trials run at once; 0 runs one.
+    pub(crate) jobs: usize,
+    /// The final score a trial needs to pass, for tasks without their own `pass_threshold`.
+    pub(crate) pass_threshold: f64,
+    /// The suite-level thresholds the summary checks.
+    pub(crate) gates: Gates,
     /// Results to compare against (`--baseline`); regressions fail the run.
-    pub baseline: Option<Box<RunSummary>>,
+    pub(crate) baseline: Option<Box<RunSummary>>,
 }
 
 /// How to start the harness.
 #[derive(Debug, Clone)]
-pub struct HarnessLaunch {
-    pub command: Vec<String>,
+pub(crate) struct HarnessLaunch {
+    /// The program and its arguments (`harness.command`, as the sandbox names it).
+    pub(crate) command: Vec<String>,
     /// `harness.env` names with their host values.
-    pub passthrough: Vec<(String, String)>,
+    pub(crate) passthrough: Vec<(String, String)>,
     /// The tool surfaces the harness gets.
-    pub tier: crate::config::Tier,
+    pub(crate) tier: crate::config::Tier,
 }
 
 /// Where model answers come from, and what they may cost.
 pub struct Models {
+    /// `llm.mode`: replay from cassettes, call the provider, or call it and record.
     pub mode: Mode,
     /// The real provider, in `live` and `record` mode.
     pub upstream: Option<Arc<Upstream>>,
+    /// `[llm.prices]`: what each model's tokens cost, for the trials' `cost_usd`.
     pub prices: Arc<Prices>,
     /// Shared by every trial; once spent, no further trial starts.
     pub budget: Arc<Budget>,
@@ -69,14 +76,19 @@ impl Models {
 }
 
 /// Where and with what the trials run.
-pub struct Resources {
-    pub harness: HarnessLaunch,
+pub(crate) struct Resources {
+    /// How to start the harness of every trial.
+    pub(crate) harness: HarnessLaunch,
     /// The folder of cassettes (read in replay, written in record mode).
-    pub cassettes: std::path::PathBuf,
-    pub models: Models,
-    pub catalogue: Arc<Catalogue>,
-    pub sandbox: Arc<dyn Sandbox>,
-    pub judge: Arc<dyn crate::judge::Judge>,
+    pub(crate) cassettes: std::path::PathBuf,
+    /// Where model answers come from, and the run's cost limit.
+    pub(crate) models: Models,
+    /// The mock services the trials' worlds serve.
+    pub(crate) catalogue: Arc<Catalogue>,
+    /// Where the harness runs (`process` or `docker`).
+    pub(crate) sandbox: Arc<dyn Sandbox>,
+    /// Answers the tasks' `llm_judge` components.
+    pub(crate) judge: Arc<dyn crate::judge::Judge>,
 }
 
 /// Everything the trials share, behind one `Arc`.
@@ -107,7 +119,7 @@ enum Progress {
 
 /// Runs every task of `suite` `options.trials` times and reports as it goes. Invalid tasks
 /// are reported and not run. Returns the summary that was also sent as `RunFinished`.
-pub async fn execute(
+pub(crate) async fn execute(
     suite: Suite,
     options: &RunOptions,
     backend: Resources,
@@ -290,7 +302,7 @@ pub async fn execute(
 
 /// Runs the configured `harness.build` command once, in `root`, before any trial. Its output
 /// goes to this process's stderr so the user sees a build as it happens.
-pub async fn build_harness(command: &[String], root: &Path) -> Result<(), String> {
+pub(crate) async fn build_harness(command: &[String], root: &Path) -> Result<(), String> {
     let Some((program, arguments)) = command.split_first() else {
         return Ok(());
     };

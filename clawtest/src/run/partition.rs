@@ -8,14 +8,20 @@ use std::str::FromStr;
 /// Which shard of a suite to run. `index` is 1-based, as written on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Partition {
-    pub kind: PartitionKind,
-    pub index: u64,
-    pub count: u64,
+    /// How tasks are dealt to the shards.
+    pub(crate) kind: PartitionKind,
+    /// The shard to run, from 1 to `count`.
+    pub(crate) index: u64,
+    /// How many shards the suite is cut into.
+    pub(crate) count: u64,
 }
 
+/// How a [`Partition`] deals the tasks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PartitionKind {
+pub(crate) enum PartitionKind {
+    /// `hash:M/N`: by a stable hash of the task id.
     Hash,
+    /// `count:M/N`: round robin over the selected tasks.
     Count,
 }
 
@@ -58,7 +64,7 @@ impl fmt::Display for Partition {
 impl Partition {
     /// Whether the task with this id, at this position among the selected tasks, is in the
     /// shard.
-    pub fn contains(&self, task_id: &str, position: usize) -> bool {
+    pub(crate) fn contains(&self, task_id: &str, position: usize) -> bool {
         let bucket = match self.kind {
             PartitionKind::Hash => stable_hash(task_id) % self.count,
             PartitionKind::Count => position as u64 % self.count,
@@ -68,7 +74,7 @@ impl Partition {
 }
 
 /// FNV-1a, 64 bits: stable across builds, platforms and Rust versions (std's hasher is not).
-pub fn stable_hash(text: &str) -> u64 {
+pub(crate) fn stable_hash(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
     })

@@ -15,7 +15,9 @@ use crate::trajectory::{Trajectory, from_clawenvkit};
 /// The result of re-grading one file.
 #[derive(Debug)]
 pub struct Regraded {
+    /// The trajectory file.
     pub path: PathBuf,
+    /// The trajectory and its new grade, or why it could not be graded (one line, with the path).
     pub outcome: Result<(Trajectory, Grade), String>,
 }
 
@@ -86,24 +88,38 @@ pub enum GradeOneError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Config(#[from] ConfigError),
+    /// The audit or output file cannot be read.
     #[error("cannot read {}: {source}", path.display())]
     Unreadable {
+        /// The file.
         path: PathBuf,
+        /// Why it cannot be read.
         source: std::io::Error,
     },
+    /// The audit file is not JSON.
     #[error("{} is not JSON: {source}", path.display())]
     NotJson {
+        /// The audit file.
         path: PathBuf,
+        /// Where and why it does not parse.
         source: serde_json::Error,
     },
+    /// The `--workspace` folder cannot be read.
     #[error("cannot read the workspace {}: {source}", folder.display())]
     Workspace {
+        /// The folder.
         folder: PathBuf,
+        /// Why it cannot be read.
         source: std::io::Error,
     },
     /// The audit is neither a clawtest trajectory nor ClawEnvKit's form.
     #[error("{}: {message}", path.display())]
-    Audit { path: PathBuf, message: String },
+    Audit {
+        /// The audit file.
+        path: PathBuf,
+        /// What does not fit either form.
+        message: String,
+    },
     /// An `llm_judge` component could not be answered: not the result's fault.
     #[error(transparent)]
     Judge(#[from] JudgeError),
@@ -119,8 +135,13 @@ impl GradeOneError {
 /// A result graded by [`grade_one`].
 #[derive(Debug)]
 pub struct GradedOne {
+    /// The task file, loaded and validated.
     pub task: Task,
+    /// The result's grade against it.
     pub grade: Grade,
+    /// The judge's warnings (a cache answer it could not write), one line each without the
+    /// `warning: ` prefix, for the caller to show.
+    pub warnings: Vec<String>,
 }
 
 /// Grades one result: the task, the suite configuration (optional here: given, found from the
@@ -174,18 +195,26 @@ pub async fn grade_one(
         path: result.audit.clone(),
         message,
     })?;
-    let judge = match &config {
-        Some(config) => crate::judge::from_config(config),
-        None => std::sync::Arc::new(NoJudge),
+    let cached = config.as_ref().map(crate::judge::from_config);
+    let judge: &dyn Judge = match &cached {
+        Some(cached) => cached.as_ref(),
+        None => &NoJudge,
     };
     let requests = grade::judge::plan(&task, &trajectory);
-    let answers = crate::judge::answer_all(judge.as_ref(), &requests).await?;
+    let answers = crate::judge::answer_all(judge, &requests).await?;
+    let warnings = cached
+        .map(|cached| cached.take_warnings())
+        .unwrap_or_default();
     let threshold = task
         .pass_threshold
         .or(config.map(|config| config.run.pass_threshold))
         .unwrap_or(DEFAULT_PASS_THRESHOLD);
     let grade = grade::grade(&task, &trajectory, &answers, threshold);
-    Ok(GradedOne { task, grade })
+    Ok(GradedOne {
+        task,
+        grade,
+        warnings,
+    })
 }
 
 async fn one(

@@ -24,8 +24,11 @@ pub struct Request {
     pub paths: Vec<PathBuf>,
     /// Substrings of task ids or paths; empty runs all.
     pub filters: Vec<String>,
+    /// `--trials`, overriding `run.trials`.
     pub trials: Option<u32>,
+    /// `--jobs`, overriding `run.jobs` (else one per CPU).
     pub jobs: Option<usize>,
+    /// The gate thresholds given on the command line, over `[gates]`.
     pub gates: Gates,
     /// Skip `harness.build`.
     pub no_build: bool,
@@ -42,18 +45,25 @@ pub struct Request {
 /// Why a run could not start.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum SessionError {
+    /// The configuration cannot be used.
     #[error(transparent)]
     #[diagnostic(transparent)]
     Config(#[from] ConfigError),
+    /// The task globs or paths cannot be searched.
     #[error(transparent)]
     Discover(#[from] DiscoverError),
+    /// Nothing was selected: no task file matched, or the filters left none.
     #[error("no task matched{}: looked for {} under {}", filters_text(.filters), .patterns.join(", "), .root.display())]
     #[diagnostic(help("check the `tasks` globs in the configuration, or the filters given"))]
     NoTasks {
+        /// The suite root the globs are relative to.
         root: PathBuf,
+        /// The `tasks` globs of the configuration.
         patterns: Vec<String>,
+        /// The command line's filters, if any.
         filters: Vec<String>,
     },
+    /// `live` or `record` mode without a provider to call; holds the mode's name.
     #[error(
         "llm.mode = \"{0}\" needs a provider, and neither [llm.openai] nor [llm.anthropic] is configured"
     )]
@@ -61,19 +71,24 @@ pub enum SessionError {
         "add `[llm.openai]` with `base_url` and `api_key_env` (the NAME of the variable holding the key), or run with mode = \"replay\""
     ))]
     NoProvider(&'static str),
+    /// The provider's `api_key_env` names a variable that is not set.
     #[error("llm.{provider}.api_key_env names `{variable}`, which is not set in the environment")]
     #[diagnostic(help(
         "export {variable}=... before running, or remove api_key_env to send no key"
     ))]
     MissingKey {
+        /// `openai` or `anthropic`.
         provider: &'static str,
+        /// The variable's name.
         variable: String,
     },
+    /// A provider's `base_url` cannot be used.
     #[error("llm.{0}")]
     #[diagnostic(help(
         "set base_url to the http:// or https:// address of the provider, e.g. https://api.openai.com"
     ))]
     Upstream(#[from] UpstreamError),
+    /// `harness.build` could not start or failed (its own output went to stderr as it ran).
     #[error("{0}")]
     #[diagnostic(help("fix the build, or run with --no-build to use what is already built"))]
     Build(String),
@@ -142,7 +157,7 @@ impl Prepared {
     }
 }
 
-/// Prepares a run: the gateway's provider, keys and prices ([`models`]), then the suite
+/// Prepares a run: the gateway's provider, keys and prices (`models`), then the suite
 /// ([`load_suite`]).
 pub fn prepare(config: &Config, request: &Request) -> Result<Prepared, SessionError> {
     let models = models(config, request)?;
@@ -155,6 +170,17 @@ pub fn prepare(config: &Config, request: &Request) -> Result<Prepared, SessionEr
     })
 }
 
+/// What [`execute`] hands back: the run's summary, and what the user should hear about that
+/// did not change it.
+#[derive(Debug)]
+pub struct Executed {
+    /// The summary, also sent as the `RunFinished` event.
+    pub summary: RunSummary,
+    /// Warnings that arose while the trials ran (the judge cache that could not be written),
+    /// one line each without the `warning: ` prefix: the binary shows them after the run.
+    pub warnings: Vec<String>,
+}
+
 /// Runs a prepared suite: builds the harness, executes every trial.
 pub async fn execute(
     config: &Config,
@@ -163,7 +189,7 @@ pub async fn execute(
     sandbox: Arc<dyn Sandbox>,
     reporter: &mut dyn Reporter,
     interrupt: watch::Receiver<bool>,
-) -> Result<RunSummary, SessionError> {
+) -> Result<Executed, SessionError> {
     let Prepared {
         suite,
         models,
@@ -211,6 +237,7 @@ pub async fn execute(
             request.baseline.clone().map(Box::new)
         },
     };
+    let judge = crate::judge::from_config(config);
     let backend = Resources {
         harness: HarnessLaunch {
             command,
@@ -221,14 +248,18 @@ pub async fn execute(
         models,
         catalogue,
         sandbox,
-        judge: crate::judge::from_config(config),
+        judge: judge.clone(),
     };
-    Ok(super::execute(suite, &options, backend, reporter, interrupt).await)
+    let summary = super::execute(suite, &options, backend, reporter, interrupt).await;
+    Ok(Executed {
+        summary,
+        warnings: judge.take_warnings(),
+    })
 }
 
 /// The gateway side of the run: the provider client in `live`/`record` mode (keys read from
 /// the variables the configuration names), the price table and the cost limit.
-pub fn models(config: &Config, request: &Request) -> Result<Models, SessionError> {
+pub(crate) fn models(config: &Config, request: &Request) -> Result<Models, SessionError> {
     let llm = &config.llm;
     let upstream = match llm.mode {
         Mode::Replay => None,

@@ -14,7 +14,9 @@ use crate::spec::{self, InvalidTask, Problem, Task};
 /// The tasks of one run.
 #[derive(Debug)]
 pub struct Suite {
+    /// The valid tasks selected, in discovery order.
     pub tasks: Vec<Task>,
+    /// The task files that failed validation: reported, never run.
     pub invalid: Vec<InvalidTask>,
     /// Tasks left out by the filters.
     pub filtered_out: usize,
@@ -23,7 +25,7 @@ pub struct Suite {
 /// Loads every task the configuration names (or the explicit `paths`), then keeps those whose
 /// id or path contains one of `filters` (all when there are none). Paths in tasks are shown
 /// relative to the suite root.
-pub fn load(
+pub(crate) fn load(
     config: &Config,
     paths: &[PathBuf],
     filters: &[String],

@@ -30,25 +30,25 @@ const STDERR_TAIL: usize = 4000;
 const COMMAND_OUTPUT_TAIL: usize = 2000;
 
 /// What a trial needs besides its task.
-pub struct TrialContext<'a> {
-    pub catalogue: &'a Catalogue,
-    pub sandbox: &'a dyn Sandbox,
-    pub command: &'a [String],
-    pub passthrough: &'a [(String, String)],
+pub(crate) struct TrialContext<'a> {
+    pub(crate) catalogue: &'a Catalogue,
+    pub(crate) sandbox: &'a dyn Sandbox,
+    pub(crate) command: &'a [String],
+    pub(crate) passthrough: &'a [(String, String)],
     /// Which tool surfaces the harness gets (`harness.tier`).
-    pub tier: Tier,
-    pub tools: &'a str,
-    pub threshold: f64,
+    pub(crate) tier: Tier,
+    pub(crate) tools: &'a str,
+    pub(crate) threshold: f64,
     /// Answers `llm_judge` components.
-    pub judge: &'a dyn crate::judge::Judge,
-    pub models: &'a super::Models,
+    pub(crate) judge: &'a dyn crate::judge::Judge,
+    pub(crate) models: &'a super::Models,
     /// Set in record mode: where the trial's exchanges go.
-    pub recorder: Option<&'a Recorder>,
+    pub(crate) recorder: Option<&'a Recorder>,
 }
 
 /// Runs trial `trial` of `task`; `cassette` is the task's cassette or why there is none
 /// (used in replay mode only).
-pub async fn run(
+pub(crate) async fn run(
     task: &Task,
     trial: u32,
     cassette: &Result<Cassette, String>,

@@ -11,26 +11,44 @@ use tokio::net::TcpStream;
 /// Why a request got no usable answer.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum HttpError {
+    /// The URL is not one this client can call (plain http://, a host and a port).
     #[error("`{url}` is not an http:// URL with a host and port")]
-    BadUrl { url: String },
+    BadUrl {
+        /// The URL as given.
+        url: String,
+    },
+    /// The connection or the exchange failed.
     #[error("{method} {url} failed: {message}")]
     Transport {
+        /// The HTTP method.
         method: String,
+        /// The URL called.
         url: String,
+        /// What failed.
         message: String,
     },
+    /// The server answered with an error status.
     #[error("{method} {url} answered HTTP {status}: {body}")]
     Status {
+        /// The HTTP method.
         method: String,
+        /// The URL called.
         url: String,
+        /// The status answered.
         status: u16,
+        /// The answer's body, as text.
         body: String,
     },
+    /// The server answered with a body that should be JSON and is not.
     #[error("{method} {url} answered HTTP {status} with a body that is not JSON: {body}")]
     NotJson {
+        /// The HTTP method.
         method: String,
+        /// The URL called.
         url: String,
+        /// The status answered.
         status: u16,
+        /// The answer's body, as text.
         body: String,
     },
 }
@@ -38,7 +56,9 @@ pub enum HttpError {
 /// A response: its status and its body, as text and (when it parses) as JSON.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JsonResponse {
+    /// The HTTP status.
     pub status: u16,
+    /// The whole body, as text.
     pub text: String,
 }
 

@@ -22,7 +22,9 @@ pub struct Env {
 /// One tool of the task.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolDefinition {
+    /// The name a model calls the tool by (the task's `tools[].name`, as in tools.json).
     pub name: String,
+    /// What the tool does, for the model (the task's words, else the service route's).
     pub description: String,
     /// JSON Schema of the arguments.
     pub parameters: Value,
@@ -49,6 +51,7 @@ impl ToolDefinition {
 /// What a tool call answered.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolResult {
+    /// The HTTP status the service answered with.
     pub status: u16,
     /// The response body.
     pub text: String,
@@ -68,11 +71,15 @@ impl ToolResult {
 /// Why a tool call got no answer.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum ToolError {
+    /// The task has no tool of that name.
     #[error("unknown tool `{name}`; the task's tools are: {}", available.join(", "))]
     UnknownTool {
+        /// The name asked for.
         name: String,
+        /// The names of the task's tools.
         available: Vec<String>,
     },
+    /// The services could not be reached.
     #[error(transparent)]
     Http(#[from] HttpError),
 }

@@ -15,12 +15,13 @@ use crate::trajectory::HarnessExit;
 
 /// Runs a Rust agent inside the test process.
 #[derive(Debug, Clone)]
-pub struct InProcessSandbox {
+pub(crate) struct InProcessSandbox {
     harness: RustHarness,
 }
 
 impl InProcessSandbox {
-    pub fn new(harness: RustHarness) -> InProcessSandbox {
+    /// A backend that runs `harness` for every trial.
+    pub(crate) fn new(harness: RustHarness) -> InProcessSandbox {
         InProcessSandbox { harness }
     }
 }

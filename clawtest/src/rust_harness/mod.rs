@@ -1,7 +1,7 @@
 //! The in-process Rust harness: the user's `async fn(Env) -> Result<String, E>` runs inside the
 //! test process instead of as a command. [`Env`] is what the agent sees of its trial (prompt,
 //! tools, a tool client that goes through the audited services over HTTP, the gateway URL);
-//! [`RustHarness`] is the type-erased function; [`InProcessSandbox`] is the [`crate::sandbox`]
+//! [`RustHarness`] is the type-erased function; `InProcessSandbox` is the [`crate::sandbox`]
 //! backend that calls it, so a trial is run and graded exactly as with an external agent.
 
 mod client;
@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 pub use client::{HttpError, JsonResponse};
 pub use env::{Env, ToolClient, ToolDefinition, ToolError, ToolResult};
-pub use in_process::InProcessSandbox;
+pub(crate) use in_process::InProcessSandbox;
 
 /// The future a harness returns once erased: the final answer, or why there is none.
 pub type HarnessFuture = Pin<Box<dyn Future<Output = Result<String, String>> + Send>>;

@@ -5,7 +5,7 @@
 //! `process` runs the harness as a local command; `docker` runs it in a container.
 
 pub mod docker;
-pub mod process;
+pub(crate) mod process;
 pub mod select;
 
 use std::collections::BTreeMap;
@@ -22,9 +22,13 @@ use crate::trajectory::{HarnessExit, WorkspaceFile};
 /// Everything a backend needs to start one trial's harness.
 #[derive(Debug, Clone)]
 pub struct Launch {
+    /// The task's `task_id` (`CLAWTEST_TASK_ID` for the harness).
     pub task_id: String,
+    /// The trial's number within the task, from 0 (`CLAWTEST_TRIAL`).
     pub trial: u32,
+    /// The harness program and its arguments (`harness.command`).
     pub command: Vec<String>,
+    /// The task's prompt, written to `prompt.md` in the control folder.
     pub prompt: String,
     /// The tools.json text.
     pub tools: String,
@@ -32,12 +36,15 @@ pub struct Launch {
     pub skill: String,
     /// The mcp.json text, written to the control folder.
     pub mcp_config: String,
+    /// The task's `files`, copied into the workspace before the harness starts.
     pub files: Vec<FileCopy>,
     /// Where the trial's services and gateway are served.
     pub endpoints: Endpoints,
     /// Host variables passed through by name (`harness.env`).
     pub passthrough: Vec<(String, String)>,
+    /// The task's time limit (`limits.timeout`): the harness is killed when it is reached.
     pub timeout: Duration,
+    /// The task's `limits.max_turns`, passed as `AGENT_MAX_TURNS` for the harness to honour.
     pub max_turns: u32,
     /// Commands run after the harness has ended, in the same environment (the process
     /// backend: the workspace with the harness's environment; docker: an exec in the
@@ -58,6 +65,7 @@ pub enum Transport {
 /// Where the trial's services and gateway are served.
 #[derive(Debug, Clone)]
 pub enum Endpoints {
+    /// On loopback TCP ports of the host ([`Transport::Loopback`]).
     Loopback {
         /// Base URL of the trial's services, e.g. `http://127.0.0.1:41234`.
         services_url: String,
@@ -65,7 +73,10 @@ pub enum Endpoints {
         gateway_url: String,
     },
     /// A folder holding [`SERVICES_SOCKET`] and [`GATEWAY_SOCKET`].
-    Sockets { folder: PathBuf },
+    Sockets {
+        /// The host folder the backend shares with the harness.
+        folder: PathBuf,
+    },
 }
 
 /// File name of the services' socket in [`Endpoints::Sockets`].
@@ -78,7 +89,9 @@ pub const GATEWAY_SOCKET: &str = "gateway.sock";
 /// `["sh", "-c", …]` when the image has a shell and one is wanted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckCommand {
+    /// The program and its arguments.
     pub command: Vec<String>,
+    /// How long it may run before it is killed.
     pub timeout: Duration,
 }
 
@@ -87,20 +100,28 @@ pub struct CheckCommand {
 pub struct CheckOutcome {
     /// The exit code; `None` when it timed out, was killed, or could not start.
     pub exit_code: Option<i32>,
+    /// It was killed at its time limit.
     pub timed_out: bool,
+    /// Its standard output, as text.
     pub stdout: String,
+    /// Its standard error, as text.
     pub stderr: String,
 }
 
 /// How a harness run ended and what it left.
 #[derive(Debug, Clone)]
 pub struct Finished {
+    /// How the harness ended: its exit code, or killed at the time limit or by a signal.
     pub exit: HarnessExit,
+    /// The harness's standard output (its final answer when it wrote no output file).
     pub stdout: String,
+    /// The harness's standard error.
     pub stderr: String,
     /// `agent_output.txt` in the workspace, if the harness wrote it.
     pub output_file: Option<String>,
+    /// The workspace's files after the run, by workspace-relative path.
     pub workspace: BTreeMap<String, WorkspaceFile>,
+    /// How long the harness ran.
     pub duration: Duration,
     /// One outcome per [`Launch::checks`] entry, in order.
     pub checks: Vec<CheckOutcome>,
@@ -110,16 +131,35 @@ pub struct Finished {
 /// trial).
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum SandboxError {
+    /// The harness program does not exist (a path) or is not on PATH.
     #[error("the harness command `{program}` was not found{}", hint(.program))]
-    CommandNotFound { program: String },
+    CommandNotFound {
+        /// The program, as `harness.command` names it.
+        program: String,
+    },
+    /// The harness program exists but could not be started.
     #[error("the harness command `{program}` could not be started: {message}")]
-    CannotStart { program: String, message: String },
+    CannotStart {
+        /// The program, as `harness.command` names it.
+        program: String,
+        /// Why it could not start.
+        message: String,
+    },
+    /// The workspace or control folder could not be laid out.
     #[error("could not prepare the trial's sandbox: {message}")]
-    Prepare { message: String },
+    Prepare {
+        /// What could not be written or copied.
+        message: String,
+    },
+    /// The run was interrupted before or while the harness ran.
     #[error("the run was interrupted")]
     Interrupted,
+    /// The docker engine refused or failed an operation of the trial.
     #[error("the docker sandbox failed: {message}")]
-    Docker { message: String },
+    Docker {
+        /// The engine's error, in words.
+        message: String,
+    },
 }
 
 fn hint(program: &str) -> String {

@@ -25,7 +25,7 @@ pub(crate) const OUTPUT_LIMIT: usize = 4 << 20;
 
 /// Runs harnesses as local processes.
 #[derive(Debug, Default, Clone)]
-pub struct ProcessSandbox;
+pub(crate) struct ProcessSandbox;
 
 impl Sandbox for ProcessSandbox {
     fn name(&self) -> &'static str {
@@ -287,7 +287,7 @@ pub(crate) async fn read_limited(stream: Option<impl AsyncRead + Unpin>) -> Stri
 
 /// Every regular file under `root`, by relative path, with its size and SHA-256 (what the
 /// file checks read).
-pub fn snapshot(root: &Path) -> std::io::Result<BTreeMap<String, WorkspaceFile>> {
+pub(crate) fn snapshot(root: &Path) -> std::io::Result<BTreeMap<String, WorkspaceFile>> {
     let mut files = BTreeMap::new();
     let mut pending = vec![root.to_path_buf()];
     while let Some(folder) = pending.pop() {

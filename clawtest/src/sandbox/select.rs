@@ -11,6 +11,7 @@ use crate::config::{BackendChoice, Config};
 
 /// The sandbox a run uses.
 pub struct Chosen {
+    /// The backend the run's trials go to.
     pub sandbox: Arc<dyn Sandbox>,
     /// One line for the user: which backend, and why.
     pub note: String,
@@ -21,6 +22,7 @@ pub struct Chosen {
 #[error("docker backend: {error}")]
 #[diagnostic(help("{}", error.advice()))]
 pub struct BackendError {
+    /// What the docker engine (or the image build) said.
     pub error: DockerError,
 }
 

@@ -24,8 +24,11 @@ use crate::sandbox::{GATEWAY_SOCKET, Launch, SERVICES_SOCKET};
 /// Resource limits of each container.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ResourceLimits {
+    /// Memory, swap included, in MiB (`docker.memory_mb`, default 2048).
     pub memory_mb: u64,
+    /// CPUs, fractions allowed (`docker.cpus`).
     pub cpus: f64,
+    /// Processes and threads (`docker.pids`, default 512).
     pub pids: u32,
 }
 

@@ -10,14 +10,22 @@ use super::shim;
 /// Why the docker backend cannot be used.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum DockerError {
+    /// No engine answers at `DOCKER_HOST` or the local socket; holds the connection error.
     #[error("the Docker engine does not answer: {0}")]
     Unreachable(String),
+    /// `harness.image` names an image the engine does not have.
     #[error("the harness image `{image}` is not in the local Docker engine")]
-    ImageMissing { image: String },
+    ImageMissing {
+        /// The image's name, as configured.
+        image: String,
+    },
+    /// Building `harness.dockerfile` failed; holds the build's error.
     #[error("building the harness image failed: {0}")]
     Build(String),
+    /// The engine refused an operation; holds its error.
     #[error("the Docker engine refused: {0}")]
     Engine(String),
+    /// No static shim to mount into the containers.
     #[error(transparent)]
     Shim(#[from] shim::ShimError),
 }

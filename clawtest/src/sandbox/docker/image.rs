@@ -17,7 +17,9 @@ use super::DockerError;
 pub struct ContextFile {
     /// Path inside the context, with `/` separators.
     pub path: String,
+    /// The file's bytes.
     pub contents: Vec<u8>,
+    /// Its Unix permission bits, e.g. `0o644`.
     pub mode: u32,
 }
 

@@ -99,6 +99,7 @@ impl DockerSandbox {
         &self.run_id
     }
 
+    /// The harness image the containers run.
     pub fn image(&self) -> &str {
         &self.image
     }

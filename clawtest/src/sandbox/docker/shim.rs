@@ -14,13 +14,16 @@ pub const SHIM_VARIABLE: &str = "CLAWTEST_SHIM";
 /// Why no static shim could be had.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum ShimError {
+    /// `CLAWTEST_SHIM` names no file; holds the path it names.
     #[error("{SHIM_VARIABLE}={} does not name a file", .0.display())]
     Missing(PathBuf),
+    /// The source tree to build the shim from is not there; holds where it was expected.
     #[error(
         "the clawtest source tree ({}) is not here to build the static shim from; build it with `RUSTFLAGS='-C target-feature=+crt-static' cargo build --target {} -p clawtest-shim` and set {SHIM_VARIABLE} to the binary",
         .0.display(), host_triple()
     )]
     NoSource(PathBuf),
+    /// `cargo build` of the static shim failed; holds what went wrong.
     #[error("building the static binaries failed: {0}")]
     Build(String),
 }
