@@ -4,6 +4,9 @@
 //! its FROM scratch image locally, prints its figures and asserts nothing. Without a Docker
 //! engine it says so and stops.
 
+// A benchmark is a binary that prints its figures: the library's no-printing lints are not for it.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::time::{Duration, Instant};
 
 use clawtest::sandbox::docker::{self, DockerSandbox, ResourceLimits, image::ContextFile, shim};

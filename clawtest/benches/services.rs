@@ -24,6 +24,9 @@
 //! `CLAWTEST_BENCH_SECONDS` sets the measured seconds per row (default 5; each row also
 //! has a 1 s warm-up that is not measured).
 
+// A benchmark is a binary that prints its figures: the library's no-printing lints are not for it.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::io::{BufRead, BufReader as StdBufReader, Write as _};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};

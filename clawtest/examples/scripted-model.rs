@@ -9,6 +9,9 @@
 //! with `mode = "record"`. The script is `turns:` of `tool_calls: [{name, arguments}]` or
 //! `text: ...`; see `clawtest::gateway::scripted`.
 
+// An example is a binary that tells its user what it serves: the library's no-printing lints are not for it.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::process::ExitCode;
 use std::sync::Arc;
 

@@ -2,6 +2,7 @@
 //! limits (size, nesting, values) are what stop it, so time and memory stay bounded.
 //! The inputs are generated here rather than committed (one is 50 MB).
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use clawtest::services::Catalogue;
@@ -72,7 +73,7 @@ fn an_alias_bomb_stops_at_the_value_limit() {
     let mut text = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
     for level in 1..10 {
         let aliases = vec![format!("*a{}", level - 1); 9].join(", ");
-        text.push_str(&format!("a{level}: &a{level} [{aliases}]\n"));
+        writeln!(text, "a{level}: &a{level} [{aliases}]").expect("writing to a String");
     }
     text.push_str(VALID);
     let dir = tempfile::tempdir().expect("temp dir");

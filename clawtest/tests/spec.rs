@@ -4,6 +4,7 @@
 //! rendered diagnostic as a snapshot; `many-*` files declare several mistakes reported at once.
 //! `tests/fixtures/warnings/`: files that load with the warnings they declare.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use clawtest::services::Catalogue;
@@ -55,7 +56,7 @@ fn render(outcome: &Result<Task, InvalidTask>) -> String {
         }
     };
     for warning in warnings {
-        text.push_str(&format!("warning: {}\n", warning.plain(&path)));
+        writeln!(text, "warning: {}", warning.plain(&path)).expect("writing to a String");
     }
     text
 }
