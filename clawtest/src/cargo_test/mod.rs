@@ -1,7 +1,7 @@
 //! Tasks as ordinary Rust tests: the runtime behind `clawtest::main!` (a libtest-compatible
 //! `harness = false` target, [`libtest`], behind the `libtest` feature) and
 //! `#[clawtest::suite]` (one `#[test]` per task file, [`run_task_file`]). Both run one task's k
-//! trials through [`crate::run::execute`] and turn its [`Verdict`] into a test result: pass
+//! trials through the executor (`run::execute`) and turn its [`Verdict`] into a test result: pass
 //! only on pass^k, otherwise a failure whose message is the grade breakdown.
 
 #[cfg(feature = "libtest")]
@@ -75,7 +75,9 @@ impl TaskRunner {
     }
 
     /// Runs `task`'s k trials and returns its verdict; an error when they could not start.
-    fn run(&self, task: Task) -> Result<Verdict, Failure> {
+    /// Runs the task's trials: its verdict, and the judge's warnings (a cache it could not
+    /// write), which a failing test shows under its message.
+    fn run(&self, task: Task) -> Result<(Verdict, Vec<String>), Failure> {
         if self.config.llm.mode != Mode::Replay {
             return Err(Failure(format!(
                 "llm.mode = \"{}\" in {} is not available in this version of clawtest: only \"replay\" is",
@@ -120,6 +122,7 @@ impl TaskRunner {
             gates: Default::default(),
             baseline: None,
         };
+        let judge = crate::judge::from_config(&self.config);
         let backend = Resources {
             harness: HarnessLaunch {
                 command,
@@ -131,7 +134,7 @@ impl TaskRunner {
                 .map_err(|error| Failure(error.to_string()))?,
             catalogue: Arc::clone(&self.catalogue),
             sandbox,
-            judge: crate::judge::from_config(&self.config),
+            judge: judge.clone(),
         };
         let suite = Suite {
             tasks: vec![task],
@@ -143,11 +146,12 @@ impl TaskRunner {
         let summary = runtime.block_on(run::execute(
             suite, &options, backend, &mut Quiet, interrupt,
         ));
-        summary
+        let verdict = summary
             .verdicts
             .into_iter()
             .next()
-            .ok_or_else(|| Failure("the task produced no verdict".into()))
+            .ok_or_else(|| Failure("the task produced no verdict".into()))?;
+        Ok((verdict, judge.take_warnings()))
     }
 
     fn build(&self, runtime: &tokio::runtime::Runtime) -> Result<(), Failure> {
@@ -196,7 +200,7 @@ pub fn task_tests(
         let runner = Arc::clone(&runner);
         tests.push(TaskTest {
             name: format!("{suite_name}::{}", task.id),
-            run: Box::new(move || check(&runner.run(task)?, snapshot)),
+            run: Box::new(move || checked(runner.run(task)?, snapshot)),
         });
     }
     for invalid in loaded.invalid {
@@ -257,8 +261,22 @@ pub fn run_task_file(
     let mut task = crate::spec::load(&file, runner.catalogue())
         .map_err(|error| Failure(error.plain().trim_end().to_string()))?;
     task.path = PathBuf::from(path);
-    let verdict = runner.run(task)?;
-    check(&verdict, snapshot)
+    checked(runner.run(task)?, snapshot)
+}
+
+/// [`check`] of a run's verdict, with the judge's warnings under a failure's message (a passing
+/// test has no message to carry them).
+fn checked(
+    (verdict, warnings): (Verdict, Vec<String>),
+    snapshot: Option<SnapshotHook>,
+) -> Result<(), Failure> {
+    check(&verdict, snapshot).map_err(|Failure(message)| {
+        let warnings: String = warnings
+            .iter()
+            .map(|warning| format!("\nwarning: {warning}"))
+            .collect();
+        Failure(format!("{message}{warnings}"))
+    })
 }
 
 /// Judges a verdict after recording its snapshot; a snapshot mismatch and a failed pass^k
