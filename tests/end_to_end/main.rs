@@ -678,6 +678,11 @@ fn a_changed_grade_snapshot_fails_every_output_not_only_the_exit_code() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(100), "{stdout}");
     assert!(stdout.contains("SNAPSHOT todo-triage: new"), "{stdout}");
+    // The terminal is an output too: its summary tells the status the exit code tells.
+    assert!(
+        stdout.contains("\nresult: FAILED") && !stdout.contains("result: PASSED"),
+        "{stdout}"
+    );
 
     let results: Value =
         serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())

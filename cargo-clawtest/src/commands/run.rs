@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use clawtest::interrupt::{self, Notice};
 use clawtest::report::events::{Fanout, Reporter};
-use clawtest::report::snapshots::{self, Review, UpdateMode};
+use clawtest::report::snapshots::{Review, UpdateMode};
 use clawtest::report::{terminal::TerminalReporter, trajectories::TrajectoryWriter};
 use clawtest::run::session::{self, Request};
 use clawtest::sandbox::select;
@@ -29,8 +29,9 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         baseline: read_baseline(&arguments.outputs)?,
         backend: arguments.backend,
         max_cost_usd: arguments.max_cost,
+        snapshots: arguments.snapshots.then(UpdateMode::from_environment),
     };
-    let mut summary = runtime()?.block_on(async {
+    let executed = runtime()?.block_on(async {
         let chosen = select::choose(&config, request.backend)
             .await
             .map_err(ExpectedError::Resources)?;
@@ -69,47 +70,34 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
             Err(error) => Err(error),
         }
         .map_err(ExpectedError::Session)
-        .map(|executed| {
-            for warning in executed.warnings {
+        .inspect(|executed| {
+            for warning in &executed.warnings {
                 eprintln!("warning: {warning}");
             }
-            executed.summary
         });
         for failure in saver.map(|saver| saver.failures).unwrap_or_default() {
             eprintln!("warning: could not save a trajectory: {failure}");
         }
         outcome
     })?;
-    let review = if arguments.snapshots {
-        snapshots::review(
-            &mut summary,
-            &config.root.join(snapshots::FOLDER),
-            UpdateMode::from_environment(),
-        )
-    } else {
-        None
-    };
-    let published = publish(&summary, review.as_ref(), &arguments.outputs, &config.root);
-    if let Some(review) = &review {
-        show(review);
-    }
-    published?;
-    finished(summary.status)
-}
-
-/// One `SNAPSHOT` line per task whose snapshot did not simply match.
-fn show(review: &Review) {
-    match &review.outcome {
-        Ok(results) => {
-            for (task_id, comparison) in results {
-                if let Some(description) = comparison.description() {
-                    outln!("SNAPSHOT {task_id}: {description}");
-                }
-            }
-        }
-        Err(error) => eprintln!(
+    // The terminal showed each changed snapshot before the summary, whose status (like every
+    // output's) already counts them; a comparison that could not be made is an error apart.
+    if let Some(Review {
+        folder,
+        outcome: Err(error),
+    }) = &executed.review
+    {
+        eprintln!(
             "error: could not write snapshots in {}: {error}",
-            review.folder.display()
-        ),
+            folder.display()
+        );
     }
+    let summary = &executed.summary;
+    publish(
+        summary,
+        executed.review.as_ref(),
+        &arguments.outputs,
+        &config.root,
+    )?;
+    finished(summary.status)
 }

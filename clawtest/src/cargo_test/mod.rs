@@ -121,6 +121,8 @@ impl TaskRunner {
             pass_threshold: self.config.run.pass_threshold,
             gates: Default::default(),
             baseline: None,
+            // A task test snapshots through insta itself (`SnapshotHook`), not the CLI's folder.
+            snapshots: None,
         };
         let judge = crate::judge::from_config(&self.config);
         let backend = Resources {
@@ -143,7 +145,7 @@ impl TaskRunner {
         };
         // Nobody interrupts a test: the test runner kills the process instead.
         let (_keep, interrupt) = watch::channel(false);
-        let summary = runtime.block_on(run::execute(
+        let (summary, _) = runtime.block_on(run::execute(
             suite, &options, backend, &mut Quiet, interrupt,
         ));
         let verdict = summary

@@ -57,7 +57,13 @@ pub enum Event {
         /// The task's verdict over its trials.
         verdict: Verdict,
     },
-    /// The last event: the run's summary, as the reports write it.
+    /// The grade snapshots were compared (`run --snapshots`), before the run's status was
+    /// decided: each task whose snapshot did not simply match, and what became of it.
+    SnapshotsCompared {
+        /// `(task id, what happened)`, e.g. `new; review … with \`cargo insta review\``.
+        changes: Vec<(String, String)>,
+    },
+    /// The last event: the run's summary, as the reports write it (its status decided).
     RunFinished {
         /// The run's verdicts, totals, gates and status.
         summary: RunSummary,

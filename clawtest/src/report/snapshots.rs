@@ -110,6 +110,18 @@ impl Review {
         }
     }
 
+    /// Each task whose snapshot did not simply match, with what became of it (nothing when the
+    /// comparison could not be made: that is an error, told apart).
+    pub fn changes(&self) -> Vec<(String, String)> {
+        let Ok(results) = &self.outcome else {
+            return Vec::new();
+        };
+        results
+            .iter()
+            .filter_map(|(task_id, comparison)| Some((task_id.clone(), comparison.description()?)))
+            .collect()
+    }
+
     /// The description of `task_id`'s snapshot when it changed.
     pub(crate) fn change_of(&self, task_id: &str) -> Option<String> {
         let results = self.outcome.as_ref().ok()?;

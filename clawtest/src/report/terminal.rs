@@ -186,7 +186,7 @@ impl<W: Write> TerminalReporter<W> {
         }
         table.push_str(match summary.status {
             RunStatus::Passed => "result: PASSED",
-            RunStatus::Failed => "result: FAILED (a task failed pass^k, a gate did not hold, or a task regressed against the baseline)",
+            RunStatus::Failed => "result: FAILED (a task failed pass^k, a gate did not hold, a task regressed against the baseline, or a grade snapshot changed)",
             RunStatus::Invalid => {
                 "result: INVALID (fix the task files above; invalid tasks are never run)"
             }
@@ -252,6 +252,11 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                 }
             }
             Event::TaskFinished { verdict } => self.task_line(verdict),
+            Event::SnapshotsCompared { changes } => {
+                for (task_id, change) in changes {
+                    let _ = writeln!(self.out, "SNAPSHOT {task_id}: {change}");
+                }
+            }
             Event::RunFinished { summary } => self.summary(summary),
         }
     }

@@ -9,12 +9,13 @@ pub(crate) mod suite;
 pub(crate) mod trial;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio::sync::{Semaphore, mpsc, watch};
 
 use crate::report::events::{Event, Reporter, TrialOutcome};
+use crate::report::snapshots::{self, Review, UpdateMode};
 pub use suite::Suite;
 
 use crate::config::Gates;
@@ -38,6 +39,9 @@ pub(crate) struct RunOptions {
     pub(crate) gates: Gates,
     /// Results to compare against (`--baseline`); regressions fail the run.
     pub(crate) baseline: Option<Box<RunSummary>>,
+    /// Compare each task's grade breakdown with the snapshots in this folder (`--snapshots`),
+    /// as `INSTA_UPDATE` asks; a change fails the run before anything reports its status.
+    pub(crate) snapshots: Option<(PathBuf, UpdateMode)>,
 }
 
 /// How to start the harness.
@@ -118,14 +122,15 @@ enum Progress {
 }
 
 /// Runs every task of `suite` `options.trials` times and reports as it goes. Invalid tasks
-/// are reported and not run. Returns the summary that was also sent as `RunFinished`.
+/// are reported and not run. Returns the summary that was also sent as `RunFinished`, and the
+/// snapshot review when `options.snapshots` asked for one.
 pub(crate) async fn execute(
     suite: Suite,
     options: &RunOptions,
     backend: Resources,
     reporter: &mut dyn Reporter,
     interrupt: watch::Receiver<bool>,
-) -> RunSummary {
+) -> (RunSummary, Option<Review>) {
     let Resources {
         harness,
         cassettes,
@@ -284,7 +289,7 @@ pub(crate) async fn execute(
     }
     while workers.join_next().await.is_some() {}
 
-    let summary = RunSummary::new(SummaryInputs {
+    let mut summary = RunSummary::new(SummaryInputs {
         verdicts: verdicts.into_values().collect(),
         invalid,
         k,
@@ -294,10 +299,20 @@ pub(crate) async fn execute(
         gates: &options.gates,
         baseline: options.baseline.as_deref(),
     });
+    // The snapshots are part of the status: compared before any report sees the summary.
+    let review = options
+        .snapshots
+        .as_ref()
+        .and_then(|(folder, mode)| snapshots::review(&mut summary, folder, *mode));
+    if let Some(review) = &review {
+        reporter.report(&Event::SnapshotsCompared {
+            changes: review.changes(),
+        });
+    }
     reporter.report(&Event::RunFinished {
         summary: summary.clone(),
     });
-    summary
+    (summary, review)
 }
 
 /// Runs the configured `harness.build` command once, in `root`, before any trial. Its output

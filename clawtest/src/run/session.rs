@@ -14,6 +14,7 @@ use crate::config::Mode;
 use crate::config::{Config, ConfigError, Gates, ProviderConfig};
 use crate::discover::DiscoverError;
 use crate::gateway::{Budget, Endpoint, Prices, RetryPolicy, Upstream, UpstreamError};
+use crate::report::snapshots::{self, Review, UpdateMode};
 use crate::sandbox::Sandbox;
 use crate::services::Catalogue;
 
@@ -40,6 +41,9 @@ pub struct Request {
     pub backend: Option<crate::config::BackendChoice>,
     /// Overrides `llm.max_cost_usd`.
     pub max_cost_usd: Option<f64>,
+    /// `--snapshots`: compare each task's grade breakdown with `snapshots/<task>.snap` under the
+    /// suite root, as this `INSTA_UPDATE` mode asks, before the run's status is decided.
+    pub snapshots: Option<UpdateMode>,
 }
 
 /// Why a run could not start.
@@ -179,6 +183,9 @@ pub struct Executed {
     /// Warnings that arose while the trials ran (the judge cache that could not be written),
     /// one line each without the `warning: ` prefix: the binary shows them after the run.
     pub warnings: Vec<String>,
+    /// The grade snapshots' review, when the request asked for one (and the run was not
+    /// interrupted); its changes already failed `summary`.
+    pub review: Option<Review>,
 }
 
 /// Runs a prepared suite: builds the harness, executes every trial.
@@ -236,6 +243,9 @@ pub async fn execute(
         } else {
             request.baseline.clone().map(Box::new)
         },
+        snapshots: request
+            .snapshots
+            .map(|mode| (config.root.join(snapshots::FOLDER), mode)),
     };
     let judge = crate::judge::from_config(config);
     let backend = Resources {
@@ -250,10 +260,11 @@ pub async fn execute(
         sandbox,
         judge: judge.clone(),
     };
-    let summary = super::execute(suite, &options, backend, reporter, interrupt).await;
+    let (summary, review) = super::execute(suite, &options, backend, reporter, interrupt).await;
     Ok(Executed {
         summary,
         warnings: judge.take_warnings(),
+        review,
     })
 }
 
