@@ -13,7 +13,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::support::{Suite, Turn, reference_agent, repository, script};
+use crate::support::{Suite, Turn, demo_shards, reference_agent, repository, script};
 use crate::{TRIAGE_PROMPT, good_triage};
 
 /// One command's outcome and the files it wrote, as one text to snapshot.
@@ -246,25 +246,10 @@ fn validate_of_a_valid_and_an_invalid_file_in_both_formats() {
 /// Two shards of the demo suite, merged into one JUnit, JSON and summary.
 #[test]
 fn merge_of_two_shards() {
-    reference_agent();
     let demo = repository().join("examples/demo");
     let out = tempfile::tempdir().unwrap();
     let path = |name: &str| out.path().join(name).display().to_string();
-    for shard in 1..=2 {
-        let part = Seen::run(
-            &demo,
-            &[
-                "--no-build",
-                "--jobs",
-                "2",
-                "--partition",
-                &format!("hash:{shard}/2"),
-                "--json",
-                &path(&format!("shard{shard}.json")),
-            ],
-        );
-        assert!(part.text.contains("──── exit code\n0\n"), "{}", part.text);
-    }
+    demo_shards(out.path());
     let seen = Seen::run(
         &demo,
         &[

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{Suite, Turn, junit, repository, run_in, script};
+use crate::support::{Suite, Turn, demo_shards, junit, repository, run_in, script};
 use crate::{TRIAGE_PROMPT, good_triage};
 
 fn lazy_triage() -> Value {
@@ -77,19 +77,7 @@ fn two_merged_shards_report_like_one_unsharded_run() {
         ],
     );
     assert_eq!(whole.code, 0, "{whole:#?}");
-    for shard in 1..=2 {
-        let part = run_in(
-            &demo,
-            &[
-                "--no-build",
-                "--partition",
-                &format!("hash:{shard}/2"),
-                "--json",
-                &path(&format!("shard{shard}.json")),
-            ],
-        );
-        assert_eq!(part.code, 0, "{part:#?}");
-    }
+    demo_shards(out.path());
     let merged = run_in(
         &demo,
         &[
@@ -144,23 +132,11 @@ fn merged_shards_report_the_sum_of_their_model_costs() {
     let path = |name: &str| out.path().join(name).display().to_string();
     // Each shard's results say what its model calls cost (replay costs nothing, so the files
     // are given a cost as a live run would have written it).
-    for (shard, cost) in [(1, 0.25), (2, 0.5)] {
-        let file = path(&format!("shard{shard}.json"));
-        let part = run_in(
-            &demo,
-            &[
-                "--no-build",
-                "--partition",
-                &format!("hash:{shard}/2"),
-                "--json",
-                &file,
-            ],
-        );
-        assert_eq!(part.code, 0, "{part:#?}");
+    for (file, cost) in demo_shards(out.path()).iter().zip([0.25, 0.5]) {
         let mut results: Value =
-            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+            serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
         results["cost_usd"] = json!(cost);
-        std::fs::write(&file, results.to_string()).unwrap();
+        std::fs::write(file, results.to_string()).unwrap();
     }
     let merged = run_in(
         &demo,

@@ -264,29 +264,6 @@ mod tests {
         server.await.unwrap().unwrap();
     }
 
-    /// The todo service with one pending task, the world the MCP tool call reaches.
-    fn mcp_world() -> Mutex<World> {
-        let fixtures = json!({"tasks": [{"id": "t1", "title": "Plan", "status": "pending"}]});
-        Mutex::new(
-            World::new(
-                &Catalogue::builtin(),
-                &["todo".into()],
-                &fixtures,
-                &[],
-                WorldOptions::default(),
-            )
-            .unwrap(),
-        )
-    }
-
-    /// An MCP server with one tool, `list_tasks`, calling the todo service's list route.
-    fn mcp_server() -> McpServer {
-        McpServer::from_tools_json(&json!([{
-            "name": "list_tasks", "description": "List the tasks", "endpoint": "/todo/tasks",
-            "method": "POST", "parameters": {"type": "object", "properties": {"status": {"type": "string"}}, "required": []}
-        }]))
-    }
-
     /// Posts one JSON-RPC message to `/mcp` over real HTTP.
     async fn post(url: &str, message: Value) -> (u16, Value) {
         use http_body_util::{BodyExt, Full};
@@ -311,14 +288,14 @@ mod tests {
 
     #[tokio::test]
     async fn an_mcp_client_on_the_services_listener_lists_and_calls_once_audited() {
-        let world = std::sync::Arc::new(mcp_world());
+        let world = std::sync::Arc::new(crate::surfaces::mcp::tests::world());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let served = tokio::spawn(serve_with_mcp(
             listener,
             std::sync::Arc::clone(&world),
-            Some(std::sync::Arc::new(mcp_server())),
+            Some(std::sync::Arc::new(crate::surfaces::mcp::tests::server())),
             async {
                 let _ = stopped.await;
             },

@@ -182,12 +182,14 @@ pub(crate) fn mcp_config(services_url: &str, stdio_bridge: Option<&str>) -> Valu
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::services::Catalogue;
     use crate::world::WorldOptions;
 
-    fn world() -> Mutex<World> {
+    /// The todo service with one pending task, the world the MCP tool calls reach (the serve
+    /// tests use it too).
+    pub(crate) fn world() -> Mutex<World> {
         let fixtures = json!({"tasks": [{"id": "t1", "title": "Plan", "status": "pending"}]});
         Mutex::new(
             World::new(
@@ -201,7 +203,8 @@ mod tests {
         )
     }
 
-    fn server() -> McpServer {
+    /// An MCP server with one tool, `list_tasks`, calling the todo service's list route.
+    pub(crate) fn server() -> McpServer {
         McpServer::from_tools_json(&json!([{
             "name": "list_tasks", "description": "List the tasks", "endpoint": "/todo/tasks",
             "method": "POST", "parameters": {"type": "object", "properties": {"status": {"type": "string"}}, "required": []}

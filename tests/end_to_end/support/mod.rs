@@ -191,6 +191,30 @@ pub fn run_in(folder: &Path, arguments: &[&str]) -> Outcome {
     }
 }
 
+/// Runs the demo suite as two shards (`--partition hash:1/2` and `hash:2/2`), each writing
+/// its JSON results to `out/shard1.json` and `out/shard2.json`; returns those two paths.
+pub fn demo_shards(out: &Path) -> [PathBuf; 2] {
+    reference_agent();
+    let demo = repository().join("examples/demo");
+    [1, 2].map(|shard| {
+        let file = out.join(format!("shard{shard}.json"));
+        let part = run_in(
+            &demo,
+            &[
+                "--no-build",
+                "--jobs",
+                "2",
+                "--partition",
+                &format!("hash:{shard}/2"),
+                "--json",
+                &file.display().to_string(),
+            ],
+        );
+        assert_eq!(part.code, 0, "{part:#?}");
+        file
+    })
+}
+
 /// Parses a JUnit file written by a run.
 pub fn junit(path: &Path) -> quick_junit::Report {
     let xml = std::fs::read_to_string(path).expect("JUnit written");
