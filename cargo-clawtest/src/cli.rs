@@ -127,7 +127,7 @@ pub struct ServeArgs {
     #[arg(value_name = "TASK.yaml")]
     pub task: PathBuf,
     /// The port on 127.0.0.1 (0: any free port).
-    #[arg(long, default_value_t = 9100)]
+    #[arg(long, default_value_t = clawtest::serve::standalone::DEFAULT_PORT)]
     pub port: u16,
     /// Inject faults into this fraction of POST calls (default 0: none).
     #[arg(long, value_name = "X", default_value_t = 0.0, value_parser = parse_fraction)]

@@ -91,6 +91,10 @@ impl Task {
     }
 }
 
+/// The fault rate of an `error_injection` block that names none: ClawEnvKit's default
+/// (`ERROR_RATE=0.25` in its runners).
+pub const DEFAULT_INJECTION_RATE: f64 = 0.25;
+
 /// `error_injection`: faults the services inject into this task's trials.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ErrorInjection {

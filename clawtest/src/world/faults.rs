@@ -41,9 +41,6 @@ impl Default for FaultPlan {
 /// The mean length of a burst of faults.
 const BURST_LENGTH: f64 = 4.0;
 
-/// ClawEnvKit's default fault rate (`ERROR_RATE=0.25` in its runners).
-pub const DEFAULT_FAULT_RATE: f64 = 0.25;
-
 impl FaultPlan {
     /// The plan of trial `trial` of task `task_id`: the seed is a stable hash of the task
     /// id and trial index mixed with the task's `seed` (0 when none), so every trial of a

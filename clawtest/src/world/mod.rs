@@ -43,8 +43,8 @@ use crate::services::{Catalogue, ServiceDescription, ToolBinding};
 use crate::trajectory::audit::json_text;
 use crate::trajectory::{AuditEntry, RecordedBody};
 
+pub use faults::FaultPlan;
 use faults::Injector;
-pub use faults::{DEFAULT_FAULT_RATE, FaultPlan};
 use fixtures::seed_fixtures;
 use routes::{Answered, Call};
 

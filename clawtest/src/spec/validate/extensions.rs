@@ -8,7 +8,7 @@ use super::{Findings, at, percentage, suggestion};
 use crate::spec::check;
 use crate::spec::error::Problem;
 use crate::spec::raw::{Node, RawTask};
-use crate::spec::{ErrorInjection, Feedback, InjectionMode, TaskLimits};
+use crate::spec::{DEFAULT_INJECTION_RATE, ErrorInjection, Feedback, InjectionMode, TaskLimits};
 
 pub(super) fn validate_limits(raw: &RawTask, findings: &mut Findings) -> TaskLimits {
     let mut limits = TaskLimits::default();
@@ -49,7 +49,7 @@ pub(super) fn validate_error_injection(
 ) -> Option<ErrorInjection> {
     let block = raw.error_injection.as_ref()?;
     let mut injection = ErrorInjection {
-        rate: 0.25,
+        rate: DEFAULT_INJECTION_RATE,
         seed: None,
         mode: InjectionMode::Uniform,
     };
