@@ -1,5 +1,5 @@
 //! Tasks as ordinary Rust tests: the runtime behind `clawtest::main!` (a libtest-compatible
-//! `harness = false` target, [`libtest`], behind the `libtest` feature) and
+//! `harness = false` target, `libtest`, behind the `libtest` feature) and
 //! `#[clawtest::suite]` (one `#[test]` per task file, [`run_task_file`]). Both run one task's k
 //! trials through the executor (`run::execute`) and turn its [`Verdict`] into a test result: pass
 //! only on pass^k, otherwise a failure whose message is the grade breakdown.
