@@ -42,7 +42,7 @@ pub enum ExpectedError {
     /// The suite could not be loaded, or the run could not start.
     Session(SessionError),
     /// The sandbox asked for is not there (`--backend docker` without engine or image).
-    Resources(BackendError),
+    Backend(BackendError),
     /// The async runtime could not start.
     Runtime(std::io::Error),
     /// `--baseline FILE` cannot be read.
@@ -114,7 +114,7 @@ impl ExpectedError {
             | E::Run(RunStatus::Invalid)
             | E::Reported => exit::INVALID,
             E::Session(SessionError::Build(_))
-            | E::Resources(_)
+            | E::Backend(_)
             | E::Runtime(_)
             | E::Publish(_)
             | E::GradeOne(GradeOneError::Judge(_))
@@ -137,7 +137,7 @@ impl ExpectedError {
             ExpectedError::Config(error) => report(error),
             ExpectedError::Task(error) => report(*error),
             ExpectedError::Session(error) => report(error),
-            ExpectedError::Resources(error) => report(error),
+            ExpectedError::Backend(error) => report(error),
             ExpectedError::GradeOne(GradeOneError::Task(error)) => report(*error),
             ExpectedError::GradeOne(GradeOneError::Config(error)) => report(error),
             ExpectedError::Validate(error) => report(miette::Report::msg(error.to_string())),

@@ -34,7 +34,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
     let executed = runtime()?.block_on(async {
         let chosen = select::choose(&config, request.backend)
             .await
-            .map_err(ExpectedError::Resources)?;
+            .map_err(ExpectedError::Backend)?;
         eprintln!("{}", chosen.note);
         let sandbox = chosen.sandbox;
         let aborting = Arc::clone(&sandbox);

@@ -125,7 +125,7 @@ impl TaskRunner {
             snapshots: None,
         };
         let judge = crate::judge::from_config(&self.config);
-        let backend = Resources {
+        let resources = Resources {
             harness: HarnessLaunch {
                 command,
                 passthrough,
@@ -146,7 +146,7 @@ impl TaskRunner {
         // Nobody interrupts a test: the test runner kills the process instead.
         let (_keep, interrupt) = watch::channel(false);
         let (summary, _) = runtime.block_on(run::execute(
-            suite, &options, backend, &mut Quiet, interrupt,
+            suite, &options, resources, &mut Quiet, interrupt,
         ));
         let verdict = summary
             .verdicts

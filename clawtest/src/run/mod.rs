@@ -127,7 +127,7 @@ enum Progress {
 pub(crate) async fn execute(
     suite: Suite,
     options: &RunOptions,
-    backend: Resources,
+    resources: Resources,
     reporter: &mut dyn Reporter,
     interrupt: watch::Receiver<bool>,
 ) -> (RunSummary, Option<Review>) {
@@ -138,7 +138,7 @@ pub(crate) async fn execute(
         catalogue,
         sandbox,
         judge,
-    } = backend;
+    } = resources;
     let k = options.trials.max(1);
     let jobs = options.jobs.max(1);
     reporter.report(&Event::RunStarted {

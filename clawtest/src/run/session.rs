@@ -248,7 +248,7 @@ pub async fn execute(
             .map(|mode| (config.root.join(snapshots::FOLDER), mode)),
     };
     let judge = crate::judge::from_config(config);
-    let backend = Resources {
+    let resources = Resources {
         harness: HarnessLaunch {
             command,
             passthrough,
@@ -260,7 +260,7 @@ pub async fn execute(
         sandbox,
         judge: judge.clone(),
     };
-    let (summary, review) = super::execute(suite, &options, backend, reporter, interrupt).await;
+    let (summary, review) = super::execute(suite, &options, resources, reporter, interrupt).await;
     Ok(Executed {
         summary,
         warnings: judge.take_warnings(),
