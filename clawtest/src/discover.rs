@@ -23,7 +23,7 @@ pub enum DiscoverError {
     /// A folder on the way could not be listed.
     #[error("cannot read {}: {message}", path.display())]
     Unreadable {
-        /// The folder.
+        /// The folder under the suite root that could not be listed.
         path: PathBuf,
         /// The I/O error, in words.
         message: String,

@@ -30,8 +30,10 @@
 //! 0  config  http  discover  interrupt  init
 //! ```
 //!
-//! The library prints nothing: it returns values and errors, and emits events; only the
-//! `cargo-clawtest` binary prints and chooses exit codes.
+//! The library prints nothing of its own: it returns values and errors, and emits events; the
+//! `cargo-clawtest` binary prints and chooses exit codes. Two places pass output through on
+//! purpose: a harness build's output as it happens, and `clawtest::main!`'s test binary, whose
+//! `main` is [`cargo_test`]'s (behind the `libtest` feature).
 
 pub mod cargo_test;
 pub mod config;

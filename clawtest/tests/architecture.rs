@@ -46,21 +46,30 @@ fn code_lines(text: &str) -> Vec<(usize, &str)> {
         .collect()
 }
 
-/// Every `crate::module` a line names.
+/// Every `crate::module` a line names, those of a group (`crate::{run, report::x}`) included.
 fn crate_paths(line: &str) -> Vec<&str> {
-    line.match_indices("crate::")
-        .filter(|(at, _)| {
-            // `$crate::` and `clawtest_macros::crate::` are not this crate's paths.
-            !line[..*at].ends_with(|c: char| c == '$' || c.is_alphanumeric() || c == '_')
-        })
-        .map(|(at, _)| {
-            let rest = &line[at + "crate::".len()..];
-            let end = rest
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(rest.len());
-            &rest[..end]
-        })
-        .collect()
+    let word_end = |text: &str| {
+        text.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(text.len())
+    };
+    let mut modules = Vec::new();
+    for (at, _) in line.match_indices("crate::") {
+        // `$crate::` and `clawtest_macros::crate::` are not this crate's paths.
+        if line[..at].ends_with(|c: char| c == '$' || c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &line[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let group = &group[..group.find('}').unwrap_or(group.len())];
+            for item in group.split(',') {
+                let item = item.trim();
+                modules.push(&item[..word_end(item)]);
+            }
+        } else {
+            modules.push(&rest[..word_end(rest)]);
+        }
+    }
+    modules
 }
 
 #[test]
@@ -89,7 +98,7 @@ fn every_module_imports_only_layers_below_its_own() {
         let text = std::fs::read_to_string(file).expect("readable source");
         for (line_number, line) in code_lines(&text) {
             for module in crate_paths(line) {
-                if module == top || module.is_empty() {
+                if module == top || module.is_empty() || module == "self" {
                     continue;
                 }
                 match layer_of(module) {
@@ -113,6 +122,10 @@ fn every_module_imports_only_layers_below_its_own() {
 fn the_check_sees_an_import_against_the_direction() {
     // The reader itself: a path is found, a `$crate::` path is not, test modules are skipped.
     assert_eq!(crate_paths("use crate::world::World;"), ["world"]);
+    assert_eq!(
+        crate_paths("use crate::{run, report::events::Event};"),
+        ["run", "report"]
+    );
     assert!(crate_paths("$crate::__private::run()").is_empty());
     let lines =
         code_lines("use crate::spec::Task;\n#[cfg(test)]\nmod tests {\nuse crate::run;\n}\n");

@@ -91,14 +91,16 @@ impl Seen {
     }
 }
 
-/// `stdout` with each run of streamed task lines (`  PASS task …` and the trial lines under it)
-/// sorted by task, so that the order in which concurrent trials finished does not show.
+/// `stdout` with each run of streamed task lines (`  PASS task …`, ` ERROR task …`: a status
+/// right-aligned in six columns, and the trial lines under it) sorted by task, so that the order
+/// in which concurrent trials finished does not show.
 fn in_task_order(stdout: &str) -> String {
     let starts_task = |line: &str| {
-        line.strip_prefix("  ").is_some_and(|rest| {
-            let word: String = rest.chars().take_while(char::is_ascii_uppercase).collect();
-            !word.is_empty() && rest[word.len()..].starts_with(' ')
-        })
+        let rest = line.trim_start_matches(' ');
+        let word: String = rest.chars().take_while(char::is_ascii_uppercase).collect();
+        line.starts_with(' ')
+            && line.len() - rest.len() + word.len() == 6
+            && rest[word.len()..].starts_with(' ')
     };
     let under_task = |line: &str| line.starts_with("  trial ") || line.starts_with("    ");
     // By the task id, the word after the status.

@@ -763,4 +763,15 @@ fn grade_with_an_explicit_configuration_that_does_not_parse_is_an_error() {
         "{}",
         outcome.stderr
     );
+    // So is the suite's own clawtest.toml, found from the task's folder, when it does not parse
+    // (it used to be dropped silently, grading against the default threshold instead).
+    let found = suite.config("tasks = [\"tasks/*.yaml\"]\n[run]\ntrails = 3\n");
+    let outcome = found.run(&["grade", "tasks/todo-triage.yaml", "--audit", "audit.json"]);
+    assert_eq!(outcome.code, 101, "{outcome:#?}");
+    assert!(
+        outcome.stderr.contains("clawtest.toml"),
+        "{}",
+        outcome.stderr
+    );
+    assert!(outcome.stderr.contains("trails"), "{}", outcome.stderr);
 }

@@ -216,7 +216,7 @@ pub fn task_tests(
 }
 
 /// The test result of a verdict: `Ok` only on pass^k.
-fn judge(verdict: &Verdict) -> Result<(), Failure> {
+fn test_result(verdict: &Verdict) -> Result<(), Failure> {
     let headline = match verdict.status {
         VerdictStatus::Passed => return Ok(()),
         VerdictStatus::Failed => format!(
@@ -284,7 +284,7 @@ fn checked(
 /// Judges a verdict after recording its snapshot; a snapshot mismatch and a failed pass^k
 /// are reported together.
 fn check(verdict: &Verdict, snapshot: Option<SnapshotHook>) -> Result<(), Failure> {
-    let judged = judge(verdict);
+    let judged = test_result(verdict);
     let Some(snapshot) = snapshot else {
         return judged;
     };

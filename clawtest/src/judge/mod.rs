@@ -99,12 +99,12 @@ impl Judge for CachedJudge {
                     reasoning: entry.reasoning,
                 });
             }
-            let verdict = self.inner.answer(request).await?;
+            let answer = self.inner.answer(request).await?;
             let entry = CacheEntry {
                 component: request.component.clone(),
                 rubric: request.rubric.clone(),
-                score: verdict.score,
-                reasoning: verdict.reasoning.clone(),
+                score: answer.score,
+                reasoning: answer.reasoning.clone(),
             };
             let text = serde_json::to_string_pretty(&entry).unwrap_or_default();
             // A cache that cannot be written costs a repeated question later, not this answer.
@@ -120,7 +120,7 @@ impl Judge for CachedJudge {
                         path.display()
                     ));
             }
-            Ok(verdict)
+            Ok(answer)
         })
     }
 }
@@ -161,13 +161,13 @@ pub async fn answer_all(
 ) -> Result<JudgeAnswers, JudgeError> {
     let mut answers = JudgeAnswers::new();
     for request in requests {
-        let verdict = judge.answer(request).await.map_err(|JudgeError(message)| {
+        let answer = judge.answer(request).await.map_err(|JudgeError(message)| {
             JudgeError(format!(
                 "the LLM judge could not answer for `{}`: {message}",
                 request.component
             ))
         })?;
-        answers.insert(request.component.clone(), verdict);
+        answers.insert(request.component.clone(), answer);
     }
     Ok(answers)
 }

@@ -98,7 +98,7 @@ pub enum TrialOutcome {
 
 impl TrialOutcome {
     /// What the task's verdict keeps of this outcome, as trial `trial` of `task`.
-    pub(crate) fn record(&self, task: &Task, trial: u32) -> TrialSummary {
+    pub(crate) fn summary(&self, task: &Task, trial: u32) -> TrialSummary {
         let status = match self {
             TrialOutcome::Graded { grade, trajectory } => {
                 TrialStatus::graded(task, grade, trajectory)

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::score;
-use crate::results::{RunStatus, RunSummary, TrialStatus, Verdict};
+use crate::results::{TrialStatus, Verdict};
 
 /// Where `--snapshots` keeps each task's grade snapshot, relative to the suite root.
 pub const FOLDER: &str = "snapshots";
@@ -134,21 +134,23 @@ impl Review {
     }
 }
 
-/// Compares the run's grade snapshots with `folder` and decides what that does to the run: a
-/// change fails a run that had passed. `None` for an interrupted run, whose partial breakdowns
-/// are not compared.
-pub fn review(summary: &mut RunSummary, folder: &Path, mode: UpdateMode) -> Option<Review> {
-    if summary.interrupted {
+/// Compares the verdicts' grade snapshots with `folder`, as `mode` asks. `None` for an
+/// interrupted run, whose partial breakdowns are not compared. What a change does to the run
+/// is decided with everything else, by [`crate::results::RunSummary::new`]
+/// (`snapshots_changed`).
+pub fn review(
+    verdicts: &[Verdict],
+    interrupted: bool,
+    folder: &Path,
+    mode: UpdateMode,
+) -> Option<Review> {
+    if interrupted {
         return None;
     }
-    let review = Review {
+    Some(Review {
         folder: folder.to_path_buf(),
-        outcome: compare(&summary.verdicts, folder, mode),
-    };
-    if review.changed() && summary.status == RunStatus::Passed {
-        summary.status = RunStatus::Failed;
-    }
-    Some(review)
+        outcome: compare(verdicts, folder, mode),
+    })
 }
 
 /// The text of a verdict's breakdown, as snapshotted.

@@ -254,7 +254,7 @@ impl<W: Write> Reporter for TerminalReporter<W> {
             Event::TaskFinished { verdict } => self.task_line(verdict),
             Event::SnapshotsCompared { changes } => {
                 for (task_id, change) in changes {
-                    let _ = writeln!(self.out, "SNAPSHOT {task_id}: {change}");
+                    self.line(&format!("SNAPSHOT {task_id}: {change}"));
                 }
             }
             Event::RunFinished { summary } => self.summary(summary),

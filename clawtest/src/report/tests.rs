@@ -67,6 +67,7 @@ fn summary_of(verdicts: Vec<Verdict>) -> RunSummary {
         cost_usd: 0.0,
         gates: &Gates::default(),
         baseline: None,
+        snapshots_changed: false,
     })
 }
 

@@ -188,11 +188,14 @@ pub struct SummaryInputs<'a> {
     pub gates: &'a Gates,
     /// The results to compare with (`--baseline`); a regression fails a run that passed.
     pub baseline: Option<&'a RunSummary>,
+    /// A grade snapshot changed, or could not be compared (`run --snapshots`): it fails a run
+    /// that would otherwise pass.
+    pub snapshots_changed: bool,
 }
 
 impl RunSummary {
-    /// Folds verdicts, invalid tasks, gates, cost and the baseline into the run's summary
-    /// and status. The one place a summary is built.
+    /// Folds verdicts, invalid tasks, gates, cost, the baseline and the snapshots' outcome into
+    /// the run's summary and status. The one place a summary is built and its status decided.
     pub fn new(inputs: SummaryInputs<'_>) -> RunSummary {
         let SummaryInputs {
             verdicts,
@@ -203,6 +206,7 @@ impl RunSummary {
             cost_usd,
             gates,
             baseline,
+            snapshots_changed,
         } = inputs;
         let count = |status: VerdictStatus| {
             verdicts
@@ -271,6 +275,8 @@ impl RunSummary {
             RunStatus::Failed
         } else if tasks_not_run > 0 {
             RunStatus::BudgetExhausted
+        } else if snapshots_changed {
+            RunStatus::Failed
         } else {
             RunStatus::Passed
         };

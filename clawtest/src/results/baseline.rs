@@ -74,7 +74,7 @@ fn change(before: &Verdict, now: &Verdict, reason: String) -> Change {
 
 /// Compares `now` with `before`; a score or robustness moves only when it changes by more than
 /// `tolerance`.
-pub fn compare(before: &RunSummary, now: &RunSummary, tolerance: f64) -> BaselineComparison {
+pub(crate) fn compare(before: &RunSummary, now: &RunSummary, tolerance: f64) -> BaselineComparison {
     let earlier: BTreeMap<&str, &Verdict> = before
         .verdicts
         .iter()
@@ -159,7 +159,7 @@ fn describe(status: VerdictStatus) -> &'static str {
 }
 
 /// Records the comparison in the summary and fails a run that would otherwise pass.
-pub fn apply(summary: &mut RunSummary, comparison: BaselineComparison) {
+pub(crate) fn apply(summary: &mut RunSummary, comparison: BaselineComparison) {
     if comparison.failed() && summary.status == RunStatus::Passed {
         summary.status = RunStatus::Failed;
     }

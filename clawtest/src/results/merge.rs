@@ -93,6 +93,7 @@ pub fn merge(
         cost_usd,
         gates,
         baseline,
+        snapshots_changed: false,
     }))
 }
 
@@ -111,6 +112,7 @@ mod tests {
             cost_usd,
             gates: &Gates::default(),
             baseline: None,
+            snapshots_changed: false,
         })
     }
 

@@ -178,7 +178,8 @@ pub struct GateResult {
 pub enum RunStatus {
     /// Every task passed pass^k and every gate held.
     Passed,
-    /// A task failed pass^k or a gate did not hold.
+    /// A task failed pass^k, a gate did not hold, a task regressed against the baseline, or a
+    /// grade snapshot changed (`--snapshots`).
     Failed,
     /// A task file or the configuration is invalid.
     Invalid,

@@ -263,7 +263,7 @@ pub(crate) async fn execute(
                 trial,
                 outcome,
             } => {
-                let record = outcome.record(&shared.tasks[task], trial);
+                let record = outcome.summary(&shared.tasks[task], trial);
                 reporter.report(&Event::TrialFinished {
                     task_id: shared.tasks[task].id.clone(),
                     trial,
@@ -289,21 +289,24 @@ pub(crate) async fn execute(
     }
     while workers.join_next().await.is_some() {}
 
-    let mut summary = RunSummary::new(SummaryInputs {
-        verdicts: verdicts.into_values().collect(),
-        invalid,
-        k,
-        backend: shared.sandbox.name(),
-        interrupted: *interrupt.borrow(),
-        cost_usd: shared.models.budget.spent(),
-        gates: &options.gates,
-        baseline: options.baseline.as_deref(),
-    });
-    // The snapshots are part of the status: compared before any report sees the summary.
+    let verdicts: Vec<Verdict> = verdicts.into_values().collect();
+    let interrupted = *interrupt.borrow();
+    // The snapshots are part of the status: compared before the summary decides it.
     let review = options
         .snapshots
         .as_ref()
-        .and_then(|(folder, mode)| snapshots::review(&mut summary, folder, *mode));
+        .and_then(|(folder, mode)| snapshots::review(&verdicts, interrupted, folder, *mode));
+    let summary = RunSummary::new(SummaryInputs {
+        verdicts,
+        invalid,
+        k,
+        backend: shared.sandbox.name(),
+        interrupted,
+        cost_usd: shared.models.budget.spent(),
+        gates: &options.gates,
+        baseline: options.baseline.as_deref(),
+        snapshots_changed: review.as_ref().is_some_and(Review::changed),
+    });
     if let Some(review) = &review {
         reporter.report(&Event::SnapshotsCompared {
             changes: review.changes(),

@@ -91,7 +91,7 @@ pub enum GradeOneError {
     /// The audit or output file cannot be read.
     #[error("cannot read {}: {source}", path.display())]
     Unreadable {
-        /// The file.
+        /// The audit (`--audit`) or output (`--output`) file given.
         path: PathBuf,
         /// Why it cannot be read.
         source: std::io::Error,
@@ -107,7 +107,7 @@ pub enum GradeOneError {
     /// The `--workspace` folder cannot be read.
     #[error("cannot read the workspace {}: {source}", folder.display())]
     Workspace {
-        /// The folder.
+        /// The `--workspace` folder the file checks would read.
         folder: PathBuf,
         /// Why it cannot be read.
         source: std::io::Error,
@@ -123,13 +123,6 @@ pub enum GradeOneError {
     /// An `llm_judge` component could not be answered: not the result's fault.
     #[error(transparent)]
     Judge(#[from] JudgeError),
-}
-
-impl GradeOneError {
-    /// True for problems in what the user gave (files, configuration), false for the judge.
-    pub fn is_user_input(&self) -> bool {
-        !matches!(self, GradeOneError::Judge(_))
-    }
 }
 
 /// A result graded by [`grade_one`].

@@ -106,13 +106,6 @@ fn filters_text(filters: &[String]) -> String {
     }
 }
 
-impl SessionError {
-    /// True for problems in what the user wrote (config, globs), false for the environment.
-    pub fn is_user_input(&self) -> bool {
-        !matches!(self, SessionError::Build(_))
-    }
-}
-
 /// Loads the suite the configuration and request describe.
 pub fn load_suite(
     config: &Config,

@@ -100,24 +100,9 @@ pub async fn serve_unix(
     .await
 }
 
-/// Serves one HTTP/1.1 connection on any byte stream. Connection errors (a client that
-/// hangs up mid-request) end the connection and are not reported.
-pub async fn serve_connection<S>(stream: S, world: Arc<Mutex<World>>)
-where
-    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    serve_connection_full(stream, world, Arc::new(Sleep), None).await;
-}
-
-/// [`serve_connection`] with an explicit [`Delay`].
-pub async fn serve_connection_with<S>(stream: S, world: Arc<Mutex<World>>, delay: Arc<dyn Delay>)
-where
-    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    serve_connection_full(stream, world, delay, None).await;
-}
-
-/// [`serve_connection`], with `/mcp` answered by `mcp`.
+/// Serves one HTTP/1.1 connection on any byte stream (a trial's socket in the container's
+/// folder, say), with `/mcp` answered by `mcp`. Connection errors (a client that hangs up
+/// mid-request) end the connection and are not reported.
 pub async fn serve_connection_with_mcp<S>(
     stream: S,
     world: Arc<Mutex<World>>,

@@ -6,7 +6,8 @@
 
 use std::sync::Arc;
 
-use super::description::ServiceDescription;
+use super::description::{Operation, ServiceDescription};
+use super::hooks;
 
 /// The embedded built-in service files: (file name, contents).
 const BUILTIN: &[(&str, &str)] = &[
@@ -63,6 +64,24 @@ pub enum DescriptionError {
     },
 }
 
+/// Checks a description whole: its own consistency ([`ServiceDescription::check`]), then that
+/// every hook its routes name is in the hooks table. Returns the first problem found.
+pub(crate) fn check(description: &ServiceDescription) -> Result<(), String> {
+    description.check()?;
+    for route in &description.routes {
+        if let Operation::Hook { hook, .. } = &route.operation
+            && !hooks::exists(hook)
+        {
+            return Err(format!(
+                "route {}: unknown hook `{hook}`; the hooks are: {}",
+                route.endpoint,
+                hooks::names().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Parses and checks one service description (YAML); `origin` names it in errors.
 fn parse_description(origin: &str, yaml: &str) -> Result<ServiceDescription, DescriptionError> {
     let desc: ServiceDescription =
@@ -70,7 +89,7 @@ fn parse_description(origin: &str, yaml: &str) -> Result<ServiceDescription, Des
             origin: origin.to_owned(),
             message: e.to_string(),
         })?;
-    desc.check().map_err(|message| DescriptionError::Invalid {
+    check(&desc).map_err(|message| DescriptionError::Invalid {
         origin: origin.to_owned(),
         message,
     })?;
@@ -111,7 +130,7 @@ impl Catalogue {
             if services.iter().any(|s| s.name == desc.name) {
                 return Err(DescriptionError::Duplicate { name: desc.name });
             }
-            desc.check().map_err(|message| DescriptionError::Invalid {
+            check(&desc).map_err(|message| DescriptionError::Invalid {
                 origin: desc.name.clone(),
                 message,
             })?;
@@ -138,6 +157,25 @@ impl Catalogue {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_description_naming_an_unknown_hook_is_refused_with_the_known_ones() {
+        let yaml = include_str!("catalogue/calendar.yaml").replacen(
+            "hook: calendar_events,",
+            "hook: calendar_eventz,",
+            1,
+        );
+        match parse_description("calendar.yaml", &yaml) {
+            Err(DescriptionError::Invalid { message, .. }) => {
+                assert!(
+                    message.contains("unknown hook `calendar_eventz`"),
+                    "{message}"
+                );
+                assert!(message.contains("calendar_events"), "{message}");
+            }
+            other => panic!("an unknown hook must be refused, got {other:?}"),
+        }
+    }
 
     #[test]
     fn builtin_parses_and_lists_its_services() {

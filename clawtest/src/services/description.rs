@@ -112,7 +112,8 @@ impl ServiceDescription {
     }
 
     /// Checks internal consistency: routes under `/<name>/`, operations naming declared
-    /// collections and parameters. Returns the first problem found.
+    /// collections and parameters. Returns the first problem found. Hook names are checked
+    /// against the hooks table by `catalogue::check`, which calls this first.
     pub(crate) fn check(&self) -> Result<(), String> {
         let prefix = format!("/{}/", self.prefix());
         for list in &self.audit_lists {
@@ -165,18 +166,12 @@ impl ServiceDescription {
                     }
                     (collection, None, vec![])
                 }
-                Operation::Hook { hook, collection } => {
-                    if !super::hooks::exists(hook) {
-                        return Err(here(format!(
-                            "unknown hook `{hook}`; the hooks are: {}",
-                            super::hooks::names().collect::<Vec<_>>().join(", ")
-                        )));
-                    }
-                    match collection {
-                        Some(c) => (c, None, vec![]),
-                        None => continue,
-                    }
-                }
+                // Whether the hook exists is the catalogue's check: the hooks table is above
+                // the description format, which knows hooks only by name.
+                Operation::Hook { collection, .. } => match collection {
+                    Some(c) => (c, None, vec![]),
+                    None => continue,
+                },
                 Operation::Update {
                     collection,
                     key,

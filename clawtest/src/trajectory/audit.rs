@@ -76,7 +76,8 @@ impl RecordedBody {
         &self.text
     }
 
-    /// The value.
+    /// The body as JSON, parsed from the text the first time it is asked for (the services'
+    /// hot path keeps only the text; the grader and the reports read values).
     pub(crate) fn value(&self) -> &Value {
         // The text was written from a value by serde_json, so it parses back to it.
         self.value

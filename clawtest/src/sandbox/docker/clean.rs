@@ -8,6 +8,7 @@ use bollard::Docker;
 use bollard::query_parameters::ListContainersOptionsBuilder;
 
 use super::container::remove_container;
+use super::owner::owner_alive;
 use super::{DockerError, OWNER_LABEL, RUN_LABEL};
 
 /// Removes every container carrying `label` (`name` or `name=value`); returns how many.
@@ -46,35 +47,6 @@ pub async fn clean(docker: &Docker) -> Result<usize, DockerError> {
         }
     }
     Ok(removed)
-}
-
-/// This host's name (empty when it cannot be read).
-fn host_name() -> String {
-    let mut buffer = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it.
-    let result = unsafe { libc::gethostname(buffer.as_mut_ptr().cast(), buffer.len() - 1) };
-    if result != 0 {
-        return String::new();
-    }
-    let end = buffer.iter().position(|byte| *byte == 0).unwrap_or(0);
-    String::from_utf8_lossy(&buffer[..end]).into_owned()
-}
-
-/// The value of [`OWNER_LABEL`] for containers this process creates.
-pub(super) fn owner() -> String {
-    format!("{}/{}", host_name(), std::process::id())
-}
-
-/// True when `owner` is a clawtest process still alive on this host.
-fn owner_alive(owner: &str) -> bool {
-    let Some((host, process)) = owner.rsplit_once('/') else {
-        return false;
-    };
-    let Ok(process) = process.parse::<i32>() else {
-        return false;
-    };
-    // SAFETY: signal 0 only checks that the process exists.
-    host == host_name() && process != 0 && unsafe { libc::kill(process, 0) } == 0
 }
 
 /// The ids of containers carrying `label` (`name` or `name=value`), running or not.

@@ -13,7 +13,7 @@ use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{RemoveContainerOptionsBuilder, WaitContainerOptionsBuilder};
 use futures_util::StreamExt;
 
-use super::clean::owner;
+use super::owner::owner;
 use super::{
     CONTROL_MOUNT, CONTROL_SOCKET, DockerSandbox, GATEWAY_PORT, OWNER_LABEL, RUN_LABEL,
     SERVICES_PORT, SHIM_MOUNT, SOCKETS_MOUNT, STDERR_FILE, STDOUT_FILE, TASK_LABEL, TRIAL_LABEL,

@@ -20,6 +20,7 @@ mod clean;
 mod container;
 mod engine;
 pub mod image;
+mod owner;
 pub mod shim;
 mod trial;
 

@@ -62,7 +62,7 @@ pub(super) fn validate_services(
                         continue;
                     }
                 };
-                if let Err(message) = description.check() {
+                if let Err(message) = crate::services::catalogue::check(&description) {
                     findings.error(Problem::new(
                         format!("{field}.routes"),
                         format!("service `{}` is inconsistent: {message}", description.name),
