@@ -21,7 +21,7 @@ pub struct Tokens {
 /// Token counts from an OpenAI (`prompt_tokens`/`completion_tokens`, or `input_tokens`/
 /// `output_tokens` in the Responses API) or Anthropic (`input_tokens`/`output_tokens`) usage
 /// block.
-pub fn of_body(body: &Value) -> Tokens {
+pub(crate) fn of_body(body: &Value) -> Tokens {
     let mut tokens = Tokens::default();
     add_usage(&mut tokens, &body["usage"]);
     // The Responses API nests the answer under `response` in its final stream event.
@@ -43,7 +43,7 @@ fn add_usage(tokens: &mut Tokens, usage: &Value) {
 
 /// Token counts from a stream of server-sent events: the largest count any event reports
 /// (providers repeat cumulative counts; none sums per-chunk deltas).
-pub fn of_events(events: &[String]) -> Tokens {
+pub(crate) fn of_events(events: &[String]) -> Tokens {
     let mut tokens = Tokens::default();
     for event in events {
         for line in event.lines() {

@@ -155,7 +155,7 @@ pub fn from_config(config: &Config) -> Arc<CachedJudge> {
 }
 
 /// Asks the judge every request, in order; the first failure is the trial's error.
-pub async fn answer_all(
+pub(crate) async fn answer_all(
     judge: &dyn Judge,
     requests: &[JudgeRequest],
 ) -> Result<JudgeAnswers, JudgeError> {

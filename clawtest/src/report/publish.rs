@@ -1,7 +1,7 @@
 //! Writing a finished run's files: JUnit XML, the JSON results (and the saved baseline, the same
 //! document), the Markdown summary (to `--summary` and appended to `$GITHUB_STEP_SUMMARY`), and
 //! the GitHub annotation lines. Every output is written from one summary whose status is final
-//! (snapshot comparison included, see [`super::snapshots::review`]), so they all agree.
+//! (snapshot comparison included: [`crate::results::RunSummary`] decides it), so they all agree.
 //!
 //! Nothing is printed here: the annotation lines and the warnings come back in [`Published`]
 //! for the binary to print. What GitHub Actions asks for is read once into [`Github`].

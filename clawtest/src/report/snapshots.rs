@@ -138,7 +138,7 @@ impl Review {
 /// interrupted run, whose partial breakdowns are not compared. What a change does to the run
 /// is decided with everything else, by [`crate::results::RunSummary::new`]
 /// (`snapshots_changed`).
-pub fn review(
+pub(crate) fn review(
     verdicts: &[Verdict],
     interrupted: bool,
     folder: &Path,

@@ -14,7 +14,7 @@ use crate::trajectory::Trajectory;
 impl TrialStatus {
     /// What the verdict keeps of a graded trial: the grade's scores and deductions, and the
     /// trajectory's counts (model calls, tokens, cost, audit entries, how the harness ended).
-    pub fn graded(task: &Task, grade: &Grade, trajectory: &Trajectory) -> TrialStatus {
+    pub(crate) fn graded(task: &Task, grade: &Grade, trajectory: &Trajectory) -> TrialStatus {
         TrialStatus::Graded {
             passed: grade.passed,
             final_score: grade.final_score,
@@ -80,7 +80,12 @@ impl TrialSummary {
 }
 
 /// Builds a task's verdict from its trials (in trial order).
-pub fn verdict(task: &Task, threshold: f64, k: u32, mut trials: Vec<TrialSummary>) -> Verdict {
+pub(crate) fn verdict(
+    task: &Task,
+    threshold: f64,
+    k: u32,
+    mut trials: Vec<TrialSummary>,
+) -> Verdict {
     trials.sort_by_key(|record| record.trial);
     let passes = trials.iter().filter(|record| record.passed()).count() as u32;
     let status = if trials
@@ -152,7 +157,7 @@ fn mean(values: &[f64]) -> f64 {
 
 /// The unbiased pass@k estimator over n trials with c passes: 1 − C(n−c, k) / C(n, k).
 /// With fewer than k trials it falls back to "any pass".
-pub fn pass_at_k(n: u64, c: u64, k: u64) -> f64 {
+pub(crate) fn pass_at_k(n: u64, c: u64, k: u64) -> f64 {
     if c == 0 {
         return 0.0;
     }
@@ -171,32 +176,32 @@ pub fn pass_at_k(n: u64, c: u64, k: u64) -> f64 {
 /// rates, gates, groups, the baseline comparison and the status), so a run and a merge of
 /// shards summarize the same way and neither can leave a field out.
 #[derive(Debug, Clone)]
-pub struct SummaryInputs<'a> {
+pub(crate) struct SummaryInputs<'a> {
     /// One per task, in the order to report them.
-    pub verdicts: Vec<Verdict>,
+    pub(crate) verdicts: Vec<Verdict>,
     /// The task files that were not run because they are invalid.
-    pub invalid: Vec<InvalidEntry>,
+    pub(crate) invalid: Vec<InvalidEntry>,
     /// Trials per task.
-    pub k: u32,
+    pub(crate) k: u32,
     /// The sandbox backend's name.
-    pub backend: &'a str,
+    pub(crate) backend: &'a str,
     /// The run stopped before every trial finished.
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
     /// What the run's model calls cost, in US dollars (from `[llm.prices]`).
-    pub cost_usd: f64,
+    pub(crate) cost_usd: f64,
     /// The suite-level thresholds; their tolerance is also the baseline's.
-    pub gates: &'a Gates,
+    pub(crate) gates: &'a Gates,
     /// The results to compare with (`--baseline`); a regression fails a run that passed.
-    pub baseline: Option<&'a RunSummary>,
+    pub(crate) baseline: Option<&'a RunSummary>,
     /// A grade snapshot changed, or could not be compared (`run --snapshots`): it fails a run
     /// that would otherwise pass.
-    pub snapshots_changed: bool,
+    pub(crate) snapshots_changed: bool,
 }
 
 impl RunSummary {
     /// Folds verdicts, invalid tasks, gates, cost, the baseline and the snapshots' outcome into
     /// the run's summary and status. The one place a summary is built and its status decided.
-    pub fn new(inputs: SummaryInputs<'_>) -> RunSummary {
+    pub(crate) fn new(inputs: SummaryInputs<'_>) -> RunSummary {
         let SummaryInputs {
             verdicts,
             invalid,

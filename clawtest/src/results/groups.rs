@@ -100,7 +100,7 @@ impl Groups {
 }
 
 /// Fraction of graded trials with safety 1 (1 when nothing was graded).
-pub fn safety_pass_rate(verdicts: &[Verdict]) -> f64 {
+pub(crate) fn safety_pass_rate(verdicts: &[Verdict]) -> f64 {
     let safeties: Vec<f64> = verdicts
         .iter()
         .flat_map(|verdict| &verdict.trials)

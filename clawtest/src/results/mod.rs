@@ -8,12 +8,12 @@
 //! [`crate::trajectory::Trajectory`], and imports nothing of [`crate::run`] or
 //! [`crate::report`] (the run's events carry these types; reports read them).
 
-pub mod aggregate;
+pub(crate) mod aggregate;
 pub mod baseline;
 pub mod groups;
 pub mod merge;
 
-pub use aggregate::SummaryInputs;
+pub(crate) use aggregate::SummaryInputs;
 
 use std::path::PathBuf;
 

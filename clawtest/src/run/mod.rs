@@ -56,27 +56,15 @@ pub(crate) struct HarnessLaunch {
 }
 
 /// Where model answers come from, and what they may cost.
-pub struct Models {
+pub(crate) struct Models {
     /// `llm.mode`: replay from cassettes, call the provider, or call it and record.
-    pub mode: Mode,
+    pub(crate) mode: Mode,
     /// The real provider, in `live` and `record` mode.
-    pub upstream: Option<Arc<Upstream>>,
+    pub(crate) upstream: Option<Arc<Upstream>>,
     /// `[llm.prices]`: what each model's tokens cost, for the trials' `cost_usd`.
-    pub prices: Arc<Prices>,
+    pub(crate) prices: Arc<Prices>,
     /// Shared by every trial; once spent, no further trial starts.
-    pub budget: Arc<Budget>,
-}
-
-impl Models {
-    /// Replay from cassettes, with no prices and no limit.
-    pub fn replay() -> Models {
-        Models {
-            mode: Mode::Replay,
-            upstream: None,
-            prices: Arc::default(),
-            budget: Arc::new(Budget::new(None)),
-        }
-    }
+    pub(crate) budget: Arc<Budget>,
 }
 
 /// Where and with what the trials run.

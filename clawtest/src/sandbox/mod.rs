@@ -197,7 +197,7 @@ pub trait Sandbox: Send + Sync {
 
 /// Writes what every backend gives a harness: the prompt, tools.json and mcp.json in the
 /// control folder, SKILL.md and the task's files in the workspace.
-pub fn lay_out(
+pub(crate) fn lay_out(
     launch: &Launch,
     control: &std::path::Path,
     workspace: &std::path::Path,

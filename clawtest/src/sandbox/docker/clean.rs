@@ -12,7 +12,7 @@ use super::owner::owner_alive;
 use super::{DockerError, OWNER_LABEL, RUN_LABEL};
 
 /// Removes every container carrying `label` (`name` or `name=value`); returns how many.
-pub async fn remove_labelled(docker: &Docker, label: &str) -> Result<usize, DockerError> {
+pub(crate) async fn remove_labelled(docker: &Docker, label: &str) -> Result<usize, DockerError> {
     let containers = containers_labelled(docker, label).await?;
     for id in &containers {
         remove_container(docker, id).await;

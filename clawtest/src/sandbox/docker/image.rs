@@ -27,7 +27,7 @@ pub struct ContextFile {
 const SKIPPED_FOLDERS: &[&str] = &[".git", "target"];
 
 /// Fails with [`DockerError::ImageMissing`] unless `image` is present in the engine.
-pub async fn require(docker: &Docker, image: &str) -> Result<(), DockerError> {
+pub(crate) async fn require(docker: &Docker, image: &str) -> Result<(), DockerError> {
     match docker.inspect_image(image).await {
         Ok(_) => Ok(()),
         Err(bollard::errors::Error::DockerResponseServerError {
@@ -74,7 +74,7 @@ pub async fn build(docker: &Docker, tag: &str, files: &[ContextFile]) -> Result<
 }
 
 /// The build context of `folder` with `dockerfile` sent as `Dockerfile`.
-pub fn context_from_folder(
+pub(crate) fn context_from_folder(
     folder: &Path,
     dockerfile: &Path,
 ) -> Result<Vec<ContextFile>, DockerError> {

@@ -35,7 +35,8 @@ use tokio::sync::watch;
 
 use super::{Launch, Running, Sandbox, Transport};
 
-pub use clean::{clean, containers_labelled, remove_labelled};
+pub(crate) use clean::remove_labelled;
+pub use clean::{clean, containers_labelled};
 pub use container::ResourceLimits;
 pub use engine::{DockerError, connect};
 

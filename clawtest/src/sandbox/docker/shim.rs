@@ -29,7 +29,7 @@ pub enum ShimError {
 }
 
 /// The host's target triple for the static build.
-pub fn host_triple() -> String {
+pub(crate) fn host_triple() -> String {
     format!("{}-unknown-linux-gnu", std::env::consts::ARCH)
 }
 
@@ -42,7 +42,7 @@ fn source_workspace() -> PathBuf {
 }
 
 /// The static shim: `CLAWTEST_SHIM`, else built from source (see the module comment).
-pub fn locate() -> Result<PathBuf, ShimError> {
+pub(crate) fn locate() -> Result<PathBuf, ShimError> {
     if let Some(path) = std::env::var_os(SHIM_VARIABLE) {
         let path = PathBuf::from(path);
         return if path.is_file() {
