@@ -5,8 +5,9 @@
 //! run. Nothing volatile is in a breakdown (no times, tokens, costs or paths), so no redaction
 //! is needed beyond leaving those out.
 //!
-//! [`review`] makes the comparison part of the run's status: it runs before any output is
-//! written, so that a change fails results.json, JUnit and the summary as it fails the exit code.
+//! The run compares them before its summary is built (`RunOptions::snapshots`), and the
+//! summary's status counts a change, so that a change fails results.json, JUnit, the Markdown
+//! summary and the terminal's result line as it fails the exit code.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
