@@ -1,6 +1,6 @@
 //! The serialized results of a run (docs/results.md, schema `clawtest-results/1`): one
 //! trial's record, one task's [`Verdict`] over its k trials, and the run's [`RunSummary`];
-//! and the pure computations over them: [`aggregate`] (trials → verdicts → summary),
+//! and the pure computations over them: `aggregate` (trials → verdicts → summary),
 //! [`groups`] (per category, capability and fault), [`baseline`] (comparison with an
 //! earlier run) and [`merge`] (shards into one run).
 //!
