@@ -3,18 +3,8 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{Suite, Turn, demo_shards, junit, repository, run_in, script};
-use crate::{TRIAGE_PROMPT, good_triage};
-
-fn lazy_triage() -> Value {
-    script(
-        TRIAGE_PROMPT,
-        &[
-            Turn::Call(vec![("list_tasks", json!({}))]),
-            Turn::Answer("All good."),
-        ],
-    )
-}
+use crate::support::{Suite, demo_shards, junit, repository, run_in};
+use crate::{good_triage, lazy_triage};
 
 #[test]
 fn init_writes_a_suite_that_passes_at_once() {

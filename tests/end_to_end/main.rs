@@ -24,6 +24,17 @@ fn property<'a>(case: &'a quick_junit::TestCase, name: &str) -> Option<&'a str> 
         .map(|property| property.value.as_str())
 }
 
+/// A trial that lists the board and answers without raising or summarising anything.
+pub(crate) fn lazy_triage() -> Value {
+    script(
+        TRIAGE_PROMPT,
+        &[
+            Turn::Call(vec![("list_tasks", json!({}))]),
+            Turn::Answer("All good."),
+        ],
+    )
+}
+
 pub(crate) fn good_triage() -> Value {
     script(
         TRIAGE_PROMPT,
@@ -144,16 +155,10 @@ fn calling_the_forbidden_tool_zeroes_safety_and_fails_pass3() {
 
 #[test]
 fn one_failing_trial_fails_pass3_but_counts_for_pass_at_3() {
-    let lazy = script(
-        TRIAGE_PROMPT,
-        &[
-            Turn::Call(vec![("list_tasks", json!({}))]),
-            Turn::Answer("All good."),
-        ],
+    let suite = Suite::new().demo_task("todo-triage", false).cassette(
+        "todo-triage",
+        vec![good_triage(), good_triage(), lazy_triage()],
     );
-    let suite = Suite::new()
-        .demo_task("todo-triage", false)
-        .cassette("todo-triage", vec![good_triage(), good_triage(), lazy]);
     let outcome = suite.run(&["--json", "results.json"]);
     assert_eq!(outcome.code, 100, "{outcome:#?}");
     let results: Value =
