@@ -35,13 +35,18 @@ fn source_files(folder: &Path, files: &mut Vec<PathBuf>) {
     }
 }
 
-/// The code of a file without its inline test module and comments, line by line (1-based).
+/// The code of a file without its inline test module (`mod tests`, of any visibility, after
+/// `#[cfg(test)]`) and comments, line by line (1-based).
 fn code_lines(text: &str) -> Vec<(usize, &str)> {
-    let end = text.find("#[cfg(test)]\nmod tests {").unwrap_or(text.len());
-    text[..end]
-        .lines()
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines
+        .windows(2)
+        .position(|pair| pair[0] == "#[cfg(test)]" && pair[1].ends_with("mod tests {"))
+        .unwrap_or(lines.len());
+    lines[..end]
+        .iter()
         .enumerate()
-        .map(|(index, line)| (index + 1, line))
+        .map(|(index, line)| (index + 1, *line))
         .filter(|(_, line)| !line.trim_start().starts_with("//"))
         .collect()
 }
@@ -130,5 +135,8 @@ fn the_check_sees_an_import_against_the_direction() {
     let lines =
         code_lines("use crate::spec::Task;\n#[cfg(test)]\nmod tests {\nuse crate::run;\n}\n");
     assert_eq!(lines, [(1, "use crate::spec::Task;")]);
+    let shared =
+        "use crate::spec::Task;\n#[cfg(test)]\npub(crate) mod tests {\nuse crate::run;\n}\n";
+    assert_eq!(code_lines(shared), [(1, "use crate::spec::Task;")]);
     assert!(layer_of("run") > layer_of("spec"));
 }

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use bollard::Docker;
+use bollard::models::ContainerSummary;
 use bollard::query_parameters::ListContainersOptionsBuilder;
 
 use super::container::remove_container;
@@ -23,17 +24,8 @@ pub(crate) async fn remove_labelled(docker: &Docker, label: &str) -> Result<usiz
 /// `cargo clawtest clean`: removes the containers earlier runs left behind, keeping those of
 /// runs still in progress on this host.
 pub async fn clean(docker: &Docker) -> Result<usize, DockerError> {
-    let filters = HashMap::from([("label".to_string(), vec![RUN_LABEL.to_string()])]);
-    let options = ListContainersOptionsBuilder::default()
-        .all(true)
-        .filters(&filters)
-        .build();
-    let containers = docker
-        .list_containers(Some(options))
-        .await
-        .map_err(|error| DockerError::Engine(format!("listing containers: {error}")))?;
     let mut removed = 0;
-    for container in containers {
+    for container in list_labelled(docker, RUN_LABEL).await? {
         let owner = container
             .labels
             .as_ref()
@@ -51,17 +43,23 @@ pub async fn clean(docker: &Docker) -> Result<usize, DockerError> {
 
 /// The ids of containers carrying `label` (`name` or `name=value`), running or not.
 pub async fn containers_labelled(docker: &Docker, label: &str) -> Result<Vec<String>, DockerError> {
+    Ok(list_labelled(docker, label)
+        .await?
+        .into_iter()
+        .filter_map(|container| container.id)
+        .collect())
+}
+
+/// Every container carrying `label` (`name` or `name=value`), running or not, as the engine
+/// lists them.
+async fn list_labelled(docker: &Docker, label: &str) -> Result<Vec<ContainerSummary>, DockerError> {
     let filters = HashMap::from([("label".to_string(), vec![label.to_string()])]);
     let options = ListContainersOptionsBuilder::default()
         .all(true)
         .filters(&filters)
         .build();
-    let containers = docker
+    docker
         .list_containers(Some(options))
         .await
-        .map_err(|error| DockerError::Engine(format!("listing containers: {error}")))?;
-    Ok(containers
-        .into_iter()
-        .filter_map(|container| container.id)
-        .collect())
+        .map_err(|error| DockerError::Engine(format!("listing containers: {error}")))
 }
