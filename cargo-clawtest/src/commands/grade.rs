@@ -8,7 +8,7 @@ use clawtest::run::regrade::{self, OneResult};
 use clawtest::run::session::{self, Request};
 use clawtest::services::Catalogue;
 
-use super::{Outcome, load_config, runtime};
+use super::{Outcome, load_config, runtime, warn};
 use crate::cli::{Format, GlobalArgs, GradeArgs};
 use crate::errors::ExpectedError;
 
@@ -44,9 +44,7 @@ pub fn run(global: &GlobalArgs, arguments: &GradeArgs) -> Outcome {
         config.run.pass_threshold,
         judge.as_ref(),
     ));
-    for warning in judge.take_warnings() {
-        eprintln!("warning: {warning}");
-    }
+    warn(&judge.take_warnings());
     let (mut invalid, mut failed) = (false, false);
     let mut printed = Vec::new();
     for regraded in results {
@@ -94,9 +92,7 @@ fn one(global: &GlobalArgs, arguments: &GradeArgs, task: PathBuf, audit: &Path) 
     let graded = runtime()?
         .block_on(regrade::grade_one(&result, &Catalogue::builtin()))
         .map_err(ExpectedError::GradeOne)?;
-    for warning in &graded.warnings {
-        eprintln!("warning: {warning}");
-    }
+    warn(&graded.warnings);
     let shown = show(
         arguments.format,
         &audit.display().to_string(),

@@ -70,13 +70,18 @@ fn publish(
         suite_root,
     )
     .map_err(ExpectedError::Publish)?;
-    for warning in published.warnings {
-        eprintln!("warning: {warning}");
-    }
+    warn(&published.warnings);
     for line in published.annotations {
         outln!("{line}");
     }
     Ok(())
+}
+
+/// Shows the library's warnings (one line each, without the prefix) on standard error.
+fn warn(warnings: &[impl std::fmt::Display]) {
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
 }
 
 /// How a run (or merge) with this status ends.

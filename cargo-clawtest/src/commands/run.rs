@@ -12,7 +12,7 @@ use clawtest::report::{terminal::TerminalReporter, trajectories::TrajectoryWrite
 use clawtest::run::session::{self, Request};
 use clawtest::sandbox::select;
 
-use super::{Outcome, finished, load_config, publish, read_baseline, runtime};
+use super::{Outcome, finished, load_config, publish, read_baseline, runtime, warn};
 use crate::cli::{GlobalArgs, RunArgs};
 use crate::errors::{ExpectedError, exit};
 
@@ -60,9 +60,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         }
         let outcome = match session::prepare(&config, &request) {
             Ok(prepared) => {
-                for warning in prepared.warnings() {
-                    eprintln!("warning: {warning}");
-                }
+                warn(&prepared.warnings());
                 let reporter = &mut Fanout(reporters);
                 session::execute(&config, &request, prepared, sandbox, reporter, interrupted)
                     .await
@@ -70,11 +68,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
             Err(error) => Err(error),
         }
         .map_err(ExpectedError::Session)
-        .inspect(|executed| {
-            for warning in &executed.warnings {
-                eprintln!("warning: {warning}");
-            }
-        });
+        .inspect(|executed| warn(&executed.warnings));
         for failure in saver.map(|saver| saver.failures).unwrap_or_default() {
             eprintln!("warning: could not save a trajectory: {failure}");
         }
