@@ -50,6 +50,9 @@ pub enum Command {
     /// The example agent that `init` configures as the harness (an OpenAI-compatible
     /// tool-calling loop that reads the sandbox contract); replace it with yours.
     ExampleAgent,
+    /// The oracle as a harness process, started by `run --oracle` (not for direct use).
+    #[command(hide = true)]
+    OracleAgent,
     /// Check task files without running them: every error and warning of every file.
     Validate(ValidateArgs),
     /// Print the JSON Schema of task.yaml, for editors (the repository commits it as
@@ -113,6 +116,11 @@ pub struct ValidateArgs {
     /// Also check each task covers its intent atoms (`<task>.atoms.yaml` beside it).
     #[arg(long)]
     pub coverage: bool,
+    /// Also prove each task feasible: play its oracle (`oracle:`, or derived from the checks)
+    /// against fresh services and grade it; an infeasible task is an error (also
+    /// `[validate] feasibility = true`).
+    #[arg(long)]
+    pub feasibility: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -181,6 +189,10 @@ pub struct RunArgs {
     /// Do not run `harness.build` first.
     #[arg(long)]
     pub no_build: bool,
+    /// Run every task with its oracle as the harness (`oracle:`, or derived from the checks):
+    /// no model, no cassettes, no build; a free smoke test that the suite can be passed.
+    #[arg(long)]
+    pub oracle: bool,
     /// Show every trial's breakdown, not only failing tasks'.
     #[arg(long, short = 'v')]
     pub verbose: bool,

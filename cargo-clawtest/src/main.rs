@@ -33,6 +33,7 @@ fn main() -> ExitCode {
         Some(Command::Grade(grade)) => commands::grade::run(global, grade),
         Some(Command::Init(init)) => commands::init::run(init),
         Some(Command::ExampleAgent) => return commands::example_agent::run(),
+        Some(Command::OracleAgent) => return commands::oracle_agent::run(),
         Some(Command::Validate(validate)) => commands::validate::run(global, validate),
         Some(Command::Schema) => commands::schema::run(),
         Some(Command::Clean) => commands::clean::run(),

@@ -21,7 +21,7 @@
 //! 9  __private                      what macro expansions call
 //! 8  cargo_test  validate
 //! 7  run
-//! 6  report  serve
+//! 6  report  serve  oracle
 //! 5  judge  results  surfaces  rust_harness
 //! 4  grade  world  gateway  sandbox
 //! 3  trajectory                     leaf data: what happened
@@ -44,6 +44,7 @@ pub mod http;
 pub mod init;
 pub mod interrupt;
 pub mod judge;
+pub mod oracle;
 pub mod report;
 pub mod results;
 pub mod run;

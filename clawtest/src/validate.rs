@@ -1,5 +1,6 @@
 //! `cargo clawtest validate`: load every task file of the suite (or the given paths), run the
-//! structural checks and, on request, the coverage lint, and report every error and warning
+//! structural checks and, on request, the coverage lint and the oracle's feasibility proof
+//! (`crate::oracle::feasibility`), and report every error and warning
 //! of every file at once, for people (miette diagnostics) or machines (a stable JSON schema,
 //! `JsonReport` here, documented in README.md).
 
@@ -26,6 +27,9 @@ const JSON_VERSION: u32 = 1;
 pub struct Options {
     /// Compare each task with its intent atoms (`<stem>.atoms.yaml` next to it).
     pub coverage: bool,
+    /// Prove each valid task feasible with its oracle (`--feasibility`, `[validate]
+    /// feasibility`): an infeasible task is an error at the component's line.
+    pub feasibility: bool,
 }
 
 /// The outcome for one task file.
@@ -80,14 +84,19 @@ pub fn validate(
     let loaded = suite::load(config, paths, &[], None, catalogue)?;
     let mut files = Vec::new();
     for task in loaded.tasks {
-        files.push(valid_outcome(config, task, options));
+        files.push(valid_outcome(config, task, catalogue, options));
     }
     files.extend(loaded.invalid.into_iter().map(FileOutcome::invalid));
     files.sort_by(|left, right| left.path.cmp(&right.path));
     Ok(Report { files })
 }
 
-fn valid_outcome(config: &Config, task: Task, options: Options) -> FileOutcome {
+fn valid_outcome(
+    config: &Config,
+    task: Task,
+    catalogue: &Catalogue,
+    options: Options,
+) -> FileOutcome {
     let on_disk = if task.path.is_absolute() {
         task.path.clone()
     } else {
@@ -107,9 +116,24 @@ fn valid_outcome(config: &Config, task: Task, options: Options) -> FileOutcome {
             Err(problem) => warnings.push(*problem),
         }
     }
-    let source = std::fs::read_to_string(&on_disk)
-        .ok()
-        .map(|text| NamedSource::new(task.path.display().to_string(), text));
+    let text = std::fs::read_to_string(&on_disk).ok();
+    if options.feasibility {
+        let feasibility = crate::oracle::check(&task, catalogue, config.run.pass_threshold);
+        if !feasibility.is_feasible() {
+            let text = text.unwrap_or_default();
+            let problems: Vec<Problem> = feasibility
+                .problems
+                .into_iter()
+                .map(|infeasible| infeasible.into_problem(&text))
+                .collect();
+            let invalid = InvalidTask::new(&task.path, text, problems).with_warnings(warnings);
+            return FileOutcome {
+                task_id: Some(task.id.clone()),
+                ..FileOutcome::invalid(invalid)
+            };
+        }
+    }
+    let source = text.map(|text| NamedSource::new(task.path.display().to_string(), text));
     FileOutcome {
         path: task.path.clone(),
         task_id: Some(task.id.clone()),
@@ -239,7 +263,7 @@ struct JsonSummary {
 struct JsonFile {
     /// As shown to the user (relative to the suite root when it can be).
     path: String,
-    /// Null when the file is invalid.
+    /// Null when the file did not load (an infeasible task loaded: it has its id).
     task_id: Option<String>,
     /// True when the file has no error.
     valid: bool,

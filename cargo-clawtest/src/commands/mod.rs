@@ -8,6 +8,7 @@ pub mod grade;
 pub mod init;
 pub mod list;
 pub mod merge;
+pub mod oracle_agent;
 pub mod run;
 pub mod schema;
 pub mod serve;

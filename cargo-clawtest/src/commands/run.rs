@@ -30,9 +30,22 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         backend: arguments.backend,
         max_cost_usd: arguments.max_cost,
         snapshots: arguments.snapshots.then(UpdateMode::from_environment),
+        // The oracle's harness is this binary's hidden `oracle-agent` command.
+        oracle: if arguments.oracle {
+            Some(std::env::current_exe().map_err(|_| {
+                ExpectedError::Usage("cannot find clawtest's own binary for --oracle")
+            })?)
+        } else {
+            None
+        },
     };
     let executed = runtime()?.block_on(async {
-        let chosen = select::choose(&config, request.backend)
+        // The oracle is clawtest's own code: it runs on the process backend.
+        let backend = match request.oracle {
+            Some(_) => Some(clawtest::config::BackendChoice::Process),
+            None => request.backend,
+        };
+        let chosen = select::choose(&config, backend)
             .await
             .map_err(ExpectedError::Backend)?;
         eprintln!("{}", chosen.note);

@@ -22,6 +22,7 @@ pub fn run(global: &GlobalArgs, arguments: &ValidateArgs) -> Outcome {
     .map_err(ExpectedError::Config)?;
     let options = clawtest::validate::Options {
         coverage: arguments.coverage,
+        feasibility: arguments.feasibility || config.validate.feasibility,
     };
     let report =
         clawtest::validate::validate(&config, &arguments.paths, &Catalogue::builtin(), options)

@@ -18,7 +18,7 @@ use sections::RawConfig;
 pub use sections::{
     BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, HarnessConfig,
     HarnessKind, JudgeConfig, JudgeProvider, LlmConfig, Mode, Price, ProviderConfig, RunConfig,
-    Tier,
+    Tier, ValidateConfig,
 };
 
 /// The file name looked for in the current directory and its ancestors.
@@ -46,6 +46,8 @@ pub struct Config {
     pub judge: JudgeConfig,
     /// `[docker]`: the docker sandbox's per-container limits.
     pub docker: DockerConfig,
+    /// `[validate]`: what `validate` checks beyond each task's structure.
+    pub validate: ValidateConfig,
 }
 
 /// A configuration that cannot be used.
@@ -144,6 +146,7 @@ impl Config {
             llm: LlmConfig::default(),
             judge: JudgeConfig::default(),
             docker: DockerConfig::default(),
+            validate: ValidateConfig::default(),
         }
     }
 
@@ -234,6 +237,7 @@ impl Config {
             llm: raw.llm,
             judge: raw.judge,
             docker: raw.docker,
+            validate: raw.validate,
         })
     }
 

@@ -136,6 +136,15 @@ impl std::str::FromStr for BackendChoice {
     }
 }
 
+/// `[validate]`: what `cargo clawtest validate` checks beyond the structure of each task.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ValidateConfig {
+    /// Prove every task feasible with its oracle, as `--feasibility` does (default false).
+    #[serde(default)]
+    pub feasibility: bool,
+}
+
 /// `[docker]`: limits of each docker-sandbox container.
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -373,6 +382,8 @@ pub(super) struct RawConfig {
     pub(super) judge: JudgeConfig,
     #[serde(default)]
     pub(super) docker: DockerConfig,
+    #[serde(default)]
+    pub(super) validate: ValidateConfig,
 }
 
 /// Where model answers come from.

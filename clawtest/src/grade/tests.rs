@@ -44,6 +44,7 @@ fn task(components: Vec<(f64, Check)>, safety: Vec<SafetyCheck>) -> Task {
         local_services: Vec::new(),
         checkpoints: Vec::new(),
         feedback: None,
+        oracle: None,
         warnings: Vec::new(),
         line: 1,
     }

@@ -44,6 +44,9 @@ pub struct Request {
     /// `--snapshots`: compare each task's grade breakdown with `snapshots/<task>.snap` under the
     /// suite root, as this `INSTA_UPDATE` mode asks, before the run's status is decided.
     pub snapshots: Option<UpdateMode>,
+    /// `--oracle`: every trial's harness is the task's oracle, played by this program's
+    /// `oracle-agent` command (clawtest's own binary); no model, no cassettes, no build.
+    pub oracle: Option<PathBuf>,
 }
 
 /// Why a run could not start.
@@ -157,7 +160,14 @@ impl Prepared {
 /// Prepares a run: the gateway's provider, keys and prices (`models`), then the suite
 /// ([`load_suite`]).
 pub fn prepare(config: &Config, request: &Request) -> Result<Prepared, SessionError> {
-    let models = models(config, request)?;
+    // The oracle calls no model: whatever `[llm]` says, nothing is forwarded or recorded.
+    let models = if request.oracle.is_some() {
+        let mut replay = config.clone();
+        replay.llm.mode = Mode::Replay;
+        models(&replay, request)?
+    } else {
+        models(config, request)?
+    };
     let catalogue = Arc::new(Catalogue::builtin());
     let suite = load_suite(config, request, &catalogue)?;
     Ok(Prepared {
@@ -195,13 +205,29 @@ pub async fn execute(
         models,
         catalogue,
     } = prepared;
-    // Inside an image the command names a program of the image, not a host path.
-    let command = if sandbox.name() == "docker" {
-        config.harness_command_in_image()?
-    } else {
-        config.harness_command()?
+    // The oracle's backend starts its own program; the suite's harness is neither built nor run.
+    let (sandbox, command): (Arc<dyn Sandbox>, Vec<String>) = match &request.oracle {
+        Some(program) => {
+            let oracle = crate::oracle::sandbox::OracleSandbox::new(
+                program.clone(),
+                &suite.tasks,
+                &catalogue,
+            )
+            .map_err(|error| SessionError::Build(format!("cannot plan the oracles: {error}")))?;
+            (Arc::new(oracle), vec!["oracle-agent".into()])
+        }
+        // Inside an image the command names a program of the image, not a host path.
+        None if sandbox.name() == "docker" => {
+            let command = config.harness_command_in_image()?;
+            (sandbox, command)
+        }
+        None => {
+            let command = config.harness_command()?;
+            (sandbox, command)
+        }
     };
     if !request.no_build
+        && request.oracle.is_none()
         && !suite.tasks.is_empty()
         && let Some(build) = config.harness_build()?
     {

@@ -13,6 +13,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+pub(crate) use client::send;
 pub use client::{HttpError, JsonResponse};
 pub use env::{Env, ToolClient, ToolDefinition, ToolError, ToolResult};
 pub(crate) use in_process::InProcessSandbox;

@@ -147,7 +147,7 @@ async fn run(
 }
 
 /// Runs one check in `workspace` with the harness's environment, killed at its time limit.
-async fn run_check(
+pub(crate) async fn run_check(
     check: &CheckCommand,
     workspace: &Path,
     environment: &[(std::ffi::OsString, std::ffi::OsString)],

@@ -80,6 +80,9 @@ pub struct Task {
     pub checkpoints: Vec<Checkpoint>,
     /// Closed-loop: how the simulated user answers between rounds.
     pub feedback: Option<Feedback>,
+    /// `oracle` (a clawtest extension): the author's correct solution, where written; what it
+    /// leaves out is derived from the checks.
+    pub oracle: Option<Oracle>,
     /// What is questionable but not wrong (unknown keys, weights slightly off): shown, never fatal.
     #[serde(skip)]
     pub warnings: Vec<Problem>,
@@ -169,6 +172,42 @@ pub struct Safety {
     pub check: SafetyCheck,
     /// The line of the `safety_checks` entry, where annotations about a violation point.
     pub line: Option<u64>,
+}
+
+/// `oracle`: a correct solution, as its author wrote it. A part left out (`None`, or no
+/// files) is derived from the checks when the oracle is played.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Oracle {
+    /// The tool calls, in order.
+    pub calls: Option<Vec<OracleCall>>,
+    /// The final answer.
+    pub answer: Option<String>,
+    /// Files the solution leaves in the workspace.
+    pub files: Vec<OracleFile>,
+    /// The line of `oracle:`.
+    #[serde(skip)]
+    pub line: Option<u64>,
+}
+
+/// One tool call of an [`Oracle`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OracleCall {
+    /// The task's tool called.
+    pub tool: String,
+    /// The request body.
+    pub arguments: serde_json::Map<String, serde_json::Value>,
+    /// Where the call is written.
+    #[serde(skip)]
+    pub line: Option<u64>,
+}
+
+/// A file an [`Oracle`] writes into the workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OracleFile {
+    /// Relative to the workspace (`/workspace/` removed).
+    pub path: String,
+    /// Its text.
+    pub content: String,
 }
 
 /// A tool the agent is offered: a named route of a service.

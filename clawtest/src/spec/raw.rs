@@ -52,10 +52,12 @@ pub(crate) struct RawTask {
     pub(crate) checkpoints: Option<Spanned<Vec<Spanned<Node>>>>,
     /// Closed-loop: how the simulated user answers between rounds.
     pub(crate) feedback: Option<Spanned<Node>>,
+    /// A correct solution: `{calls, answer, files}`.
+    pub(crate) oracle: Option<Spanned<Node>>,
 }
 
 /// The top-level keys a task file may have; any other is reported as a warning.
-pub(crate) const KNOWN_KEYS: [&str; 19] = [
+pub(crate) const KNOWN_KEYS: [&str; 20] = [
     "task_id",
     "task_name",
     "prompt",
@@ -75,6 +77,7 @@ pub(crate) const KNOWN_KEYS: [&str; 19] = [
     "services",
     "checkpoints",
     "feedback",
+    "oracle",
 ];
 
 /// One `scoring_components` entry. The check stays an untyped map here because its required

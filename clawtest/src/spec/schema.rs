@@ -91,6 +91,9 @@ struct TaskFile {
     checkpoints: Option<Vec<CheckpointEntry>>,
     /// clawtest (closed loop): how the simulated user answers between rounds.
     feedback: Option<FeedbackEntry>,
+    /// clawtest: a correct solution, played by `validate --feasibility` and `run --oracle`; each
+    /// part left out is derived from the checks.
+    oracle: Option<OracleEntry>,
 }
 
 /// One weighted, graded component.
@@ -336,6 +339,41 @@ struct CheckpointEntry {
     after_turn: Option<u32>,
     /// What the simulated user says when the checkpoint is not met.
     feedback: Option<String>,
+}
+
+/// A correct solution of the task.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct OracleEntry {
+    /// The tool calls, in order.
+    calls: Option<Vec<OracleCallEntry>>,
+    /// The final answer.
+    answer: Option<String>,
+    /// Files the solution leaves in the workspace.
+    files: Option<Vec<OracleFileEntry>>,
+}
+
+/// One tool call of the oracle.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct OracleCallEntry {
+    /// One of the task's tools.
+    tool: String,
+    /// The request body.
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// A file the oracle writes.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct OracleFileEntry {
+    /// Under /workspace.
+    path: String,
+    /// The file's text.
+    content: String,
 }
 
 /// The simulated user between rounds.

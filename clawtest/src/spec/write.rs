@@ -165,11 +165,48 @@ pub(crate) fn document(task: &Task) -> Result<Value, WriteError> {
         }
         top.insert("feedback", Value::Object(sort(entry)));
     }
+    if let Some(oracle) = &task.oracle {
+        top.insert("oracle", oracle_entry(oracle));
+    }
     Ok(Value::Object(
         top.into_iter()
             .map(|(key, value)| (key.to_string(), value))
             .collect(),
     ))
+}
+
+/// `oracle:` with the parts its author wrote.
+fn oracle_entry(oracle: &crate::spec::Oracle) -> Value {
+    let mut entry = Map::new();
+    if let Some(calls) = &oracle.calls {
+        let calls = calls
+            .iter()
+            .map(|call| {
+                Value::Object(sorted([
+                    ("tool", Value::from(call.tool.as_str())),
+                    ("arguments", Value::Object(call.arguments.clone())),
+                ]))
+            })
+            .collect();
+        entry.insert("calls".into(), Value::Array(calls));
+    }
+    if let Some(answer) = &oracle.answer {
+        entry.insert("answer".into(), Value::from(answer.as_str()));
+    }
+    if !oracle.files.is_empty() {
+        let files = oracle
+            .files
+            .iter()
+            .map(|file| {
+                Value::Object(sorted([
+                    ("path", Value::from(format!("/workspace/{}", file.path))),
+                    ("content", Value::from(file.content.as_str())),
+                ]))
+            })
+            .collect();
+        entry.insert("files".into(), Value::Array(files));
+    }
+    Value::Object(sort(entry))
 }
 
 /// `services:`, when the task needs it to load the same: it defines services of its own, or

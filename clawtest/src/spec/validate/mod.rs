@@ -17,6 +17,7 @@ mod checks;
 mod components;
 mod extensions;
 mod files;
+mod oracle;
 mod parameters;
 mod patterns;
 mod safety;
@@ -254,6 +255,7 @@ pub(crate) fn validate(
     validate_task_services(raw, &tools, &declared, &checks, catalogue, &mut findings);
     let safety = validate_safety(raw, &tools, &checks, catalogue, &mut findings);
     let feedback = validate_feedback(raw, &mut findings);
+    let oracle = oracle::validate_oracle(raw, &tools, &mut findings);
 
     let mut services: BTreeSet<String> = tools.iter().map(|tool| tool.service.clone()).collect();
     services.extend(declared.iter().map(|(name, _)| name.clone()));
@@ -361,6 +363,7 @@ pub(crate) fn validate(
         local_services,
         checkpoints,
         feedback,
+        oracle,
         warnings: findings.warnings,
         line,
     })

@@ -1,0 +1,101 @@
+//! The command checks (`exit_code`, `pytest_pass`) of a feasibility proof: run as the
+//! process backend runs them after a harness (the same runner, `sh -c` in the workspace, the
+//! same time limits), in a scratch workspace holding the task's files and the oracle's.
+//! They run on the host: `validate --feasibility` trusts a task's commands as `run` does
+//! on the process backend.
+
+use std::path::Path;
+
+use super::PlannedFile;
+use crate::grade::commands;
+use crate::sandbox::CheckCommand;
+use crate::spec::Task;
+use crate::trajectory::CommandRun;
+
+/// How much of a command's output the proof keeps (as a trajectory does).
+const OUTPUT_TAIL: usize = 2000;
+
+/// The task's commands, run after an agent that left `files`; empty when the task has none.
+pub(super) fn run(task: &Task, files: &[PlannedFile]) -> Result<Vec<CommandRun>, String> {
+    let planned = commands::plan(task);
+    if planned.is_empty() {
+        return Ok(Vec::new());
+    }
+    let workspace = tempfile::Builder::new()
+        .prefix("clawtest-feasibility-")
+        .tempdir()
+        .map_err(|error| format!("cannot make a scratch workspace: {error}"))?;
+    lay_out(task, files, workspace.path())?;
+    let environment: Vec<(std::ffi::OsString, std::ffi::OsString)> = [
+        ("PATH", std::env::var_os("PATH").unwrap_or_default()),
+        ("HOME", workspace.path().as_os_str().to_owned()),
+        ("LANG", "C.UTF-8".into()),
+        (
+            "CLAWTEST_WORKSPACE",
+            workspace.path().as_os_str().to_owned(),
+        ),
+    ]
+    .into_iter()
+    .map(|(name, value)| (name.into(), value))
+    .collect();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| format!("cannot start a runtime for the commands: {error}"))?;
+    // Nothing interrupts a proof: validate is not a run.
+    let (_keep, mut interrupt) = tokio::sync::watch::channel(false);
+    let mut runs = Vec::new();
+    for command in planned {
+        let check = CheckCommand {
+            command: vec!["sh".into(), "-c".into(), command.command.clone()],
+            timeout: std::time::Duration::from_secs(command.timeout_seconds),
+        };
+        let outcome = runtime
+            .block_on(crate::sandbox::process::run_check(
+                &check,
+                workspace.path(),
+                &environment,
+                &mut interrupt,
+            ))
+            .map_err(|error| error.to_string())?;
+        let output = format!("{}{}", outcome.stdout, outcome.stderr);
+        let cut = output.len().saturating_sub(OUTPUT_TAIL);
+        let start = (cut..=output.len())
+            .find(|&at| output.is_char_boundary(at))
+            .unwrap_or(output.len());
+        runs.push(CommandRun {
+            command: command.command,
+            exit_code: outcome.exit_code,
+            timed_out: outcome.timed_out,
+            output_tail: output[start..].to_owned(),
+        });
+    }
+    Ok(runs)
+}
+
+/// The task's files (checked again as they are copied) and the oracle's, in `workspace`.
+fn lay_out(task: &Task, files: &[PlannedFile], workspace: &Path) -> Result<(), String> {
+    let written = |path: &Path, result: std::io::Result<u64>| {
+        result
+            .map(drop)
+            .map_err(|error| format!("cannot write {}: {error}", path.display()))
+    };
+    for file in &task.files {
+        let target = workspace.join(&file.target);
+        if let Some(parent) = target.parent() {
+            written(parent, std::fs::create_dir_all(parent).map(|()| 0))?;
+        }
+        let copied = file.open_source().and_then(|mut source| {
+            std::io::copy(&mut source, &mut std::fs::File::create(&target)?)
+        });
+        written(&target, copied)?;
+    }
+    for file in files {
+        let target = workspace.join(&file.path);
+        if let Some(parent) = target.parent() {
+            written(parent, std::fs::create_dir_all(parent).map(|()| 0))?;
+        }
+        written(&target, std::fs::write(&target, &file.content).map(|()| 0))?;
+    }
+    Ok(())
+}

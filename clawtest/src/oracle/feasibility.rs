@@ -1,0 +1,445 @@
+//! `validate --feasibility`: a task is feasible when its oracle, played against a fresh
+//! World with no harness and no model, passes the real grader with every call answered
+//! without an error; when every keyword an output check requires is somewhere an agent can
+//! see it; and when it discriminates: an agent that does nothing, one that also calls a
+//! forbidden tool, and one that also says a forbidden word all fail. Each reason it is not
+//! is an [`Infeasible`] at the line of the component (or safety check) concerned.
+//!
+//! The judge is not asked: an `llm_judge` rubric counts as met by an answer the author wrote
+//! and as missed by a derived or empty one. `exit_code` and `pytest_pass` commands run on the
+//! host in a scratch workspace with the task's and the oracle's files (`commands.rs`).
+
+use serde_json::Value;
+
+use super::derive::Gap;
+use super::{Cause, Plan, PlannedCall, failure, plan, trajectory};
+use crate::grade::{self, Grade, JudgeAnswer, JudgeAnswers};
+use crate::services::Catalogue;
+use crate::spec::{Check, OutputSource, Position, Problem, SafetyCheck, Task};
+use crate::world::{World, WorldOptions};
+
+/// Why a task cannot be passed, or cannot be told from doing nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Infeasible {
+    /// The field concerned (`scoring_components[1]`, `safety_checks[0]`, `oracle`).
+    pub field: String,
+    /// Its line in the task file.
+    pub line: Option<u64>,
+    /// What is wrong.
+    pub message: String,
+    /// What to do about it.
+    pub help: Option<String>,
+}
+
+/// The outcome of checking one task.
+#[derive(Debug, Clone)]
+pub struct Feasibility {
+    /// Every reason found; none when the task is feasible.
+    pub problems: Vec<Infeasible>,
+    /// The oracle's plan, when it could be made.
+    pub plan: Option<Plan>,
+    /// The oracle's grade, when it could be played.
+    pub grade: Option<Grade>,
+}
+
+impl Feasibility {
+    /// No reason was found.
+    pub fn is_feasible(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+impl Infeasible {
+    /// As a validation problem, placed at the first word of its line in `source`.
+    pub(crate) fn into_problem(self, source: &str) -> Problem {
+        let position = self.line.map(|line| {
+            let text = source
+                .lines()
+                .nth(usize::try_from(line).unwrap_or(0).saturating_sub(1));
+            let indent = text.map_or(0, |text| {
+                text.chars().take_while(|c| c.is_whitespace()).count()
+            });
+            Position {
+                line,
+                column: indent as u64 + 1,
+                span: None,
+            }
+        });
+        let problem = Problem::new(self.field, self.message, position);
+        match self.help {
+            Some(help) => problem.with_help(help),
+            None => problem,
+        }
+    }
+}
+
+impl From<Gap> for Infeasible {
+    fn from(gap: Gap) -> Self {
+        Infeasible {
+            field: gap.field,
+            line: gap.line,
+            message: gap.message,
+            help: Some(gap.help),
+        }
+    }
+}
+
+/// Checks `task` (its services looked up in `catalogue`, `threshold` the suite's pass
+/// threshold where the task sets none).
+pub fn check(task: &Task, catalogue: &Catalogue, threshold: f64) -> Feasibility {
+    let threshold = task.pass_threshold.unwrap_or(threshold);
+    let mut problems = Vec::new();
+    let whole = |message: String, help: &str| Infeasible {
+        field: "task_id".into(),
+        line: Some(task.line),
+        message,
+        help: Some(help.to_owned()),
+    };
+    let extended;
+    let catalogue = if task.local_services.is_empty() {
+        catalogue
+    } else {
+        match task.catalogue(catalogue) {
+            Ok(with_local) => {
+                extended = with_local;
+                &extended
+            }
+            Err(error) => {
+                problems.push(whole(
+                    format!("the task's own services cannot be served: {error}"),
+                    "fix `services:`",
+                ));
+                return Feasibility {
+                    problems,
+                    plan: None,
+                    grade: None,
+                };
+            }
+        }
+    };
+    let fresh = || {
+        World::new(
+            catalogue,
+            &task.services,
+            &task.fixtures,
+            &task.tool_bindings(),
+            WorldOptions::default(),
+        )
+    };
+    let mut world = match fresh() {
+        Ok(world) => world,
+        Err(error) => {
+            problems.push(whole(
+                format!("the task's services cannot be built: {error}"),
+                "fix `fixtures:` or the services the task uses",
+            ));
+            return Feasibility {
+                problems,
+                plan: None,
+                grade: None,
+            };
+        }
+    };
+    let plan = match plan(task, &world, catalogue) {
+        Ok(plan) => plan,
+        Err(gaps) => {
+            problems.extend(gaps.into_iter().map(Infeasible::from));
+            return Feasibility {
+                problems,
+                plan: None,
+                grade: None,
+            };
+        }
+    };
+
+    // The oracle itself.
+    for call in &plan.calls {
+        let answer = world.handle(&call.method, &call.endpoint, &call.body());
+        if let Some(why) = failure(answer.status, &answer.body) {
+            problems.push(failed_call(task, call, &why));
+        }
+    }
+    let audit = world.audit().to_vec();
+    let mut oracle = trajectory(task, audit, &plan.answer, &plan.files);
+    match super::commands::run(task, &plan.files) {
+        Ok(runs) => oracle.commands = runs,
+        Err(message) => problems.push(whole(
+            format!("the task's commands could not be run: {message}"),
+            "check that the task's files can be read",
+        )),
+    }
+    let judged = judge_answers(task, plan.answer_written && !plan.answer.trim().is_empty());
+    let grade = grade::grade(task, &oracle, &judged, threshold);
+    if !grade.passed {
+        problems.extend(short_of_threshold(task, &plan, &grade));
+    }
+    problems.extend(ungrounded_keywords(task, &oracle));
+
+    // What must fail: nothing done; a forbidden call more; a forbidden word more.
+    let mut fails = |label: &str,
+                     field: String,
+                     line: Option<u64>,
+                     calls: &[&PlannedCall],
+                     answer: &str,
+                     help: &str| {
+        let Ok(mut world) = fresh() else { return };
+        for call in calls {
+            world.handle(&call.method, &call.endpoint, &call.body());
+        }
+        let files = if calls.is_empty() {
+            &[][..]
+        } else {
+            &plan.files
+        };
+        let mut trajectory = trajectory(task, world.audit().to_vec(), answer, files);
+        trajectory.commands = super::commands::run(task, files).unwrap_or_default();
+        let answers = judge_answers(task, !calls.is_empty() && plan.answer_written);
+        let grade = grade::grade(task, &trajectory, &answers, threshold);
+        if grade.passed {
+            problems.push(Infeasible {
+                field,
+                line,
+                message: format!(
+                    "{label} still passes (final score {:.3} ≥ {threshold})",
+                    grade.final_score
+                ),
+                help: Some(help.to_owned()),
+            });
+        }
+    };
+    fails(
+        "an agent that does nothing and answers nothing",
+        "scoring_components".into(),
+        task.components
+            .first()
+            .and_then(|component| component.line)
+            .or(Some(task.line)),
+        &[],
+        "",
+        "add a component that only doing the task can earn (an audit check of the action the prompt asks for)",
+    );
+    let with_oracle: Vec<&PlannedCall> = plan.calls.iter().collect();
+    for (index, safety) in task.safety.iter().enumerate() {
+        let field = format!("safety_checks[{index}]");
+        match &safety.check {
+            SafetyCheck::ToolNotCalled { tool_name, .. } => {
+                let Some(forbidden) = forbidden_call(task, catalogue, &world, tool_name) else {
+                    continue;
+                };
+                let mut calls = with_oracle.clone();
+                calls.push(&forbidden);
+                fails(
+                    &format!("an agent that also calls `{tool_name}`"),
+                    field,
+                    safety.line,
+                    &calls,
+                    &plan.answer,
+                    "a safety violation scores 0, which passes only a `pass_threshold` of 0: raise it",
+                );
+            }
+            SafetyCheck::KeywordsNotInOutput { keywords, .. } => {
+                let Some(word) = keywords.first() else {
+                    continue;
+                };
+                let answer = format!("{} {word}", plan.answer);
+                fails(
+                    &format!("an agent that also says `{word}`"),
+                    field,
+                    safety.line,
+                    &with_oracle,
+                    &answer,
+                    "a safety violation scores 0, which passes only a `pass_threshold` of 0: raise it",
+                );
+            }
+        }
+    }
+    Feasibility {
+        problems,
+        plan: Some(plan),
+        grade: Some(grade),
+    }
+}
+
+/// The judge's stand-in: every rubric met (`met`) or missed.
+fn judge_answers(task: &Task, met: bool) -> JudgeAnswers {
+    task.components
+        .iter()
+        .filter(|component| matches!(component.check, Check::LlmJudge { .. }))
+        .map(|component| {
+            let answer = if met {
+                JudgeAnswer {
+                    score: 1.0,
+                    reasoning: "taken as met by the oracle's written answer".into(),
+                }
+            } else {
+                JudgeAnswer {
+                    score: 0.0,
+                    reasoning: "not asked: no written answer to meet the rubric".into(),
+                }
+            };
+            (component.name.clone(), answer)
+        })
+        .collect()
+}
+
+/// A call of the oracle's that the service answered with an error.
+fn failed_call(task: &Task, call: &PlannedCall, why: &str) -> Infeasible {
+    let arguments = Value::Object(call.arguments.clone());
+    let (field, line, help) = match call.cause {
+        Cause::Component(index) => (
+            format!("scoring_components[{index}]"),
+            task.components[index].line,
+            format!(
+                "`{}` needs this call to succeed: every id it names must be in `fixtures` (or write the calls in `oracle:`)",
+                task.components[index].name
+            ),
+        ),
+        Cause::Written(line) => (
+            "oracle.calls".into(),
+            line,
+            "fix the call, or the fixtures it relies on".into(),
+        ),
+    };
+    Infeasible {
+        field,
+        line,
+        message: format!(
+            "the oracle's call `{}` {arguments} is answered with an error: {why}",
+            call.tool
+        ),
+        help: Some(help),
+    }
+}
+
+/// The components that kept the oracle below the threshold, each at its line.
+fn short_of_threshold(task: &Task, plan: &Plan, grade: &Grade) -> Vec<Infeasible> {
+    let mut problems: Vec<Infeasible> = grade
+        .components
+        .iter()
+        .zip(&task.components)
+        .enumerate()
+        .filter(|(_, (score, _))| score.score < 1.0)
+        .map(|(index, (score, component))| {
+            let help = match &component.check {
+                Check::LlmJudge { .. } if !plan.answer_written => format!(
+                    "write `oracle: {{answer: ...}}` that meets this rubric: it is worth {}, and no answer can be derived for it",
+                    component.weight
+                ),
+                Check::ExitCode { .. } | Check::PytestPass { .. } => {
+                    "the command ran in a workspace with the task's `files` and the oracle's: write in `oracle: {files: [...]}` what makes it pass".into()
+                }
+                Check::KeywordsPresent { source: OutputSource::Other(_), .. } => {
+                    "only `in: agent_output` is read; any other source is empty text (as in ClawEnvKit)".into()
+                }
+                _ => "write the solution in `oracle:` (its calls, answer and files), or fix the check".into(),
+            };
+            Infeasible {
+                field: format!("scoring_components[{index}]"),
+                line: component.line,
+                message: format!(
+                    "the oracle's final score is {:.3}, under the pass threshold {}: `{}` scores {:.2} ({})",
+                    grade.final_score, grade.threshold, component.name, score.score, score.reason
+                ),
+                help: Some(help),
+            }
+        })
+        .collect();
+    for violation in &grade.violations {
+        problems.push(Infeasible {
+            field: "safety_checks".into(),
+            line: task.safety.first().and_then(|safety| safety.line),
+            message: format!("the oracle violates a safety check: {violation}"),
+            help: Some("a check requires what a safety check forbids: make them agree".into()),
+        });
+    }
+    if problems.is_empty() {
+        problems.push(Infeasible {
+            field: "scoring_components".into(),
+            line: Some(task.line),
+            message: format!(
+                "the oracle's final score is {:.3}, under the pass threshold {}",
+                grade.final_score, grade.threshold
+            ),
+            help: None,
+        });
+    }
+    problems
+}
+
+/// Required keywords that an agent cannot see: in neither the prompt, the fixtures, nor the
+/// answers of the oracle's calls (compared ignoring case, `_` and `-` read as spaces).
+fn ungrounded_keywords(task: &Task, oracle: &crate::trajectory::Trajectory) -> Vec<Infeasible> {
+    // Compared as words: `in_progress` in a record is the words "in progress" to an agent.
+    let words = |text: &str| text.to_lowercase().replace(['_', '-'], " ");
+    let mut visible = words(&task.prompt);
+    visible.push('\n');
+    visible.push_str(&words(&task.fixtures.to_string()));
+    for entry in &oracle.audit {
+        visible.push('\n');
+        visible.push_str(&words(&entry.response.to_string()));
+    }
+    let mut problems = Vec::new();
+    for (index, component) in task.components.iter().enumerate() {
+        let Check::KeywordsPresent {
+            keywords,
+            source: OutputSource::AgentOutput,
+        } = &component.check
+        else {
+            continue;
+        };
+        for keyword in keywords {
+            if !visible.contains(&words(keyword)) {
+                problems.push(Infeasible {
+                    field: format!("scoring_components[{index}]"),
+                    line: component.line,
+                    message: format!(
+                        "the keyword `{keyword}` appears nowhere an agent can see it (the prompt, the fixtures, the answers of the oracle's calls)"
+                    ),
+                    help: Some("an agent could only guess it: put it in the prompt or the fixtures, or drop it".into()),
+                });
+            }
+        }
+    }
+    problems
+}
+
+/// A call of the forbidden action, with its required fields filled; None when no route of
+/// the task's services records that action (nothing can call it).
+fn forbidden_call(
+    task: &Task,
+    catalogue: &Catalogue,
+    world: &World,
+    action: &str,
+) -> Option<PlannedCall> {
+    let forbidden = crate::spec::Task {
+        components: vec![crate::spec::Component {
+            name: "forbidden".into(),
+            weight: 1.0,
+            check: Check::AuditActionExists {
+                service: task
+                    .services
+                    .iter()
+                    .find(|service| {
+                        catalogue.get(service).is_some_and(|description| {
+                            description
+                                .routes()
+                                .iter()
+                                .any(|route| route.action == action)
+                        }) || task
+                            .tools
+                            .iter()
+                            .any(|tool| &tool.service == *service && tool.name == action)
+                    })?
+                    .clone(),
+                action: action.to_owned(),
+                field_match: Default::default(),
+            },
+            line: None,
+        }],
+        oracle: None,
+        ..task.clone()
+    };
+    plan(&forbidden, world, catalogue)
+        .ok()
+        .and_then(|plan| plan.calls.into_iter().next())
+}

@@ -1,0 +1,130 @@
+//! Feasible by construction (`validate --feasibility`): every task of the valid corpora (the
+//! demo's, the templates', `tests/fixtures/valid`) is proven passable by its oracle, and
+//! discriminating; every file of `tests/fixtures/infeasible` is refused with the declared
+//! component and line, one reason each, and its diagnostic is what its snapshot shows.
+
+use std::path::{Path, PathBuf};
+
+use clawtest::config::Config;
+use clawtest::services::Catalogue;
+use clawtest::spec;
+use clawtest::validate::{self, Options};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The task files of `folder`, sorted.
+fn yaml_files(folder: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
+        .expect("corpus folder")
+        .map(|entry| entry.expect("entry").path())
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "yaml")
+        })
+        // Intent atoms beside a task are not tasks.
+        .filter(|path| !path.to_string_lossy().ends_with(".atoms.yaml"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_valid_corpus_task_is_proven_feasible() {
+    let catalogue = Catalogue::builtin();
+    let folders = [
+        root().join("tests/fixtures/valid"),
+        root().join("../examples/demo/tasks"),
+        root().join("../templates/tasks"),
+    ];
+    let mut proven = 0;
+    let mut failures = Vec::new();
+    for file in folders.iter().flat_map(|folder| yaml_files(folder)) {
+        let task =
+            spec::load(&file, &catalogue).unwrap_or_else(|invalid| panic!("{}", invalid.plain()));
+        let feasibility = clawtest::oracle::check(&task, &catalogue, 0.75);
+        let grade = feasibility.grade.as_ref();
+        if !feasibility.is_feasible() || !grade.is_some_and(|grade| grade.passed) {
+            failures.push(format!("{}: {:#?}", file.display(), feasibility.problems));
+        }
+        proven += 1;
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(proven >= 12, "only {proven} tasks were checked");
+}
+
+/// `# expect: line N, field` lines at the top of a corpus file.
+fn expected(file: &Path) -> Vec<(u64, String)> {
+    std::fs::read_to_string(file)
+        .expect("corpus file")
+        .lines()
+        .take_while(|line| line.starts_with('#'))
+        .filter_map(|line| line.strip_prefix("# expect: line "))
+        .map(|rest| {
+            let (line, field) = rest.split_once(", ").expect("`line N, field`");
+            (line.parse().expect("a line number"), field.to_owned())
+        })
+        .collect()
+}
+
+fn report(paths: &[PathBuf]) -> validate::Report {
+    let config = Config::defaults(root());
+    let options = Options {
+        feasibility: true,
+        ..Options::default()
+    };
+    validate::validate(&config, paths, &Catalogue::builtin(), options)
+        .expect("the files can be read")
+}
+
+#[test]
+fn every_infeasible_file_is_refused_at_its_component_with_its_reason() {
+    let files = yaml_files(&root().join("tests/fixtures/infeasible"));
+    assert!(
+        files.len() >= 9,
+        "the infeasible corpus has {} files",
+        files.len()
+    );
+    for file in &files {
+        let wanted = expected(file);
+        assert_eq!(wanted.len(), 1, "{}: one reason per file", file.display());
+        // Structurally each is a valid task: without the proof it passes validation.
+        let plain = validate::validate(
+            &Config::defaults(root()),
+            std::slice::from_ref(file),
+            &Catalogue::builtin(),
+            Options::default(),
+        )
+        .unwrap();
+        assert!(plain.is_valid(), "{} is not even valid", file.display());
+        let proven = report(std::slice::from_ref(file));
+        assert!(!proven.is_valid(), "{} was proven feasible", file.display());
+        let found: Vec<(u64, String)> = proven.files[0]
+            .errors
+            .iter()
+            .map(|problem| {
+                (
+                    problem.position.map_or(0, |position| position.line),
+                    problem.field.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(found, wanted, "{}", file.display());
+        let name = file.file_stem().unwrap().to_string_lossy().into_owned();
+        insta::assert_snapshot!(format!("infeasible__{name}"), proven.render_human(false));
+    }
+}
+
+#[test]
+fn without_the_flag_validate_proves_nothing() {
+    let file = root().join("tests/fixtures/infeasible/ungrounded-keyword.yaml");
+    let plain = validate::validate(
+        &Config::defaults(root()),
+        &[file],
+        &Catalogue::builtin(),
+        Options::default(),
+    )
+    .unwrap();
+    assert!(plain.is_valid());
+}
