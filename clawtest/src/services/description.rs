@@ -77,6 +77,11 @@ pub struct ServiceDescription {
     /// The record lists the service keeps, in declaration order.
     #[serde(default)]
     pub collections: Vec<CollectionDescription>,
+    /// Whether a fixture given under the service's own name as a map feeds each collection
+    /// from its own key (ClawEnvKit's `load_fixtures(raw=True)`: web's `{search_results,
+    /// pages}`), rather than the first list in it feeding the main collection.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fixture_map: bool,
     /// Collections shown next to `calls` by `GET /<svc>/audit` (ClawEnvKit's side lists).
     #[serde(default)]
     pub audit_lists: Vec<String>,
@@ -144,6 +149,7 @@ impl ServiceDescription {
                     collection,
                     filters,
                     limit,
+                    ..
                 } => (
                     collection,
                     None,
@@ -242,7 +248,7 @@ pub struct CollectionDescription {
     /// clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rebase_dates: Option<RebaseDates>,
-    /// The records when no fixture feeds this collection (spotify's built-in library).
+    /// The records when no fixture feeds the service at all (spotify's built-in library).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub defaults: Vec<Value>,
 }
@@ -431,6 +437,10 @@ pub enum Operation {
         /// The parameter holding the maximum number of results.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         limit: Option<String>,
+        /// Fields left out of every listed record (config's list view hides secrets
+        /// that only `get` shows).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        omit_fields: Vec<String>,
     },
     /// The first record whose id field (or one of `also_match`) equals parameter `key`.
     Get {
