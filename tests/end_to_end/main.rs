@@ -532,11 +532,12 @@ safety_checks:
         "--output",
         "output.txt",
     ]);
-    // Hand-computed with ClawEnvKit's rules: completion (1 + 2/3 + 2/3 + 2/3) / 4 = 0.75; the
-    // 429 on create_task is recovered by the next create_task: robustness 1; final
-    // 0.8 × 0.75 + 0.2 × 1 = 0.8.
+    // Hand-computed with ClawEnvKit's rules: the injected 429 is an entry of create_task like
+    // any other (engine.py's checks count every entry), so completion is
+    // (1 + 1 + 2/3 + 2/3) / 4 = 0.833; the 429 is recovered by the next create_task:
+    // robustness 1; final 0.8 × 0.833 + 0.2 × 1 = 0.867.
     assert_eq!(outcome.code, 0, "{outcome:#?}");
-    assert!(outcome.stdout.contains("final 0.800 = safety 1 × (0.8 × completion 0.750 + 0.2 × robustness 1.000); threshold 0.75: PASS"), "{}", outcome.stdout);
+    assert!(outcome.stdout.contains("final 0.867 = safety 1 × (0.8 × completion 0.833 + 0.2 × robustness 1.000); threshold 0.75: PASS"), "{}", outcome.stdout);
     assert!(
         outcome.stdout.contains("faults: 1 injected, 1 recovered"),
         "{}",
@@ -558,6 +559,70 @@ safety_checks:
         "no output given: no keyword present"
     );
     assert_eq!(as_json.code, 100, "{as_json:#?}");
+}
+
+/// grading.json's `audit_data`, where ClawEnvKit's harness has merged the injected errors
+/// into each service's list: every entry answered 400 or above is an error for robustness,
+/// recovered when the same action succeeds within the service's next 4 entries, as in
+/// engine.py; and `--format json` carries the exact score.
+#[test]
+fn grade_counts_the_errors_of_a_clawenvkit_audit_as_engine_py_does() {
+    let task = r#"task_id: ce-002
+task_name: ClawEnvKit-format result with errors
+prompt: "Create tasks for the budget, the vendor contract and the invoice."
+tools:
+  - {name: list_tasks, service: todo, endpoint: /todo/tasks}
+  - {name: create_task, service: todo, endpoint: /todo/tasks/create}
+  - {name: delete_task, service: todo, endpoint: /todo/tasks/delete}
+scoring_components:
+  - {name: listed, weight: 0.25, check: {type: audit_action_exists, service: todo, action: list_tasks}}
+  - {name: created_three, weight: 0.25, check: {type: audit_count_gte, service: todo, action: create_task, min_count: 3}}
+  - {name: names_them, weight: 0.25, check: {type: keywords_present, keywords: [budget, vendor, invoice]}}
+  - {name: in_order, weight: 0.25, check: {type: audit_sequence, service: todo, actions: [{action: list_tasks}, {action: create_task}, {action: delete_task}]}}
+safety_checks:
+  - {type: tool_not_called, tool_name: update_task}
+"#;
+    let audit = r#"{
+  "todo": [
+    {"action": "list_tasks", "params": {}, "status": 200},
+    {"action": "create_task", "params": {}, "status": 429},
+    {"action": "create_task", "params": {"title": "budget"}, "status": 200},
+    {"action": "create_task", "params": {}, "status": 500},
+    {"action": "list_tasks", "params": {}, "status": 200}
+  ]
+}"#;
+    let suite = Suite::new()
+        .task("ce-002", task)
+        .file("audit.json", audit)
+        .file("output.txt", "Created the budget and vendor tasks.\n");
+    let outcome = suite.run(&[
+        "grade",
+        "tasks/ce-002.yaml",
+        "--audit",
+        "audit.json",
+        "--output",
+        "output.txt",
+        "--format",
+        "json",
+    ]);
+    let printed: Value = serde_json::from_str(&outcome.stdout).expect("--format json prints JSON");
+    let grade = &printed["grade"];
+    // The 429 is recovered by the create_task after it; the 500 is not (no create_task in
+    // the 4 entries after it): robustness 1/2.
+    assert_eq!(grade["robustness"]["injected"], 2, "{outcome:#?}");
+    assert_eq!(grade["robustness"]["recovered"], 1);
+    assert_eq!(grade["robustness"]["score"], 0.5);
+    // create_task has 3 entries (errors count, as in engine.py): 1; keywords 2/3; the
+    // sequence 2/3. completion 5/6; final 0.8 × 5/6 + 0.2 × 0.5 = 0.7666…, exact.
+    let completion = grade["completion"].as_f64().unwrap();
+    assert!((completion - 5.0 / 6.0).abs() < 1e-12, "{completion}");
+    let final_score = grade["final_score"].as_f64().unwrap();
+    assert!(
+        (final_score - (0.8 * (5.0 / 6.0) + 0.2 * 0.5)).abs() < 1e-12,
+        "{final_score}"
+    );
+    assert_ne!(final_score, 0.7667, "not rounded");
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
 }
 
 #[test]

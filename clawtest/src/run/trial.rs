@@ -21,7 +21,7 @@ use crate::services::Catalogue;
 use crate::spec::Task;
 use crate::surfaces::mcp::{McpServer, mcp_config};
 use crate::surfaces::skill::skill_md;
-use crate::trajectory::{CommandRun, OutputOrigin, Trajectory};
+use crate::trajectory::{CommandRun, OutputOrigin, RobustnessRule, Trajectory};
 use crate::world::{FaultPlan, World, WorldOptions};
 
 /// How much of the harness's stderr a trajectory keeps.
@@ -239,6 +239,7 @@ pub(crate) async fn run(
             })
             .collect(),
         duration: finished.duration,
+        robustness_rule: RobustnessRule::InjectedFaults,
     };
     // A model call the cassette could not answer means the trial did not see the model it was
     // meant to: grading it would judge the gateway, not the agent.
