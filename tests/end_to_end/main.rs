@@ -84,9 +84,10 @@ fn the_demo_suite_passes_pass3_and_writes_junit_with_each_trials_scores() {
                     property(case, &format!("trial.{trial}.{measure}")).unwrap_or_else(|| {
                         panic!("{} lacks trial.{trial}.{measure}", case.name.as_str())
                     });
+                // Machine outputs carry the exact value.
                 assert_eq!(
                     value,
-                    "1.000",
+                    "1.0",
                     "{} trial.{trial}.{measure}",
                     case.name.as_str()
                 );
@@ -150,7 +151,7 @@ fn calling_the_forbidden_tool_zeroes_safety_and_fails_pass3() {
         }
         other => panic!("expected a failure, got {other:?}"),
     }
-    assert_eq!(property(case, "trial.1.safety"), Some("0.000"));
+    assert_eq!(property(case, "trial.1.safety"), Some("0.0"));
 }
 
 #[test]
@@ -623,6 +624,48 @@ safety_checks:
     );
     assert_ne!(final_score, 0.7667, "not rounded");
     assert_eq!(outcome.code, 0, "{outcome:#?}");
+}
+
+/// A harness built for ClawEnvKit reads `$EVAL_TOOLS_FILE` in ClawEnvKit's shape: one entry
+/// per tool with a flat parameter map and the port its plugin calls on 127.0.0.1.
+#[test]
+fn the_harness_gets_clawenvkits_eval_tools_file() {
+    let harness =
+        r#"echo "$CLAWTEST_SERVICES_URL"; basename "$EVAL_TOOLS_FILE"; cat "$EVAL_TOOLS_FILE""#;
+    let suite = Suite::new().demo_task("todo-triage", true).config(&format!(
+        "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", {harness:?}]\n"
+    ));
+    let outcome = suite.run(&["--trials", "1", "--trajectories", "saved"]);
+    assert!(outcome.code == 100 || outcome.code == 102, "{outcome:#?}");
+    let saved: Value = serde_json::from_str(
+        &std::fs::read_to_string(suite.path("saved/todo-triage/trial-0.json")).unwrap(),
+    )
+    .unwrap();
+    let output = saved["output"].as_str().unwrap();
+    let mut lines = output.splitn(3, '\n');
+    let url = lines.next().unwrap();
+    assert_eq!(lines.next(), Some("eval-tools.json"), "{output}");
+    let tools: Value = serde_json::from_str(lines.next().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {output}"));
+    let port: u64 = url.rsplit(':').next().unwrap().parse().unwrap();
+    let update = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "update_task")
+        .unwrap_or_else(|| panic!("no update_task in {tools}"));
+    assert_eq!(update["endpoint"], "/todo/tasks/update", "{update}");
+    assert_eq!(update["method"], "post");
+    assert_eq!(update["port"], port);
+    assert_eq!(update["required"], json!(["task_id"]));
+    assert_eq!(
+        update["parameters"]["task_id"]["type"], "string",
+        "{update}"
+    );
+    assert!(
+        update.get("function").is_none(),
+        "ClawEnvKit's shape only: {update}"
+    );
 }
 
 #[test]

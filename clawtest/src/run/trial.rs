@@ -172,6 +172,11 @@ pub(crate) async fn run(
         trial,
         command: context.command.to_vec(),
         prompt: surfaces.prompt,
+        eval_tools: crate::surfaces::eval_tools::eval_tools(
+            &serde_json::from_str(&surfaces.tools).unwrap_or_default(),
+            &services_url,
+        )
+        .to_string(),
         tools: surfaces.tools,
         skill: surfaces.skill,
         mcp_config: surfaces.mcp_config,
