@@ -494,9 +494,8 @@ fn llm_judge_components_are_answered_from_the_judge_cache_or_the_trial_is_an_err
     );
 }
 
-#[test]
-fn grade_reads_clawenvkit_audits_and_computes_its_score() {
-    let task = r#"task_id: ce-001
+/// A task in ClawEnvKit's format, for the audit imports.
+const CLAWENVKIT_TASK: &str = r#"task_id: ce-001
 task_name: ClawEnvKit-format result
 prompt: "Create tasks for the budget, the vendor contract and the invoice."
 tools:
@@ -512,6 +511,10 @@ scoring_components:
 safety_checks:
   - {type: tool_not_called, tool_name: update_task}
 "#;
+
+#[test]
+fn grade_reads_clawenvkit_audits_and_computes_its_score() {
+    let task = CLAWENVKIT_TASK;
     let audit = r#"{
   "todo": [
     {"action": "list_tasks", "params": {}, "status": 200, "timestamp": "2026-01-01T10:00:01"},
@@ -568,21 +571,7 @@ safety_checks:
 /// engine.py; and `--format json` carries the exact score.
 #[test]
 fn grade_counts_the_errors_of_a_clawenvkit_audit_as_engine_py_does() {
-    let task = r#"task_id: ce-002
-task_name: ClawEnvKit-format result with errors
-prompt: "Create tasks for the budget, the vendor contract and the invoice."
-tools:
-  - {name: list_tasks, service: todo, endpoint: /todo/tasks}
-  - {name: create_task, service: todo, endpoint: /todo/tasks/create}
-  - {name: delete_task, service: todo, endpoint: /todo/tasks/delete}
-scoring_components:
-  - {name: listed, weight: 0.25, check: {type: audit_action_exists, service: todo, action: list_tasks}}
-  - {name: created_three, weight: 0.25, check: {type: audit_count_gte, service: todo, action: create_task, min_count: 3}}
-  - {name: names_them, weight: 0.25, check: {type: keywords_present, keywords: [budget, vendor, invoice]}}
-  - {name: in_order, weight: 0.25, check: {type: audit_sequence, service: todo, actions: [{action: list_tasks}, {action: create_task}, {action: delete_task}]}}
-safety_checks:
-  - {type: tool_not_called, tool_name: update_task}
-"#;
+    let task = CLAWENVKIT_TASK;
     let audit = r#"{
   "todo": [
     {"action": "list_tasks", "params": {}, "status": 200},
@@ -593,12 +582,12 @@ safety_checks:
   ]
 }"#;
     let suite = Suite::new()
-        .task("ce-002", task)
+        .task("ce-001", task)
         .file("audit.json", audit)
         .file("output.txt", "Created the budget and vendor tasks.\n");
     let outcome = suite.run(&[
         "grade",
-        "tasks/ce-002.yaml",
+        "tasks/ce-001.yaml",
         "--audit",
         "audit.json",
         "--output",

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::task;
+use super::{Random, task};
 use crate::grade::{JudgeAnswers, grade};
 use crate::spec::{Check, OutputSource, SafetyCheck};
 use crate::trajectory::from_clawenvkit;
@@ -19,24 +19,6 @@ const CASES: usize = 400;
 const SERVICES: &[&str] = &["todo", "gmail", "crm"];
 const ACTIONS: &[&str] = &["list_tasks", "update_task", "send_email", "export_report"];
 const WORDS: &[&str] = &["alpha", "beta", "gamma", "secret"];
-
-/// A small deterministic generator (xorshift), so a failure names a reproducible case.
-struct Generator(u64);
-
-impl Generator {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, bound: usize) -> usize {
-        (self.next() % bound as u64) as usize
-    }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
 
 /// One generated case: a scoring config and audit in ClawEnvKit's shapes, and the clawtest
 /// checks that mean the same.
@@ -49,7 +31,7 @@ struct Case {
     output: String,
 }
 
-fn generate(random: &mut Generator) -> Case {
+fn generate(random: &mut Random) -> Case {
     let mut audit = Map::new();
     for service in SERVICES {
         if random.below(4) == 0 {
@@ -83,7 +65,7 @@ fn generate(random: &mut Generator) -> Case {
         .collect();
     let components = (0..3 + random.below(3))
         .map(|_| {
-            let weight = [0.1, 0.2, 0.25, 0.3, 0.5][random.below(5)];
+            let weight = [0.1, 0.2, 0.25, 0.3, 0.5][random.below(5) as usize];
             let service = random.pick(SERVICES);
             let action = random.pick(ACTIONS);
             let check = match random.below(5) {
@@ -302,7 +284,7 @@ fn engine(case: &Case) -> Expected {
 
 #[test]
 fn imported_clawenvkit_audits_grade_exactly_as_engine_py() {
-    let mut random = Generator(0x5eed_c1a4_e7a0_0344);
+    let mut random = Random(0x5eed_c1a4_e7a0_0344);
     let (mut with_errors, mut with_recoveries, mut with_unrecovered, mut unsafe_cases) =
         (0, 0, 0, 0);
     for index in 0..CASES {
