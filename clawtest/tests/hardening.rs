@@ -260,3 +260,92 @@ fn an_excerpt_of_a_very_long_line_is_left_out_but_the_place_is_named() {
         .expect("rendering into a string");
     assert!(rendered.contains("task_name: {a: b}"), "{rendered}");
 }
+
+/// `files[].source` links: one to `/proc/self/environ` (clawtest's own environment, the API
+/// key included) and one through a linked folder outside. Both were valid and copied into the
+/// workspace; now each is an error at its line, naming where the link leads. A link that
+/// stays inside the task's folder is still a file of the task.
+#[test]
+fn a_file_source_that_links_out_of_the_task_folder_is_refused_at_its_line() {
+    use std::os::unix::fs::symlink;
+
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "host secret").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("real.txt"), "notes").unwrap();
+    symlink("/proc/self/environ", dir.path().join("environ.txt")).unwrap();
+    symlink(outside.path(), dir.path().join("elsewhere")).unwrap();
+    symlink(dir.path().join("real.txt"), dir.path().join("alias.txt")).unwrap();
+    std::fs::create_dir(dir.path().join("folder")).unwrap();
+    let task = format!(
+        "{VALID}files:\n  - {{source: environ.txt, target: /workspace/a.txt}}\n  \
+         - {{source: elsewhere/secret.txt, target: /workspace/b.txt}}\n  \
+         - {{source: alias.txt, target: /workspace/c.txt}}\n  \
+         - {{source: folder, target: /workspace/d.txt}}\n"
+    );
+    let line = VALID.lines().count() as u64 + 2;
+    let invalid = rejected(&write(dir.path(), "task.yaml", task.as_bytes()));
+    let found = summary(&invalid);
+    assert_eq!(found.len(), 3, "{found:#?}");
+    assert_eq!(found[0].0, "files[0].source");
+    assert_eq!(found[0].1, Some(line));
+    assert!(
+        found[0].2.contains("is a link to `/proc/")
+            && found[0].2.contains("outside the task's folder"),
+        "{}",
+        found[0].2
+    );
+    assert_eq!(
+        (found[1].0.as_str(), found[1].1),
+        ("files[1].source", Some(line + 1))
+    );
+    assert!(
+        found[1].2.contains("outside the task's folder"),
+        "{}",
+        found[1].2
+    );
+    assert_eq!(
+        (found[2].0.as_str(), found[2].1),
+        ("files[3].source", Some(line + 3))
+    );
+    assert!(
+        found[2].2.contains("is not a regular file"),
+        "{}",
+        found[2].2
+    );
+
+    let inside = format!("{VALID}files:\n  - {{source: alias.txt, target: /workspace/c.txt}}\n");
+    let task = spec::load(
+        &write(dir.path(), "inside.yaml", inside.as_bytes()),
+        &Catalogue::builtin(),
+    )
+    .unwrap_or_else(|invalid| panic!("{}", invalid.plain()));
+    assert_eq!(
+        task.files[0].source,
+        dir.path().canonicalize().unwrap().join("real.txt")
+    );
+}
+
+/// A prompt past what Linux lets a program be started with: an error at the prompt's line
+/// (every trial failed with "Argument list too long", and on docker with an empty reason).
+#[test]
+fn a_prompt_too_long_for_the_environment_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let at_limit = VALID.replace(
+        "prompt: Raise the priority of the OpenSSL task.",
+        &format!("prompt: {}", "x".repeat(spec::MAX_PROMPT_BYTES)),
+    );
+    spec::load(
+        &write(dir.path(), "long.yaml", at_limit.as_bytes()),
+        &Catalogue::builtin(),
+    )
+    .unwrap_or_else(|invalid| panic!("{}", invalid.plain()));
+    let over = VALID.replace(
+        "prompt: Raise the priority of the OpenSSL task.",
+        &format!("prompt: {}", "x".repeat(spec::MAX_PROMPT_BYTES + 1)),
+    );
+    let found = summary(&rejected(&write(dir.path(), "over.yaml", over.as_bytes())));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!((found[0].0.as_str(), found[0].1), ("prompt", Some(3)));
+    assert!(found[0].2.contains("128 KiB"), "{}", found[0].2);
+}

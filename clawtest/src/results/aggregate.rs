@@ -46,11 +46,7 @@ impl TrialStatus {
                 .iter()
                 .map(|call| call.output_tokens)
                 .sum(),
-            cost_usd: trajectory
-                .model_calls
-                .iter()
-                .map(|call| call.cost_usd)
-                .sum::<Option<f64>>(),
+            cost_usd: cost(&trajectory.model_calls),
             audit_entries: trajectory.audit.len(),
             harness_exit: trajectory.exit.describe(),
             faults_injected: grade.robustness.injected,
@@ -316,9 +312,23 @@ impl RunSummary {
     }
 }
 
+/// What a trial's model calls cost, or None when one of them has no price. No calls cost
+/// 0.0: a float sum starts at -0.0, which the results JSON would show as `-0.0`.
+fn cost(calls: &[crate::trajectory::ModelCall]) -> Option<f64> {
+    let sum: Option<f64> = calls.iter().map(|call| call.cost_usd).sum();
+    sum.map(|usd| usd + 0.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_trial_without_model_calls_cost_positive_zero() {
+        let cost = cost(&[]).unwrap();
+        assert!(cost == 0.0 && cost.is_sign_positive(), "{cost:?}");
+        assert_eq!(serde_json::to_string(&cost).unwrap(), "0.0");
+    }
 
     #[test]
     fn pass_at_k_is_the_unbiased_estimator() {

@@ -225,12 +225,16 @@ pub(crate) fn lay_out(
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(prepare)?;
         }
-        std::fs::copy(&file.source, &target).map_err(|error| SandboxError::Prepare {
-            message: format!(
-                "copying {} into the workspace: {error}",
-                file.source.display()
-            ),
-        })?;
+        // Opened as validated (a regular file inside the task's folder), never through a
+        // link planted since: the copy must not carry host files into the sandbox.
+        file.open_source()
+            .and_then(|mut source| std::io::copy(&mut source, &mut std::fs::File::create(&target)?))
+            .map_err(|error| SandboxError::Prepare {
+                message: format!(
+                    "copying {} into the workspace: {error}",
+                    file.source.display()
+                ),
+            })?;
     }
     Ok(())
 }

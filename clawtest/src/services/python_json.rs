@@ -8,27 +8,54 @@
 //! it walked again here. The walk follows CPython's C scanner (`_json.c`, the default) of
 //! Python 3.12 and earlier; 3.13 words trailing commas differently ("Illegal trailing
 //! comma before end of object").
+//!
+//! The walk recurses once per nested array or object, as CPython's does, and stops at
+//! [`MAX_DEPTH`] as CPython stops at its recursion limit: a request is text a harness
+//! controls, and an unbounded walk of `[`×30000 overflowed the server thread's stack.
 
-/// CPython's `JSONDecodeError` for `text`: (`pos` in characters, `msg`), or None when
-/// CPython would accept it (serde_json is stricter about `NaN` and `Infinity`).
-pub(crate) fn decode_error(text: &str) -> Option<(usize, String)> {
+/// How deep arrays and objects may nest before the walk gives up. CPython's json scanner
+/// raises `RecursionError` near its recursion limit of 1000 (a little earlier under
+/// uvicorn, whose own frames count too); FastAPI then answers 400, not 422.
+pub(crate) const MAX_DEPTH: usize = 1000;
+
+/// What CPython's `json.loads` makes of a text.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Decoded {
+    /// CPython would accept it (serde_json is stricter about `NaN` and `Infinity`, and
+    /// about nesting: it stops at 128 levels).
+    Accepted,
+    /// A `JSONDecodeError`: `pos` in characters and `msg`.
+    Invalid(usize, String),
+    /// A `RecursionError`: the text nests more than [`MAX_DEPTH`] levels before any error.
+    TooDeep,
+}
+
+/// What CPython's `json.loads` says of `text`.
+pub(crate) fn decode(text: &str) -> Decoded {
     let chars: Vec<char> = text.chars().collect();
     let scanner = Scanner { s: &chars };
     let start = scanner.whitespace(0);
-    let end = match scanner.value(start) {
+    let end = match scanner.value(start, 0) {
         Ok(end) => end,
-        Err(Problem::Stop(at)) => return Some((at, "Expecting value".into())),
-        Err(Problem::Fail(at, msg)) => return Some((at, msg.into())),
+        Err(Problem::Stop(at)) => return Decoded::Invalid(at, "Expecting value".into()),
+        Err(Problem::Fail(at, msg)) => return Decoded::Invalid(at, msg.into()),
+        Err(Problem::TooDeep) => return Decoded::TooDeep,
     };
     let end = scanner.whitespace(end);
-    (end != chars.len()).then(|| (end, "Extra data".into()))
+    if end == chars.len() {
+        Decoded::Accepted
+    } else {
+        Decoded::Invalid(end, "Extra data".into())
+    }
 }
 
-/// CPython's two failure modes: `StopIteration(idx)` (no value starts here, reported by
-/// the caller as "Expecting value") and a `JSONDecodeError` raised on the spot.
+/// CPython's failure modes: `StopIteration(idx)` (no value starts here, reported by the
+/// caller as "Expecting value"), a `JSONDecodeError` raised on the spot, and the
+/// `RecursionError` of a text nested too deep.
 enum Problem {
     Stop(usize),
     Fail(usize, &'static str),
+    TooDeep,
 }
 
 struct Scanner<'a> {
@@ -53,15 +80,18 @@ impl Scanner<'_> {
             .all(|(k, c)| self.at(i + k) == Some(c))
     }
 
-    /// `scan_once_unicode`: the end of the value starting at `i`.
-    fn value(&self, i: usize) -> Result<usize, Problem> {
+    /// `scan_once_unicode`: the end of the value starting at `i`, `depth` containers in.
+    fn value(&self, i: usize, depth: usize) -> Result<usize, Problem> {
         let Some(c) = self.at(i) else {
             return Err(Problem::Stop(i));
         };
+        if matches!(c, '{' | '[') && depth >= MAX_DEPTH {
+            return Err(Problem::TooDeep);
+        }
         match c {
             '"' => return self.string(i + 1),
-            '{' => return self.object(i + 1),
-            '[' => return self.array(i + 1),
+            '{' => return self.object(i + 1, depth + 1),
+            '[' => return self.array(i + 1, depth + 1),
             _ => {}
         }
         for word in ["null", "true", "false", "NaN", "Infinity"] {
@@ -152,7 +182,7 @@ impl Scanner<'_> {
     }
 
     /// `_parse_object_unicode`, from just after `{`.
-    fn object(&self, i: usize) -> Result<usize, Problem> {
+    fn object(&self, i: usize, depth: usize) -> Result<usize, Problem> {
         let mut i = self.whitespace(i);
         if self.at(i) == Some('}') {
             return Ok(i + 1);
@@ -168,7 +198,7 @@ impl Scanner<'_> {
             if self.at(i) != Some(':') {
                 return Err(Problem::Fail(i, "Expecting ':' delimiter"));
             }
-            i = self.whitespace(self.value(self.whitespace(i + 1))?);
+            i = self.whitespace(self.value(self.whitespace(i + 1), depth)?);
             match self.at(i) {
                 Some('}') => return Ok(i + 1),
                 Some(',') => i = self.whitespace(i + 1),
@@ -178,13 +208,13 @@ impl Scanner<'_> {
     }
 
     /// `_parse_array_unicode`, from just after `[`.
-    fn array(&self, i: usize) -> Result<usize, Problem> {
+    fn array(&self, i: usize, depth: usize) -> Result<usize, Problem> {
         let mut i = self.whitespace(i);
         if self.at(i) == Some(']') {
             return Ok(i + 1);
         }
         loop {
-            i = self.whitespace(self.value(i)?);
+            i = self.whitespace(self.value(i, depth)?);
             match self.at(i) {
                 Some(']') => return Ok(i + 1),
                 Some(',') => i = self.whitespace(i + 1),
@@ -196,10 +226,37 @@ impl Scanner<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::decode_error;
+    use super::{Decoded, MAX_DEPTH, decode};
+
+    fn decode_error(text: &str) -> Option<(usize, String)> {
+        match decode(text) {
+            Decoded::Accepted => None,
+            Decoded::Invalid(at, msg) => Some((at, msg)),
+            Decoded::TooDeep => panic!("{text:.40} is not too deep"),
+        }
+    }
 
     fn error(at: usize, msg: &str) -> Option<(usize, String)> {
         Some((at, msg.to_owned()))
+    }
+
+    #[test]
+    fn gives_up_on_deep_nesting_without_exhausting_the_stack() {
+        // 50 KB of brackets: unbounded recursion overflowed the server thread's stack.
+        for (open, close) in [("[", "]"), ("{\"a\":", "}")] {
+            let deep = format!("{}{}", open.repeat(30_000), close.repeat(30_000));
+            assert_eq!(decode(&deep), Decoded::TooDeep);
+            let unclosed = open.repeat(30_000);
+            assert_eq!(decode(&unclosed), Decoded::TooDeep);
+        }
+        // Up to the limit, CPython's answers are unchanged.
+        let at_limit = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert_eq!(decode(&at_limit), Decoded::Accepted);
+        let over = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        assert_eq!(decode(&over), Decoded::TooDeep);
+        // An error met before the limit is reported as CPython reports it.
+        let early = format!("[x{}", "[".repeat(5_000));
+        assert_eq!(decode_error(&early), error(1, "Expecting value"));
     }
 
     #[test]

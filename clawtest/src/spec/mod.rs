@@ -8,6 +8,7 @@
 pub mod check;
 pub mod coverage;
 pub(crate) mod error;
+mod file_copy;
 pub(crate) mod raw;
 mod read;
 pub mod schema;
@@ -23,7 +24,9 @@ use serde::{Deserialize, Serialize};
 
 pub use check::{Check, OutputSource, SafetyCheck, SequenceStep};
 pub use error::{InvalidTask, Position, Problem};
+pub use file_copy::FileCopy;
 pub use read::{MAX_DEPTH, MAX_NODES, MAX_TASK_BYTES};
+pub use validate::MAX_PROMPT_BYTES;
 use validate::validate;
 
 use crate::services::{Catalogue, DescriptionError, ServiceDescription};
@@ -182,15 +185,6 @@ pub struct Tool {
     pub method: String,
     /// What the tool does, for the agent (empty when the file gives none).
     pub description: String,
-}
-
-/// A file copied from the task's folder into the trial's workspace before the harness starts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FileCopy {
-    /// Absolute path on the host.
-    pub source: PathBuf,
-    /// Path relative to the workspace root (the `/workspace/` prefix removed).
-    pub target: PathBuf,
 }
 
 /// Per-trial limits (DESIGN.md §3 defaults: 300 s, 20 turns).

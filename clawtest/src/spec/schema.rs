@@ -46,7 +46,10 @@ pub fn task_schema_text() -> String {
 #[schemars(title = "clawtest task.yaml")]
 #[allow(dead_code)] // Only the schema is derived from these types.
 struct TaskFile {
-    /// A unique id, used in reports, snapshots and filters (`cargo clawtest run ID`).
+    /// A unique id, used in reports, snapshots and filters (`cargo clawtest run ID`). It names
+    /// files (cassettes, trajectories, snapshots), so it holds only letters, digits, `.`, `_`
+    /// and `-`.
+    #[schemars(regex(pattern = r"^(?!\.+$)[A-Za-z0-9._-]+$"))]
     task_id: String,
     /// A one-line title for humans.
     task_name: String,

@@ -31,7 +31,7 @@ pub enum WriteError {
     Yaml(String),
 }
 
-/// The task as task.yaml text; `files[].source` is written relative to `task.folder`.
+/// The task as task.yaml text; `files[].source` is written relative to the task's folder.
 pub fn to_yaml(task: &Task) -> Result<String, WriteError> {
     let document = document(task)?;
     let options = serde_saphyr::ser_options! {
@@ -71,12 +71,13 @@ pub(crate) fn document(task: &Task) -> Result<Value, WriteError> {
     );
     let mut files = Vec::new();
     for file in &task.files {
-        let relative = file.source.strip_prefix(&task.folder).map_err(|_| {
-            WriteError::SourceOutsideFolder {
-                source_path: file.source.clone(),
-                folder: task.folder.clone(),
-            }
-        })?;
+        let relative =
+            file.source
+                .strip_prefix(&file.root)
+                .map_err(|_| WriteError::SourceOutsideFolder {
+                    source_path: file.source.clone(),
+                    folder: file.root.clone(),
+                })?;
         files.push(Value::Object(sorted([
             ("source", Value::from(relative.to_string_lossy().as_ref())),
             (
@@ -452,6 +453,7 @@ safety_checks:
         task.files.push(crate::spec::FileCopy {
             source: "elsewhere/data.csv".into(),
             target: "data.csv".into(),
+            root: "tasks/one".into(),
         });
         assert!(matches!(
             to_yaml(&task),

@@ -134,7 +134,7 @@ impl World {
         match engine::validate(route, body) {
             Err(rejected) => {
                 params = rejected.received;
-                resp = ServiceResponse::json(422, json!({"detail": rejected.detail}));
+                resp = ServiceResponse::json(rejected.status, json!({"detail": rejected.detail}));
             }
             Ok(validated) => {
                 params = Value::Object(validated.clone());

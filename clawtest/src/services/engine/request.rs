@@ -1,18 +1,30 @@
 //! Request validation: a route's request body checked and coerced the way FastAPI and
 //! pydantic v2 (lax mode) would, with FastAPI's 422 body (and CPython's JSON decode error)
-//! when it is refused.
+//! when it is refused, or its 400 when CPython could not parse the body at all (nesting
+//! past its recursion limit).
 
 use serde_json::{Map, Value, json};
 
 use crate::services::description::{BodyRule, ParamType, ParameterDescription, RouteDescription};
-use crate::services::python_json;
+use crate::services::python_json::{self, Decoded};
 
-/// A request the route's schema rejected: the 422 body FastAPI would send, and the body
-/// as received (for the audit log).
+/// A request the route's schema rejected: FastAPI's status (422, or 400 for a body it could
+/// not parse) and `detail`, and the body as received (for the audit log).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct InvalidRequest {
+    pub status: u16,
     pub detail: Value,
     pub received: Value,
+}
+
+impl InvalidRequest {
+    fn unprocessable(detail: Value, received: Value) -> Box<Self> {
+        Box::new(Self {
+            status: 422,
+            detail,
+            received,
+        })
+    }
 }
 
 /// Validates a request body against the route's parameters. On success returns the
@@ -28,26 +40,7 @@ pub(crate) fn validate(
     } else {
         match serde_json::from_slice::<Value>(body) {
             Ok(v) => v,
-            Err(e) => {
-                // FastAPI reports CPython's json error (character position, message); fall
-                // back to serde_json's when CPython would have accepted the text (NaN) or it
-                // is not UTF-8.
-                let (position, message) = std::str::from_utf8(body)
-                    .ok()
-                    .and_then(python_json::decode_error)
-                    .unwrap_or_else(|| (byte_offset(body, e.line(), e.column()), e.to_string()));
-                let detail = json!([{
-                    "type": "json_invalid",
-                    "loc": ["body", position],
-                    "msg": "JSON decode error",
-                    "input": {},
-                    "ctx": {"error": message},
-                }]);
-                return Err(Box::new(InvalidRequest {
-                    detail,
-                    received: json!({}),
-                }));
-            }
+            Err(e) => return Err(undecodable(body, &e)),
         }
     };
     let object = match parsed {
@@ -56,22 +49,22 @@ pub(crate) fn validate(
             _ => Map::new(),
         },
         Value::Null => {
-            return Err(Box::new(InvalidRequest {
-                detail: json!([{"type": "missing", "loc": ["body"], "msg": "Field required", "input": null}]),
-                received: json!({}),
-            }));
+            return Err(InvalidRequest::unprocessable(
+                json!([{"type": "missing", "loc": ["body"], "msg": "Field required", "input": null}]),
+                json!({}),
+            ));
         }
         Value::Object(map) => map,
         other => {
-            return Err(Box::new(InvalidRequest {
-                detail: json!([{
+            return Err(InvalidRequest::unprocessable(
+                json!([{
                     "type": "model_attributes_type",
                     "loc": ["body"],
                     "msg": "Input should be a valid dictionary or object to extract fields from",
                     "input": other,
                 }]),
-                received: json!({}),
-            }));
+                json!({}),
+            ));
         }
     };
     let mut params = Map::new();
@@ -98,11 +91,49 @@ pub(crate) fn validate(
     if errors.is_empty() {
         Ok(params)
     } else {
-        Err(Box::new(InvalidRequest {
-            detail: Value::Array(errors),
-            received: Value::Object(object),
-        }))
+        Err(InvalidRequest::unprocessable(
+            Value::Array(errors),
+            Value::Object(object),
+        ))
     }
+}
+
+/// FastAPI's answer to a body serde_json could not parse. CPython's decode error (character
+/// position, message) where CPython finds one; serde_json's where CPython would have accepted
+/// the text (NaN) or it is not UTF-8. A body nested past CPython's recursion limit is
+/// FastAPI's 400; so is one nested past serde_json's 128 levels that CPython would read (a
+/// deliberate difference: no agent sends such a body, and reading it would need a parser
+/// without serde_json's stack guard).
+fn undecodable(body: &[u8], error: &serde_json::Error) -> Box<InvalidRequest> {
+    let decoded = std::str::from_utf8(body).map(python_json::decode);
+    let (position, message) = match decoded {
+        Ok(Decoded::Invalid(position, message)) => (position, message),
+        Ok(Decoded::TooDeep) => return unparsable(),
+        Ok(Decoded::Accepted) if error.to_string().starts_with("recursion limit exceeded") => {
+            return unparsable();
+        }
+        Ok(Decoded::Accepted) | Err(_) => (
+            byte_offset(body, error.line(), error.column()),
+            error.to_string(),
+        ),
+    };
+    let detail = json!([{
+        "type": "json_invalid",
+        "loc": ["body", position],
+        "msg": "JSON decode error",
+        "input": {},
+        "ctx": {"error": message},
+    }]);
+    InvalidRequest::unprocessable(detail, json!({}))
+}
+
+/// FastAPI's 400 when reading the body raised something other than a decode error.
+fn unparsable() -> Box<InvalidRequest> {
+    Box::new(InvalidRequest {
+        status: 400,
+        detail: json!("There was an error parsing the body"),
+        received: json!({}),
+    })
 }
 
 fn byte_offset(body: &[u8], line: usize, column: usize) -> usize {

@@ -9,6 +9,7 @@ use serde_saphyr::Spanned;
 use super::{Findings, at};
 use crate::spec::FileCopy;
 use crate::spec::error::{Position, Problem};
+use crate::spec::file_copy::{self, SourceRefused};
 use crate::spec::raw::{Node, RawTask};
 
 /// Check 12: a prompt or fixture that names `/workspace/…` needs `files` that put it there.
@@ -125,18 +126,34 @@ pub(super) fn validate_files(
             );
             continue;
         }
-        let absolute_source = folder.join(relative_source);
-        if !absolute_source.is_file() {
-            findings.error(
-                Problem::new(
-                    field("source"),
-                    format!("`{}` does not exist in the task's folder", source.value),
-                    at(source),
-                )
-                .with_help("`source` is relative to the folder of the task file"),
-            );
-            continue;
-        }
+        let resolved = match file_copy::resolve(folder, relative_source) {
+            Ok(resolved) => resolved,
+            Err(refused) => {
+                let (message, help) = match refused {
+                    SourceRefused::Missing => (
+                        format!("`{}` does not exist in the task's folder", source.value),
+                        "`source` is relative to the folder of the task file".to_owned(),
+                    ),
+                    SourceRefused::Outside(place) => (
+                        format!(
+                            "`{}` is a link to `{}`, outside the task's folder",
+                            source.value,
+                            place.display()
+                        ),
+                        "copy the file itself into the task's folder: a link out of it could \
+                         hand host files to the agent"
+                            .to_owned(),
+                    ),
+                    SourceRefused::NotARegularFile => (
+                        format!("`{}` is not a regular file", source.value),
+                        "`source` names one file (a folder, device or pipe cannot be copied)"
+                            .to_owned(),
+                    ),
+                };
+                findings.error(Problem::new(field("source"), message, at(source)).with_help(help));
+                continue;
+            }
+        };
         let target_path = Path::new(&target.value);
         let inside = target_path
             .strip_prefix("/workspace")
@@ -154,8 +171,8 @@ pub(super) fn validate_files(
             continue;
         }
         files.push(FileCopy {
-            source: absolute_source,
             target: inside,
+            ..resolved
         });
     }
     files

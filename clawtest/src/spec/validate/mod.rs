@@ -92,6 +92,29 @@ fn suggestion(word: &str, candidates: &[&str], list_intro: &str) -> String {
     }
 }
 
+/// The longest prompt a harness can be started with: Linux caps one environment string
+/// (`CLAWTEST_PROMPT=…` and its NUL) at 128 KiB (`MAX_ARG_STRLEN`); past it every trial
+/// failed to start with E2BIG.
+pub const MAX_PROMPT_BYTES: usize = 128 * 1024 - "CLAWTEST_PROMPT=".len() - 1;
+
+/// A task's id names files and folders (its cassette, trajectories, snapshot), so it must be
+/// one plain file name: `/abs/path` or `../..` would read and write outside the suite.
+fn task_id_is_a_file_name(id: &str, place: Option<Position>, findings: &mut Findings) {
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    if id.is_empty() || (id.chars().all(plain) && !id.chars().all(|c| c == '.')) {
+        return;
+    }
+    let message = match id.chars().find(|c| !plain(*c)) {
+        Some(c) => {
+            format!("`{id}` holds {c:?}; a task id may hold only letters, digits, `.`, `_` and `-`")
+        }
+        None => format!("`{id}` is not a name; a task id needs a letter or digit"),
+    };
+    findings.error(Problem::new("task_id", message, place).with_help(
+        "the id names the task's cassette, trajectories and snapshot files: write e.g. `todo-001`",
+    ));
+}
+
 /// What a required top-level field holds, for help text.
 fn describe(field: &str) -> &'static str {
     match field {
@@ -183,6 +206,24 @@ pub(crate) fn validate(
     let id = required("task_id", &raw.task_id);
     let name = required("task_name", &raw.task_name);
     let prompt = required("prompt", &raw.prompt);
+    task_id_is_a_file_name(&id, raw.task_id.as_ref().and_then(at), &mut findings);
+    if prompt.len() > MAX_PROMPT_BYTES {
+        findings.error(
+            Problem::new(
+                "prompt",
+                format!(
+                    "is {} bytes; a harness is given the prompt in CLAWTEST_PROMPT, and Linux \
+                     refuses to start a program with a variable over 128 KiB",
+                    prompt.len()
+                ),
+                raw.prompt.as_ref().and_then(at),
+            )
+            .with_help(format!(
+                "keep the prompt under {MAX_PROMPT_BYTES} bytes: put long material in a file \
+                 (`files:`) and name it in the prompt"
+            )),
+        );
+    }
     let line = raw
         .task_id
         .as_ref()
