@@ -50,7 +50,8 @@
 //! # Operations
 //!
 //! `list` (filters: `equals`, `equals_ignore_case`, `contains`, `contains_ignore_case`,
-//! `has`, `at_least`, `at_most`, `within_days`; then `limit`), `get` (by the id field, or
+//! `has`, `at_least`, `at_most`, `within_days`; then `limit`; `omit_fields` hides fields from
+//! the listed records), `get` (by the id field, or
 //! also by the `also_match` fields), `create` (an id from
 //! `id_format`, or none for an outbox), `update`, `delete`, and `hook` — a named Rust
 //! function of clawtest's hooks table (`services/hooks/`) for the few routes that need
