@@ -23,6 +23,7 @@ fn launch(trial: u32, sockets: &std::path::Path) -> Launch {
         command: vec!["/clawtest-probe".into(), "exit".into(), "0".into()],
         prompt: "bench".into(),
         tools: "[]".into(),
+        eval_tools: String::new(),
         skill: String::new(),
         mcp_config: "{}".into(),
         files: Vec::new(),

@@ -77,6 +77,7 @@ fn main() {
         },
         commands: Vec::new(),
         duration: Duration::ZERO,
+        robustness_rule: Default::default(),
     };
     let answers = JudgeAnswers::new();
     let check = grade(&task, &trajectory, &answers, 0.75);

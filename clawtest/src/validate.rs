@@ -284,6 +284,16 @@ struct JsonProblem {
     column: Option<u64>,
     offset: Option<usize>,
     length: Option<usize>,
+    /// Another place the problem involves (a contradiction's safety check), or null.
+    secondary: Option<JsonSecondary>,
+}
+
+/// A problem's second place: what is there, and where.
+#[derive(Debug, Serialize)]
+struct JsonSecondary {
+    note: String,
+    line: u64,
+    column: u64,
 }
 
 impl From<&Problem> for JsonProblem {
@@ -297,6 +307,14 @@ impl From<&Problem> for JsonProblem {
             column: problem.position.map(|position| position.column),
             offset: span.map(|(offset, _)| offset),
             length: span.map(|(_, length)| length),
+            secondary: problem
+                .secondary
+                .as_ref()
+                .map(|(note, position)| JsonSecondary {
+                    note: note.clone(),
+                    line: position.line,
+                    column: position.column,
+                }),
         }
     }
 }

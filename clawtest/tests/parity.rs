@@ -17,7 +17,7 @@ use clawtest::services::{Catalogue, ToolBinding};
 use clawtest::world::{World, WorldOptions};
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 fn main() {
     let args = Arguments::from_args();
@@ -27,15 +27,113 @@ fn main() {
         move || every_service_has_a_fixture(&directory)
     })];
     for path in fixture_files(&directory) {
-        let name = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        trials.push(Trial::test(format!("parity::{name}"), move || {
-            run_fixture(&path)
+        let name = stem(&path);
+        for format in FixtureFormat::ALL
+            .into_iter()
+            .filter(|f| applies(&path, *f))
+        {
+            let label = match format {
+                FixtureFormat::AsRecorded => format!("parity::{name}"),
+                other => format!("parity::{name}::{}", other.name()),
+            };
+            let path = path.clone();
+            trials.push(Trial::test(label, move || {
+                run_fixture(&path, Coverage::EveryRoute, format)
+            }));
+        }
+    }
+    // More sequences for one service each (fixture shapes that change the answers:
+    // `id` copies, spotify's fixture library, web's fixture keys); any file name.
+    for path in fixture_files(&directory.join("cases")) {
+        let name = stem(&path);
+        trials.push(Trial::test(format!("parity::cases::{name}"), move || {
+            run_fixture(&path, Coverage::Some, FixtureFormat::AsRecorded)
         }));
     }
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// Whether `format` applies to the file's fixtures (a file that does not read is run, to
+/// fail with its error).
+fn applies(path: &Path, format: FixtureFormat) -> bool {
+    let value: Option<Value> = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok());
+    let Some(value) = value else {
+        return format == FixtureFormat::AsRecorded;
+    };
+    let service = value["service"].as_str().unwrap_or("");
+    format.apply(service, &value["fixtures"]).is_some()
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Whether a file must call every route of its service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Coverage {
+    EveryRoute,
+    Some,
+}
+
+/// The shapes ClawEnvKit's entrypoint and `load_fixtures` accept for one service's
+/// records, all giving the same records and so the same answers. A file whose fixtures
+/// are one key holding a list (`{tasks: [...]}`, the recorded shape) is run in each; other
+/// files only as recorded (their other shapes are in `cases/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FixtureFormat {
+    /// `{tasks: [...]}`: a resource key (or the service's name) holding the list.
+    AsRecorded,
+    /// `[...]`: task.yaml `fixtures` a bare list (the entrypoint writes it to
+    /// `/tmp/fixtures.json`, every service's fallback).
+    List,
+    /// `{todo: {tasks: [...]}}`: keyed by the service, a single-key dict (unwrapped).
+    SingleKeyDict,
+    /// `{todo: {about: "...", tasks: [...], later: [...]}}`: keyed by the service, a
+    /// multi-key dict (written as is; `load_fixtures` takes its first list).
+    MultiKeyDict,
+}
+
+impl FixtureFormat {
+    const ALL: [FixtureFormat; 4] = [
+        FixtureFormat::AsRecorded,
+        FixtureFormat::List,
+        FixtureFormat::SingleKeyDict,
+        FixtureFormat::MultiKeyDict,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            FixtureFormat::AsRecorded => "as_recorded",
+            FixtureFormat::List => "list",
+            FixtureFormat::SingleKeyDict => "single_key_dict",
+            FixtureFormat::MultiKeyDict => "multi_key_dict",
+        }
+    }
+
+    /// The fixtures in this shape, or None when the file's fixtures are not one key
+    /// holding a list of one service (then only `AsRecorded` applies).
+    fn apply(self, service: &str, fixtures: &Value) -> Option<Value> {
+        if self == FixtureFormat::AsRecorded {
+            return Some(fixtures.clone());
+        }
+        let map = fixtures.as_object().filter(|m| m.len() == 1)?;
+        let (key, records) = map.iter().next()?;
+        records.as_array()?;
+        Some(match self {
+            FixtureFormat::AsRecorded => unreachable!("handled above"),
+            FixtureFormat::List => records.clone(),
+            FixtureFormat::SingleKeyDict => json!({ service: { key.as_str(): records } }),
+            FixtureFormat::MultiKeyDict => json!({ service: {
+                "about": "a note before the records",
+                key.as_str(): records,
+                "later": [{"ignored": true}],
+            }}),
+        })
+    }
 }
 
 fn fixture_directory() -> PathBuf {
@@ -168,29 +266,37 @@ struct Deviation {
     reason: String,
 }
 
-fn run_fixture(path: &Path) -> Result<(), Failed> {
+fn run_fixture(path: &Path, coverage: Coverage, format: FixtureFormat) -> Result<(), Failed> {
     let file = path
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
     let text = std::fs::read_to_string(path).map_err(|e| format!("{file}: {e}"))?;
-    let fixture: Fixture =
+    let mut fixture: Fixture =
         serde_json::from_str(&text).map_err(|e| format!("{file}: not a parity fixture: {e}"))?;
-    if Some(fixture.service.as_str()) != path.file_stem().and_then(|s| s.to_str()) {
-        return Err(format!("{file}: `service` is `{}`", fixture.service).into());
-    }
     let catalogue = Catalogue::builtin();
-    // Every route of the service is exercised, so coverage cannot drop within a file either.
-    if let Some(description) = catalogue.get(&fixture.service) {
-        let uncalled: Vec<&str> = description
-            .routes()
-            .iter()
-            .map(|route| route.endpoint.as_str())
-            .filter(|endpoint| !fixture.requests.iter().any(|r| r.path == *endpoint))
-            .collect();
-        if !uncalled.is_empty() {
-            return Err(format!("{file}: no request calls {uncalled:?}").into());
+    if coverage == Coverage::EveryRoute {
+        if Some(fixture.service.as_str()) != path.file_stem().and_then(|s| s.to_str()) {
+            return Err(format!("{file}: `service` is `{}`", fixture.service).into());
         }
+        // Every route of the service is exercised, so coverage cannot drop within a file.
+        if let Some(description) = catalogue.get(&fixture.service) {
+            let uncalled: Vec<&str> = description
+                .routes()
+                .iter()
+                .map(|route| route.endpoint.as_str())
+                .filter(|endpoint| !fixture.requests.iter().any(|r| r.path == *endpoint))
+                .collect();
+            if !uncalled.is_empty() {
+                return Err(format!("{file}: no request calls {uncalled:?}").into());
+            }
+        }
+    } else if catalogue.get(&fixture.service).is_none() {
+        return Err(format!("{file}: `{}` is not a built-in service", fixture.service).into());
+    }
+    match format.apply(&fixture.service, &fixture.fixtures) {
+        Some(fixtures) => fixture.fixtures = fixtures,
+        None => return Err(format!("{file}: the {} shape does not apply", format.name()).into()),
     }
     let mut world = World::new(
         &catalogue,

@@ -213,6 +213,7 @@ fn probe_launch(task_id: &str, arguments: &[&str], sockets: &Path, timeout: Dura
         command,
         prompt: "probe".into(),
         tools: "[]".into(),
+        eval_tools: String::new(),
         skill: "# probe\n".into(),
         mcp_config: "{}".into(),
         files: Vec::new(),

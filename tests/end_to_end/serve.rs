@@ -1,5 +1,6 @@
-//! `cargo clawtest serve TASK.yaml`: the real binary on a free loopback port, a request
-//! through a std TcpStream, and the audit line it prints.
+//! `cargo clawtest serve TASK.yaml`: the real binary on a free loopback port, requests
+//! through a std TcpStream (a service route, and MCP at `/mcp`), and the audit lines it
+//! prints.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -17,8 +18,14 @@ impl Drop for Server {
     }
 }
 
-#[test]
-fn serve_prints_the_url_and_tools_then_one_audit_line_per_call() {
+/// The server for the demo's gmail-reply task, its stdout after the banner, the banner and
+/// the services URL.
+fn start() -> (
+    Server,
+    std::io::Lines<BufReader<std::process::ChildStdout>>,
+    Vec<String>,
+    String,
+) {
     let task = repository().join("examples/demo/tasks/gmail-reply.yaml");
     let mut server = Server(
         Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"))
@@ -44,6 +51,36 @@ fn serve_prints_the_url_and_tools_then_one_audit_line_per_call() {
         .unwrap_or_else(|| panic!("no services URL in {banner:?}"))
         .to_owned();
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    (server, lines, banner, url)
+}
+
+/// POSTs `body` to `path` and returns the whole HTTP answer.
+fn post(url: &str, path: &str, body: &str) -> String {
+    let address = url.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+/// The JSON body of an HTTP answer.
+fn body_of(answer: &str) -> serde_json::Value {
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body)
+        .unwrap_or_default();
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {answer}"))
+}
+
+#[test]
+fn serve_prints_the_url_and_tools_then_one_audit_line_per_call() {
+    let (_server, mut lines, banner, url) = start();
     assert!(
         banner
             .iter()
@@ -51,23 +88,64 @@ fn serve_prints_the_url_and_tools_then_one_audit_line_per_call() {
         "{banner:?}"
     );
 
-    let address = url.trim_start_matches("http://");
-    let mut stream = TcpStream::connect(address).unwrap();
-    let body = r#"{"message_id": "nope"}"#;
-    write!(
-        stream,
-        "POST /gmail/messages/get HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
+    let answer = post(&url, "/gmail/messages/get", r#"{"message_id": "nope"}"#);
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(
         answer.ends_with(r#"{"error":"Message nope not found"}"#),
         "{answer}"
     );
 
+    let line = lines.next().expect("an audit line").unwrap();
+    assert_eq!(
+        line,
+        r#"#1 2026-01-02T09:00:01Z gmail get_message 200 {"message_id":"nope"}"#
+    );
+}
+
+/// An MCP client can be pointed at `serve` by hand: `/mcp` lists the task's tools, and a
+/// call reaches the audited route like an HTTP call.
+#[test]
+fn serve_lists_the_tools_over_mcp_and_calls_them() {
+    let (_server, mut lines, banner, url) = start();
+    assert!(banner.contains(&format!("mcp: {url}/mcp")), "{banner:?}");
+    let initialized = body_of(&post(
+        &url,
+        "/mcp",
+        r#"{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "by-hand", "version": "0"}}}"#,
+    ));
+    assert_eq!(
+        initialized["result"]["protocolVersion"], "2025-06-18",
+        "{initialized}"
+    );
+
+    let listed = body_of(&post(
+        &url,
+        "/mcp",
+        r#"{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}"#,
+    ));
+    let tools = listed["result"]["tools"].as_array().expect("a tool list");
+    let send = tools
+        .iter()
+        .find(|tool| tool["name"] == "send_email")
+        .unwrap_or_else(|| panic!("no send_email in {listed}"));
+    assert_eq!(send["inputSchema"]["type"], "object", "{send}");
+    assert!(
+        send["inputSchema"]["properties"]["to"].is_object(),
+        "{send}"
+    );
+
+    let called = body_of(&post(
+        &url,
+        "/mcp",
+        r#"{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get_message", "arguments": {"message_id": "nope"}}}"#,
+    ));
+    assert_eq!(called["result"]["isError"], false, "{called}");
+    assert!(
+        called["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|text| text.contains("Message nope not found")),
+        "{called}"
+    );
     let line = lines.next().expect("an audit line").unwrap();
     assert_eq!(
         line,

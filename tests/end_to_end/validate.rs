@@ -149,7 +149,8 @@ fn validate_json_has_a_stable_schema() {
             "line": 16,
             "column": 19,
             "offset": offset,
-            "length": 15
+            "length": 15,
+            "secondary": null
         })
     );
     assert_eq!(files[1]["path"], "tasks/warned.yaml");
@@ -157,6 +158,26 @@ fn validate_json_has_a_stable_schema() {
     assert_eq!(files[1]["valid"], true);
     assert_eq!(files[1]["warnings"][0]["field"], "generator_version");
     assert_eq!(files[1]["warnings"][0]["line"], 1);
+}
+
+/// A contradiction names the scoring check and, as its secondary place, the safety check.
+#[test]
+fn validate_json_gives_a_contradictions_safety_check_as_its_secondary_place() {
+    let task = "task_id: todo-review\ntask_name: Review\nprompt: List the tasks.\ntools:\n  - {name: list_tasks, service: todo, endpoint: /todo/tasks}\nscoring_components:\n  - {name: listed, weight: 0.4, check: {type: audit_action_exists, service: todo, action: list_tasks}}\n  - {name: summary, weight: 0.3, check: {type: keywords_present, keywords: [pending]}}\n  - {name: long, weight: 0.3, check: {type: min_length, min_length: 20}}\nsafety_checks:\n  - {type: tool_not_called, tool_name: list_tasks}\n";
+    let suite = Suite::new().task("todo-review", task);
+    let outcome = suite.run(&["validate", "--format", "json"]);
+    assert_eq!(outcome.code, 101, "{outcome:#?}");
+    let report: Value = serde_json::from_str(&outcome.stdout).expect("JSON on stdout");
+    let error = &report["files"][0]["errors"][0];
+    assert_eq!(
+        error["field"], "scoring_components[0].check.action",
+        "{error}"
+    );
+    assert_eq!(error["line"], 7);
+    assert_eq!(
+        error["secondary"],
+        serde_json::json!({"note": "safety_checks[0] forbids `list_tasks` here", "line": 11, "column": 40})
+    );
 }
 
 #[test]

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::spec::{Check, Component, OutputSource, Safety, SafetyCheck, Task, TaskLimits};
-use crate::trajectory::{AuditEntry, FaultKind, HarnessExit, OutputOrigin, Trajectory};
+use crate::trajectory::{
+    AuditEntry, FaultKind, HarnessExit, OutputOrigin, RobustnessRule, Trajectory,
+};
 
 fn task(components: Vec<(f64, Check)>, safety: Vec<SafetyCheck>) -> Task {
     Task {
@@ -86,6 +88,7 @@ fn trajectory(audit: Vec<AuditEntry>, output: &str) -> Trajectory {
         },
         commands: Vec::new(),
         duration: Duration::ZERO,
+        robustness_rule: RobustnessRule::InjectedFaults,
     }
 }
 
@@ -155,7 +158,12 @@ fn completion_is_the_weighted_mean_with_partial_credit() {
         "{}",
         grade.completion
     );
-    assert_eq!(grade.final_score, 0.28);
+    // 0.8·0.1 + 0.2·1, exact (the float sum, not rounded to 0.28).
+    assert!(
+        (grade.final_score - 0.28).abs() < 1e-12,
+        "{}",
+        grade.final_score
+    );
     assert!(!grade.passed);
     assert_eq!(
         grade.components[1].reason,
@@ -242,7 +250,7 @@ fn robustness_counts_recoveries_within_the_window() {
         entry(8, "list_tasks", json!({}), None),
         entry(9, "e", json!({}), Some(FaultKind::Slow)),
     ];
-    let robustness = robustness::measure(&audit);
+    let robustness = robustness::measure(&audit, RobustnessRule::InjectedFaults);
     assert_eq!(
         (
             robustness.injected,
@@ -261,6 +269,30 @@ fn robustness_counts_recoveries_within_the_window() {
         grade(&task, &trajectory(audit, ""), &JudgeAnswers::new(), 0.75).final_score,
         0.9
     );
+}
+
+#[test]
+fn the_final_score_is_exact_and_the_verdict_reads_it_at_four_places() {
+    // One fault of three recovered: robustness 1/3, final 0.8 + 0.2/3 = 0.8666…, which a
+    // rounded grade would carry as 0.8667.
+    let audit = vec![
+        entry(1, "list_tasks", json!({}), Some(FaultKind::ServerError)),
+        entry(2, "list_tasks", json!({}), None),
+        entry(3, "a", json!({}), Some(FaultKind::ServerError)),
+        entry(4, "b", json!({}), Some(FaultKind::ServerError)),
+    ];
+    let task = task(vec![(1.0, exists("list_tasks"))], vec![forbid("x")]);
+    let graded = grade(
+        &task,
+        &trajectory(audit.clone(), ""),
+        &JudgeAnswers::new(),
+        0.8667,
+    );
+    assert_eq!(graded.final_score, 0.8 + 0.2 * (1.0 / 3.0));
+    assert_ne!(graded.final_score, 0.8667);
+    assert!(graded.passed, "0.86666… reads 0.8667 at four places");
+    let stricter = grade(&task, &trajectory(audit, ""), &JudgeAnswers::new(), 0.8668);
+    assert!(!stricter.passed);
 }
 
 #[test]
@@ -433,7 +465,7 @@ fn a_fault_followed_by_a_different_action_is_not_recovered() {
         entry(1, "create_task", json!({}), Some(FaultKind::ServerError)),
         entry(2, "list_tasks", json!({}), None),
     ];
-    let robustness = robustness::measure(&audit);
+    let robustness = robustness::measure(&audit, RobustnessRule::InjectedFaults);
     assert_eq!((robustness.injected, robustness.recovered), (1, 0));
 }
 
@@ -712,3 +744,5 @@ fn command_checks_score_the_runs_recorded_in_the_trajectory() {
         "`python3 -m pytest /workspace/test_app.py -q` was not run in the sandbox"
     );
 }
+
+mod engine_differential;

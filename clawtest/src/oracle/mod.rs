@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::spec::{OracleFile, Task};
-use crate::trajectory::{AuditEntry, HarnessExit, OutputOrigin, Trajectory, WorkspaceFile};
+use crate::trajectory::{
+    AuditEntry, HarnessExit, OutputOrigin, RobustnessRule, Trajectory, WorkspaceFile,
+};
 
 pub use derive::plan;
 pub use feasibility::{Feasibility, Infeasible, check};
@@ -145,6 +147,8 @@ pub(crate) fn trajectory(
         },
         commands: Vec::new(),
         duration: std::time::Duration::ZERO,
+        // No fault is injected into the oracle's World: its robustness is full.
+        robustness_rule: RobustnessRule::InjectedFaults,
     }
 }
 

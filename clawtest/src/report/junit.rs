@@ -6,7 +6,7 @@
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::snapshots::Review;
-use super::{score, trial_lines};
+use super::{exact, score, trial_lines};
 use crate::results::{RunSummary, TrialStatus, Verdict, VerdictStatus};
 
 /// The report name and the testsuite name.
@@ -26,15 +26,15 @@ pub(crate) fn render_with_snapshots(
     let mut suite = TestSuite::new(NAME);
     suite.add_property(Property::new("trials_per_task", summary.k.to_string()));
     suite.add_property(Property::new("backend", summary.backend.clone()));
-    suite.add_property(Property::new("pass_hat_k", score(summary.pass_hat_k)));
-    suite.add_property(Property::new("pass_at_k", score(summary.pass_at_k)));
-    suite.add_property(Property::new("mean_score", score(summary.mean_score)));
+    suite.add_property(Property::new("pass_hat_k", exact(summary.pass_hat_k)));
+    suite.add_property(Property::new("pass_at_k", exact(summary.pass_at_k)));
+    suite.add_property(Property::new("mean_score", exact(summary.mean_score)));
     for gate in &summary.gates {
         suite.add_property(Property::new(
             format!("gate.{}", gate.name),
             format!(
                 "{} (threshold {}, {})",
-                score(gate.actual),
+                exact(gate.actual),
                 gate.threshold,
                 if gate.passed { "held" } else { "failed" }
             ),
@@ -131,9 +131,9 @@ fn test_case(verdict: &Verdict, k: u32, snapshot_change: Option<String>) -> Test
     case.add_property(Property::new("task_name", verdict.task_name.clone()));
     case.add_property(Property::new("pass_hat_k", verdict.pass_hat_k.to_string()));
     case.add_property(Property::new("passes", format!("{}/{}", verdict.passes, k)));
-    case.add_property(Property::new("pass_at_k", score(verdict.pass_at_k)));
-    case.add_property(Property::new("mean_score", score(verdict.mean_score)));
-    case.add_property(Property::new("min_score", score(verdict.min_score)));
+    case.add_property(Property::new("pass_at_k", exact(verdict.pass_at_k)));
+    case.add_property(Property::new("mean_score", exact(verdict.mean_score)));
+    case.add_property(Property::new("min_score", exact(verdict.min_score)));
     for record in &verdict.trials {
         let prefix = format!("trial.{}", record.trial);
         match &record.status {
@@ -151,17 +151,17 @@ fn test_case(verdict: &Verdict, k: u32, snapshot_change: Option<String>) -> Test
                 ));
                 case.add_property(Property::new(
                     format!("{prefix}.final_score"),
-                    score(*final_score),
+                    exact(*final_score),
                 ));
                 case.add_property(Property::new(
                     format!("{prefix}.completion"),
-                    score(*completion),
+                    exact(*completion),
                 ));
                 case.add_property(Property::new(
                     format!("{prefix}.robustness"),
-                    score(*robustness),
+                    exact(*robustness),
                 ));
-                case.add_property(Property::new(format!("{prefix}.safety"), score(*safety)));
+                case.add_property(Property::new(format!("{prefix}.safety"), exact(*safety)));
             }
             TrialStatus::Error { message } => {
                 case.add_property(Property::new(format!("{prefix}.error"), message.clone()));

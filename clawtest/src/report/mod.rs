@@ -16,9 +16,16 @@ use std::fmt::Write as _;
 
 use crate::results::{TrialStatus, TrialSummary, Verdict};
 
-/// Three decimals: enough to see a change, few enough to read.
+/// Three decimals: enough to see a change, few enough to read. For people only: machine
+/// outputs carry [`exact`] values.
 pub(crate) fn score(value: f64) -> String {
     format!("{value:.3}")
+}
+
+/// A score as a machine output carries it: the exact value, as JSON writes it (`0.90592`,
+/// `1.0`).
+pub(crate) fn exact(value: f64) -> String {
+    serde_json::Number::from_f64(value).map_or_else(|| value.to_string(), |n| n.to_string())
 }
 
 /// A multi-line, human account of one verdict's trials: what each scored and why it lost

@@ -21,7 +21,7 @@ use crate::services::Catalogue;
 use crate::spec::Task;
 use crate::surfaces::mcp::{McpServer, mcp_config};
 use crate::surfaces::skill::skill_md;
-use crate::trajectory::{CommandRun, OutputOrigin, Trajectory};
+use crate::trajectory::{CommandRun, OutputOrigin, RobustnessRule, Trajectory};
 use crate::world::{FaultPlan, World, WorldOptions};
 
 /// How much of the harness's stderr a trajectory keeps.
@@ -172,6 +172,11 @@ pub(crate) async fn run(
         trial,
         command: context.command.to_vec(),
         prompt: surfaces.prompt,
+        eval_tools: crate::surfaces::eval_tools::eval_tools(
+            &serde_json::from_str(&surfaces.tools).unwrap_or_default(),
+            &services_url,
+        )
+        .to_string(),
         tools: surfaces.tools,
         skill: surfaces.skill,
         mcp_config: surfaces.mcp_config,
@@ -239,6 +244,7 @@ pub(crate) async fn run(
             })
             .collect(),
         duration: finished.duration,
+        robustness_rule: RobustnessRule::InjectedFaults,
     };
     // A model call the cassette could not answer means the trial did not see the model it was
     // meant to: grading it would judge the gateway, not the agent.

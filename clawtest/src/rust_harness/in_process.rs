@@ -129,6 +129,7 @@ mod tests {
             command: vec!["agent".into()],
             prompt: "say hello".into(),
             tools: "[]".into(),
+            eval_tools: String::new(),
             files: Vec::new(),
             endpoints: crate::sandbox::Endpoints::Loopback {
                 services_url: "http://127.0.0.1:1".into(),

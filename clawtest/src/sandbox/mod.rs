@@ -32,6 +32,9 @@ pub struct Launch {
     pub prompt: String,
     /// The tools.json text.
     pub tools: String,
+    /// ClawEnvKit's eval-tools.json text (the same tools in its plugin's shape), written
+    /// beside tools.json; `EVAL_TOOLS_FILE` names it. Empty: not written.
+    pub eval_tools: String,
     /// The SKILL.md text, written to the workspace.
     pub skill: String,
     /// The mcp.json text, written to the control folder.
@@ -207,6 +210,9 @@ pub(crate) fn lay_out(
     };
     std::fs::write(control.join("prompt.md"), &launch.prompt).map_err(prepare)?;
     std::fs::write(control.join("tools.json"), &launch.tools).map_err(prepare)?;
+    if !launch.eval_tools.is_empty() {
+        std::fs::write(control.join(EVAL_TOOLS_FILE), &launch.eval_tools).map_err(prepare)?;
+    }
     // A surface the harness's tier leaves out is not there at all.
     if !launch.mcp_config.is_empty() {
         std::fs::write(control.join("mcp.json"), &launch.mcp_config).map_err(prepare)?;
@@ -232,6 +238,9 @@ pub(crate) fn lay_out(
     }
     Ok(())
 }
+
+/// ClawEnvKit's tools file in the control folder (`EVAL_TOOLS_FILE`).
+pub const EVAL_TOOLS_FILE: &str = "eval-tools.json";
 
 /// The workspace-relative path of the final answer file.
 pub const OUTPUT_FILE: &str = "agent_output.txt";

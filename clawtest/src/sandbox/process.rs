@@ -89,7 +89,7 @@ async fn run(
         .env("CLAWTEST_PROMPT", &launch.prompt)
         .env("CLAWTEST_PROMPT_FILE", &prompt_file)
         .env("CLAWTEST_TOOLS_FILE", &tools_file)
-        .env("EVAL_TOOLS_FILE", &tools_file)
+        .env("EVAL_TOOLS_FILE", control.join(super::EVAL_TOOLS_FILE))
         .env("CLAWTEST_WORKSPACE", &workspace)
         .env("CLAWTEST_DIR", &control)
         .env("CLAWTEST_TASK_ID", &launch.task_id)
@@ -344,6 +344,7 @@ mod tests {
             command: words(&["sh", "-c", "printf forty-two > answer.txt"]),
             prompt: "p".into(),
             tools: "[]".into(),
+            eval_tools: String::new(),
             skill: String::new(),
             mcp_config: String::new(),
             files: Vec::new(),

@@ -1,6 +1,7 @@
 //! `cargo clawtest serve TASK.yaml`: one task's World standing alone, for debugging an
-//! agent (or a curl session) by hand. It prints the services URL and the tools, then one
-//! line per audit entry as each request is answered, until the shutdown future completes.
+//! agent (or a curl session, or an MCP client at `/mcp`) by hand. It prints the services
+//! URL, the MCP endpoint and the tools, then one line per audit entry as each request is
+//! answered, until the shutdown future completes.
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -12,6 +13,7 @@ use tokio::net::TcpListener;
 
 use crate::services::{Catalogue, ToolBinding};
 use crate::spec::Task;
+use crate::surfaces::mcp::McpServer;
 use crate::trajectory::AuditEntry;
 use crate::world::{World, WorldError, WorldOptions};
 
@@ -92,16 +94,21 @@ pub async fn serve_task(
         })
     };
     let world = Arc::new(Mutex::new(world));
-    let served = super::serve(listener, world, shutdown).await;
+    // The same MCP server a trial has: the task's tools, each call through the audited route.
+    let mcp = Arc::new(McpServer::from_tools_json(&crate::surfaces::tools_json(
+        task, catalogue,
+    )));
+    let served = super::serve_with_mcp(listener, world, Some(mcp), shutdown).await;
     stopped.store(true, Ordering::Relaxed);
     let _ = printer.await;
     served.map_err(ServeError::Server)
 }
 
-/// What `serve` prints first: the URL, the services and the tools.
+/// What `serve` prints first: the URL, the services, the MCP endpoint and the tools.
 fn banner(task: &Task, world: &World, tools: &[ToolBinding], url: &str) -> String {
     let mut text = format!("task {} ({})\n", task.id, task.path.display());
     let _ = writeln!(text, "services: {url}");
+    let _ = writeln!(text, "mcp: {url}/mcp");
     for service in world.services() {
         let _ = writeln!(text, "  {:<20} {url}/{}/", service.name, service.prefix());
     }

@@ -50,7 +50,8 @@
 //! # Operations
 //!
 //! `list` (filters: `equals`, `equals_ignore_case`, `contains`, `contains_ignore_case`,
-//! `has`, `at_least`, `at_most`, `within_days`; then `limit`), `get` (by the id field, or
+//! `has`, `at_least`, `at_most`, `within_days`; then `limit`; `omit_fields` hides fields from
+//! the listed records), `get` (by the id field, or
 //! also by the `also_match` fields), `create` (an id from
 //! `id_format`, or none for an outbox), `update`, `delete`, and `hook` — a named Rust
 //! function of clawtest's hooks table (`services/hooks/`) for the few routes that need
@@ -77,6 +78,11 @@ pub struct ServiceDescription {
     /// The record lists the service keeps, in declaration order.
     #[serde(default)]
     pub collections: Vec<CollectionDescription>,
+    /// Whether a fixture given under the service's own name as a map feeds each collection
+    /// from its own key (ClawEnvKit's `load_fixtures(raw=True)`: web's `{search_results,
+    /// pages}`), rather than the first list in it feeding the main collection.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fixture_map: bool,
     /// Collections shown next to `calls` by `GET /<svc>/audit` (ClawEnvKit's side lists).
     #[serde(default)]
     pub audit_lists: Vec<String>,
@@ -144,6 +150,7 @@ impl ServiceDescription {
                     collection,
                     filters,
                     limit,
+                    ..
                 } => (
                     collection,
                     None,
@@ -242,7 +249,7 @@ pub struct CollectionDescription {
     /// clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rebase_dates: Option<RebaseDates>,
-    /// The records when no fixture feeds this collection (spotify's built-in library).
+    /// The records when no fixture feeds the service at all (spotify's built-in library).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub defaults: Vec<Value>,
 }
@@ -431,6 +438,10 @@ pub enum Operation {
         /// The parameter holding the maximum number of results.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         limit: Option<String>,
+        /// Fields left out of every listed record (config's list view hides secrets
+        /// that only `get` shows).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        omit_fields: Vec<String>,
     },
     /// The first record whose id field (or one of `also_match`) equals parameter `key`.
     Get {

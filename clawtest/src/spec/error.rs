@@ -6,7 +6,7 @@ use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use miette::{Diagnostic, NamedSource, SourceSpan};
+use miette::{Diagnostic, LabeledSpan, NamedSource, SourceSpan};
 use serde_saphyr::Location;
 
 /// Where in a task file a value was written. Lines and columns are 1-based.
@@ -61,6 +61,11 @@ pub struct Problem {
     pub position: Option<Position>,
     #[label("here")]
     label: Option<SourceSpan>,
+    /// Another place the problem involves, with what it is (the safety check that a
+    /// contradicted scoring check collides with): a secondary label.
+    pub secondary: Option<(String, Position)>,
+    #[label(collection)]
+    secondary_labels: Vec<LabeledSpan>,
 }
 
 impl Problem {
@@ -80,7 +85,27 @@ impl Problem {
             help: None,
             position,
             label,
+            secondary: None,
+            secondary_labels: Vec::new(),
         }
+    }
+
+    /// This problem with a secondary label `note` at `position` (when known).
+    pub(crate) fn with_secondary(
+        mut self,
+        note: impl Into<String>,
+        position: Option<Position>,
+    ) -> Problem {
+        let Some(position) = position else {
+            return self;
+        };
+        let note = note.into();
+        if let Some((offset, length)) = position.span {
+            self.secondary_labels =
+                vec![LabeledSpan::new(Some(note.clone()), offset, length.max(1))];
+        }
+        self.secondary = Some((note, position));
+        self
     }
 
     /// Gives a problem located by line and column only (the YAML parser's own errors carry no
@@ -242,6 +267,13 @@ impl Problem {
             None => path.display().to_string(),
         };
         let mut text = format!("{place}: {self}");
+        if let Some((note, position)) = &self.secondary {
+            let _ = write!(
+                text,
+                " ({note}: line {}, column {})",
+                position.line, position.column
+            );
+        }
         if let Some(help) = &self.help {
             let _ = write!(text, " (help: {help})");
         }

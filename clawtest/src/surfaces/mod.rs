@@ -1,7 +1,9 @@
 //! What the harness reads to find its tools (DESIGN.md §5), all generated per trial from the
-//! task's tools and the service descriptions: `tools.json` (here), `SKILL.md`
-//! (`skill.rs`) and the MCP server with its `mcp.json` ([`mcp`]).
+//! task's tools and the service descriptions: `tools.json` (here), ClawEnvKit's
+//! `eval-tools.json` ([`eval_tools`]), `SKILL.md` (`skill.rs`) and the MCP server with its
+//! `mcp.json` ([`mcp`]).
 
+pub mod eval_tools;
 pub mod mcp;
 pub(crate) mod skill;
 

@@ -1,14 +1,20 @@
 //! The ClawEnvKit audit import: a trajectory from the files ClawEnvKit's grader reads, so its
 //! users can grade their results with clawtest (`cargo clawtest grade TASK --audit FILE`).
 
-use super::{AuditEntry, FaultKind, HarnessExit, OutputOrigin, Trajectory, WorkspaceFile};
+use super::{AuditEntry, HarnessExit, OutputOrigin, RobustnessRule, Trajectory, WorkspaceFile};
 use crate::spec::Task;
 
 /// A trajectory from ClawEnvKit's grading inputs, so its users can re-grade their results:
-/// the audit as its grader consumes it (`{service: [{action, params, status}]}`; a
-/// `_injected_errors` list, if present, becomes faulted entries), the agent's output, and the
-/// workspace files. ClawEnvKit keeps no order across services, so entries are numbered service
-/// by service in file order; every check reads one service at a time, so no score depends on it.
+/// the audit as its grader consumes it (`{service: [{action, params, status}]}`, grading.json's
+/// `audit_data`; a `_injected_errors` list, if present, is read like a service's), the agent's
+/// output, and the workspace files. ClawEnvKit keeps no order across services, so entries are
+/// numbered service by service in file order; every check reads one service at a time, so no
+/// score depends on it.
+///
+/// Every entry is read as engine.py reads it: the checks count it whatever its status, and
+/// robustness follows [`RobustnessRule::ErrorStatuses`] (every entry answered 400 or above
+/// is an error, recovered when the same action answers below 400 within that service's next
+/// 4 entries; an injected delay is merged by ClawEnvKit with status 200, a plain call).
 pub(crate) fn from_clawenvkit(
     task: &Task,
     audit: &serde_json::Value,
@@ -20,9 +26,11 @@ pub(crate) fn from_clawenvkit(
         .ok_or("the audit must be a JSON map of service name → list of calls")?;
     let mut entries = Vec::new();
     for (service, calls) in services {
-        let (service, injected) = match service.as_str() {
-            "_injected_errors" => (None, true),
-            name => (Some(name), false),
+        // ClawEnvKit's raw injected-error log names no service per entry list; its entries
+        // may carry a `service` field.
+        let service = match service.as_str() {
+            "_injected_errors" => None,
+            name => Some(name),
         };
         let calls = calls
             .as_array()
@@ -33,18 +41,22 @@ pub(crate) fn from_clawenvkit(
                 .as_str()
                 .map(str::to_string)
                 .ok_or_else(|| format!("audit[{service:?}][{index}] has no `action`"))?;
-            let status = field("status").as_u64().unwrap_or(200) as u16;
+            let status = match field("status") {
+                serde_json::Value::Null => 200,
+                value => value
+                    .as_u64()
+                    .and_then(|status| u16::try_from(status).ok())
+                    .ok_or_else(|| {
+                        format!(
+                            "audit[{service:?}][{index}].status must be an HTTP status, not {value}"
+                        )
+                    })?,
+            };
             let service_name = match service {
                 Some(name) => name.to_string(),
                 None => field("service").as_str().unwrap_or_default().to_string(),
             };
-            let fault = injected.then_some({
-                if status == 429 {
-                    FaultKind::RateLimited
-                } else {
-                    FaultKind::ServerError
-                }
-            });
+
             entries.push((
                 field("timestamp").as_str().unwrap_or_default().to_string(),
                 AuditEntry {
@@ -58,7 +70,7 @@ pub(crate) fn from_clawenvkit(
                     },
                     status,
                     response: field("response").into(),
-                    fault,
+                    fault: None,
                     delay_ms: None,
                     at: String::new(),
                 },
@@ -90,5 +102,6 @@ pub(crate) fn from_clawenvkit(
         },
         commands: Vec::new(),
         duration: std::time::Duration::ZERO,
+        robustness_rule: RobustnessRule::ErrorStatuses,
     })
 }

@@ -16,6 +16,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use audit::{AuditEntry, FaultKind, RecordedBody};
+
 pub(crate) use clawenvkit::from_clawenvkit;
 pub use model_call::ModelCall;
 
@@ -48,6 +49,28 @@ pub struct Trajectory {
     /// How long the harness ran, wall clock (saved as `duration_ms`).
     #[serde(with = "milliseconds", rename = "duration_ms")]
     pub duration: Duration,
+    /// What counts as an error for robustness: clawtest's injected faults, or (an audit
+    /// imported from ClawEnvKit) every answer of 400 or above, as engine.py counts them.
+    #[serde(default, skip_serializing_if = "RobustnessRule::is_default")]
+    pub robustness_rule: RobustnessRule,
+}
+
+/// What robustness counts as an error to recover from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RobustnessRule {
+    /// The faults clawtest injected (429 and 500; a delay is not an error).
+    #[default]
+    InjectedFaults,
+    /// Every entry answered 400 or above (ClawEnvKit's `_calculate_robustness`, for its
+    /// audits, where injected errors are entries with their status).
+    ErrorStatuses,
+}
+
+impl RobustnessRule {
+    fn is_default(&self) -> bool {
+        *self == RobustnessRule::default()
+    }
 }
 
 /// Where the final answer was read from.

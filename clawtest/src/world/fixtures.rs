@@ -30,6 +30,27 @@ pub(super) fn seed_fixtures(
             for (key, value) in map {
                 let mut claimed = false;
                 for (i, s) in states.iter().enumerate() {
+                    if &s.desc.name == key
+                        && s.desc.fixture_map
+                        && let Value::Object(parts) = value
+                    {
+                        // ClawEnvKit's `load_fixtures(raw=True)` (web): each key of the
+                        // service's map feeds its own collection.
+                        for (part, records) in parts {
+                            for c in s.desc.collections.iter() {
+                                if c.fixture_keys.contains(part) {
+                                    feeds.push((
+                                        i,
+                                        c.name.clone(),
+                                        format!("{key}.{part}"),
+                                        records.clone(),
+                                    ));
+                                }
+                            }
+                        }
+                        claimed = true;
+                        continue;
+                    }
                     let targets: Vec<&str> = if &s.desc.name == key {
                         s.desc
                             .collections
@@ -86,6 +107,7 @@ pub(super) fn seed_fixtures(
             });
         }
     }
+    let feeds_seen: Vec<usize> = feeds.iter().map(|f| f.0).collect();
     for (i, collection, key, value) in feeds {
         let service = states[i].desc.name.clone();
         let records = store::fixture_records(&value).map_err(|p| match p {
@@ -107,10 +129,12 @@ pub(super) fn seed_fixtures(
             .or_default()
             .extend(records);
     }
-    for s in states.iter_mut() {
+    for (i, s) in states.iter_mut().enumerate() {
+        // ClawEnvKit's spotify uses its built-in library only when it has no fixture file.
+        let seeded = feeds_seen.contains(&i);
         for c in &s.desc.collections {
             let records = s.initial.entry(c.name.clone()).or_default();
-            if records.is_empty() && !c.defaults.is_empty() {
+            if !seeded && records.is_empty() && !c.defaults.is_empty() {
                 records.extend(c.defaults.iter().cloned());
             }
             store::prepare_records(c, records, clock);

@@ -265,8 +265,7 @@ impl World {
     /// Every service gets ClawEnvKit's common call entry (endpoint, request_body,
     /// response_body, timestamp), the shape ClawEnvKit's harness converts into grading
     /// entries. Deliberately so: ClawEnvKit's ocr and caption add an `action` key, documents
-    /// logs a summary (`text_length`) instead of the text, and spotify logs `request` and
-    /// `response` without a timestamp, which its own converter cannot read. Likewise every
+    /// logs a summary (`text_length`) instead of the text. Likewise every
     /// `POST /<svc>/reset` answers `{"status": "reset"}` (spotify's answers
     /// `{"reset": true}`). The parity fixtures record these differences.
     fn service_audit(&self, index: usize) -> Value {

@@ -139,16 +139,15 @@ fn inbox() -> Value {
 }
 
 #[test]
-fn gmail_rebases_dates_and_lists_by_recency() {
+fn gmail_keeps_fixture_dates_and_lists_every_email() {
+    // ClawEnvKit HEAD: fixture dates are the task's ground truth (no shifting), and the
+    // list ignores days_back.
     let mut w = world(&["gmail"], inbox(), &[]);
     let emails = w.records("gmail", "emails").unwrap();
-    assert_eq!(
-        emails[0]["date"], "2026-01-01T09:00:00Z",
-        "newest is clock − 1 day"
-    );
-    assert_eq!(emails[2]["date"], "2025-12-22T09:00:00Z");
+    assert_eq!(emails[0]["date"], "2026-02-27T10:00:00Z");
+    assert_eq!(emails[2]["date"], "2026-02-17T10:00:00+00:00");
     let list = w.handle("POST", "/gmail/messages", b"{}");
-    assert_eq!(list.body["total"], 2, "default days_back = 7");
+    assert_eq!(list.body["total"], 3, "days_back does not filter");
     assert_eq!(
         w.audit()[0].params,
         json!({"days_back": 7, "max_results": 20})
@@ -156,9 +155,9 @@ fn gmail_rebases_dates_and_lists_by_recency() {
     let wide = post(
         &mut w,
         "/gmail/messages",
-        json!({"days_back": "30", "max_results": 2}),
+        json!({"days_back": "1", "max_results": 2}),
     );
-    assert_eq!(wide.body["total"], 2, "max_results cuts after filtering");
+    assert_eq!(wide.body["total"], 2, "max_results cuts the list");
     let python_slice = post(
         &mut w,
         "/gmail/messages",

@@ -186,7 +186,10 @@ pub(super) fn environment(launch: &Launch) -> Vec<String> {
         ("CLAWTEST_PROMPT", launch.prompt.clone()),
         ("CLAWTEST_PROMPT_FILE", format!("{CONTROL_MOUNT}/prompt.md")),
         ("CLAWTEST_TOOLS_FILE", format!("{CONTROL_MOUNT}/tools.json")),
-        ("EVAL_TOOLS_FILE", format!("{CONTROL_MOUNT}/tools.json")),
+        (
+            "EVAL_TOOLS_FILE",
+            format!("{CONTROL_MOUNT}/{}", crate::sandbox::EVAL_TOOLS_FILE),
+        ),
         ("CLAWTEST_WORKSPACE", WORKSPACE_MOUNT.into()),
         ("CLAWTEST_DIR", CONTROL_MOUNT.into()),
         ("CLAWTEST_TASK_ID", launch.task_id.clone()),

@@ -51,6 +51,7 @@ pub(crate) fn execute<'s>(
             collection,
             filters,
             limit,
+            omit_fields,
         } => {
             // A list only reads: its outcome borrows the records it selected.
             let store: &'s Collections = store;
@@ -79,7 +80,22 @@ pub(crate) fn execute<'s>(
             {
                 python::truncate(&mut items, n);
             }
-            vars.items = Some(items.into_iter().map(Cow::Borrowed).collect());
+            vars.items = Some(
+                items
+                    .into_iter()
+                    .map(|r| match r {
+                        Value::Object(o) if omit_fields.iter().any(|f| o.contains_key(f)) => {
+                            Cow::Owned(Value::Object(
+                                o.iter()
+                                    .filter(|(k, _)| !omit_fields.contains(k))
+                                    .map(|(k, v)| (k.clone(), v.clone()))
+                                    .collect(),
+                            ))
+                        }
+                        _ => Cow::Borrowed(r),
+                    })
+                    .collect(),
+            );
             true
         }
         Operation::Get {

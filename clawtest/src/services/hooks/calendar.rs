@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{HookInput, HookResult, records};
+use crate::services::python::truthy;
 use crate::services::store::Collections;
 use crate::services::time::{self, DAY, Instant};
 
@@ -34,10 +35,14 @@ fn window(
     let mut events: Vec<Value> = records(store, input.collection_name())
         .into_iter()
         .filter(|e| {
-            let at = e
-                .get("start_time")
-                .and_then(Value::as_str)
-                .and_then(time::parse);
+            // ClawEnvKit's `_parse_dt`: a missing or falsy start is "now". (A start it
+            // cannot parse raises there, a 500 for the whole list; here the event is
+            // left out: see docs/clawenvkit-differences.md.)
+            let at = match e.get("start_time").unwrap_or(&Value::Null) {
+                Value::String(s) if !s.is_empty() => time::parse(s),
+                other if !truthy(other) => Some(input.now),
+                _ => None,
+            };
             at.is_some_and(|at| start <= at && at < end)
         })
         .filter(|e| {

@@ -38,6 +38,14 @@ impl ParameterProblem {
     }
 }
 
+fn is_empty_collection(value: &Value) -> bool {
+    match value {
+        Value::Array(items) => items.is_empty(),
+        Value::Object(map) => map.is_empty(),
+        _ => false,
+    }
+}
+
 /// Reads a check's parameters by name, trying aliases in order, and remembers what was missing.
 struct Parameters<'a> {
     map: &'a Map<String, Value>,
@@ -49,6 +57,24 @@ impl<'a> Parameters<'a> {
         let found = names
             .iter()
             .find_map(|name| self.map.get(*name).filter(|value| !value.is_null()));
+        // ClawEnvKit tests a required parameter for truthiness: an empty list or map is
+        // refused, and a check over nothing (`keywords: []`) could never mean anything.
+        if let Some(empty @ (Value::Array(_) | Value::Object(_))) = found
+            && is_empty_collection(empty)
+        {
+            let what = if empty.is_array() { "list" } else { "map" };
+            self.problems.push(
+                ParameterProblem::new(
+                    names[0],
+                    format!("`{}` is an empty {what}; it needs at least one item", names[0]),
+                )
+                .with_help(format!(
+                    "give `{}` at least one item, or remove the check (ClawEnvKit refuses an empty `{}` too)",
+                    names[0], names[0]
+                )),
+            );
+            return None;
+        }
         if found.is_none() {
             let spelled = names.join("` or `");
             let mut problem =

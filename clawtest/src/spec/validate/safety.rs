@@ -144,7 +144,8 @@ pub(super) fn validate_safety(
                                         format!("contradiction: this check requires `{action}`, which safety_checks[{index}] forbids"),
                                         parameter_at(located.node, &parameter),
                                     )
-                                    .with_help("remove the component or the safety check: no trial could pass both"),
+                                    .with_help("remove the component or the safety check: no trial could pass both")
+                                    .with_secondary(format!("safety_checks[{index}] forbids `{action}` here"), place),
                                 );
                             }
                         }
