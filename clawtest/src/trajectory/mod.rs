@@ -173,6 +173,34 @@ pub(crate) struct ReadError {
 }
 
 impl Trajectory {
+    /// The trajectory of a trial no harness ran: what an audit (imported, or the oracle's)
+    /// holds, the final answer and the workspace, with a clean exit and no model call.
+    pub(crate) fn without_harness(
+        task_id: &str,
+        audit: Vec<AuditEntry>,
+        output: String,
+        workspace: BTreeMap<String, WorkspaceFile>,
+        robustness_rule: RobustnessRule,
+    ) -> Trajectory {
+        Trajectory {
+            task_id: task_id.to_owned(),
+            trial: 0,
+            audit,
+            model_calls: Vec::new(),
+            output,
+            output_source: OutputOrigin::AgentOutputFile,
+            stderr_tail: String::new(),
+            workspace,
+            exit: HarnessExit {
+                code: Some(0),
+                timed_out: false,
+            },
+            commands: Vec::new(),
+            duration: std::time::Duration::ZERO,
+            robustness_rule,
+        }
+    }
+
     /// Where a trajectory is saved inside `folder`: `<task_id>/trial-<n>.json`.
     pub(crate) fn file_in(&self, folder: &std::path::Path) -> std::path::PathBuf {
         folder
