@@ -8,6 +8,7 @@
 
 mod check;
 mod harness_command;
+pub mod secrets;
 mod sections;
 
 use std::path::{Path, PathBuf};
@@ -17,8 +18,8 @@ use miette::{Diagnostic, NamedSource, SourceSpan};
 use sections::RawConfig;
 pub use sections::{
     BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, HarnessConfig,
-    HarnessKind, JudgeConfig, JudgeProvider, LlmConfig, Mode, Price, ProviderConfig, RunConfig,
-    Tier,
+    HarnessKind, JudgeConfig, JudgeProvider, LimitsConfig, LlmConfig, Mode, Price, ProviderConfig,
+    RunConfig, Tier,
 };
 
 /// The file name looked for in the current directory and its ancestors.
@@ -46,6 +47,8 @@ pub struct Config {
     pub judge: JudgeConfig,
     /// `[docker]`: the docker sandbox's per-container limits.
     pub docker: DockerConfig,
+    /// `[limits]`: caps on what a trial sends to the host.
+    pub limits: LimitsConfig,
 }
 
 /// A configuration that cannot be used.
@@ -144,6 +147,7 @@ impl Config {
             llm: LlmConfig::default(),
             judge: JudgeConfig::default(),
             docker: DockerConfig::default(),
+            limits: LimitsConfig::default(),
         }
     }
 
@@ -234,6 +238,7 @@ impl Config {
             llm: raw.llm,
             judge: raw.judge,
             docker: raw.docker,
+            limits: raw.limits,
         })
     }
 

@@ -87,8 +87,10 @@ pub(crate) fn from_clawenvkit(
         exit: HarnessExit {
             code: Some(0),
             timed_out: false,
+            signal: None,
         },
         commands: Vec::new(),
+        limits_reached: Vec::new(),
         duration: std::time::Duration::ZERO,
     })
 }
