@@ -682,7 +682,7 @@ fn links_planted_in_the_container_are_not_followed_and_the_read_back_folder_is_r
         .block_on(sandbox.run(
             probe_launch(
                 "plant-socket-folder",
-                &["link", "/etc/hostname", "/clawtest/sockets/stdout.sock"],
+                &["link", "/etc/hostname", "/clawtest/sockets/harness.stdout"],
                 other_sockets.path(),
                 Duration::from_secs(30),
             ),

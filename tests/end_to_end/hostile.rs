@@ -200,7 +200,17 @@ fn hostile_harnesses_fail_or_error_clearly_next_to_a_task_that_passes_and_leave_
     let flood = trial("floods-audit");
     assert_eq!(flood["status"], "error", "{flood}");
     assert!(
-        flood["message"].as_str().unwrap().contains("20 entries"),
+        flood["message"]
+            .as_str()
+            .unwrap()
+            .contains("past the audit's caps"),
+        "{flood}"
+    );
+    assert!(
+        flood["limits_reached"][0]
+            .as_str()
+            .unwrap()
+            .contains("20 call(s) answered but not recorded past 20 entries"),
         "{flood}"
     );
 
@@ -219,34 +229,18 @@ fn hostile_harnesses_fail_or_error_clearly_next_to_a_task_that_passes_and_leave_
     );
 }
 
-/// Starts a run whose harness writes its id (and an escaped child's) and sleeps; sends
-/// `signal` once it runs; returns the exit code, with the suite and the ids.
-fn stopped_by(signal: &str) -> (i32, Suite, Vec<i32>) {
-    let suite = Suite::new()
-        .config("tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", \"setsid sleep 600 & echo $! >> \\\"$PID_FILE\\\"; echo $$ >> \\\"$PID_FILE\\\"; exec sleep 600\"]\nenv = [\"PID_FILE\"]\n")
-        .demo_task("todo-triage", true);
+/// Runs `cargo-clawtest ARGUMENTS` on `suite` with `PID_FILE` set, sends `signal` once the
+/// pid file lists `started` ids, and returns the exit code and the ids.
+fn signalled(suite: &Suite, arguments: &[&str], started: usize, signal: &str) -> (i32, Vec<i32>) {
     let pid_file = suite.path("pids");
-    let mut child = crate::support::command_in(
-        suite.folder.path(),
-        &suite,
-        &[
-            "--trials",
-            "2",
-            "--jobs",
-            "2",
-            "--json",
-            "results.json",
-            "--junit",
-            "junit.xml",
-        ],
-    )
-    .env("PID_FILE", &pid_file)
-    .stdout(std::process::Stdio::null())
-    .stderr(std::process::Stdio::null())
-    .spawn()
-    .expect("cargo-clawtest starts");
-    eventually("the harnesses never started", || {
-        pids_in(&pid_file).len() >= 4
+    let mut child = crate::support::command_in(suite.folder.path(), suite, arguments)
+        .env("PID_FILE", &pid_file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("cargo-clawtest starts");
+    eventually("what should write the pid file never started", || {
+        pids_in(&pid_file).len() >= started
     });
     let sent = std::process::Command::new("kill")
         .args([signal, &child.id().to_string()])
@@ -254,8 +248,27 @@ fn stopped_by(signal: &str) -> (i32, Suite, Vec<i32>) {
         .unwrap();
     assert!(sent.success());
     let status = child.wait().expect("cargo-clawtest exits");
-    let pids = pids_in(&pid_file);
-    (status.code().unwrap_or(-1), suite, pids)
+    (status.code().unwrap_or(-1), pids_in(&pid_file))
+}
+
+/// A run whose two harnesses each write their id (and an escaped child's) and sleep, stopped
+/// by `signal` once both run: the exit code, with the suite and the ids.
+fn stopped_by(signal: &str) -> (i32, Suite, Vec<i32>) {
+    let suite = Suite::new()
+        .config("tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", \"setsid sleep 600 & echo $! >> \\\"$PID_FILE\\\"; echo $$ >> \\\"$PID_FILE\\\"; exec sleep 600\"]\nenv = [\"PID_FILE\"]\n")
+        .demo_task("todo-triage", true);
+    let arguments = [
+        "--trials",
+        "2",
+        "--jobs",
+        "2",
+        "--json",
+        "results.json",
+        "--junit",
+        "junit.xml",
+    ];
+    let (code, pids) = signalled(&suite, &arguments, 4, signal);
+    (code, suite, pids)
 }
 
 #[test]
@@ -329,29 +342,16 @@ fn ctrl_c_stops_the_harness_build_and_still_writes_results() {
             reference_agent().display().to_string()
         ))
         .demo_task("todo-triage", true);
-    let pid_file = suite.path("pids");
-    let mut child = crate::support::command_in(
-        suite.folder.path(),
+    let (code, pids) = signalled(
         &suite,
         &["--trials", "1", "--json", "results.json"],
-    )
-    .env("PID_FILE", &pid_file)
-    .stdout(std::process::Stdio::null())
-    .stderr(std::process::Stdio::null())
-    .spawn()
-    .expect("cargo-clawtest starts");
-    eventually("the build never started", || !pids_in(&pid_file).is_empty());
-    let sent = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let status = child.wait().expect("cargo-clawtest exits");
-    assert_eq!(status.code(), Some(130));
+        1,
+        "-INT",
+    );
+    assert_eq!(code, 130);
     let results: Value =
         serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
             .unwrap();
     assert_eq!(results["status"], "interrupted");
-    let pids = pids_in(&pid_file);
     eventually("the build outlived the run", || all_gone(&pids));
 }

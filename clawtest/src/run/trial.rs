@@ -277,12 +277,11 @@ pub(crate) async fn run(
             trajectory: Some(Box::new(trajectory)),
         };
     }
-    // An audit with calls missing could hide a forbidden one: not graded.
-    if let Some(note) = audit_note {
+    // An audit with calls missing could hide a forbidden one: not graded (the numbers are in
+    // the trial's `limits_reached`, shown under it).
+    if audit_note.is_some() {
         return TrialOutcome::Error {
-            message: format!(
-                "the harness flooded the services, so the trial cannot be graded: {note}"
-            ),
+            message: "the harness called the services past the audit's caps, and a call left out could hide a forbidden one: not graded".into(),
             trajectory: Some(Box::new(trajectory)),
         };
     }

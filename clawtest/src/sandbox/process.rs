@@ -398,16 +398,17 @@ mod tests {
         text.iter().map(|word| word.to_string()).collect()
     }
 
-    #[tokio::test]
-    async fn checks_run_after_the_harness_in_its_workspace() {
-        let check = |command: &[&str], timeout| CheckCommand {
-            command: words(command),
-            timeout,
-        };
-        let launch = Launch {
-            task_id: "checks".into(),
+    /// A launch of `command` (task `task_id`), served nowhere, with `checks` to run after.
+    fn launch(
+        task_id: &str,
+        command: &[&str],
+        timeout: Duration,
+        checks: Vec<CheckCommand>,
+    ) -> Launch {
+        Launch {
+            task_id: task_id.into(),
             trial: 0,
-            command: words(&["sh", "-c", "printf forty-two > answer.txt"]),
+            command: words(command),
             prompt: "p".into(),
             tools: "[]".into(),
             skill: String::new(),
@@ -418,10 +419,24 @@ mod tests {
                 gateway_url: "http://127.0.0.1:9".into(),
             },
             passthrough: Vec::new(),
-            timeout: Duration::from_secs(30),
+            timeout,
             max_turns: 1,
             limits: crate::config::LimitsConfig::default(),
-            checks: vec![
+            checks,
+        }
+    }
+
+    #[tokio::test]
+    async fn checks_run_after_the_harness_in_its_workspace() {
+        let check = |command: &[&str], timeout| CheckCommand {
+            command: words(command),
+            timeout,
+        };
+        let launch = launch(
+            "checks",
+            &["sh", "-c", "printf forty-two > answer.txt"],
+            Duration::from_secs(30),
+            vec![
                 check(&["sh", "-c", "exit 3"], Duration::from_secs(30)),
                 check(
                     &["sh", "-c", "cat answer.txt; echo \" $CLAWTEST_TASK_ID\""],
@@ -430,7 +445,7 @@ mod tests {
                 check(&["sleep", "30"], Duration::from_millis(200)),
                 check(&["/no/such/program"], Duration::from_secs(30)),
             ],
-        };
+        );
         let (_stop, interrupt) = watch::channel(false);
         let finished = ProcessSandbox.run(launch, interrupt).await.unwrap();
         assert_eq!(finished.exit.code, Some(0));
@@ -470,35 +485,20 @@ mod tests {
             command: words(&["sh", "-c", &command]),
             timeout,
         };
-        let launch = Launch {
-            task_id: "escapes".into(),
-            trial: 0,
-            command: words(&[
-                "sh",
-                "-c",
-                &format!("{escape} echo started; exec sleep 600"),
-            ]),
-            prompt: "p".into(),
-            tools: "[]".into(),
-            skill: String::new(),
-            mcp_config: String::new(),
-            files: Vec::new(),
-            endpoints: Endpoints::Loopback {
-                services_url: "http://127.0.0.1:9".into(),
-                gateway_url: "http://127.0.0.1:9".into(),
-            },
-            passthrough: vec![("PID_FILE".into(), pids.display().to_string())],
-            timeout: Duration::from_millis(500),
-            max_turns: 1,
-            limits: crate::config::LimitsConfig::default(),
-            checks: vec![
+        let started = format!("{escape} echo started; exec sleep 600");
+        let mut launch = launch(
+            "escapes",
+            &["sh", "-c", &started],
+            Duration::from_millis(500),
+            vec![
                 check(format!("{escape} echo checked"), Duration::from_secs(600)),
                 check(
                     format!("{escape} exec sleep 600"),
                     Duration::from_millis(300),
                 ),
             ],
-        };
+        );
+        launch.passthrough = vec![("PID_FILE".into(), pids.display().to_string())];
         let (_stop, interrupt) = watch::channel(false);
         let finished = ProcessSandbox.run(launch, interrupt).await.unwrap();
         assert!(finished.exit.timed_out, "{:?}", finished.exit);
@@ -518,25 +518,12 @@ mod tests {
 
     #[tokio::test]
     async fn a_signal_that_ends_the_harness_is_recorded() {
-        let launch = Launch {
-            task_id: "crash".into(),
-            trial: 0,
-            command: words(&["sh", "-c", "echo answer; kill -SEGV $$"]),
-            prompt: "p".into(),
-            tools: "[]".into(),
-            skill: String::new(),
-            mcp_config: String::new(),
-            files: Vec::new(),
-            endpoints: Endpoints::Loopback {
-                services_url: "http://127.0.0.1:9".into(),
-                gateway_url: "http://127.0.0.1:9".into(),
-            },
-            passthrough: Vec::new(),
-            timeout: Duration::from_secs(30),
-            max_turns: 1,
-            limits: crate::config::LimitsConfig::default(),
-            checks: Vec::new(),
-        };
+        let launch = launch(
+            "crash",
+            &["sh", "-c", "echo answer; kill -SEGV $$"],
+            Duration::from_secs(30),
+            Vec::new(),
+        );
         let (_stop, interrupt) = watch::channel(false);
         let finished = ProcessSandbox.run(launch, interrupt).await.unwrap();
         assert_eq!(finished.exit.code, None);
