@@ -355,3 +355,15 @@ fn ctrl_c_stops_the_harness_build_and_still_writes_results() {
     assert_eq!(results["status"], "interrupted");
     eventually("the build outlived the run", || all_gone(&pids));
 }
+
+#[test]
+fn a_killed_run_takes_its_harnesses_with_it() {
+    // SIGKILL: no handler runs; the harness's death signal (PR_SET_PDEATHSIG) ends it.
+    let suite = Suite::new()
+        .config("tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", \"echo $$ >> \\\"$PID_FILE\\\"; exec sleep 600\"]\nenv = [\"PID_FILE\"]\n")
+        .demo_task("todo-triage", true);
+    let (_, pids) = signalled(&suite, &["--trials", "1"], 1, "-KILL");
+    eventually("a harness outlived the clawtest that started it", || {
+        all_gone(&pids)
+    });
+}
