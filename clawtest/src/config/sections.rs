@@ -155,6 +155,10 @@ pub struct LimitsConfig {
     /// calls are answered but not recorded.
     #[serde(default = "default_audit_bytes")]
     pub audit_bytes: usize,
+    /// Bytes of entries one `GET /audit` answer carries (default 1 MiB): the earliest that
+    /// fit, with `"truncated": true` when some were left out (`total` counts them all).
+    #[serde(default = "default_audit_answer_bytes")]
+    pub audit_answer_bytes: usize,
 }
 
 impl Default for LimitsConfig {
@@ -167,6 +171,7 @@ impl Default for LimitsConfig {
             workspace_files: default_workspace_files(),
             audit_entries: default_audit_entries(),
             audit_bytes: default_audit_bytes(),
+            audit_answer_bytes: default_audit_answer_bytes(),
         }
     }
 }
@@ -197,6 +202,10 @@ fn default_audit_entries() -> usize {
 
 fn default_audit_bytes() -> usize {
     32 << 20
+}
+
+fn default_audit_answer_bytes() -> usize {
+    1 << 20
 }
 
 /// ClawEnvKit's harness tiers: how the agent finds its tools.

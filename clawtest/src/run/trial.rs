@@ -386,6 +386,7 @@ fn world_options(task: &Task, trial: u32, limits: &crate::config::LimitsConfig) 
         faults,
         audit_entries: limits.audit_entries,
         audit_bytes: limits.audit_bytes,
+        audit_answer_bytes: limits.audit_answer_bytes,
         ..WorldOptions::default()
     }
 }

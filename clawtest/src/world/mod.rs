@@ -63,6 +63,8 @@ pub struct WorldOptions {
     pub audit_entries: usize,
     /// The most bytes of parameters and answers the audit holds (`limits.audit_bytes`).
     pub audit_bytes: usize,
+    /// The most bytes of entries one `GET /audit` answer carries (`limits.audit_answer_bytes`).
+    pub audit_answer_bytes: usize,
 }
 
 impl Default for WorldOptions {
@@ -73,6 +75,7 @@ impl Default for WorldOptions {
             faults: FaultPlan::default(),
             audit_entries: limits.audit_entries,
             audit_bytes: limits.audit_bytes,
+            audit_answer_bytes: limits.audit_answer_bytes,
         }
     }
 }
@@ -82,6 +85,7 @@ impl Default for WorldOptions {
 struct AuditCap {
     entries: usize,
     bytes: usize,
+    answer_bytes: usize,
     held_bytes: usize,
     dropped: u64,
 }
@@ -282,6 +286,7 @@ impl World {
             audit_cap: AuditCap {
                 entries: options.audit_entries,
                 bytes: options.audit_bytes,
+                answer_bytes: options.audit_answer_bytes,
                 ..AuditCap::default()
             },
             next_seq: 1,
