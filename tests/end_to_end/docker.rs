@@ -741,7 +741,43 @@ fn clean_removes_containers_left_by_earlier_runs() {
             .expect("container created");
     });
     assert_eq!(containers_labelled(label).len(), 1);
-    let outcome = clawtest(ready, &repository(), &["clean"], &[]);
+    // And the scratch folders of a run that was killed: marked, its process gone. A folder
+    // without the marker is another program's, whatever its name.
+    let temporary = tempfile::tempdir().expect("temporary folder");
+    let orphan = temporary.path().join("clawtest-trial-orphan");
+    let foreign = temporary.path().join("clawtest-trial-foreign");
+    for folder in [&orphan, &foreign] {
+        std::fs::create_dir_all(folder.join("workspace")).expect("folder");
+    }
+    std::fs::write(
+        orphan.join(".clawtest-owner"),
+        format!("{}/999999999", host_name()),
+    )
+    .expect("marker");
+    let temporary_path = temporary.path().display().to_string();
+    let outcome = clawtest(
+        ready,
+        &repository(),
+        &["clean"],
+        &[("TMPDIR", temporary_path.as_str())],
+    );
     assert_eq!(outcome.code, 0, "{}", outcome.stderr);
     assert!(containers_labelled(label).is_empty());
+    assert!(
+        outcome
+            .stderr
+            .contains("removed 1 clawtest temporary folder(s)"),
+        "{}",
+        outcome.stderr
+    );
+    assert!(!orphan.exists());
+    assert!(foreign.exists());
+}
+
+/// This host's name, as the owner markers write it.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .expect("host name")
+        .trim()
+        .to_string()
 }
