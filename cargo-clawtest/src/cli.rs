@@ -58,7 +58,7 @@ pub enum Command {
     /// Print the JSON Schema of task.yaml, for editors (the repository commits it as
     /// schema/task.schema.json).
     Schema,
-    /// Remove docker-sandbox containers that earlier (crashed) runs left behind.
+    /// Remove the temporary folders and docker-sandbox containers that earlier (crashed) runs left behind.
     Clean,
     /// Serve one task's services alone, for debugging an agent by hand; prints the URL,
     /// the tools and each call as it happens, until Ctrl-C.

@@ -5,6 +5,7 @@ mod commands;
 mod docker;
 mod gateway;
 mod github;
+mod hostile;
 mod oracle;
 mod serve;
 mod support;

@@ -1,5 +1,5 @@
 //! `cargo clawtest [run] [FILTER…]`: runs the suite with the terminal reporter (and the
-//! trajectory writer), lets Ctrl-C escalate, decides the run's status once (the grade snapshots
+//! trajectory writer), lets Ctrl-C (or SIGTERM, SIGHUP) escalate, decides the run's status once (the grade snapshots
 //! of `--snapshots` included), then writes every output with it.
 
 use std::io::IsTerminal;
@@ -18,6 +18,8 @@ use crate::errors::{ExpectedError, exit};
 
 pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
     let config = load_config(global)?;
+    // SAFETY: no thread has been started yet (the runtime comes below).
+    unsafe { clawtest::config::secrets::take(&config) };
     let request = Request {
         paths: arguments.paths.clone(),
         filters: arguments.filters.clone(),
@@ -51,14 +53,15 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         eprintln!("{}", chosen.note);
         let sandbox = chosen.sandbox;
         let aborting = Arc::clone(&sandbox);
+        let signals = interrupt::Signals::install().map_err(ExpectedError::Runtime)?;
         let interrupted = interrupt::escalate(
-            tokio::signal::ctrl_c,
+            signals.into_source(),
             move || async move { aborting.abort().await },
             |notice| match notice {
                 Notice::Stopping => eprintln!(
                     "\ninterrupted: stopping trials and writing partial results (Ctrl-C again to quit at once)"
                 ),
-                Notice::Aborted => std::process::exit(i32::from(exit::INTERRUPTED)),
+                Notice::Aborted => std::process::exit(i32::from(exit::interrupted())),
             },
         );
         let mut terminal = TerminalReporter::new(

@@ -8,6 +8,7 @@
 
 mod check;
 mod harness_command;
+pub mod secrets;
 mod sections;
 
 use std::path::{Path, PathBuf};
@@ -17,8 +18,8 @@ use miette::{Diagnostic, NamedSource, SourceSpan};
 use sections::RawConfig;
 pub use sections::{
     BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, HarnessConfig,
-    HarnessKind, JudgeConfig, JudgeProvider, LlmConfig, Mode, Price, ProviderConfig, RunConfig,
-    Tier, ValidateConfig,
+    HarnessKind, JudgeConfig, JudgeProvider, LimitsConfig, LlmConfig, Mode, Price, ProviderConfig,
+    RunConfig, Tier, ValidateConfig,
 };
 
 /// The file name looked for in the current directory and its ancestors.
@@ -48,6 +49,8 @@ pub struct Config {
     pub docker: DockerConfig,
     /// `[validate]`: what `validate` checks beyond each task's structure.
     pub validate: ValidateConfig,
+    /// `[limits]`: caps on what a trial sends to the host.
+    pub limits: LimitsConfig,
 }
 
 /// A configuration that cannot be used.
@@ -147,6 +150,7 @@ impl Config {
             judge: JudgeConfig::default(),
             docker: DockerConfig::default(),
             validate: ValidateConfig::default(),
+            limits: LimitsConfig::default(),
         }
     }
 
@@ -238,6 +242,7 @@ impl Config {
             judge: raw.judge,
             docker: raw.docker,
             validate: raw.validate,
+            limits: raw.limits,
         })
     }
 

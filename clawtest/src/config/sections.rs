@@ -1,5 +1,5 @@
-//! The sections of `clawtest.toml`, as read: `[harness]`, `[run]`, `[gates]`, `[llm]`, `[judge]`
-//! and `[docker]`, each with its defaults, and `RawConfig`, the file with every table optional.
+//! The sections of `clawtest.toml`, as read: `[harness]`, `[run]`, `[gates]`, `[llm]`, `[judge]`,
+//! `[docker]` and `[limits]`, each with its defaults, and `RawConfig`, the file with every table optional.
 //! Unknown keys are errors (`deny_unknown_fields`); the checks across values are in
 //! `config/check.rs`.
 
@@ -59,7 +59,7 @@ fn default_judge_cache() -> PathBuf {
 }
 
 /// How the project's agent is started.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HarnessConfig {
     /// `"process"` (the default: `command` is started for each trial) or `"rust"` (a Rust
@@ -90,6 +90,122 @@ pub struct HarnessConfig {
     /// Which tool surfaces the harness gets and the prompt advertises.
     #[serde(default)]
     pub tier: Tier,
+    /// The exit codes that mean the harness ran normally (default `[0]`). Any other exit, a
+    /// signal, or a failure to start makes the trial an error, with the end of its stderr.
+    #[serde(default = "default_success_exit_codes")]
+    pub success_exit_codes: Vec<i32>,
+    /// How long `build` may run before it is killed and the run stops (default 600 s).
+    #[serde(default = "default_build_timeout")]
+    pub build_timeout_seconds: u64,
+}
+
+impl Default for HarnessConfig {
+    fn default() -> HarnessConfig {
+        HarnessConfig {
+            kind: HarnessKind::default(),
+            command: None,
+            build: None,
+            env: Vec::new(),
+            image: None,
+            dockerfile: None,
+            context: None,
+            tier: Tier::default(),
+            success_exit_codes: default_success_exit_codes(),
+            build_timeout_seconds: default_build_timeout(),
+        }
+    }
+}
+
+fn default_success_exit_codes() -> Vec<i32> {
+    vec![0]
+}
+
+fn default_build_timeout() -> u64 {
+    600
+}
+
+/// `[limits]`: caps on every byte stream that reaches the host from a trial. When one bites,
+/// the trial's trajectory (`limits_reached`) and its report line say so.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Bytes kept of the harness's stdout and of its stderr, each (default 4 MiB). Beyond it
+    /// the *end* is kept: a final answer printed last survives.
+    #[serde(default = "default_output_bytes")]
+    pub output_bytes: usize,
+    /// Bytes read of `agent_output.txt` (default 1 MiB; the start is kept).
+    #[serde(default = "default_output_file_bytes")]
+    pub output_file_bytes: usize,
+    /// A workspace file larger than this is listed with its size but not hashed (default
+    /// 64 MiB).
+    #[serde(default = "default_workspace_file_bytes")]
+    pub workspace_file_bytes: u64,
+    /// Bytes hashed over the whole workspace snapshot (default 256 MiB); files past it are
+    /// listed with their size only.
+    #[serde(default = "default_workspace_total_bytes")]
+    pub workspace_total_bytes: u64,
+    /// Workspace files listed in a snapshot (default 10000).
+    #[serde(default = "default_workspace_files")]
+    pub workspace_files: usize,
+    /// Audit entries a trial's services record (default 10000); later calls are answered but
+    /// not recorded.
+    #[serde(default = "default_audit_entries")]
+    pub audit_entries: usize,
+    /// Bytes of request and answer bodies the audit records in all (default 32 MiB); later
+    /// calls are answered but not recorded.
+    #[serde(default = "default_audit_bytes")]
+    pub audit_bytes: usize,
+    /// Bytes of entries one `GET /audit` answer carries (default 1 MiB): the earliest that
+    /// fit, with `"truncated": true` when some were left out (`total` counts them all).
+    #[serde(default = "default_audit_answer_bytes")]
+    pub audit_answer_bytes: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> LimitsConfig {
+        LimitsConfig {
+            output_bytes: default_output_bytes(),
+            output_file_bytes: default_output_file_bytes(),
+            workspace_file_bytes: default_workspace_file_bytes(),
+            workspace_total_bytes: default_workspace_total_bytes(),
+            workspace_files: default_workspace_files(),
+            audit_entries: default_audit_entries(),
+            audit_bytes: default_audit_bytes(),
+            audit_answer_bytes: default_audit_answer_bytes(),
+        }
+    }
+}
+
+fn default_output_bytes() -> usize {
+    4 << 20
+}
+
+fn default_output_file_bytes() -> usize {
+    1 << 20
+}
+
+fn default_workspace_file_bytes() -> u64 {
+    64 << 20
+}
+
+fn default_workspace_total_bytes() -> u64 {
+    256 << 20
+}
+
+fn default_workspace_files() -> usize {
+    10_000
+}
+
+fn default_audit_entries() -> usize {
+    10_000
+}
+
+fn default_audit_bytes() -> usize {
+    32 << 20
+}
+
+fn default_audit_answer_bytes() -> usize {
+    1 << 20
 }
 
 /// ClawEnvKit's harness tiers: how the agent finds its tools.
@@ -384,6 +500,7 @@ pub(super) struct RawConfig {
     pub(super) docker: DockerConfig,
     #[serde(default)]
     pub(super) validate: ValidateConfig,
+    pub(super) limits: LimitsConfig,
 }
 
 /// Where model answers come from.

@@ -33,9 +33,9 @@ impl HttpJudge {
     ) -> HttpJudge {
         let api_key = match api_key_env {
             None => Ok(None),
-            Some(variable) => std::env::var(variable)
+            Some(variable) => crate::config::secrets::var(variable)
                 .map(Some)
-                .map_err(|_| format!("the judge's key variable `{variable}` is not set")),
+                .ok_or_else(|| format!("the judge's key variable `{variable}` is not set")),
         };
         let upstream = api_key.and_then(|api_key| {
             let endpoint = Endpoint {

@@ -111,7 +111,19 @@ impl TrialOutcome {
                 reason: reason.clone(),
             },
         };
-        TrialSummary { trial, status }
+        let limits_reached = match self {
+            TrialOutcome::Graded { trajectory, .. }
+            | TrialOutcome::Error {
+                trajectory: Some(trajectory),
+                ..
+            } => trajectory.limits_reached.clone(),
+            _ => Vec::new(),
+        };
+        TrialSummary {
+            trial,
+            status,
+            limits_reached,
+        }
     }
 }
 

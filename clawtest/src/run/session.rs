@@ -198,7 +198,7 @@ pub async fn execute(
     prepared: Prepared,
     sandbox: Arc<dyn Sandbox>,
     reporter: &mut dyn Reporter,
-    interrupt: watch::Receiver<bool>,
+    mut interrupt: watch::Receiver<bool>,
 ) -> Result<Executed, SessionError> {
     let Prepared {
         suite,
@@ -231,7 +231,8 @@ pub async fn execute(
         && !suite.tasks.is_empty()
         && let Some(build) = config.harness_build()?
     {
-        super::build_harness(&build, &config.root)
+        let limit = std::time::Duration::from_secs(config.harness.build_timeout_seconds);
+        super::build_harness(&build, &config.root, limit, &mut interrupt)
             .await
             .map_err(SessionError::Build)?;
     }
@@ -239,7 +240,7 @@ pub async fn execute(
         .harness
         .env
         .iter()
-        .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
+        .filter_map(|name| crate::config::secrets::var(name).map(|value| (name.clone(), value)))
         .collect();
     // A shard sees part of the suite: its gates would judge a part as the whole. Shards are
     // gated together by `cargo clawtest merge`.
@@ -272,6 +273,8 @@ pub async fn execute(
             command,
             passthrough,
             tier: config.harness.tier,
+            success_exit_codes: config.harness.success_exit_codes.clone(),
+            limits: config.limits,
         },
         cassettes: config.cassettes(),
         models,
@@ -303,12 +306,14 @@ pub(crate) fn models(config: &Config, request: &Request) -> Result<Models, Sessi
                     .map(|settings| {
                         let api_key = match &settings.api_key_env {
                             None => None,
-                            Some(variable) => Some(std::env::var(variable).map_err(|_| {
-                                SessionError::MissingKey {
-                                    provider,
-                                    variable: variable.clone(),
-                                }
-                            })?),
+                            Some(variable) => {
+                                Some(crate::config::secrets::var(variable).ok_or_else(|| {
+                                    SessionError::MissingKey {
+                                        provider,
+                                        variable: variable.clone(),
+                                    }
+                                })?)
+                            }
                         };
                         Ok::<_, SessionError>(Endpoint {
                             base_url: settings.base_url.clone(),

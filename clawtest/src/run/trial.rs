@@ -21,11 +21,13 @@ use crate::services::Catalogue;
 use crate::spec::Task;
 use crate::surfaces::mcp::{McpServer, mcp_config};
 use crate::surfaces::skill::skill_md;
-use crate::trajectory::{CommandRun, OutputOrigin, RobustnessRule, Trajectory};
+use crate::trajectory::{CommandRun, HarnessExit, OutputOrigin, RobustnessRule, Trajectory};
 use crate::world::{FaultPlan, World, WorldOptions};
 
 /// How much of the harness's stderr a trajectory keeps.
 const STDERR_TAIL: usize = 4000;
+/// How much of the harness's stderr an error message shows.
+const STDERR_IN_MESSAGE: usize = 2000;
 /// How much of a check command's output a trajectory keeps.
 const COMMAND_OUTPUT_TAIL: usize = 2000;
 
@@ -37,6 +39,10 @@ pub(crate) struct TrialContext<'a> {
     pub(crate) passthrough: &'a [(String, String)],
     /// Which tool surfaces the harness gets (`harness.tier`).
     pub(crate) tier: Tier,
+    /// The exit codes of a harness that ran normally (`harness.success_exit_codes`).
+    pub(crate) success_exit_codes: &'a [i32],
+    /// The caps on what reaches the host (`[limits]`).
+    pub(crate) limits: &'a crate::config::LimitsConfig,
     pub(crate) tools: &'a str,
     pub(crate) threshold: f64,
     /// Answers `llm_judge` components.
@@ -98,7 +104,7 @@ pub(crate) async fn run(
         &task.services,
         &task.fixtures,
         &bindings,
-        world_options(task, trial),
+        world_options(task, trial, context.limits),
     ) {
         Ok(world) => Arc::new(Mutex::new(world)),
         Err(error) => {
@@ -123,7 +129,14 @@ pub(crate) async fn run(
     let (stop_gateway, gateway_stopped) = oneshot::channel::<()>();
     let tools: serde_json::Value = serde_json::from_str(context.tools).unwrap_or_default();
     let mcp = Arc::new(McpServer::from_tools_json(&tools));
+    // On loopback every process of the host can reach the port: the services answer only
+    // under a random per-trial path, which only this trial's harness is told.
+    let token: Arc<str> = match &endpoints {
+        Endpoints::Loopback { .. } => format!("/t/{}", crate::sandbox::random_token()).into(),
+        Endpoints::Sockets { .. } => "".into(),
+    };
     let served_world = Arc::clone(&world);
+    let served_token = Arc::clone(&token);
     // Its own thread: every request takes the world's lock (see accept_loop_on_own_thread).
     let services_server = tokio::spawn(crate::http::accept_loop_on_own_thread(
         services_listener,
@@ -131,10 +144,11 @@ pub(crate) async fn run(
             let _ = services_stopped.await;
         },
         move |stream| {
-            crate::serve::serve_connection_with_mcp(
+            crate::serve::serve_connection_behind(
                 stream,
                 Arc::clone(&served_world),
                 Some(Arc::clone(&mcp)),
+                Arc::clone(&served_token),
             )
         },
     ));
@@ -144,8 +158,12 @@ pub(crate) async fn run(
         Endpoints::Loopback { .. } => None,
         Endpoints::Sockets { .. } => Some(crate::sandbox::docker::SHIM_MOUNT),
     };
-    let services_url = match &endpoints {
-        Endpoints::Loopback { services_url, .. } => services_url.clone(),
+    let mut endpoints = endpoints;
+    let services_url = match &mut endpoints {
+        Endpoints::Loopback { services_url, .. } => {
+            services_url.push_str(&token);
+            services_url.clone()
+        }
         Endpoints::Sockets { .. } => {
             format!("http://127.0.0.1:{}", crate::sandbox::docker::SERVICES_PORT)
         }
@@ -185,6 +203,7 @@ pub(crate) async fn run(
         passthrough: context.passthrough.to_vec(),
         timeout: task.limits.timeout,
         max_turns: task.limits.max_turns,
+        limits: *context.limits,
         // The exit_code / pytest_pass commands, run where the harness ran once it has ended.
         checks: planned
             .iter()
@@ -212,10 +231,12 @@ pub(crate) async fn run(
             };
         }
     };
-    let audit = world
+    let (audit, audit_note) = world
         .lock()
-        .map(|world| world.audit().to_vec())
+        .map(|world| (world.audit().to_vec(), world.audit_cap_note()))
         .unwrap_or_default();
+    let mut limits_reached = finished.limits_reached;
+    limits_reached.extend(audit_note.clone());
     let (output, output_source) = match finished.output_file {
         Some(text) => (text, OutputOrigin::AgentOutputFile),
         None => (finished.stdout.clone(), OutputOrigin::Stdout),
@@ -243,6 +264,7 @@ pub(crate) async fn run(
                 ),
             })
             .collect(),
+        limits_reached,
         duration: finished.duration,
         robustness_rule: RobustnessRule::InjectedFaults,
     };
@@ -258,6 +280,21 @@ pub(crate) async fn run(
     if let Some(failure) = gateway.failure() {
         return TrialOutcome::Error {
             message: format!("model gateway ({}): {failure}", context.models.mode.name()),
+            trajectory: Some(Box::new(trajectory)),
+        };
+    }
+    // An audit with calls missing could hide a forbidden one: not graded (the numbers are in
+    // the trial's `limits_reached`, shown under it).
+    if audit_note.is_some() {
+        return TrialOutcome::Error {
+            message: "the harness called the services past the audit's caps, and a call left out could hide a forbidden one: not graded".into(),
+            trajectory: Some(Box::new(trajectory)),
+        };
+    }
+    // A crash is not an answer: grading it would score an empty output (issue #17).
+    if let Some(problem) = harness_problem(&trajectory.exit, context.success_exit_codes) {
+        return TrialOutcome::Error {
+            message: format!("the harness {problem}{}", stderr_end(&finished.stderr)),
             trajectory: Some(Box::new(trajectory)),
         };
     }
@@ -340,7 +377,7 @@ fn surfaces(
 
 /// The World's options for one trial: the task's fault injection (`error_injection`),
 /// seeded per (task, trial) so every trial sees its own reproducible faults.
-fn world_options(task: &Task, trial: u32) -> WorldOptions {
+fn world_options(task: &Task, trial: u32, limits: &crate::config::LimitsConfig) -> WorldOptions {
     let faults = match &task.error_injection {
         Some(injection) => FaultPlan::for_trial(
             &task.id,
@@ -353,6 +390,9 @@ fn world_options(task: &Task, trial: u32) -> WorldOptions {
     };
     WorldOptions {
         faults,
+        audit_entries: limits.audit_entries,
+        audit_bytes: limits.audit_bytes,
+        audit_answer_bytes: limits.audit_answer_bytes,
         ..WorldOptions::default()
     }
 }
@@ -373,9 +413,7 @@ async fn listen(
             Ok((services.into(), gateway.into(), endpoints, None))
         }
         Transport::Sockets => {
-            let folder = tempfile::Builder::new()
-                .prefix("clawtest-sockets-")
-                .tempdir()?;
+            let folder = crate::sandbox::scratch::folder("sockets")?;
             let services = UnixListener::bind(folder.path().join(SERVICES_SOCKET))?;
             let gateway = UnixListener::bind(folder.path().join(GATEWAY_SOCKET))?;
             let endpoints = Endpoints::Sockets {
@@ -389,6 +427,44 @@ async fn listen(
             ))
         }
     }
+}
+
+/// What was wrong with how the harness ended, if anything: an exit code not listed in
+/// `harness.success_exit_codes`, or a signal. A harness killed at the time limit is graded
+/// (what it did until then counts), so it is not a problem here.
+fn harness_problem(exit: &HarnessExit, success_exit_codes: &[i32]) -> Option<String> {
+    if exit.timed_out {
+        return None;
+    }
+    match exit.code {
+        Some(code) if success_exit_codes.contains(&code) => None,
+        Some(code) => Some(format!(
+            "exited with code {code} (harness.success_exit_codes is {success_exit_codes:?})"
+        )),
+        None => Some(match exit.signal {
+            Some(signal) => format!("was killed by signal {signal}"),
+            None => "was killed by a signal".into(),
+        }),
+    }
+}
+
+/// The end of the harness's stderr, for an error message: its last lines, indented.
+fn stderr_end(stderr: &str) -> String {
+    const LINES: usize = 20;
+    let end = tail(stderr.trim_end(), STDERR_IN_MESSAGE);
+    if end.trim().is_empty() {
+        return "; its stderr was empty".into();
+    }
+    let lines: Vec<&str> = end.lines().collect();
+    let shown = &lines[lines.len().saturating_sub(LINES)..];
+    format!(
+        "; the end of its stderr:\n{}",
+        shown
+            .iter()
+            .map(|line| format!("      {line}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    )
 }
 
 fn tail(text: &str, limit: usize) -> String {

@@ -4,8 +4,10 @@
 //! to run afterwards) and gets back a [`Finished`] (exit, output, workspace, check results).
 //! `process` runs the harness as a local command; `docker` runs it in a container.
 
+pub(crate) mod capture;
 pub mod docker;
 pub(crate) mod process;
+pub mod scratch;
 pub mod select;
 
 use std::collections::BTreeMap;
@@ -14,6 +16,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::Duration;
 
+use sha2::Digest;
 use tokio::sync::watch;
 
 use crate::spec::FileCopy;
@@ -49,6 +52,8 @@ pub struct Launch {
     pub timeout: Duration,
     /// The task's `limits.max_turns`, passed as `AGENT_MAX_TURNS` for the harness to honour.
     pub max_turns: u32,
+    /// The caps on what reaches the host (`[limits]`).
+    pub limits: crate::config::LimitsConfig,
     /// Commands run after the harness has ended, in the same environment (the process
     /// backend: the workspace with the harness's environment; docker: an exec in the
     /// still-running container), in order. Their results are [`Finished::checks`].
@@ -128,6 +133,8 @@ pub struct Finished {
     pub duration: Duration,
     /// One outcome per [`Launch::checks`] entry, in order.
     pub checks: Vec<CheckOutcome>,
+    /// The `[limits]` caps that bit, one note each.
+    pub limits_reached: Vec<String>,
 }
 
 /// Why a backend could not run the harness at all (an infrastructure error, not a failed
@@ -244,3 +251,22 @@ pub const EVAL_TOOLS_FILE: &str = "eval-tools.json";
 
 /// The workspace-relative path of the final answer file.
 pub const OUTPUT_FILE: &str = "agent_output.txt";
+
+/// 128 random bits in hex, from the kernel (a trial's mark, the services URL's token).
+pub(crate) fn random_token() -> String {
+    let mut bytes = [0u8; 16];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        // SAFETY: writes at most the remaining length into the buffer.
+        let read = unsafe {
+            libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
+        };
+        if read <= 0 {
+            // No entropy call: still unique per process and moment, if guessable.
+            let fallback = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
+            return format!("{:x}", sha2::Sha256::digest(fallback.as_bytes()))[..32].to_string();
+        }
+        filled += read as usize;
+    }
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
