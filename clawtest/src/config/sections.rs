@@ -500,6 +500,7 @@ pub(super) struct RawConfig {
     pub(super) docker: DockerConfig,
     #[serde(default)]
     pub(super) validate: ValidateConfig,
+    #[serde(default)]
     pub(super) limits: LimitsConfig,
 }
 
