@@ -132,7 +132,7 @@ fn a_replay_whose_request_diverges_from_the_recording_exits_102_naming_the_field
     assert_eq!(outcome.code, 102, "{outcome:#?}");
     assert!(
         outcome.stdout.contains(
-            "task `todo-triage` trial 0 call 0: request diverges from the cassette: body.messages[-1].content: recorded \"Review every task"
+            "task `todo-triage` trial 0 call 0: request diverges from the cassette: body.messages[-1].content differs at character 0 (line 1): recorded \"⟦Review every task"
         ),
         "{}",
         outcome.stdout

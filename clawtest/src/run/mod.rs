@@ -65,6 +65,8 @@ pub(crate) struct Models {
     pub(crate) prices: Arc<Prices>,
     /// Shared by every trial; once spent, no further trial starts.
     pub(crate) budget: Arc<Budget>,
+    /// How replays match and how much the gateways read (`[llm.replay]`, the byte limits).
+    pub(crate) rules: Arc<crate::gateway::Rules>,
 }
 
 /// Where and with what the trials run.

@@ -307,5 +307,13 @@ pub(crate) fn models(config: &Config, request: &Request) -> Result<Models, Sessi
         upstream,
         prices: Arc::new(Prices(llm.prices.clone())),
         budget: Arc::new(Budget::new(request.max_cost_usd.or(llm.max_cost_usd))),
+        // The configuration's checks already tried every pattern.
+        rules: Arc::new(crate::gateway::Rules::from_config(llm).map_err(|message| {
+            ConfigError::Value {
+                origin: config.origin.clone(),
+                field: "llm.replay".into(),
+                message,
+            }
+        })?),
     })
 }
