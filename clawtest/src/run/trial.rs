@@ -254,13 +254,6 @@ pub(crate) async fn run(
     };
     // A model call the cassette could not answer means the trial did not see the model it was
     // meant to: grading it would judge the gateway, not the agent.
-    if let Some(failure @ crate::gateway::GatewayFailure::BudgetReached { .. }) = gateway.failure()
-    {
-        // Not a verdict on the agent: the trial was cut short by the run's cost limit.
-        return TrialOutcome::NotRun {
-            reason: failure.to_string(),
-        };
-    }
     if gateway.failure().is_some() {
         return gateway_error(&gateway, context, Some(trajectory));
     }
@@ -290,19 +283,29 @@ pub(crate) async fn run(
     }
 }
 
-/// The trial as an infrastructure error: the gateway's first failure.
+/// The trial after the gateway's first failure: not run when the run's cost limit cut it
+/// short (not a verdict on the agent), else an infrastructure error.
 fn gateway_error(
     gateway: &Gateway,
     context: &TrialContext<'_>,
     trajectory: Option<Trajectory>,
 ) -> TrialOutcome {
-    let failure = gateway
-        .failure()
-        .map(|failure| failure.to_string())
-        .unwrap_or_default();
-    TrialOutcome::Error {
-        message: format!("model gateway ({}): {failure}", context.models.mode.name()),
-        trajectory: trajectory.map(Box::new),
+    match gateway.failure() {
+        Some(failure @ crate::gateway::GatewayFailure::BudgetReached { .. }) => {
+            TrialOutcome::NotRun {
+                reason: failure.to_string(),
+            }
+        }
+        failure => TrialOutcome::Error {
+            message: format!(
+                "model gateway ({}): {}",
+                context.models.mode.name(),
+                failure
+                    .map(|failure| failure.to_string())
+                    .unwrap_or_default()
+            ),
+            trajectory: trajectory.map(Box::new),
+        },
     }
 }
 
