@@ -593,3 +593,99 @@ fn a_harness_whose_prompt_holds_the_time_its_folder_and_the_services_url_records
     assert_eq!(recorded[0]["final_score"], 1.0, "{recorded}");
     assert_eq!(recorded[1]["model_calls"], 3, "{recorded}");
 }
+
+#[test]
+fn mode_and_cassettes_flags_override_the_configuration_and_record_names_what_it_wrote() {
+    let model = ScriptedServer::start(&triage_script());
+    // The configuration says replay; the command line records into another folder.
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .config(&config("replay", &model.url));
+    let recorded = suite.run(&[
+        "--mode",
+        "record",
+        "--cassettes",
+        "recorded",
+        "--trials",
+        "2",
+    ]);
+    assert_eq!(recorded.code, 0, "{recorded:#?}");
+    assert!(
+        recorded
+            .stdout
+            .contains("RECORDED recorded/todo-triage.yaml (2 trial(s))"),
+        "{}",
+        recorded.stdout
+    );
+    assert!(
+        !suite.path("cassettes").exists(),
+        "the configured folder is left alone"
+    );
+
+    // Fewer trials would silently drop a recorded one: refused, naming the file.
+    let shrink = suite.run(&[
+        "--mode",
+        "record",
+        "--cassettes",
+        "recorded",
+        "--trials",
+        "1",
+    ]);
+    assert_eq!(shrink.code, 101, "{shrink:#?}");
+    assert!(
+        shrink
+            .stderr
+            .contains("recording 1 trial(s) would replace recorded/todo-triage.yaml, which")
+            && shrink.stderr.contains("records 2")
+            && shrink.stderr.contains("--force"),
+        "{}",
+        shrink.stderr
+    );
+    let forced = suite.run(&[
+        "--mode",
+        "record",
+        "--cassettes",
+        "recorded",
+        "--trials",
+        "1",
+        "--force",
+    ]);
+    assert_eq!(forced.code, 0, "{forced:#?}");
+    let cassette =
+        std::fs::read_to_string(suite.path("recorded/todo-triage.yaml")).expect("cassette");
+    assert_eq!(cassette.matches("interactions:").count(), 1, "{cassette}");
+
+    drop(model);
+    let replayed = suite.run(&["--cassettes", "recorded", "--trials", "1"]);
+    assert_eq!(replayed.code, 0, "{replayed:#?}");
+    let bad = suite.run(&["--mode", "rehearse"]);
+    assert_eq!(bad.code, 2, "{bad:#?}");
+    assert!(
+        bad.stderr.contains("use live, record or replay"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn a_harness_that_never_calls_the_model_needs_no_cassette() {
+    let task = "task_id: no-model\ntask_name: Answer without a model\nprompt: Say hello.\nscoring_components:\n  - {name: said_hello, weight: 0.4, check: {type: keywords_present, keywords: [hello], in: agent_output}}\n  - {name: said_it_whole, weight: 0.3, check: {type: keywords_present, keywords: [hell], in: agent_output}}\n  - {name: said_enough, weight: 0.3, check: {type: min_length, min_length: 3}}\nsafety_checks:\n  - {type: keywords_not_in_output, keywords: [password]}\n";
+    let suite = Suite::new()
+        .config(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", \"echo hello\"]\n",
+        )
+        .task("no-model", task);
+    let outcome = suite.run(&["--trials", "1"]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    // One that does call it still learns, at that call, that there is no cassette.
+    let suite = Suite::new().demo_task("todo-triage", false);
+    let outcome = suite.run(&["--trials", "1"]);
+    assert_eq!(outcome.code, 102, "{outcome:#?}");
+    assert!(
+        outcome
+            .stdout
+            .contains("call 0: no cassette for task `todo-triage`"),
+        "{}",
+        outcome.stdout
+    );
+}

@@ -449,6 +449,21 @@ pub enum Mode {
     Replay,
 }
 
+impl std::str::FromStr for Mode {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Mode, String> {
+        match text {
+            "live" => Ok(Mode::Live),
+            "record" => Ok(Mode::Record),
+            "replay" => Ok(Mode::Replay),
+            other => Err(format!(
+                "`{other}` is not a mode: use live, record or replay"
+            )),
+        }
+    }
+}
+
 impl Mode {
     /// The mode as `llm.mode` spells it, for messages.
     pub(crate) fn name(self) -> &'static str {

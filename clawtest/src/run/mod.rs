@@ -269,6 +269,17 @@ pub(crate) async fn execute(
                         k,
                         std::mem::take(records),
                     );
+                    if let Some(path) = shared
+                        .recorder
+                        .as_ref()
+                        .and_then(|recorder| recorder.written(&spec.id))
+                    {
+                        reporter.report(&Event::CassetteWritten {
+                            task_id: spec.id.clone(),
+                            path,
+                            trials: k,
+                        });
+                    }
                     reporter.report(&Event::TaskFinished {
                         verdict: verdict.clone(),
                     });
