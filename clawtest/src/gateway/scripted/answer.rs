@@ -4,14 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{ScriptTurn, ScriptedCall};
-
-fn data(value: &Value) -> String {
-    format!("data: {value}\n\n")
-}
-
-fn named(name: &str, value: &Value) -> String {
-    format!("event: {name}\ndata: {value}\n\n")
-}
+use crate::gateway::sse::named;
 
 pub(super) struct Answer<'a> {
     pub(super) turn_index: usize,
@@ -56,40 +49,10 @@ impl Answer<'_> {
         })
     }
 
+    /// The chat completion as the provider streams it (`sse.rs` makes the chunks).
     pub(super) fn openai_events(&self) -> Vec<String> {
-        let id = format!("chatcmpl-scripted-{}", self.turn_index + 1);
-        let chunk = |delta: Value, finish: Value| {
-            data(
-                &json!({"id": id, "object": "chat.completion.chunk", "created": 0, "model": self.model,
-                          "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
-            )
-        };
-        let mut events = vec![chunk(
-            json!({"role": "assistant", "content": ""}),
-            Value::Null,
-        )];
-        let finish = match self.turn {
-            ScriptTurn::Text(text) => {
-                for piece in pieces(text) {
-                    events.push(chunk(json!({"content": piece}), Value::Null));
-                }
-                "stop"
-            }
-            ScriptTurn::ToolCalls(calls) => {
-                for (index, tool_call) in self.openai_tool_calls(calls).into_iter().enumerate() {
-                    let mut tool_call = tool_call;
-                    tool_call["index"] = json!(index);
-                    events.push(chunk(json!({"tool_calls": [tool_call]}), Value::Null));
-                }
-                "tool_calls"
-            }
-        };
-        events.push(chunk(json!({}), json!(finish)));
-        events.push(data(&json!({"id": id, "object": "chat.completion.chunk", "created": 0, "model": self.model, "choices": [],
-            "usage": {"prompt_tokens": self.input_tokens, "completion_tokens": self.output_tokens,
-                      "total_tokens": self.input_tokens + self.output_tokens}})));
-        events.push("data: [DONE]\n\n".into());
-        events
+        crate::gateway::sse::events_of_whole("/v1/chat/completions", &self.openai())
+            .unwrap_or_default()
     }
 
     fn anthropic_content(&self) -> (Vec<Value>, &'static str) {
@@ -123,55 +86,9 @@ impl Answer<'_> {
         })
     }
 
+    /// The message as Anthropic streams it (`sse.rs` makes the events).
     pub(super) fn anthropic_events(&self) -> Vec<String> {
-        let (content, stop) = self.anthropic_content();
-        let mut events = vec![named(
-            "message_start",
-            &json!({"type": "message_start", "message": {
-                "id": format!("msg_scripted_{}", self.turn_index + 1), "type": "message", "role": "assistant",
-                "model": self.model, "content": [], "stop_reason": null, "stop_sequence": null,
-                "usage": {"input_tokens": self.input_tokens, "output_tokens": 1}}}),
-        )];
-        for (index, block) in content.iter().enumerate() {
-            let (start, deltas) = if block["type"] == "text" {
-                let text = block["text"].as_str().unwrap_or_default();
-                (
-                    json!({"type": "text", "text": ""}),
-                    pieces(text)
-                        .into_iter()
-                        .map(|piece| json!({"type": "text_delta", "text": piece}))
-                        .collect::<Vec<_>>(),
-                )
-            } else {
-                (
-                    json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
-                    vec![
-                        json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
-                    ],
-                )
-            };
-            events.push(named(
-                "content_block_start",
-                &json!({"type": "content_block_start", "index": index, "content_block": start}),
-            ));
-            for delta in deltas {
-                events.push(named(
-                    "content_block_delta",
-                    &json!({"type": "content_block_delta", "index": index, "delta": delta}),
-                ));
-            }
-            events.push(named(
-                "content_block_stop",
-                &json!({"type": "content_block_stop", "index": index}),
-            ));
-        }
-        events.push(named(
-            "message_delta",
-            &json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
-                    "usage": {"output_tokens": self.output_tokens}}),
-        ));
-        events.push(named("message_stop", &json!({"type": "message_stop"})));
-        events
+        crate::gateway::sse::events_of_whole("/v1/messages", &self.anthropic()).unwrap_or_default()
     }
 }
 
