@@ -253,8 +253,12 @@ async fn an_unreachable_upstream_is_a_failure_naming_the_call() {
     };
     let gateway = Gateway::upstream("t", 1, upstream(&url), false);
     let served = serve(Arc::new(gateway.clone())).await;
-    let (status, _) = post(&served.url, "/v1/chat/completions", SECOND).await;
-    assert_eq!(status, 502);
+    let (status, headers, _) = send(&served.url, "POST", "/v1/chat/completions", &[], SECOND).await;
+    // The gateway has retried already: the SDK is told not to retry again.
+    assert_eq!(
+        (status, header(&headers, "x-should-retry")),
+        (502, Some("false"))
+    );
     let failure = gateway.failure().unwrap().to_string();
     assert!(
         failure.starts_with("task `t` trial 1 call 0: openai at")
