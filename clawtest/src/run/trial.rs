@@ -192,8 +192,8 @@ pub(crate) async fn run(
     let (mut run_interrupt, mut failed) = (interrupt.clone(), gateway.failed());
     let relay = tokio::spawn(async move {
         tokio::select! {
-            _ = run_interrupt.wait_for(|stop| *stop) => {}
-            _ = failed.wait_for(|failed| *failed) => {}
+            () = crate::sandbox::process::interrupted(&mut run_interrupt) => {}
+            () = crate::sandbox::process::interrupted(&mut failed) => {}
         }
         let _ = stop_trial.send(true);
     });
@@ -321,11 +321,9 @@ fn trial_values(
     let values = TrialValues::default()
         .with_url("services_url", services_url)
         .with_folder(&std::env::temp_dir(), crate::sandbox::TRIAL_FOLDER_PREFIX);
-    let (values, gateway) = match endpoints {
-        Endpoints::Loopback { gateway_url, .. } => {
-            (values.with_url("gateway_url", gateway_url), gateway)
-        }
-        Endpoints::Sockets { .. } => (values, gateway),
+    let values = match endpoints {
+        Endpoints::Loopback { gateway_url, .. } => values.with_url("gateway_url", gateway_url),
+        Endpoints::Sockets { .. } => values,
     };
     let gateway = gateway.with_values(values);
     match token {
