@@ -15,9 +15,10 @@ use serde_json::Value;
 
 use crate::config::ReplayConfig;
 
-/// The redactions every replay applies unless `[llm.replay] defaults = false`: timestamps
-/// (with an optional weekday after them, as harnesses write "Current Time: 2026-12-01 15:21
-/// (Tuesday)"), dates, times of day after a date, and uuids.
+/// The redactions every replay applies unless `[llm.replay] defaults = false`, in order:
+/// timestamps (with an optional weekday after them, as harnesses write "Current Time:
+/// 2026-12-01 15:21 (Tuesday)"), ISO dates, written-out dates ("Tuesday, December 1,
+/// 2026"), times of day ("15:21:07", "3:21 PM"), and uuids.
 const DEFAULT_REDACTIONS: &[(&str, &str)] = &[
     (
         r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?( ?\((Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\))?",
@@ -27,6 +28,11 @@ const DEFAULT_REDACTIONS: &[(&str, &str)] = &[
         r"\d{4}-\d{2}-\d{2}( ?\((Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\))?",
         "<date>",
     ),
+    (
+        r"((Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, )?(January|February|March|April|May|June|July|August|September|October|November|December) \d{1,2}(st|nd|rd|th)?,? \d{4}",
+        "<date>",
+    ),
+    (r"\b\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?( ?[AP]M)?\b", "<time>"),
     (
         r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
         "<uuid>",
@@ -330,6 +336,15 @@ mod tests {
         let recorded = json!({"system": "Current Time: 2026-12-01 15:21 (Tuesday) (UTC); run 6f1c2b1e-8a43-4c1e-9d55-0123456789ab on 2026-12-01"});
         let actual = json!({"system": "Current Time: 2027-03-04 08:02 (Thursday) (UTC); run 00000000-1111-4222-8333-444444444444 on 2027-03-04"});
         assert_eq!(difference(&recorded, &actual), None);
+        let spelled =
+            json!({"c": "Today is Tuesday, December 1, 2026; it is 03:45 PM (15:45:09)."});
+        let later = json!({"c": "Today is Friday, March 4, 2027; it is 11:02 AM (11:02:00)."});
+        assert_eq!(difference(&spelled, &later), None);
+        // An address with a port is not a time.
+        assert_eq!(
+            Matcher::default().normalise(&json!("at 127.0.0.1:41234")),
+            json!("at 127.0.0.1:41234")
+        );
         let iso = json!({"c": "at 2026-12-01T15:21:07.123Z"});
         assert_eq!(
             difference(&iso, &json!({"c": "at 2031-01-01T00:00:00+02:00"})),
