@@ -215,7 +215,7 @@ fn a_missing_cassette_is_an_infrastructure_error_naming_the_file() {
     assert!(
         outcome
             .stdout
-            .contains("no cassette for task `todo-triage`"),
+            .contains("trial 0 call 0: no cassette for task `todo-triage`"),
         "{}",
         outcome.stdout
     );
