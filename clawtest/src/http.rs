@@ -19,6 +19,26 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, UnixListener};
 
+/// 128 random bits in hex, from the kernel: what makes a trial's URLs unguessable (the
+/// services' path, the gateway's token) and marks a trial's processes.
+pub(crate) fn random_token() -> String {
+    let mut bytes = [0u8; 16];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        // SAFETY: writes at most the remaining length into the buffer.
+        let read = unsafe {
+            libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
+        };
+        if read <= 0 {
+            // No entropy call: still unique per process and moment, if guessable.
+            let fallback = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
+            return format!("{:x}", <sha2::Sha256 as sha2::Digest>::digest(fallback.as_bytes()))[..32].to_string();
+        }
+        filled += read as usize;
+    }
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
 /// Where a server accepts connections.
 #[derive(Debug)]
 pub enum Listener {
@@ -280,6 +300,12 @@ pub trait Handler: Send + Sync + 'static {
     /// The response to one request; connections are served concurrently, so this may be
     /// called again before an earlier reply completes.
     fn handle(&self, request: HttpRequest) -> Reply<'_>;
+
+    /// The largest request body this handler reads, in bytes, and the setting that changes
+    /// it; a larger body is answered 413 without reading the rest (no limit by default).
+    fn body_limit(&self) -> Option<(usize, &'static str)> {
+        None
+    }
 }
 
 /// Serves `handler` on `listener` until `shutdown` completes. Connections in flight when it
@@ -317,8 +343,19 @@ async fn respond(
     request: hyper::Request<Incoming>,
 ) -> hyper::Response<ResponseBody> {
     let (parts, body) = request.into_parts();
-    let body = match body.collect().await {
+    let (limit, setting) = handler.body_limit().unwrap_or((usize::MAX, ""));
+    let body = match http_body_util::Limited::new(body, limit).collect().await {
         Ok(collected) => collected.to_bytes().to_vec(),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+            let mut response = HttpResponse::json(
+                413,
+                &serde_json::json!({"error": {"type": "request_too_large", "message": format!("the request body is over the limit of {limit} bytes ({setting})")}}),
+            );
+            response
+                .headers
+                .push(("x-should-retry".into(), "false".into()));
+            return build(response);
+        }
         Err(error) => {
             return build(HttpResponse::json(
                 400,

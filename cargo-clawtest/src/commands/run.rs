@@ -31,6 +31,9 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         baseline: read_baseline(&arguments.outputs)?,
         backend: arguments.backend,
         max_cost_usd: arguments.max_cost,
+        mode: arguments.mode,
+        cassettes: arguments.cassettes.clone(),
+        force: arguments.force,
         snapshots: arguments.snapshots.then(UpdateMode::from_environment),
         // The oracle's harness is this binary's hidden `oracle-agent` command.
         oracle: if arguments.oracle {

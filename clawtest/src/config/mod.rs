@@ -21,6 +21,7 @@ pub use sections::{
     HarnessKind, JudgeConfig, JudgeProvider, LimitsConfig, LlmConfig, Mode, Price, ProviderConfig,
     RunConfig, Tier, ValidateConfig,
 };
+pub use sections::{Redaction, ReplayConfig};
 
 /// The file name looked for in the current directory and its ancestors.
 pub(crate) const FILE_NAME: &str = "clawtest.toml";

@@ -16,7 +16,6 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::Duration;
 
-use sha2::Digest;
 use tokio::sync::watch;
 
 use crate::spec::FileCopy;
@@ -86,6 +85,11 @@ pub enum Endpoints {
         folder: PathBuf,
     },
 }
+
+/// How the process backend's trial folders (in the temp folder) are named, followed by
+/// random letters and digits; the gateway recognises the folder by it (its placeholder in
+/// cassettes).
+pub const TRIAL_FOLDER_PREFIX: &str = "clawtest-trial-";
 
 /// File name of the services' socket in [`Endpoints::Sockets`].
 pub const SERVICES_SOCKET: &str = "services.sock";
@@ -252,21 +256,3 @@ pub const EVAL_TOOLS_FILE: &str = "eval-tools.json";
 /// The workspace-relative path of the final answer file.
 pub const OUTPUT_FILE: &str = "agent_output.txt";
 
-/// 128 random bits in hex, from the kernel (a trial's mark, the services URL's token).
-pub(crate) fn random_token() -> String {
-    let mut bytes = [0u8; 16];
-    let mut filled = 0;
-    while filled < bytes.len() {
-        // SAFETY: writes at most the remaining length into the buffer.
-        let read = unsafe {
-            libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
-        };
-        if read <= 0 {
-            // No entropy call: still unique per process and moment, if guessable.
-            let fallback = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
-            return format!("{:x}", sha2::Sha256::digest(fallback.as_bytes()))[..32].to_string();
-        }
-        filled += read as usize;
-    }
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}

@@ -42,7 +42,7 @@ impl Sandbox for ProcessSandbox {
 
     fn run(&self, launch: Launch, interrupt: watch::Receiver<bool>) -> Running<'_> {
         Box::pin(async move {
-            let mark = super::random_token();
+            let mark = crate::http::random_token();
             let finished = run(launch, &mark, interrupt).await;
             // Whatever outcome: nothing of the trial outlives it.
             kill_marked(&mark);
@@ -62,6 +62,8 @@ async fn run(
     mark: &str,
     mut interrupt: watch::Receiver<bool>,
 ) -> Result<Finished, SandboxError> {
+    // Named `TRIAL_FOLDER_PREFIX…` (scratch's prefix and "trial"): the gateway recognises the
+    // folder by that name to write it to cassettes as a placeholder.
     let folder = super::scratch::folder("trial").map_err(prepare_error)?;
     let control = folder.path().join("clawtest");
     let workspace = folder.path().join("workspace");
