@@ -25,6 +25,7 @@ fn launch(trial: u32, sockets: &std::path::Path) -> Launch {
         tools: "[]".into(),
         skill: String::new(),
         mcp_config: "{}".into(),
+        setup: Default::default(),
         files: Vec::new(),
         endpoints: Endpoints::Sockets {
             folder: sockets.to_path_buf(),

@@ -215,6 +215,7 @@ fn probe_launch(task_id: &str, arguments: &[&str], sockets: &Path, timeout: Dura
         tools: "[]".into(),
         skill: "# probe\n".into(),
         mcp_config: "{}".into(),
+        setup: Default::default(),
         files: Vec::new(),
         endpoints: Endpoints::Sockets {
             folder: sockets.to_path_buf(),

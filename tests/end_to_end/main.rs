@@ -5,6 +5,7 @@ mod commands;
 mod docker;
 mod gateway;
 mod github;
+mod harness_setup;
 mod serve;
 mod support;
 mod validate;

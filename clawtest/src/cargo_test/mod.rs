@@ -130,6 +130,11 @@ impl TaskRunner {
                 command,
                 passthrough,
                 tier: self.config.harness.tier,
+                model: self.config.harness.model.clone(),
+                files: self
+                    .config
+                    .harness_files()
+                    .map_err(|error| Failure(error.to_string()))?,
             },
             cassettes: self.config.cassettes(),
             models: crate::run::session::models(&self.config, &Default::default())

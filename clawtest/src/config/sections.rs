@@ -90,6 +90,16 @@ pub struct HarnessConfig {
     /// Which tool surfaces the harness gets and the prompt advertises.
     #[serde(default)]
     pub tier: Tier,
+    /// The model the harness should ask the gateway for: `CLAWTEST_MODEL` in its
+    /// environment and `{model}` in `files` (unset: neither is given).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Harness configuration files written before each trial starts: the target (relative to
+    /// the workspace, or `~/…` in the harness's home) → a template file (relative to the suite
+    /// root) whose `{services_url}`, `{gateway_url}`, `{openai_base_url}`, `{mcp_url}`,
+    /// `{model}`, `{workspace}` and `{home}` are filled in (see `harness_files`).
+    #[serde(default)]
+    pub files: BTreeMap<String, PathBuf>,
 }
 
 /// ClawEnvKit's harness tiers: how the agent finds its tools.

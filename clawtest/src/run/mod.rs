@@ -53,6 +53,10 @@ pub(crate) struct HarnessLaunch {
     pub(crate) passthrough: Vec<(String, String)>,
     /// The tool surfaces the harness gets.
     pub(crate) tier: crate::config::Tier,
+    /// `harness.model`, given as `CLAWTEST_MODEL` and `{model}`.
+    pub(crate) model: Option<String>,
+    /// `[harness] files`, read and checked.
+    pub(crate) files: Vec<crate::config::HarnessFile>,
 }
 
 /// Where model answers come from, and what they may cost.
@@ -219,6 +223,8 @@ pub(crate) async fn execute(
                         command: &shared.harness.command,
                         passthrough: &shared.harness.passthrough,
                         tier: shared.harness.tier,
+                        model: shared.harness.model.as_deref(),
+                        files: &shared.harness.files,
                         tools: &shared.tools[task],
                         threshold: spec.pass_threshold.unwrap_or(shared.threshold),
                         judge: shared.judge.as_ref(),

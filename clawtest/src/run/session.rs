@@ -246,6 +246,8 @@ pub async fn execute(
             command,
             passthrough,
             tier: config.harness.tier,
+            model: config.harness.model.clone(),
+            files: config.harness_files()?,
         },
         cassettes: config.cassettes(),
         models,

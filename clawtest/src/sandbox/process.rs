@@ -70,6 +70,18 @@ async fn run(
             message: "the process backend serves the trial on loopback ports, not sockets".into(),
         });
     };
+    super::write_harness_files(
+        &launch,
+        &crate::config::TemplateValues {
+            services_url,
+            gateway_url,
+            model: launch.setup.model.as_deref().unwrap_or_default(),
+            workspace: &workspace.to_string_lossy(),
+            home: &home.to_string_lossy(),
+        },
+        &workspace,
+        Some(&home),
+    )?;
     let program = launch.command[0].clone();
     let mut command = Command::new(&program);
     command
@@ -95,6 +107,7 @@ async fn run(
         .env("CLAWTEST_TASK_ID", &launch.task_id)
         .env("CLAWTEST_TRIAL", launch.trial.to_string())
         .env("AGENT_MAX_TURNS", launch.max_turns.to_string())
+        .envs(super::plain_output_environment(&launch))
         .envs(launch.passthrough.iter().map(|(name, value)| (name, value)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -346,6 +359,7 @@ mod tests {
             tools: "[]".into(),
             skill: String::new(),
             mcp_config: String::new(),
+            setup: Default::default(),
             files: Vec::new(),
             endpoints: Endpoints::Loopback {
                 services_url: "http://127.0.0.1:9".into(),
