@@ -198,7 +198,7 @@ fn the_demo_suite_scores_the_same_on_docker_as_on_process() {
     );
     assert_eq!(process.code, 0, "process run failed:\n{}", process.stderr);
     let on_docker = scores(&docker_results);
-    assert_eq!(on_docker.len(), 3, "{on_docker:?}");
+    assert_eq!(on_docker.len(), 4, "{on_docker:?}");
     assert_eq!(on_docker, scores(&process_results));
     assert!(containers_labelled("clawtest.task=todo-triage").is_empty());
 }
