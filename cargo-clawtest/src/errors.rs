@@ -94,7 +94,8 @@ impl ExpectedError {
                 | SessionError::Discover(_)
                 | SessionError::NoProvider(_)
                 | SessionError::MissingKey { .. }
-                | SessionError::Upstream(_),
+                | SessionError::Upstream(_)
+                | SessionError::WouldShrink { .. },
             )
             | E::Baseline(_)
             | E::Results(_)

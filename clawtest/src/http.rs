@@ -236,6 +236,12 @@ pub trait Handler: Send + Sync + 'static {
     /// The response to one request; connections are served concurrently, so this may be
     /// called again before an earlier reply completes.
     fn handle(&self, request: HttpRequest) -> Reply<'_>;
+
+    /// The largest request body this handler reads, in bytes, and the setting that changes
+    /// it; a larger body is answered 413 without reading the rest (no limit by default).
+    fn body_limit(&self) -> Option<(usize, &'static str)> {
+        None
+    }
 }
 
 /// Serves `handler` on `listener` until `shutdown` completes. Connections in flight when it
@@ -272,8 +278,19 @@ async fn respond(
     request: hyper::Request<Incoming>,
 ) -> hyper::Response<ResponseBody> {
     let (parts, body) = request.into_parts();
-    let body = match body.collect().await {
+    let (limit, setting) = handler.body_limit().unwrap_or((usize::MAX, ""));
+    let body = match http_body_util::Limited::new(body, limit).collect().await {
         Ok(collected) => collected.to_bytes().to_vec(),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+            let mut response = HttpResponse::json(
+                413,
+                &serde_json::json!({"error": {"type": "request_too_large", "message": format!("the request body is over the limit of {limit} bytes ({setting})")}}),
+            );
+            response
+                .headers
+                .push(("x-should-retry".into(), "false".into()));
+            return build(response);
+        }
         Err(error) => {
             return build(HttpResponse::json(
                 400,

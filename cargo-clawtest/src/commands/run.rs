@@ -29,6 +29,9 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         baseline: read_baseline(&arguments.outputs)?,
         backend: arguments.backend,
         max_cost_usd: arguments.max_cost,
+        mode: arguments.mode,
+        cassettes: arguments.cassettes.clone(),
+        force: arguments.force,
         snapshots: arguments.snapshots.then(UpdateMode::from_environment),
     };
     let executed = runtime()?.block_on(async {

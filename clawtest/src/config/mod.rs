@@ -21,8 +21,8 @@ pub use harness_files::{
 use sections::RawConfig;
 pub use sections::{
     BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, HarnessConfig,
-    HarnessKind, JudgeConfig, JudgeProvider, LlmConfig, Mode, Price, ProviderConfig, RunConfig,
-    Tier,
+    HarnessKind, JudgeConfig, JudgeProvider, LlmConfig, Mode, Price, ProviderConfig, Redaction,
+    ReplayConfig, RunConfig, Tier,
 };
 
 /// The file name looked for in the current directory and its ancestors.

@@ -321,6 +321,64 @@ pub struct LlmConfig {
     /// Delay before the first retry, doubled before each further one.
     #[serde(default = "default_backoff")]
     pub retry_backoff_ms: u64,
+    /// The largest request body the gateway reads (bytes); a larger one is answered 413.
+    #[serde(default = "default_body_limit")]
+    pub max_request_bytes: usize,
+    /// The largest answer the gateway records or logs (bytes, whole or streamed); a larger
+    /// one is passed to the harness but fails the trial, with no cassette written.
+    #[serde(default = "default_body_limit")]
+    pub max_answer_bytes: usize,
+    /// `[llm.replay]`: how replayed requests are matched against the recording.
+    #[serde(default)]
+    pub replay: ReplayConfig,
+}
+
+/// `[llm.replay]`: the normalisation both sides of a replay comparison go through
+/// (docs/cassettes.md).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayConfig {
+    /// Apply the built-in redactions (timestamps, dates, uuids) and ignored fields (`user`,
+    /// `metadata.user_id`, `prompt_cache_key`, `safety_identifier`); default true.
+    #[serde(default = "yes")]
+    pub defaults: bool,
+    /// More redactions: every match of `pattern` (a regular expression) in any string of
+    /// either body is replaced by `replacement` before comparing.
+    #[serde(default)]
+    pub redactions: Vec<Redaction>,
+    /// Fields left out of the comparison, as dotted paths where `*` is any key or item
+    /// (`metadata.session_id`, `messages.*.id`).
+    #[serde(default)]
+    pub ignore_fields: Vec<String>,
+}
+
+impl Default for ReplayConfig {
+    fn default() -> ReplayConfig {
+        ReplayConfig {
+            defaults: true,
+            redactions: Vec::new(),
+            ignore_fields: Vec::new(),
+        }
+    }
+}
+
+/// One redaction of `[llm.replay]`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Redaction {
+    /// A regular expression (Rust `regex` syntax).
+    pub pattern: String,
+    /// What each match becomes (`$1` names a group).
+    #[serde(default)]
+    pub replacement: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_body_limit() -> usize {
+    32 * 1024 * 1024
 }
 
 /// One provider for `live` and `record` mode.
@@ -345,6 +403,9 @@ impl Default for LlmConfig {
             max_cost_usd: None,
             retries: default_retries(),
             retry_backoff_ms: default_backoff(),
+            max_request_bytes: default_body_limit(),
+            max_answer_bytes: default_body_limit(),
+            replay: ReplayConfig::default(),
         }
     }
 }
@@ -396,6 +457,21 @@ pub enum Mode {
     /// Answer from the cassette; free and deterministic (the CI default).
     #[default]
     Replay,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Mode, String> {
+        match text {
+            "live" => Ok(Mode::Live),
+            "record" => Ok(Mode::Record),
+            "replay" => Ok(Mode::Replay),
+            other => Err(format!(
+                "`{other}` is not a mode: use live, record or replay"
+            )),
+        }
+    }
 }
 
 impl Mode {

@@ -1,5 +1,6 @@
-//! The gateway over real loopback HTTP: the scripted model server as upstream, a recording
-//! gateway in front of it, then a replaying gateway from what was recorded.
+//! The gateway over real loopback HTTP: the scripted model server (or a mirror that shows
+//! what reached it) as upstream, a recording gateway in front of it, then a replaying
+//! gateway from what was recorded.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,10 +13,16 @@ use hyper_util::rt::TokioExecutor;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use super::cassette::{Cassette, VERSION};
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use super::cassette::{
+    Cassette, Interaction, RecordedRequest, RecordedResponse, TrialRecording, VERSION,
+};
 use super::scripted::{Script, ScriptedModel};
-use super::{Endpoint, Gateway, RetryPolicy, Upstream};
-use crate::http::Handler;
+use super::{Endpoint, Gateway, GatewayFailure, RetryPolicy, Rules, TrialValues, Upstream};
+use crate::http::{Handler, HttpRequest, HttpResponse, Reply, ResponseBody};
 
 /// A served handler, stopped when dropped.
 struct Served {
@@ -62,23 +69,115 @@ fn upstream(url: &str) -> Arc<Upstream> {
 
 /// Posts `body` and returns the status and the body's data frames as they arrived.
 async fn post(url: &str, path: &str, body: &str) -> (u16, Vec<String>) {
+    let (status, _, frames) = send(url, "POST", path, &[], body).await;
+    (status, frames)
+}
+
+/// Sends one request with `headers`; returns the status, the answer's headers and its data
+/// frames as they arrived.
+async fn send(
+    url: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, Vec<(String, String)>, Vec<String>) {
     let client: Client<HttpConnector, Full<Bytes>> =
         Client::builder(TokioExecutor::new()).build(HttpConnector::new());
-    let request = hyper::Request::post(format!("{url}{path}"))
+    let mut request = hyper::Request::builder()
+        .method(method)
+        .uri(format!("{url}{path}"))
         .header("content-type", "application/json")
-        .header("authorization", "Bearer clawtest-dummy-key")
+        .header("authorization", "Bearer clawtest-dummy-key");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request
         .body(Full::new(Bytes::from(body.to_string())))
         .unwrap();
     let response = client.request(request).await.unwrap();
     let status = response.status().as_u16();
+    let answer_headers = response
+        .headers()
+        .iter()
+        .map(|(name, value)| {
+            (
+                name.to_string(),
+                value.to_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
     let mut body = response.into_body();
     let mut frames = Vec::new();
     while let Some(frame) = body.frame().await {
         if let Ok(data) = frame.unwrap().into_data() {
-            frames.push(String::from_utf8(data.to_vec()).unwrap());
+            frames.push(String::from_utf8_lossy(&data).into_owned());
         }
     }
-    (status, frames)
+    (status, answer_headers, frames)
+}
+
+/// An upstream that answers every request with what reached it (path, method, headers) as
+/// a chat completion's JSON, or with `answer` when one is set; it keeps every request.
+#[derive(Default)]
+struct Mirror {
+    seen: Mutex<Vec<HttpRequest>>,
+    answer: Option<fn() -> HttpResponse>,
+}
+
+impl Handler for Mirror {
+    fn handle(&self, request: HttpRequest) -> Reply<'_> {
+        Box::pin(async move {
+            self.seen.lock().unwrap().push(request.clone());
+            if let Some(answer) = self.answer {
+                return answer();
+            }
+            let headers: serde_json::Map<String, Value> = request
+                .headers
+                .iter()
+                .map(|(name, value)| (name.clone(), json!(value)))
+                .collect();
+            HttpResponse::json(
+                200,
+                &json!({"path": request.path, "method": request.method, "headers": headers,
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]}),
+            )
+        })
+    }
+}
+
+fn body_of(frames: &[String]) -> Value {
+    serde_json::from_str(&frames.concat()).unwrap_or(Value::Null)
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.as_str())
+}
+
+fn one_trial(interactions: Vec<Interaction>) -> Cassette {
+    Cassette {
+        version: VERSION,
+        task_id: "t".into(),
+        trials: vec![TrialRecording { interactions }],
+    }
+}
+
+fn interaction(path: &str, request: Value, answer: Value) -> Interaction {
+    Interaction {
+        request: RecordedRequest {
+            path: path.into(),
+            body: request,
+        },
+        response: RecordedResponse {
+            status: 200,
+            body: answer,
+            events: None,
+            retried: Vec::new(),
+        },
+    }
 }
 
 fn events(frames: &[String]) -> Vec<String> {
@@ -162,4 +261,351 @@ async fn an_unreachable_upstream_is_a_failure_naming_the_call() {
             && failure.contains("3 attempt(s)"),
         "{failure}"
     );
+}
+
+#[tokio::test]
+async fn a_divergence_is_a_400_the_sdks_do_not_retry_in_each_providers_error_shape() {
+    let cassette = one_trial(vec![interaction(
+        "/v1/chat/completions",
+        json!({"messages": [{"role": "user", "content": "recorded"}]}),
+        json!({"choices": []}),
+    )]);
+    let replaying = Gateway::replay(&cassette, 0);
+    let served = serve(Arc::new(replaying.clone())).await;
+    let (status, headers, frames) = send(
+        &served.url,
+        "POST",
+        "/v1/chat/completions",
+        &[],
+        r#"{"messages":[{"role":"user","content":"different"}]}"#,
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(header(&headers, "x-should-retry"), Some("false"));
+    let body = body_of(&frames);
+    assert_eq!(body["error"]["type"], "invalid_request_error", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("diverges"),
+        "{body}"
+    );
+    // Anthropic's SDK reads {"type": "error", "error": {...}}.
+    let (status, headers, frames) = send(
+        &served.url,
+        "POST",
+        "/v1/messages",
+        &[],
+        r#"{"messages":[]}"#,
+    )
+    .await;
+    assert_eq!(
+        (status, header(&headers, "x-should-retry")),
+        (400, Some("false"))
+    );
+    let body = body_of(&frames);
+    assert_eq!(body["type"], "error", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("call 0"),
+        "the first failure is kept: {body}"
+    );
+    assert!(matches!(
+        replaying.failure(),
+        Some(GatewayFailure::Divergence { call: 0, .. })
+    ));
+}
+
+#[tokio::test]
+async fn only_model_endpoints_reach_the_provider_and_only_allowed_headers_with_them() {
+    let mirror = Arc::new(Mirror::default());
+    let upstream_url = serve(Arc::clone(&mirror) as Arc<dyn Handler>).await;
+    // A base URL ending in /v1, as the SDKs' own defaults do.
+    let gateway = Gateway::upstream("t", 0, upstream(&format!("{}/v1", upstream_url.url)), true);
+    let served = serve(Arc::new(gateway.clone())).await;
+    for path in [
+        "/v1/files",
+        "/v1/fine_tuning/jobs",
+        "/v1/../../admin",
+        "/v2/chat/completions",
+    ] {
+        let (status, _, frames) = send(&served.url, "POST", path, &[], "{}").await;
+        assert_eq!(status, 404, "{path}");
+        assert!(
+            frames.concat().contains("serves model calls only"),
+            "{path}: {frames:?}"
+        );
+    }
+    assert!(
+        mirror.seen.lock().unwrap().is_empty(),
+        "nothing but model calls is forwarded"
+    );
+    let (status, _, frames) = send(
+        &served.url,
+        "POST",
+        "/v1/chat/completions",
+        &[
+            ("accept-encoding", "gzip, br"),
+            ("openai-organization", "org-of-the-harness"),
+            ("openai-project", "p"),
+            ("cookie", "c=1"),
+        ],
+        r#"{"model":"m","messages":[]}"#,
+    )
+    .await;
+    assert_eq!(status, 200);
+    let seen = body_of(&frames);
+    assert_eq!(seen["path"], "/v1/chat/completions", "no /v1/v1: {seen}");
+    assert_eq!(seen["headers"]["accept-encoding"], "identity", "{seen}");
+    assert_eq!(
+        seen["headers"]["authorization"], "Bearer real-key",
+        "{seen}"
+    );
+    for dropped in ["openai-organization", "openai-project", "cookie"] {
+        assert!(seen["headers"].get(dropped).is_none(), "{dropped}: {seen}");
+    }
+}
+
+#[tokio::test]
+async fn count_tokens_goes_to_anthropic_and_the_model_list_is_served() {
+    let openai = Arc::new(Mirror::default());
+    let anthropic = Arc::new(Mirror::default());
+    let (openai_url, anthropic_url) = (
+        serve(Arc::clone(&openai) as Arc<dyn Handler>).await,
+        serve(Arc::clone(&anthropic) as Arc<dyn Handler>).await,
+    );
+    let endpoint = |url: &str| {
+        Some(Endpoint {
+            base_url: url.into(),
+            api_key: Some("k".into()),
+        })
+    };
+    let retry = RetryPolicy {
+        retries: 0,
+        backoff: Duration::ZERO,
+    };
+    let both = Arc::new(
+        Upstream::new(
+            endpoint(&openai_url.url),
+            endpoint(&anthropic_url.url),
+            retry,
+        )
+        .unwrap(),
+    );
+    let gateway = Gateway::upstream("t", 0, both, false);
+    let served = serve(Arc::new(gateway.clone())).await;
+    let (status, _, _) = send(
+        &served.url,
+        "POST",
+        "/v1/messages/count_tokens",
+        &[("anthropic-version", "2023-06-01")],
+        r#"{"model":"c","messages":[]}"#,
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, _, _) = send(&served.url, "GET", "/v1/models", &[], "").await;
+    assert_eq!(status, 200, "GET /v1/models is served, not 405");
+    let anthropic_paths: Vec<String> = anthropic
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.path.clone())
+        .collect();
+    let openai_seen: Vec<(String, String)> = openai
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| (r.method.clone(), r.path.clone()))
+        .collect();
+    assert_eq!(anthropic_paths, vec!["/v1/messages/count_tokens"]);
+    assert_eq!(
+        openai_seen,
+        vec![("GET".to_string(), "/v1/models".to_string())]
+    );
+    assert_eq!(
+        gateway.calls().len(),
+        1,
+        "the model list is not a model call"
+    );
+
+    // In replay, the list names the models the recording calls.
+    let cassette = one_trial(vec![interaction(
+        "/v1/chat/completions",
+        json!({"model": "gpt-4o-mini"}),
+        json!({"choices": []}),
+    )]);
+    let replayer = serve(Arc::new(Gateway::replay(&cassette, 0))).await;
+    let (status, _, frames) = send(&replayer.url, "GET", "/v1/models", &[], "").await;
+    assert_eq!(status, 200);
+    assert_eq!(body_of(&frames)["data"][0]["id"], "gpt-4o-mini");
+}
+
+#[tokio::test]
+async fn a_non_json_or_compressed_answer_is_not_recorded() {
+    let html = Arc::new(Mirror {
+        answer: Some(|| HttpResponse {
+            status: 404,
+            headers: vec![("content-type".into(), "text/html".into())],
+            body: ResponseBody::Whole(b"<html>Not Found</html>".to_vec()),
+        }),
+        ..Mirror::default()
+    });
+    let upstream_url = serve(Arc::clone(&html) as Arc<dyn Handler>).await;
+    let gateway = Gateway::upstream("t", 0, upstream(&upstream_url.url), true);
+    let served = serve(Arc::new(gateway.clone())).await;
+    let (status, _) = post(&served.url, "/v1/chat/completions", SECOND).await;
+    assert_eq!(status, 404, "the harness still sees what the provider said");
+    let failure = gateway.failure().expect("a failure").to_string();
+    assert!(
+        failure.contains("is not JSON") && failure.contains("<html>"),
+        "{failure}"
+    );
+
+    let gzip = Arc::new(Mirror {
+        answer: Some(|| HttpResponse {
+            status: 200,
+            headers: vec![
+                ("content-type".into(), "application/json".into()),
+                ("content-encoding".into(), "gzip".into()),
+            ],
+            body: ResponseBody::Whole(vec![0x1f, 0x8b, 8, 0, 0, 0]),
+        }),
+        ..Mirror::default()
+    });
+    let upstream_url = serve(Arc::clone(&gzip) as Arc<dyn Handler>).await;
+    let gateway = Gateway::upstream("t", 0, upstream(&upstream_url.url), true);
+    let served = serve(Arc::new(gateway.clone())).await;
+    post(&served.url, "/v1/chat/completions", SECOND).await;
+    let failure = gateway.failure().expect("a failure").to_string();
+    assert!(failure.contains("content-encoding `gzip`"), "{failure}");
+}
+
+#[tokio::test]
+async fn a_streaming_client_replayed_from_a_whole_recording_gets_the_answer_as_events() {
+    let cassette = one_trial(vec![
+        interaction(
+            "/v1/chat/completions",
+            json!({"messages": [{"role": "user", "content": "hi"}]}),
+            json!({"id": "c", "model": "m", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello there"}, "finish_reason": "stop"}]}),
+        ),
+        interaction(
+            "/v1/messages",
+            json!({}),
+            json!({"id": "m", "type": "message", "role": "assistant", "model": "c", "content": [{"type": "text", "text": "Bye"}], "stop_reason": "end_turn", "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}}),
+        ),
+    ]);
+    let gateway = Gateway::replay(&cassette, 0);
+    let served = serve(Arc::new(gateway.clone())).await;
+    let (status, headers, frames) = send(
+        &served.url,
+        "POST",
+        "/v1/chat/completions",
+        &[],
+        r#"{"stream":true,"messages":[{"role":"user","content":"hi"}]}"#,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(header(&headers, "content-type"), Some("text/event-stream"));
+    let stream = frames.concat();
+    assert!(
+        stream.contains(r#""content":"Hello there""#) && stream.ends_with("data: [DONE]\n\n"),
+        "{stream}"
+    );
+    let (_, _, frames) = send(
+        &served.url,
+        "POST",
+        "/v1/messages",
+        &[],
+        r#"{"stream":true}"#,
+    )
+    .await;
+    assert!(frames.concat().contains(r#""text":"Bye""#), "{frames:?}");
+    assert_eq!(gateway.failure(), None);
+}
+
+#[tokio::test]
+async fn limits_and_the_token_hold_over_http() {
+    let cassette = one_trial(vec![]);
+    let rules = Rules {
+        max_request_bytes: 1024,
+        ..Rules::default()
+    };
+    let gateway = Gateway::replay(&cassette, 0)
+        .with_rules(Arc::new(rules))
+        .with_token("secret".into());
+    let served = serve(Arc::new(gateway.clone())).await;
+    let big = format!("{{\"messages\":\"{}\"}}", "x".repeat(4096));
+    let (status, headers, frames) = send(
+        &served.url,
+        "POST",
+        "/secret/v1/chat/completions",
+        &[],
+        &big,
+    )
+    .await;
+    assert_eq!(status, 413, "{frames:?}");
+    assert_eq!(header(&headers, "x-should-retry"), Some("false"));
+    assert!(
+        frames.concat().contains("llm.max_request_bytes"),
+        "{frames:?}"
+    );
+    let (status, _, frames) = send(&served.url, "POST", "/v1/chat/completions", &[], "{}").await;
+    assert_eq!(status, 404, "without the trial's token: {frames:?}");
+    let (status, _, _) = send(
+        &served.url,
+        "POST",
+        "/secret/v1/chat/completions",
+        &[],
+        "{}",
+    )
+    .await;
+    assert_eq!(
+        status, 400,
+        "with it, the call reaches the (empty) recording"
+    );
+}
+
+#[tokio::test]
+async fn a_recording_holds_placeholders_where_the_trial_had_its_own_values() {
+    let model = serve(Arc::new(scripted())).await;
+    let values = || TrialValues::default().with_url("services_url", "http://127.0.0.1:4321");
+    let recording = Gateway::upstream("t", 0, upstream(&model.url), true).with_values(values());
+    let recorder = serve(Arc::new(recording.clone())).await;
+    let ask = |url: &str| {
+        format!(
+            r#"{{"model":"m","messages":[{{"role":"system","content":"tools at {url}"}},{{"role":"user","content":"go"}}]}}"#
+        )
+    };
+    post(
+        &recorder.url,
+        "/v1/chat/completions",
+        &ask("http://127.0.0.1:4321"),
+    )
+    .await;
+    let recorded = recording.recording();
+    assert_eq!(
+        recorded.interactions[0].request.body["messages"][0]["content"],
+        "tools at {{services_url}}"
+    );
+    assert_eq!(
+        recording.calls()[0].request["messages"][0]["content"],
+        "tools at http://127.0.0.1:4321",
+        "the log keeps what was sent"
+    );
+    // Another trial, another port: the recording matches.
+    let replaying = Gateway::replay(&one_trial(recorded.interactions), 0)
+        .with_values(TrialValues::default().with_url("services_url", "http://127.0.0.1:9999"));
+    let replayer = serve(Arc::new(replaying.clone())).await;
+    let (status, _) = post(
+        &replayer.url,
+        "/v1/chat/completions",
+        &ask("http://127.0.0.1:9999"),
+    )
+    .await;
+    assert_eq!((status, replaying.failure()), (200, None));
 }

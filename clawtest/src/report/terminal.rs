@@ -252,6 +252,9 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                 }
             }
             Event::TaskFinished { verdict } => self.task_line(verdict),
+            Event::CassetteWritten { path, trials, .. } => {
+                self.line(&format!("RECORDED {} ({trials} trial(s))", path.display()));
+            }
             Event::SnapshotsCompared { changes } => {
                 for (task_id, change) in changes {
                     self.line(&format!("SNAPSHOT {task_id}: {change}"));

@@ -69,6 +69,8 @@ pub(crate) struct Models {
     pub(crate) prices: Arc<Prices>,
     /// Shared by every trial; once spent, no further trial starts.
     pub(crate) budget: Arc<Budget>,
+    /// How replays match and how much the gateways read (`[llm.replay]`, the byte limits).
+    pub(crate) rules: Arc<crate::gateway::Rules>,
 }
 
 /// Where and with what the trials run.
@@ -273,6 +275,17 @@ pub(crate) async fn execute(
                         k,
                         std::mem::take(records),
                     );
+                    if let Some(path) = shared
+                        .recorder
+                        .as_ref()
+                        .and_then(|recorder| recorder.written(&spec.id))
+                    {
+                        reporter.report(&Event::CassetteWritten {
+                            task_id: spec.id.clone(),
+                            path,
+                            trials: k,
+                        });
+                    }
                     reporter.report(&Event::TaskFinished {
                         verdict: verdict.clone(),
                     });

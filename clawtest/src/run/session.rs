@@ -41,6 +41,12 @@ pub struct Request {
     pub backend: Option<crate::config::BackendChoice>,
     /// Overrides `llm.max_cost_usd`.
     pub max_cost_usd: Option<f64>,
+    /// `--mode`, overriding `llm.mode`.
+    pub mode: Option<Mode>,
+    /// `--cassettes`, overriding `llm.cassettes` (relative to the current folder).
+    pub cassettes: Option<PathBuf>,
+    /// `--force`: let record mode replace a cassette with one of fewer trials.
+    pub force: bool,
     /// `--snapshots`: compare each task's grade breakdown with `snapshots/<task>.snap` under the
     /// suite root, as this `INSTA_UPDATE` mode asks, before the run's status is decided.
     pub snapshots: Option<UpdateMode>,
@@ -92,6 +98,21 @@ pub enum SessionError {
         "set base_url to the http:// or https:// address of the provider, e.g. https://api.openai.com"
     ))]
     Upstream(#[from] UpstreamError),
+    /// Record mode would replace a cassette with one recording fewer trials.
+    #[error(
+        "recording {trials} trial(s) would replace {}, which records {recorded}", path.display()
+    )]
+    #[diagnostic(help(
+        "run with --trials {recorded} (or more) to keep every recorded trial, or pass --force to replace it"
+    ))]
+    WouldShrink {
+        /// The cassette file.
+        path: PathBuf,
+        /// Trials it records now.
+        recorded: usize,
+        /// Trials the run would record.
+        trials: u32,
+    },
     /// `harness.build` could not start or failed (its own output went to stderr as it ran).
     #[error("{0}")]
     #[diagnostic(help("fix the build, or run with --no-build to use what is already built"))]
@@ -160,6 +181,22 @@ pub fn prepare(config: &Config, request: &Request) -> Result<Prepared, SessionEr
     let models = models(config, request)?;
     let catalogue = Arc::new(Catalogue::builtin());
     let suite = load_suite(config, request, &catalogue)?;
+    if models.mode == Mode::Record && !request.force {
+        let trials = request.trials.unwrap_or(config.run.trials);
+        let folder = cassettes(config, request);
+        for task in &suite.tasks {
+            // An unreadable cassette is replaced: recording is how it is fixed.
+            if let Ok(cassette) = crate::gateway::Cassette::load(&folder, &task.id)
+                && cassette.trials.len() > trials as usize
+            {
+                return Err(SessionError::WouldShrink {
+                    path: crate::gateway::Cassette::path_for(&folder, &task.id),
+                    recorded: cassette.trials.len(),
+                    trials,
+                });
+            }
+        }
+    }
     Ok(Prepared {
         suite,
         models,
@@ -249,7 +286,7 @@ pub async fn execute(
             model: config.harness.model.clone(),
             files: config.harness_files()?,
         },
-        cassettes: config.cassettes(),
+        cassettes: cassettes(config, request),
         models,
         catalogue,
         sandbox,
@@ -263,15 +300,24 @@ pub async fn execute(
     })
 }
 
+/// The cassette folder: `--cassettes`, else `llm.cassettes` under the suite root.
+fn cassettes(config: &Config, request: &Request) -> PathBuf {
+    request
+        .cassettes
+        .clone()
+        .unwrap_or_else(|| config.cassettes())
+}
+
 /// The gateway side of the run: the provider client in `live`/`record` mode (keys read from
 /// the variables the configuration names), the price table and the cost limit.
 pub(crate) fn models(config: &Config, request: &Request) -> Result<Models, SessionError> {
     let llm = &config.llm;
-    let upstream = match llm.mode {
+    let mode = request.mode.unwrap_or(llm.mode);
+    let upstream = match mode {
         Mode::Replay => None,
         Mode::Live | Mode::Record => {
             if llm.openai.is_none() && llm.anthropic.is_none() {
-                return Err(SessionError::NoProvider(llm.mode.name()));
+                return Err(SessionError::NoProvider(mode.name()));
             }
             let endpoint = |provider: &'static str, settings: &Option<ProviderConfig>| {
                 settings
@@ -305,9 +351,17 @@ pub(crate) fn models(config: &Config, request: &Request) -> Result<Models, Sessi
         }
     };
     Ok(Models {
-        mode: llm.mode,
+        mode,
         upstream,
         prices: Arc::new(Prices(llm.prices.clone())),
         budget: Arc::new(Budget::new(request.max_cost_usd.or(llm.max_cost_usd))),
+        // The configuration's checks already tried every pattern.
+        rules: Arc::new(crate::gateway::Rules::from_config(llm).map_err(|message| {
+            ConfigError::Value {
+                origin: config.origin.clone(),
+                field: "llm.replay".into(),
+                message,
+            }
+        })?),
     })
 }

@@ -9,7 +9,7 @@ use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{oneshot, watch};
 
 use crate::config::{HarnessFile, Tier};
-use crate::gateway::{Cassette, Gateway, Recorder};
+use crate::gateway::{Cassette, Gateway, Recorder, TrialValues};
 use crate::grade;
 use crate::http::Listener;
 use crate::report::events::TrialOutcome;
@@ -67,17 +67,14 @@ pub(crate) async fn run(
             context.recorder.is_some(),
         ),
         (None, Ok(cassette)) => Gateway::replay(cassette, trial),
-        (None, Err(message)) => {
-            return TrialOutcome::Error {
-                message: message.clone(),
-                trajectory: None,
-            };
-        }
+        // A harness that never calls the model needs no cassette: its first call fails.
+        (None, Err(message)) => Gateway::replay_without_cassette(&task.id, trial, message),
     }
     .with_costs(
         Arc::clone(&context.models.prices),
         Arc::clone(&context.models.budget),
-    );
+    )
+    .with_rules(Arc::clone(&context.models.rules));
     let bindings = task.tool_bindings();
     // Task-local services (`services:` in the task) join the catalogue for this trial only.
     let local;
@@ -113,7 +110,7 @@ pub(crate) async fn run(
         }
     };
 
-    let (services_listener, gateway_listener, endpoints, _socket_folder) =
+    let (services_listener, gateway_listener, endpoints, _socket_folder, token) =
         match listen(context.sandbox.transport()).await {
             Ok(listening) => listening,
             Err(error) => {
@@ -154,6 +151,7 @@ pub(crate) async fn run(
             format!("http://127.0.0.1:{}", crate::sandbox::docker::SERVICES_PORT)
         }
     };
+    let gateway = trial_values(gateway, &endpoints, &services_url, token);
     let gateway_server = tokio::spawn(crate::http::serve(
         gateway_listener,
         Arc::new(gateway.clone()),
@@ -212,7 +210,18 @@ pub(crate) async fn run(
             .collect(),
         setup,
     };
-    let finished = context.sandbox.run(launch, interrupt).await;
+    // The trial stops at the gateway's first failure as at the run's interrupt.
+    let (stop_trial, trial_interrupt) = watch::channel(false);
+    let (mut run_interrupt, mut failed) = (interrupt.clone(), gateway.failed());
+    let relay = tokio::spawn(async move {
+        tokio::select! {
+            _ = run_interrupt.wait_for(|stop| *stop) => {}
+            _ = failed.wait_for(|failed| *failed) => {}
+        }
+        let _ = stop_trial.send(true);
+    });
+    let finished = context.sandbox.run(launch, trial_interrupt).await;
+    relay.abort();
     gateway.settle().await;
 
     let _ = stop_services.send(());
@@ -222,6 +231,9 @@ pub(crate) async fn run(
 
     let finished = match finished {
         Ok(finished) => finished,
+        Err(SandboxError::Interrupted) if !*interrupt.borrow() && gateway.failure().is_some() => {
+            return gateway_error(&gateway, context, None);
+        }
         Err(SandboxError::Interrupted) => return TrialOutcome::Interrupted,
         Err(error) => {
             return TrialOutcome::Error {
@@ -265,18 +277,8 @@ pub(crate) async fn run(
     };
     // A model call the cassette could not answer means the trial did not see the model it was
     // meant to: grading it would judge the gateway, not the agent.
-    if let Some(failure @ crate::gateway::GatewayFailure::BudgetReached { .. }) = gateway.failure()
-    {
-        // Not a verdict on the agent: the trial was cut short by the run's cost limit.
-        return TrialOutcome::NotRun {
-            reason: failure.to_string(),
-        };
-    }
-    if let Some(failure) = gateway.failure() {
-        return TrialOutcome::Error {
-            message: format!("model gateway ({}): {failure}", context.models.mode.name()),
-            trajectory: Some(Box::new(trajectory)),
-        };
+    if gateway.failure().is_some() {
+        return gateway_error(&gateway, context, Some(trajectory));
     }
     if let Some(recorder) = context.recorder
         && let Err(error) = recorder.add(&task.id, trial, gateway.recording())
@@ -301,6 +303,57 @@ pub(crate) async fn run(
     TrialOutcome::Graded {
         grade,
         trajectory: Box::new(trajectory),
+    }
+}
+
+/// The trial after the gateway's first failure: not run when the run's cost limit cut it
+/// short (not a verdict on the agent), else an infrastructure error.
+fn gateway_error(
+    gateway: &Gateway,
+    context: &TrialContext<'_>,
+    trajectory: Option<Trajectory>,
+) -> TrialOutcome {
+    match gateway.failure() {
+        Some(failure @ crate::gateway::GatewayFailure::BudgetReached { .. }) => {
+            TrialOutcome::NotRun {
+                reason: failure.to_string(),
+            }
+        }
+        failure => TrialOutcome::Error {
+            message: format!(
+                "model gateway ({}): {}",
+                context.models.mode.name(),
+                failure
+                    .map(|failure| failure.to_string())
+                    .unwrap_or_default()
+            ),
+            trajectory: trajectory.map(Box::new),
+        },
+    }
+}
+
+/// The gateway told the trial's own values, which cassettes hold as placeholders: the
+/// URLs the harness is given and (process backend) the trial's folder in the temp folder;
+/// on loopback it answers only under the trial's random token.
+fn trial_values(
+    gateway: Gateway,
+    endpoints: &Endpoints,
+    services_url: &str,
+    token: Option<String>,
+) -> Gateway {
+    let values = TrialValues::default()
+        .with_url("services_url", services_url)
+        .with_folder(&std::env::temp_dir(), crate::sandbox::TRIAL_FOLDER_PREFIX);
+    let (values, gateway) = match endpoints {
+        Endpoints::Loopback { gateway_url, .. } => {
+            (values.with_url("gateway_url", gateway_url), gateway)
+        }
+        Endpoints::Sockets { .. } => (values, gateway),
+    };
+    let gateway = gateway.with_values(values);
+    match token {
+        Some(token) => gateway.with_token(token),
+        None => gateway,
     }
 }
 
@@ -376,18 +429,34 @@ fn world_options(task: &Task, trial: u32) -> WorldOptions {
 
 /// Opens the trial's two listeners for `transport`; the folder (for sockets) lives as long as
 /// the returned guard.
+/// On loopback, the gateway's URL ends in a random token (other processes of the host
+/// can reach the port; only the trial's harness is told the token).
+#[allow(clippy::type_complexity)]
 async fn listen(
     transport: Transport,
-) -> std::io::Result<(Listener, Listener, Endpoints, Option<tempfile::TempDir>)> {
+) -> std::io::Result<(
+    Listener,
+    Listener,
+    Endpoints,
+    Option<tempfile::TempDir>,
+    Option<String>,
+)> {
     match transport {
         Transport::Loopback => {
             let services = TcpListener::bind("127.0.0.1:0").await?;
             let gateway = TcpListener::bind("127.0.0.1:0").await?;
+            let token = crate::gateway::random_token()?;
             let endpoints = Endpoints::Loopback {
                 services_url: format!("http://{}", services.local_addr()?),
-                gateway_url: format!("http://{}", gateway.local_addr()?),
+                gateway_url: format!("http://{}/{token}", gateway.local_addr()?),
             };
-            Ok((services.into(), gateway.into(), endpoints, None))
+            Ok((
+                services.into(),
+                gateway.into(),
+                endpoints,
+                None,
+                Some(token),
+            ))
         }
         Transport::Sockets => {
             let folder = tempfile::Builder::new()
@@ -403,6 +472,7 @@ async fn listen(
                 Listener::Unix(gateway),
                 endpoints,
                 Some(folder),
+                None,
             ))
         }
     }

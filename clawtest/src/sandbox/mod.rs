@@ -154,6 +154,11 @@ pub enum Endpoints {
     },
 }
 
+/// How the process backend's trial folders (in the temp folder) are named, followed by
+/// random letters and digits; the gateway recognises the folder by it (its placeholder in
+/// cassettes).
+pub const TRIAL_FOLDER_PREFIX: &str = "clawtest-trial-";
+
 /// File name of the services' socket in [`Endpoints::Sockets`].
 pub const SERVICES_SOCKET: &str = "services.sock";
 /// File name of the model gateway's socket in [`Endpoints::Sockets`].

@@ -48,7 +48,7 @@ async fn run(
     mut interrupt: watch::Receiver<bool>,
 ) -> Result<Finished, SandboxError> {
     let folder = tempfile::Builder::new()
-        .prefix("clawtest-trial-")
+        .prefix(super::TRIAL_FOLDER_PREFIX)
         .tempdir()
         .map_err(prepare_error)?;
     let control = folder.path().join("clawtest");
