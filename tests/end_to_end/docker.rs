@@ -682,3 +682,24 @@ fn clean_removes_containers_left_by_earlier_runs() {
     assert_eq!(outcome.code, 0, "{}", outcome.stderr);
     assert!(containers_labelled(label).is_empty());
 }
+
+/// The README's docker command: the demo's own `clawtest.docker.toml` builds the reference
+/// agent static, copies it into its Dockerfile's folder and has clawtest build the image from
+/// it, all before the backend starts; from a clean checkout (no binary there yet).
+#[test]
+fn the_demo_runs_on_docker_from_its_own_dockerfile_in_one_command() {
+    let Some(ready) = ready() else { return };
+    let demo = repository().join("examples/demo");
+    let copied = demo.join("docker/reference-agent");
+    let _ = std::fs::remove_file(&copied);
+    let outcome = clawtest(ready, &demo, &["--config", "clawtest.docker.toml"], &[]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    assert!(copied.is_file(), "the build did not copy the agent");
+    for expected in [
+        "backend: docker (chosen; image clawtest-harness:",
+        "4 task(s) × 3 trial(s) on docker: 4 passed, 0 failed",
+        "gate min_robustness: 0.958 (threshold 0.9) held",
+    ] {
+        assert!(outcome.stderr.contains(expected), "{}", outcome.stderr);
+    }
+}

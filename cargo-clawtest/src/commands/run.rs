@@ -18,7 +18,7 @@ use crate::errors::{ExpectedError, exit};
 
 pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
     let config = load_config(global)?;
-    let request = Request {
+    let mut request = Request {
         paths: arguments.paths.clone(),
         filters: arguments.filters.clone(),
         trials: arguments.trials,
@@ -34,6 +34,14 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         force: arguments.force,
         snapshots: arguments.snapshots.then(UpdateMode::from_environment),
     };
+    // A harness built into its image is built before the image, which is built when the
+    // backend is chosen.
+    if config.harness.dockerfile.is_some() && !request.no_build {
+        runtime()?
+            .block_on(session::build(&config))
+            .map_err(ExpectedError::Session)?;
+        request.no_build = true;
+    }
     let executed = runtime()?.block_on(async {
         let chosen = select::choose(&config, request.backend)
             .await

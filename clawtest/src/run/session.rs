@@ -218,6 +218,18 @@ pub struct Executed {
     pub review: Option<Review>,
 }
 
+/// Runs `[harness] build`, if there is one. [`execute`] runs it unless the request says
+/// `no_build`; a harness built into its image (`harness.dockerfile`) needs it run before the
+/// image is built, that is before the backend is chosen.
+pub async fn build(config: &Config) -> Result<(), SessionError> {
+    if let Some(build) = config.harness_build()? {
+        super::build_harness(&build, &config.root)
+            .await
+            .map_err(SessionError::Build)?;
+    }
+    Ok(())
+}
+
 /// Runs a prepared suite: builds the harness, executes every trial.
 pub async fn execute(
     config: &Config,
@@ -238,13 +250,8 @@ pub async fn execute(
     } else {
         config.harness_command()?
     };
-    if !request.no_build
-        && !suite.tasks.is_empty()
-        && let Some(build) = config.harness_build()?
-    {
-        super::build_harness(&build, &config.root)
-            .await
-            .map_err(SessionError::Build)?;
+    if !request.no_build && !suite.tasks.is_empty() {
+        build(config).await?;
     }
     let passthrough = config
         .harness
