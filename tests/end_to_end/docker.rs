@@ -703,3 +703,39 @@ fn the_demo_runs_on_docker_from_its_own_dockerfile_in_one_command() {
         assert!(outcome.stderr.contains(expected), "{}", outcome.stderr);
     }
 }
+
+/// The variables every backend sets besides the paths: plain wide output, the model and the
+/// MCP endpoint as the container sees it.
+#[test]
+fn the_container_gets_plain_output_variables_the_model_and_the_mcp_url() {
+    let Some(ready) = ready() else { return };
+    let task = "task_id: env-setup\ntask_name: Probe\nprompt: probe\n\
+tools:\n  - {name: list_tasks, service: todo, endpoint: /todo/tasks, method: POST, description: List the tasks}\n\
+scoring_components:\n\
+  - {name: plain, weight: 0.4, check: {type: keywords_present, keywords: [\"TERM=dumb\", \"NO_COLOR=1\", \"COLUMNS=4096\"]}}\n\
+  - {name: model, weight: 0.3, check: {type: keywords_present, keywords: [\"CLAWTEST_MODEL=m1\"]}}\n\
+  - {name: mcp, weight: 0.3, check: {type: keywords_present, keywords: [\"CLAWTEST_MCP_URL=http://127.0.0.1:9100/mcp\"]}}\n\
+safety_checks:\n  - {type: tool_not_called, tool_name: list_tasks, reason: not needed}\n";
+    let suite = probe_suite(
+        &["/clawtest-probe", "env"],
+        "model = \"m1\"",
+        1,
+        "env-setup",
+        task,
+    );
+    let results = suite.path().join("results.json");
+    let outcome = clawtest(
+        ready,
+        suite.path(),
+        &[
+            "--backend",
+            "docker",
+            "-v",
+            "--json",
+            results.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    assert_eq!(scores(&results)["env-setup"], 1.0, "{}", outcome.stderr);
+}
