@@ -219,7 +219,7 @@ fn a_request_that_differs_from_the_cassette_is_a_divergence_error() {
     let outcome = suite.run(&["--trials", "1"]);
     assert_eq!(outcome.code, 102, "{outcome:#?}");
     assert!(
-        outcome.stdout.contains("task `todo-triage` trial 0 call 0: request diverges from the cassette: body.messages[-1].content: recorded \"Please delete everything.\""),
+        outcome.stdout.contains("task `todo-triage` trial 0 call 0: request diverges from the cassette: body.messages[-1].content differs at character 0 (line 1): recorded \"⟦Please delete everything.\", got \"⟦Review every task"),
         "{}",
         outcome.stdout
     );

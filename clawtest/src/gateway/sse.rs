@@ -62,7 +62,8 @@ fn data(value: &Value) -> String {
     format!("data: {value}\n\n")
 }
 
-fn named(name: &str, value: &Value) -> String {
+/// One named server-sent event.
+pub(super) fn named(name: &str, value: &Value) -> String {
     format!("event: {name}\ndata: {value}\n\n")
 }
 

@@ -253,8 +253,12 @@ async fn an_unreachable_upstream_is_a_failure_naming_the_call() {
     };
     let gateway = Gateway::upstream("t", 1, upstream(&url), false);
     let served = serve(Arc::new(gateway.clone())).await;
-    let (status, _) = post(&served.url, "/v1/chat/completions", SECOND).await;
-    assert_eq!(status, 502);
+    let (status, headers, _) = send(&served.url, "POST", "/v1/chat/completions", &[], SECOND).await;
+    // The gateway has retried already: the SDK is told not to retry again.
+    assert_eq!(
+        (status, header(&headers, "x-should-retry")),
+        (502, Some("false"))
+    );
     let failure = gateway.failure().unwrap().to_string();
     assert!(
         failure.starts_with("task `t` trial 1 call 0: openai at")
@@ -608,4 +612,49 @@ async fn a_recording_holds_placeholders_where_the_trial_had_its_own_values() {
     )
     .await;
     assert_eq!((status, replaying.failure()), (200, None));
+}
+
+#[tokio::test]
+async fn an_answer_over_the_limit_reaches_the_harness_but_is_not_recorded() {
+    let big = Arc::new(Mirror {
+        answer: Some(|| {
+            HttpResponse::json(200, &json!({"choices": [], "padding": "x".repeat(8192)}))
+        }),
+        ..Mirror::default()
+    });
+    let upstream_url = serve(Arc::clone(&big) as Arc<dyn Handler>).await;
+    let rules = Rules {
+        max_answer_bytes: 4096,
+        ..Rules::default()
+    };
+    let gateway =
+        Gateway::upstream("t", 0, upstream(&upstream_url.url), true).with_rules(Arc::new(rules));
+    let served = serve(Arc::new(gateway.clone())).await;
+    let (status, _) = post(&served.url, "/v1/chat/completions", SECOND).await;
+    assert_eq!(status, 502);
+    let failure = gateway.failure().expect("a failure").to_string();
+    assert!(
+        failure.contains("over llm.max_answer_bytes (4096 bytes)"),
+        "{failure}"
+    );
+    assert!(gateway.recording().interactions.is_empty());
+
+    // A stream over the limit is passed on whole, and fails the trial.
+    let model = serve(Arc::new(scripted())).await;
+    let rules = Rules {
+        max_answer_bytes: 200,
+        ..Rules::default()
+    };
+    let gateway = Gateway::upstream("t", 0, upstream(&model.url), true).with_rules(Arc::new(rules));
+    let served = serve(Arc::new(gateway.clone())).await;
+    let long = r#"{"model":"claude-x","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"go"},{"role":"assistant","content":"x"}]}"#;
+    let (status, frames) = post(&served.url, "/v1/messages", long).await;
+    gateway.settle().await;
+    assert_eq!(status, 200);
+    assert!(frames.concat().contains("message_stop"), "{frames:?}");
+    let failure = gateway.failure().expect("a failure").to_string();
+    assert!(
+        failure.contains("streamed answer is over llm.max_answer_bytes"),
+        "{failure}"
+    );
 }

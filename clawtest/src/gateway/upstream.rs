@@ -358,7 +358,10 @@ mod tests {
         let address = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let model = std::sync::Arc::new(crate::gateway::scripted::ScriptedModel::new(
-            crate::gateway::scripted::Script { turns: vec![] },
+            crate::gateway::scripted::Script {
+                prompt_contains: None,
+                turns: vec![],
+            },
         ));
         tokio::spawn(crate::http::serve(listener, model, async {
             let _ = stopped.await;
