@@ -74,9 +74,10 @@ pub struct HarnessSetup {
 /// 80 columns splits a keyword the grader looks for across two lines.
 pub const COLUMNS: &str = "4096";
 
-/// The variables every backend sets besides the paths and URLs: no colours or terminal
-/// control sequences in the output, wide lines, and the model and MCP endpoint when known.
-pub(crate) fn plain_output_environment(launch: &Launch) -> Vec<(&'static str, String)> {
+/// The variables both backends set to the same values (the paths and URLs differ between
+/// them): no colours or terminal control sequences in the output, wide lines, and the model
+/// and MCP endpoint when known.
+pub(crate) fn shared_environment(launch: &Launch) -> Vec<(&'static str, String)> {
     let mut variables = vec![
         ("TERM", "dumb".to_string()),
         ("NO_COLOR", "1".into()),

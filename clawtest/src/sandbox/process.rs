@@ -107,7 +107,7 @@ async fn run(
         .env("CLAWTEST_TASK_ID", &launch.task_id)
         .env("CLAWTEST_TRIAL", launch.trial.to_string())
         .env("AGENT_MAX_TURNS", launch.max_turns.to_string())
-        .envs(super::plain_output_environment(&launch))
+        .envs(super::shared_environment(&launch))
         .envs(launch.passthrough.iter().map(|(name, value)| (name, value)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
