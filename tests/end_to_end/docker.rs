@@ -739,3 +739,63 @@ safety_checks:\n  - {type: tool_not_called, tool_name: list_tasks, reason: not n
     assert_eq!(outcome.code, 0, "{}", outcome.stderr);
     assert_eq!(scores(&results)["env-setup"], 1.0, "{}", outcome.stderr);
 }
+
+/// `[harness] files` on docker: a workspace target is written; a `~/` target cannot be (the
+/// container's home is a fresh tmpfs) and the trial says so instead of running without it.
+#[test]
+fn harness_files_go_to_the_workspace_and_a_home_target_is_refused_on_docker() {
+    let Some(ready) = ready() else { return };
+    let task = probe_task("files-probe", 60, &["written", "written"], &["missing"]);
+    let template = "{\"mcp\": \"{mcp_url}\", \"workspace\": \"{workspace}\"}";
+    let in_workspace = probe_suite(
+        &["/clawtest-probe", "write", "agent.json.seen", "written"],
+        "[harness.files]\n\"conf/agent.json\" = \"agent.json\"",
+        1,
+        "files-probe",
+        &task,
+    );
+    std::fs::write(in_workspace.path().join("agent.json"), template).expect("template");
+    let saved = in_workspace.path().join("saved");
+    let outcome = clawtest(
+        ready,
+        in_workspace.path(),
+        &[
+            "--backend",
+            "docker",
+            "--trajectories",
+            saved.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let trajectory: Value = std::fs::read_dir(saved.join("files-probe"))
+        .expect("saved trajectories")
+        .map(|entry| std::fs::read_to_string(entry.expect("entry").path()).expect("trajectory"))
+        .find_map(|text| serde_json::from_str(&text).ok())
+        .expect("a trajectory");
+    // The SHA-256 of `{"mcp": "http://127.0.0.1:9100/mcp", "workspace": "/workspace"}`: the
+    // template filled in with the values as the container sees them.
+    assert_eq!(
+        trajectory["workspace"]["conf/agent.json"]["sha256"],
+        "86a5e7df0986c81e59126e3eb3285b71eb29ae154a343ffde1102deffc65e527",
+        "{trajectory:#}"
+    );
+
+    let in_home = probe_suite(
+        &["/clawtest-probe", "env"],
+        "[harness.files]\n\"~/.agent.json\" = \"agent.json\"",
+        1,
+        "files-probe",
+        &task,
+    );
+    std::fs::write(in_home.path().join("agent.json"), template).expect("template");
+    let outcome = clawtest(ready, in_home.path(), &["--backend", "docker"], &[]);
+    assert_eq!(outcome.code, 102, "{}", outcome.stderr);
+    assert!(
+        outcome
+            .stderr
+            .contains("harness.files: `~/.agent.json` is in the home folder"),
+        "{}",
+        outcome.stderr
+    );
+}
