@@ -368,24 +368,27 @@ fn the_environment_holds_no_real_key_and_only_named_variables() {
         "env-probe",
         &task,
     );
-    let outcome = clawtest(
-        ready,
-        suite.path(),
-        &[
-            "--backend",
-            "docker",
-            "-v",
-            "--json",
-            suite.path().join("results.json").to_str().unwrap(),
-        ],
-        &[
-            ("OPENAI_API_KEY", "sk-real-secret"),
-            ("HOST_ONLY", "1"),
-            ("CLAWTEST_PASSED", "by-name"),
-        ],
-    );
+    let env = [
+        ("OPENAI_API_KEY", "sk-real-secret"),
+        ("HOST_ONLY", "1"),
+        ("CLAWTEST_PASSED", "by-name"),
+    ];
+    assert_eq!(score_on_docker(ready, suite.path(), "env-probe", &env), 1.0);
+}
+
+/// Runs the suite in `folder` on docker (it must exit 0) and returns `task_id`'s mean score.
+fn score_on_docker(ready: &Ready, folder: &Path, task_id: &str, env: &[(&str, &str)]) -> f64 {
+    let results = folder.join("results.json");
+    let arguments = [
+        "--backend",
+        "docker",
+        "-v",
+        "--json",
+        results.to_str().unwrap(),
+    ];
+    let outcome = clawtest(ready, folder, &arguments, env);
     assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    assert_eq!(scores(&suite.path().join("results.json"))["env-probe"], 1.0);
+    scores(&results)[task_id]
 }
 
 #[test]
@@ -723,21 +726,7 @@ safety_checks:\n  - {type: tool_not_called, tool_name: list_tasks, reason: not n
         "env-setup",
         task,
     );
-    let results = suite.path().join("results.json");
-    let outcome = clawtest(
-        ready,
-        suite.path(),
-        &[
-            "--backend",
-            "docker",
-            "-v",
-            "--json",
-            results.to_str().unwrap(),
-        ],
-        &[],
-    );
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    assert_eq!(scores(&results)["env-setup"], 1.0, "{}", outcome.stderr);
+    assert_eq!(score_on_docker(ready, suite.path(), "env-setup", &[]), 1.0);
 }
 
 /// `[harness] files` on docker: a workspace target is written; a `~/` target cannot be (the
