@@ -32,7 +32,11 @@ pub(crate) fn random_token() -> String {
         if read <= 0 {
             // No entropy call: still unique per process and moment, if guessable.
             let fallback = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
-            return format!("{:x}", <sha2::Sha256 as sha2::Digest>::digest(fallback.as_bytes()))[..32].to_string();
+            return format!(
+                "{:x}",
+                <sha2::Sha256 as sha2::Digest>::digest(fallback.as_bytes())
+            )[..32]
+                .to_string();
         }
         filled += read as usize;
     }

@@ -33,4 +33,3 @@ pub(crate) use routes::Route;
 pub(crate) use server::{Gateway, GatewayFailure, Rules};
 pub use upstream::{Endpoint, RetryPolicy, Upstream, UpstreamError};
 pub use usage::{Budget, Prices};
-
