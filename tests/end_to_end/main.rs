@@ -659,14 +659,21 @@ fn the_harness_gets_clawenvkits_eval_tools_file() {
     assert_eq!(lines.next(), Some("eval-tools.json"), "{output}");
     let tools: Value = serde_json::from_str(lines.next().unwrap_or_default())
         .unwrap_or_else(|e| panic!("{e}: {output}"));
-    let port: u64 = url.rsplit(':').next().unwrap().parse().unwrap();
+    // http://127.0.0.1:PORT/t/TOKEN: a plugin calls 127.0.0.1:{port}{endpoint}, so the
+    // endpoint carries the per-trial path.
+    let (authority, path) = url.trim_start_matches("http://").split_once('/').unwrap();
+    let port: u64 = authority.rsplit(':').next().unwrap().parse().unwrap();
     let update = tools
         .as_array()
         .unwrap()
         .iter()
         .find(|tool| tool["name"] == "update_task")
         .unwrap_or_else(|| panic!("no update_task in {tools}"));
-    assert_eq!(update["endpoint"], "/todo/tasks/update", "{update}");
+    assert_eq!(
+        update["endpoint"],
+        format!("/{path}/todo/tasks/update"),
+        "{update}"
+    );
     assert_eq!(update["method"], "post");
     assert_eq!(update["port"], port);
     assert_eq!(update["required"], json!(["task_id"]));

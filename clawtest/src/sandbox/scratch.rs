@@ -64,6 +64,23 @@ pub fn clean(parent: &Path) -> std::io::Result<Vec<PathBuf>> {
 mod tests {
     use super::*;
 
+    /// The gateway recognises a trial's folder by its name, to write it to cassettes as a
+    /// placeholder: a trial's scratch folder must carry that prefix.
+    #[test]
+    fn a_trial_folder_is_named_as_the_gateway_expects() {
+        let trial = super::folder("trial").unwrap();
+        let name = trial
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            name.starts_with(crate::sandbox::TRIAL_FOLDER_PREFIX),
+            "{name}"
+        );
+    }
+
     #[test]
     fn clean_removes_only_marked_folders_of_dead_owners() {
         let parent = tempfile::tempdir().unwrap();

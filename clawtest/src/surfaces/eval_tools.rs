@@ -4,6 +4,8 @@
 //! one entry per tool, `{name, description, endpoint, method, port, parameters, required}`,
 //! where `parameters` is the flat map of the request body's properties (ClawEnvKit's
 //! OpenAPI `properties`) and `port` is the services' port on 127.0.0.1 as the harness sees it.
+//! Where the services URL has a path (the process backend's per-trial `/t/TOKEN`), each
+//! `endpoint` starts with it: ClawEnvKit's plugin calls `http://127.0.0.1:{port}{endpoint}`.
 
 use serde_json::{Value, json};
 
@@ -16,7 +18,7 @@ const DEFAULT_PORT: u16 = 9100;
 /// `eval-tools.json` for the tools of a `tools.json` document (see [`super::tools_json`]),
 /// served at `services_url` (`http://127.0.0.1:PORT`).
 pub fn eval_tools(tools: &Value, services_url: &str) -> Value {
-    let port = port_of(services_url);
+    let (port, path) = address_of(services_url);
     let entries: Vec<Value> = tools
         .as_array()
         .map(Vec::as_slice)
@@ -28,7 +30,7 @@ pub fn eval_tools(tools: &Value, services_url: &str) -> Value {
             Some(json!({
                 "name": name,
                 "description": tool["description"].as_str().unwrap_or_default(),
-                "endpoint": endpoint,
+                "endpoint": format!("{path}{endpoint}"),
                 // ClawEnvKit writes the method lower-cased; its plugin upper-cases it again.
                 "method": tool["method"].as_str().unwrap_or("POST").to_lowercase(),
                 "port": port,
@@ -46,23 +48,37 @@ pub fn eval_tools(tools: &Value, services_url: &str) -> Value {
     Value::Array(entries)
 }
 
-/// The port of `http://HOST:PORT[/...]`, else ClawEnvKit's default.
-fn port_of(services_url: &str) -> u16 {
-    let authority = services_url
+/// The port of `http://HOST:PORT[/PATH]` (else ClawEnvKit's default) and its path, without
+/// a trailing `/` (empty when there is none).
+fn address_of(services_url: &str) -> (u16, &str) {
+    let rest = services_url
         .split_once("://")
-        .map_or(services_url, |(_, rest)| rest)
-        .split('/')
-        .next()
-        .unwrap_or_default();
-    authority
+        .map_or(services_url, |(_, rest)| rest);
+    let (authority, path) = match rest.find('/') {
+        Some(at) => (&rest[..at], rest[at..].trim_end_matches('/')),
+        None => (rest, ""),
+    };
+    let port = authority
         .rsplit_once(':')
         .and_then(|(_, port)| port.parse().ok())
-        .unwrap_or(DEFAULT_PORT)
+        .unwrap_or(DEFAULT_PORT);
+    (port, path)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_services_path_leads_each_endpoint() {
+        assert_eq!(address_of("http://127.0.0.1:4123/t/abc"), (4123, "/t/abc"));
+        assert_eq!(address_of("http://127.0.0.1:9100"), (9100, ""));
+        assert_eq!(address_of("http://127.0.0.1:9100/"), (9100, ""));
+        let tools = json!([{"name": "list_tasks", "endpoint": "/todo/tasks", "method": "POST"}]);
+        let entries = eval_tools(&tools, "http://127.0.0.1:4123/t/abc");
+        assert_eq!(entries[0]["endpoint"], "/t/abc/todo/tasks");
+        assert_eq!(entries[0]["port"], 4123);
+    }
 
     #[test]
     fn entries_have_clawenvkits_flat_parameters_and_the_port() {
@@ -104,8 +120,8 @@ mod tests {
 
     #[test]
     fn the_port_comes_from_the_services_url() {
-        assert_eq!(port_of("http://127.0.0.1:9100"), 9100);
-        assert_eq!(port_of("http://127.0.0.1:5000/"), 5000);
-        assert_eq!(port_of("http://localhost"), DEFAULT_PORT);
+        assert_eq!(address_of("http://127.0.0.1:9100").0, 9100);
+        assert_eq!(address_of("http://127.0.0.1:5000/").0, 5000);
+        assert_eq!(address_of("http://localhost").0, DEFAULT_PORT);
     }
 }
