@@ -52,6 +52,7 @@ impl McpClient {
                         .cloned()
                         .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
                     endpoint: String::new(),
+                    port: None,
                     method: "MCP".into(),
                 })
             })

@@ -21,6 +21,10 @@ pub struct Tool {
     pub endpoint: String,
     /// Upper-case HTTP method, e.g. `POST`.
     pub method: String,
+    /// ClawEnvKit's `port` (its `eval-tools.json`): the tool is then called as its plugin
+    /// calls it, `http://127.0.0.1:{port}{endpoint}`, the endpoint holding any path the
+    /// services are served under.
+    pub port: Option<u16>,
 }
 
 impl Tool {
@@ -106,12 +110,22 @@ fn parse_entry(entry: &Value) -> Result<Tool, String> {
         Some(_) => return Err(format!("{name}: \"method\" must be a string")),
     };
 
+    let port = match top.get("port") {
+        None | Some(Value::Null) => None,
+        Some(port) => Some(
+            port.as_u64()
+                .and_then(|port| u16::try_from(port).ok())
+                .ok_or_else(|| format!("{name}: \"port\" must be a port number"))?,
+        ),
+    };
+
     Ok(Tool {
         name,
         description,
         parameters,
         endpoint,
         method,
+        port,
     })
 }
 
@@ -196,6 +210,9 @@ impl ToolRunner {
 
     /// The URL a tool's requests go to.
     pub fn url_for(&self, tool: &Tool) -> String {
+        if let Some(port) = tool.port {
+            return format!("http://127.0.0.1:{port}{}", tool.endpoint);
+        }
         if tool.endpoint.starts_with('/') {
             format!("{}{}", self.services_url, tool.endpoint)
         } else {
@@ -331,5 +348,19 @@ mod tests {
         assert_eq!(runner.url_for(&tool), "http://127.0.0.1:9100/todo/tasks");
         tool.endpoint = "todo/tasks".to_owned();
         assert_eq!(runner.url_for(&tool), "http://127.0.0.1:9100/todo/tasks");
+    }
+
+    /// An `eval-tools.json` entry is called as ClawEnvKit's plugin calls it: the port, then
+    /// the endpoint, which holds the services' per-trial path.
+    #[test]
+    fn a_tool_with_a_port_is_called_on_that_port() {
+        let runner = ToolRunner::new("http://127.0.0.1:4123/t/abc");
+        let tools = parse_tools(r#"[{"name":"x","endpoint":"/t/abc/todo/tasks","port":4123}]"#)
+            .expect("tools");
+        assert_eq!(
+            runner.url_for(&tools[0]),
+            "http://127.0.0.1:4123/t/abc/todo/tasks"
+        );
+        assert!(parse_tools(r#"[{"name":"x","endpoint":"/a","port":"x"}]"#).is_err());
     }
 }
