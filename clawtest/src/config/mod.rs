@@ -17,8 +17,8 @@ use miette::{Diagnostic, NamedSource, SourceSpan};
 use sections::RawConfig;
 pub use sections::{
     BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, HarnessConfig,
-    HarnessKind, JudgeConfig, JudgeProvider, LlmConfig, Mode, Price, ProviderConfig, RunConfig,
-    Tier, ValidateConfig,
+    HarnessKind, JudgeConfig, JudgeProvider, LlmConfig, Mode, Price, ProviderConfig, ReportConfig,
+    RunConfig, Tier, ValidateConfig,
 };
 
 /// The file name looked for in the current directory and its ancestors.
@@ -48,6 +48,8 @@ pub struct Config {
     pub docker: DockerConfig,
     /// `[validate]`: what `validate` checks beyond each task's structure.
     pub validate: ValidateConfig,
+    /// `[report]`: outputs every run writes (the HTML report's folder).
+    pub report: ReportConfig,
 }
 
 /// A configuration that cannot be used.
@@ -147,6 +149,7 @@ impl Config {
             judge: JudgeConfig::default(),
             docker: DockerConfig::default(),
             validate: ValidateConfig::default(),
+            report: ReportConfig::default(),
         }
     }
 
@@ -238,6 +241,7 @@ impl Config {
             judge: raw.judge,
             docker: raw.docker,
             validate: raw.validate,
+            report: raw.report,
         })
     }
 

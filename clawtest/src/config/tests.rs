@@ -111,3 +111,15 @@ fn an_optional_configuration_is_none_only_when_none_is_given_or_found() {
     let found = Config::optional(None, folder.path()).unwrap().unwrap();
     assert_eq!(found.run.trials, 5);
 }
+
+#[test]
+fn the_report_table_names_the_html_folder() {
+    assert_eq!(parse("").unwrap().report.html, None);
+    let config = parse("[report]\nhtml = \"target/clawtest-report\"\n").unwrap();
+    assert_eq!(
+        config.report.html.as_deref(),
+        Some(Path::new("target/clawtest-report"))
+    );
+    let error = parse("[report]\nhtlm = \"x\"\n").unwrap_err();
+    assert!(error.to_string().contains("htlm"), "{error}");
+}

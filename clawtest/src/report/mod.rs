@@ -1,9 +1,11 @@
 //! The run's outputs: the terminal reporter (consumes events as they come), and the files
 //! written from the final [`crate::results::RunSummary`]: JUnit XML, JSON results, the Markdown
-//! summary and annotations, all written by [`publish`], and the grade snapshots.
+//! summary, annotations and the HTML report, all written by [`publish`], and the grade
+//! snapshots.
 
 pub(crate) mod annotations;
 pub mod events;
+pub mod html;
 pub mod json;
 pub mod junit;
 pub(crate) mod markdown;
