@@ -5,6 +5,7 @@ mod commands;
 mod docker;
 mod gateway;
 mod github;
+mod html;
 mod oracle;
 mod serve;
 mod support;

@@ -80,8 +80,11 @@ pub fn render(summary: &RunSummary, trajectory: &mut dyn FnMut(&str, u32) -> Fou
     suite_table(&mut page, summary);
     groups(&mut page, summary);
     baseline(&mut page, summary);
-    task_table(&mut page, summary);
-    for verdict in &summary.verdicts {
+    // What failed comes first: it is what the page is opened for.
+    let mut verdicts: Vec<&Verdict> = summary.verdicts.iter().collect();
+    verdicts.sort_by_key(|verdict| verdict.status == VerdictStatus::Passed);
+    task_table(&mut page, &verdicts);
+    for verdict in verdicts {
         task_section(&mut page, verdict, trajectory);
     }
     invalid(&mut page, summary);
@@ -331,7 +334,7 @@ fn baseline(page: &mut String, summary: &RunSummary) {
     page.push_str("</section>\n");
 }
 
-fn task_table(page: &mut String, summary: &RunSummary) {
+fn task_table(page: &mut String, verdicts: &[&Verdict]) {
     page.push_str(
         "<section id=\"tasks\"><h2>Tasks</h2><div class=\"filters\">\
          <button type=\"button\" data-filter=\"all\" aria-pressed=\"true\">All</button>\
@@ -341,7 +344,7 @@ fn task_table(page: &mut String, summary: &RunSummary) {
          <th>pass@k</th><th>mean score</th><th>min score</th><th>robustness</th>\
          <th>safety violations</th><th>cost</th><th>category</th><th>capability</th></tr>\n",
     );
-    for verdict in &summary.verdicts {
+    for verdict in verdicts {
         let status = verdict_word(verdict.status);
         let _ = writeln!(
             page,

@@ -4,10 +4,9 @@
 //! answer and the workspace files.
 //!
 //! The trajectory keeps model calls and audit entries apart, without a common clock, so tool
-//! calls are paired with audit entries by name, in order: a tool call takes the next entries
-//! of its action (the retries of a faulted one included); an entry no tool call names (an
-//! agent that calls services directly, or a streamed answer whose tool calls are not parsed)
-//! still shows, where it falls.
+//! calls are paired with audit entries by name, in order: a tool call takes the next entry of
+//! its action; an entry no tool call names (an agent's own retry, an agent that calls services
+//! directly, a streamed answer whose tool calls are not parsed) still shows, where it falls.
 
 use std::fmt::Write as _;
 
@@ -77,21 +76,14 @@ fn items(trajectory: &Trajectory) -> Vec<String> {
         items.push(model_call(call, &requested));
         for (name, arguments) in requested {
             let Some(found) = (cursor..audit.len()).find(|&at| audit[at].action == name) else {
-                items.push(tool_call(&name, &arguments, &[], audit));
+                items.push(tool_call(&name, &arguments, None, audit));
                 continue;
             };
             for entry in &audit[cursor..found] {
                 items.push(unmatched(entry, audit));
             }
-            // A faulted call's retries (by the agent's own loop) belong to the same tool call.
-            let mut last = found;
-            while audit[last].fault.is_some()
-                && audit.get(last + 1).is_some_and(|next| next.action == name)
-            {
-                last += 1;
-            }
-            items.push(tool_call(&name, &arguments, &audit[found..=last], audit));
-            cursor = last + 1;
+            items.push(tool_call(&name, &arguments, Some(&audit[found]), audit));
+            cursor = found + 1;
         }
     }
     for entry in &audit[cursor.min(audit.len())..] {
@@ -257,19 +249,22 @@ fn folded(item: &mut String, title: &str, value: &Value) {
     );
 }
 
-fn tool_call(name: &str, arguments: &str, entries: &[AuditEntry], audit: &[AuditEntry]) -> String {
-    let faulted = entries.iter().any(|entry| entry.fault.is_some());
+fn tool_call(
+    name: &str,
+    arguments: &str,
+    served: Option<&AuditEntry>,
+    audit: &[AuditEntry],
+) -> String {
+    let faulted = served.is_some_and(|entry| entry.fault.is_some());
     let mut item = format!(
         "<li class=\"tool{}\"><b>tool call</b> <code>{}</code>({})",
         if faulted { " fault" } else { "" },
         escape(name),
         escape_limited(arguments)
     );
-    if entries.is_empty() {
-        item.push_str(" <span class=\"muted\">no service call recorded</span>");
-    }
-    for entry in entries {
-        audit_entry(&mut item, entry, audit);
+    match served {
+        Some(entry) => audit_entry(&mut item, entry, audit),
+        None => item.push_str(" <span class=\"muted\">no service call recorded</span>"),
     }
     item.push_str("</li>");
     item
