@@ -30,6 +30,15 @@ pub(crate) fn exact(value: f64) -> String {
     serde_json::Number::from_f64(value).map_or_else(|| value.to_string(), |n| n.to_string())
 }
 
+/// `items` joined with commas, or `none`.
+pub(crate) fn listed(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".to_string()
+    } else {
+        items.join(", ")
+    }
+}
+
 /// A multi-line, human account of one verdict's trials: what each scored and why it lost
 /// points. Shared by the terminal's failure details and JUnit's system-out.
 pub(crate) fn trial_lines(verdict: &Verdict) -> String {
@@ -129,15 +138,12 @@ pub fn grade_breakdown(grade: &crate::grade::Grade) -> String {
             .iter()
             .map(|fault| format!("#{} {}.{}", fault.seq, fault.service, fault.action))
             .collect();
-        let unrecovered = if unrecovered.is_empty() {
-            "none".to_string()
-        } else {
-            unrecovered.join(", ")
-        };
         let _ = writeln!(
             text,
-            "  faults: {} injected, {} recovered; not recovered: {unrecovered}",
-            robustness.injected, robustness.recovered
+            "  faults: {} injected, {} recovered; not recovered: {}",
+            robustness.injected,
+            robustness.recovered,
+            listed(&unrecovered)
         );
     }
     text

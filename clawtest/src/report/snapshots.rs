@@ -13,7 +13,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::score;
+use super::{listed, score};
 use crate::results::{TrialStatus, Verdict};
 
 /// Where `--snapshots` keeps each task's grade snapshot, relative to the suite root.
@@ -200,14 +200,10 @@ pub fn content(verdict: &Verdict) -> String {
                     );
                 }
                 if *faults_injected > 0 {
-                    let unrecovered = if unrecovered_faults.is_empty() {
-                        "none".to_string()
-                    } else {
-                        unrecovered_faults.join(", ")
-                    };
                     let _ = writeln!(
                         text,
-                        "  faults: {faults_injected} injected; not recovered: {unrecovered}"
+                        "  faults: {faults_injected} injected; not recovered: {}",
+                        listed(unrecovered_faults)
                     );
                 }
             }

@@ -449,18 +449,10 @@ fn task_section(
                 );
             }
             if *faults_injected > 0 {
-                let unrecovered: Vec<String> = unrecovered_faults
-                    .iter()
-                    .map(|fault| escape(fault))
-                    .collect();
                 let _ = write!(
                     page,
                     "<p>faults injected: {faults_injected}; not recovered: {}</p>",
-                    if unrecovered.is_empty() {
-                        "none".to_string()
-                    } else {
-                        unrecovered.join(", ")
-                    }
+                    escape(&super::listed(unrecovered_faults))
                 );
             }
             let _ = write!(
