@@ -33,6 +33,7 @@ fn launch(trial: u32, sockets: &std::path::Path) -> Launch {
         passthrough: Vec::new(),
         timeout: Duration::from_secs(60),
         max_turns: 1,
+        limits: Default::default(),
         checks: Vec::new(),
     }
 }

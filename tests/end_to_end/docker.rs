@@ -223,6 +223,7 @@ fn probe_launch(task_id: &str, arguments: &[&str], sockets: &Path, timeout: Dura
         passthrough: vec![("CLAWTEST_PASSED".into(), "by-name".into())],
         timeout,
         max_turns: 1,
+        limits: Default::default(),
         checks: Vec::new(),
     }
 }
@@ -596,15 +597,22 @@ fn checks_run_in_the_finished_container() {
 
 #[test]
 fn an_interrupted_run_leaves_no_container() {
+    stopped_run_leaves_no_container("-INT", 130);
+}
+
+#[test]
+fn a_run_stopped_by_sigterm_leaves_no_container_and_exits_143() {
+    stopped_run_leaves_no_container("-TERM", 143);
+}
+
+/// A run of two sleeping probes, stopped by `signal` once a container runs: it exits with
+/// `code` and no container of it is left.
+fn stopped_run_leaves_no_container(signal: &str, code: i32) {
     let Some(ready) = ready() else { return };
-    let task = probe_task("interrupt-probe", 300, &["never", "never"], &["nothing"]);
-    let suite = probe_suite(
-        &["/clawtest-probe", "sleep"],
-        "",
-        2,
-        "interrupt-probe",
-        &task,
-    );
+    // Its own task id per signal: the two tests run at once and look for their containers.
+    let task_id = format!("interrupt-probe{signal}");
+    let task = probe_task(&task_id, 300, &["never", "never"], &["nothing"]);
+    let suite = probe_suite(&["/clawtest-probe", "sleep"], "", 2, &task_id, &task);
     let mut child = Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"))
         .args(["clawtest", "--backend", "docker", "--no-build"])
         .current_dir(suite.path())
@@ -613,7 +621,7 @@ fn an_interrupted_run_leaves_no_container() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("cargo-clawtest starts");
-    let label = "clawtest.task=interrupt-probe";
+    let label = &format!("clawtest.task={task_id}");
     let deadline = Instant::now() + Duration::from_secs(120);
     while containers_labelled(label).is_empty() {
         assert!(Instant::now() < deadline, "no container ever started");
@@ -624,14 +632,70 @@ fn an_interrupted_run_leaves_no_container() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([signal, &child.id().to_string()])
         .status()
         .expect("kill runs");
     assert!(status.success());
     let output = child.wait_with_output().expect("run ends");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert_eq!(output.status.code(), Some(code), "{stderr}");
     assert_eq!(containers_labelled(label), Vec::<String>::new(), "{stderr}");
+}
+
+#[test]
+fn links_planted_in_the_container_are_not_followed_and_the_read_back_folder_is_read_only() {
+    let Some(ready) = ready() else { return };
+    let runtime = runtime();
+    let sandbox = sandbox(ready, &runtime);
+    let (_stop, interrupt) = tokio::sync::watch::channel(false);
+    let sockets = tempfile::tempdir().expect("socket folder");
+    // Before: the host read the link and put its own environment (the real key) in the output.
+    let planted = runtime
+        .block_on(sandbox.run(
+            probe_launch(
+                "link-output",
+                &["link", "/proc/self/environ", "agent_output.txt"],
+                sockets.path(),
+                Duration::from_secs(30),
+            ),
+            interrupt.clone(),
+        ))
+        .expect("trial ran");
+    assert_eq!(planted.exit.code, Some(0), "{}", planted.stdout);
+    assert!(
+        planted.stdout.contains("linked agent_output.txt"),
+        "{}",
+        planted.stdout
+    );
+    assert_eq!(planted.output_file, None);
+    assert!(
+        planted
+            .limits_reached
+            .iter()
+            .any(|note| note.contains("only a regular file is read")),
+        "{:?}",
+        planted.limits_reached
+    );
+    assert!(!planted.workspace.contains_key("agent_output.txt"));
+    // Before: harness.stdout in a writable mount could be replaced by a link to any host file.
+    let other_sockets = tempfile::tempdir().expect("socket folder");
+    let replaced = runtime
+        .block_on(sandbox.run(
+            probe_launch(
+                "plant-socket-folder",
+                &["link", "/etc/hostname", "/clawtest/sockets/harness.stdout"],
+                other_sockets.path(),
+                Duration::from_secs(30),
+            ),
+            interrupt,
+        ))
+        .expect("trial ran");
+    assert_eq!(replaced.exit.code, Some(1), "{}", replaced.stdout);
+    assert!(
+        replaced.stdout.contains("Read-only file system"),
+        "{}",
+        replaced.stdout
+    );
 }
 
 #[test]
@@ -678,7 +742,43 @@ fn clean_removes_containers_left_by_earlier_runs() {
             .expect("container created");
     });
     assert_eq!(containers_labelled(label).len(), 1);
-    let outcome = clawtest(ready, &repository(), &["clean"], &[]);
+    // And the scratch folders of a run that was killed: marked, its process gone. A folder
+    // without the marker is another program's, whatever its name.
+    let temporary = tempfile::tempdir().expect("temporary folder");
+    let orphan = temporary.path().join("clawtest-trial-orphan");
+    let foreign = temporary.path().join("clawtest-trial-foreign");
+    for folder in [&orphan, &foreign] {
+        std::fs::create_dir_all(folder.join("workspace")).expect("folder");
+    }
+    std::fs::write(
+        orphan.join(".clawtest-owner"),
+        format!("{}/999999999", host_name()),
+    )
+    .expect("marker");
+    let temporary_path = temporary.path().display().to_string();
+    let outcome = clawtest(
+        ready,
+        &repository(),
+        &["clean"],
+        &[("TMPDIR", temporary_path.as_str())],
+    );
     assert_eq!(outcome.code, 0, "{}", outcome.stderr);
     assert!(containers_labelled(label).is_empty());
+    assert!(
+        outcome
+            .stderr
+            .contains("removed 1 clawtest temporary folder(s)"),
+        "{}",
+        outcome.stderr
+    );
+    assert!(!orphan.exists());
+    assert!(foreign.exists());
+}
+
+/// This host's name, as the owner markers write it.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .expect("host name")
+        .trim()
+        .to_string()
 }

@@ -5,6 +5,7 @@ mod commands;
 mod docker;
 mod gateway;
 mod github;
+mod hostile;
 mod html;
 mod oracle;
 mod serve;
@@ -204,7 +205,7 @@ fn a_request_that_differs_from_the_cassette_is_a_divergence_error() {
     let outcome = suite.run(&["--trials", "1"]);
     assert_eq!(outcome.code, 102, "{outcome:#?}");
     assert!(
-        outcome.stdout.contains("task `todo-triage` trial 0 call 0: request diverges from the cassette: body.messages[-1].content: recorded \"Please delete everything.\""),
+        outcome.stdout.contains("task `todo-triage` trial 0 call 0: request diverges from the cassette: body.messages[-1].content differs at character 0 (line 1): recorded \"⟦Please delete everything.\", got \"⟦Review every task"),
         "{}",
         outcome.stdout
     );
@@ -218,7 +219,7 @@ fn a_missing_cassette_is_an_infrastructure_error_naming_the_file() {
     assert!(
         outcome
             .stdout
-            .contains("no cassette for task `todo-triage`"),
+            .contains("trial 0 call 0: no cassette for task `todo-triage`"),
         "{}",
         outcome.stdout
     );

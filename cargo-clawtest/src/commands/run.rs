@@ -1,6 +1,7 @@
 //! `cargo clawtest [run] [FILTER…]`: runs the suite with the terminal reporter (and the
-//! trajectory writer, for `--trajectories` and the HTML report), lets Ctrl-C escalate, decides the run's status once (the grade snapshots
-//! of `--snapshots` included), then writes every output with it.
+//! trajectory writer, for `--trajectories` and the HTML report), lets Ctrl-C (or SIGTERM,
+//! SIGHUP) escalate, decides the run's status once (the grade snapshots of `--snapshots`
+//! included), then writes every output with it.
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -18,6 +19,8 @@ use crate::errors::{ExpectedError, exit};
 
 pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
     let config = load_config(global)?;
+    // SAFETY: no thread has been started yet (the runtime comes below).
+    unsafe { clawtest::config::secrets::take(&config) };
     let request = Request {
         paths: arguments.paths.clone(),
         filters: arguments.filters.clone(),
@@ -29,6 +32,9 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         baseline: read_baseline(&arguments.outputs)?,
         backend: arguments.backend,
         max_cost_usd: arguments.max_cost,
+        mode: arguments.mode,
+        cassettes: arguments.cassettes.clone(),
+        force: arguments.force,
         snapshots: arguments.snapshots.then(UpdateMode::from_environment),
         // The oracle's harness is this binary's hidden `oracle-agent` command.
         oracle: if arguments.oracle {
@@ -65,14 +71,15 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         eprintln!("{}", chosen.note);
         let sandbox = chosen.sandbox;
         let aborting = Arc::clone(&sandbox);
+        let signals = interrupt::Signals::install().map_err(ExpectedError::Runtime)?;
         let interrupted = interrupt::escalate(
-            tokio::signal::ctrl_c,
+            signals.into_source(),
             move || async move { aborting.abort().await },
             |notice| match notice {
                 Notice::Stopping => eprintln!(
                     "\ninterrupted: stopping trials and writing partial results (Ctrl-C again to quit at once)"
                 ),
-                Notice::Aborted => std::process::exit(i32::from(exit::INTERRUPTED)),
+                Notice::Aborted => std::process::exit(i32::from(exit::interrupted())),
             },
         );
         let mut terminal = TerminalReporter::new(

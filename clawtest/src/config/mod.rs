@@ -8,6 +8,7 @@
 
 mod check;
 mod harness_command;
+pub mod secrets;
 mod sections;
 
 use std::path::{Path, PathBuf};
@@ -17,9 +18,10 @@ use miette::{Diagnostic, NamedSource, SourceSpan};
 use sections::RawConfig;
 pub use sections::{
     BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, HarnessConfig,
-    HarnessKind, JudgeConfig, JudgeProvider, LlmConfig, Mode, Price, ProviderConfig, ReportConfig,
-    RunConfig, Tier, ValidateConfig,
+    HarnessKind, JudgeConfig, JudgeProvider, LimitsConfig, LlmConfig, Mode, Price, ProviderConfig,
+    ReportConfig, RunConfig, Tier, ValidateConfig,
 };
+pub use sections::{Redaction, ReplayConfig};
 
 /// The file name looked for in the current directory and its ancestors.
 pub(crate) const FILE_NAME: &str = "clawtest.toml";
@@ -48,6 +50,8 @@ pub struct Config {
     pub docker: DockerConfig,
     /// `[validate]`: what `validate` checks beyond each task's structure.
     pub validate: ValidateConfig,
+    /// `[limits]`: caps on what a trial sends to the host.
+    pub limits: LimitsConfig,
     /// `[report]`: outputs every run writes (the HTML report's folder).
     pub report: ReportConfig,
 }
@@ -149,6 +153,7 @@ impl Config {
             judge: JudgeConfig::default(),
             docker: DockerConfig::default(),
             validate: ValidateConfig::default(),
+            limits: LimitsConfig::default(),
             report: ReportConfig::default(),
         }
     }
@@ -241,6 +246,7 @@ impl Config {
             judge: raw.judge,
             docker: raw.docker,
             validate: raw.validate,
+            limits: raw.limits,
             report: raw.report,
         })
     }

@@ -4,8 +4,10 @@
 //! to run afterwards) and gets back a [`Finished`] (exit, output, workspace, check results).
 //! `process` runs the harness as a local command; `docker` runs it in a container.
 
+pub(crate) mod capture;
 pub mod docker;
 pub(crate) mod process;
+pub mod scratch;
 pub mod select;
 
 use std::collections::BTreeMap;
@@ -49,6 +51,8 @@ pub struct Launch {
     pub timeout: Duration,
     /// The task's `limits.max_turns`, passed as `AGENT_MAX_TURNS` for the harness to honour.
     pub max_turns: u32,
+    /// The caps on what reaches the host (`[limits]`).
+    pub limits: crate::config::LimitsConfig,
     /// Commands run after the harness has ended, in the same environment (the process
     /// backend: the workspace with the harness's environment; docker: an exec in the
     /// still-running container), in order. Their results are [`Finished::checks`].
@@ -81,6 +85,11 @@ pub enum Endpoints {
         folder: PathBuf,
     },
 }
+
+/// How the process backend's trial folders (in the temp folder) are named, followed by
+/// random letters and digits; the gateway recognises the folder by it (its placeholder in
+/// cassettes).
+pub const TRIAL_FOLDER_PREFIX: &str = "clawtest-trial-";
 
 /// File name of the services' socket in [`Endpoints::Sockets`].
 pub const SERVICES_SOCKET: &str = "services.sock";
@@ -128,6 +137,8 @@ pub struct Finished {
     pub duration: Duration,
     /// One outcome per [`Launch::checks`] entry, in order.
     pub checks: Vec<CheckOutcome>,
+    /// The `[limits]` caps that bit, one note each.
+    pub limits_reached: Vec<String>,
 }
 
 /// Why a backend could not run the harness at all (an infrastructure error, not a failed
