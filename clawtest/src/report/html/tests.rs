@@ -155,3 +155,33 @@ fn written_from_a_trajectories_folder_as_the_run_saves_it() {
     assert!(page.contains("first answer"));
     assert!(page.contains("The trajectory cannot be read"));
 }
+
+#[test]
+fn the_baseline_comparison_names_each_regression_and_links_to_its_task() {
+    let mut run = summary("t");
+    run.baseline = Some(
+        serde_json::from_value(json!({
+            "tolerance": 0.05,
+            "regressions": [{"task_id": "gmail-reply", "before_status": "passed", "now_status": "failed",
+                "before_score": 1.0, "now_score": 0.5, "before_robustness": 1.0, "now_robustness": 1.0,
+                "reason": "passed before, fails now"}],
+            "improvements": [], "new_tasks": ["<new>"], "missing_tasks": [],
+            "before_mean_score": 1.0, "now_mean_score": 0.5, "suite_regressed": true
+        }))
+        .unwrap(),
+    );
+    let page = render(&run, &mut |_, _| Found::Missing);
+    let section = &page[page
+        .find("<section id=\"baseline\">")
+        .expect("a baseline section")..];
+    assert!(section.contains(
+        "mean score 1.000 → 0.500 (tolerance 0.050): <span class=\"fail\">regressed</span>"
+    ));
+    assert!(section.contains(
+        "<td><a href=\"#task-gmail-reply\">gmail-reply</a></td><td>passed → failed</td>"
+    ));
+    assert!(section.contains("passed before, fails now"));
+    assert!(section.contains("New tasks: &lt;new&gt;"));
+    // Without a baseline there is no section.
+    assert!(!render(&summary("t"), &mut |_, _| Found::Missing).contains("id=\"baseline\""));
+}
