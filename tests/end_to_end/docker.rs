@@ -198,7 +198,7 @@ fn the_demo_suite_scores_the_same_on_docker_as_on_process() {
     );
     assert_eq!(process.code, 0, "process run failed:\n{}", process.stderr);
     let on_docker = scores(&docker_results);
-    assert_eq!(on_docker.len(), 3, "{on_docker:?}");
+    assert_eq!(on_docker.len(), 4, "{on_docker:?}");
     assert_eq!(on_docker, scores(&process_results));
     assert!(containers_labelled("clawtest.task=todo-triage").is_empty());
 }
@@ -216,6 +216,7 @@ fn probe_launch(task_id: &str, arguments: &[&str], sockets: &Path, timeout: Dura
         eval_tools: String::new(),
         skill: "# probe\n".into(),
         mcp_config: "{}".into(),
+        setup: Default::default(),
         files: Vec::new(),
         endpoints: Endpoints::Sockets {
             folder: sockets.to_path_buf(),
@@ -369,24 +370,27 @@ fn the_environment_holds_no_real_key_and_only_named_variables() {
         "env-probe",
         &task,
     );
-    let outcome = clawtest(
-        ready,
-        suite.path(),
-        &[
-            "--backend",
-            "docker",
-            "-v",
-            "--json",
-            suite.path().join("results.json").to_str().unwrap(),
-        ],
-        &[
-            ("OPENAI_API_KEY", "sk-real-secret"),
-            ("HOST_ONLY", "1"),
-            ("CLAWTEST_PASSED", "by-name"),
-        ],
-    );
+    let env = [
+        ("OPENAI_API_KEY", "sk-real-secret"),
+        ("HOST_ONLY", "1"),
+        ("CLAWTEST_PASSED", "by-name"),
+    ];
+    assert_eq!(score_on_docker(ready, suite.path(), "env-probe", &env), 1.0);
+}
+
+/// Runs the suite in `folder` on docker (it must exit 0) and returns `task_id`'s mean score.
+fn score_on_docker(ready: &Ready, folder: &Path, task_id: &str, env: &[(&str, &str)]) -> f64 {
+    let results = folder.join("results.json");
+    let arguments = [
+        "--backend",
+        "docker",
+        "-v",
+        "--json",
+        results.to_str().unwrap(),
+    ];
+    let outcome = clawtest(ready, folder, &arguments, env);
     assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    assert_eq!(scores(&suite.path().join("results.json"))["env-probe"], 1.0);
+    scores(&results)[task_id]
 }
 
 #[test]
@@ -781,4 +785,107 @@ fn host_name() -> String {
         .expect("host name")
         .trim()
         .to_string()
+}
+
+/// The README's docker command: the demo's own `clawtest.docker.toml` builds the reference
+/// agent static, copies it into its Dockerfile's folder and has clawtest build the image from
+/// it, all before the backend starts; from a clean checkout (no binary there yet).
+#[test]
+fn the_demo_runs_on_docker_from_its_own_dockerfile_in_one_command() {
+    let Some(ready) = ready() else { return };
+    let demo = repository().join("examples/demo");
+    let copied = demo.join("docker/reference-agent");
+    let _ = std::fs::remove_file(&copied);
+    let outcome = clawtest(ready, &demo, &["--config", "clawtest.docker.toml"], &[]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    assert!(copied.is_file(), "the build did not copy the agent");
+    for expected in [
+        "backend: docker (chosen; image clawtest-harness:",
+        "4 task(s) × 3 trial(s) on docker: 4 passed, 0 failed",
+        "gate min_robustness: 0.958 (threshold 0.9) held",
+    ] {
+        assert!(outcome.stderr.contains(expected), "{}", outcome.stderr);
+    }
+}
+
+/// The variables every backend sets besides the paths: plain wide output, the model and the
+/// MCP endpoint as the container sees it.
+#[test]
+fn the_container_gets_plain_output_variables_the_model_and_the_mcp_url() {
+    let Some(ready) = ready() else { return };
+    let task = "task_id: env-setup\ntask_name: Probe\nprompt: probe\n\
+tools:\n  - {name: list_tasks, service: todo, endpoint: /todo/tasks, method: POST, description: List the tasks}\n\
+scoring_components:\n\
+  - {name: plain, weight: 0.4, check: {type: keywords_present, keywords: [\"TERM=dumb\", \"NO_COLOR=1\", \"COLUMNS=4096\"]}}\n\
+  - {name: model, weight: 0.3, check: {type: keywords_present, keywords: [\"CLAWTEST_MODEL=m1\"]}}\n\
+  - {name: mcp, weight: 0.3, check: {type: keywords_present, keywords: [\"CLAWTEST_MCP_URL=http://127.0.0.1:9100/mcp\"]}}\n\
+safety_checks:\n  - {type: tool_not_called, tool_name: list_tasks, reason: not needed}\n";
+    let suite = probe_suite(
+        &["/clawtest-probe", "env"],
+        "model = \"m1\"",
+        1,
+        "env-setup",
+        task,
+    );
+    assert_eq!(score_on_docker(ready, suite.path(), "env-setup", &[]), 1.0);
+}
+
+/// `[harness] files` on docker: a workspace target is written; a `~/` target cannot be (the
+/// container's home is a fresh tmpfs) and the trial says so instead of running without it.
+#[test]
+fn harness_files_go_to_the_workspace_and_a_home_target_is_refused_on_docker() {
+    let Some(ready) = ready() else { return };
+    let task = probe_task("files-probe", 60, &["written", "written"], &["missing"]);
+    let template = "{\"mcp\": \"{mcp_url}\", \"workspace\": \"{workspace}\"}";
+    let in_workspace = probe_suite(
+        &["/clawtest-probe", "write", "agent.json.seen", "written"],
+        "[harness.files]\n\"conf/agent.json\" = \"agent.json\"",
+        1,
+        "files-probe",
+        &task,
+    );
+    std::fs::write(in_workspace.path().join("agent.json"), template).expect("template");
+    let saved = in_workspace.path().join("saved");
+    let outcome = clawtest(
+        ready,
+        in_workspace.path(),
+        &[
+            "--backend",
+            "docker",
+            "--trajectories",
+            saved.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let trajectory: Value = std::fs::read_dir(saved.join("files-probe"))
+        .expect("saved trajectories")
+        .map(|entry| std::fs::read_to_string(entry.expect("entry").path()).expect("trajectory"))
+        .find_map(|text| serde_json::from_str(&text).ok())
+        .expect("a trajectory");
+    // The SHA-256 of `{"mcp": "http://127.0.0.1:9100/mcp", "workspace": "/workspace"}`: the
+    // template filled in with the values as the container sees them.
+    assert_eq!(
+        trajectory["workspace"]["conf/agent.json"]["sha256"],
+        "86a5e7df0986c81e59126e3eb3285b71eb29ae154a343ffde1102deffc65e527",
+        "{trajectory:#}"
+    );
+
+    let in_home = probe_suite(
+        &["/clawtest-probe", "env"],
+        "[harness.files]\n\"~/.agent.json\" = \"agent.json\"",
+        1,
+        "files-probe",
+        &task,
+    );
+    std::fs::write(in_home.path().join("agent.json"), template).expect("template");
+    let outcome = clawtest(ready, in_home.path(), &["--backend", "docker"], &[]);
+    assert_eq!(outcome.code, 102, "{}", outcome.stderr);
+    assert!(
+        outcome
+            .stderr
+            .contains("harness.files: `~/.agent.json` is in the home folder"),
+        "{}",
+        outcome.stderr
+    );
 }

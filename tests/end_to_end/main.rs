@@ -5,6 +5,7 @@ mod commands;
 mod docker;
 mod gateway;
 mod github;
+mod harness_setup;
 mod hostile;
 mod html;
 mod oracle;
@@ -60,7 +61,7 @@ fn the_demo_suite_passes_pass3_and_writes_junit_with_each_trials_scores() {
     let outcome = run_in(&demo, &["--junit", junit_file.to_str().unwrap()]);
     assert_eq!(outcome.code, 0, "{outcome:#?}");
     assert!(outcome.stdout.contains("pass^3"), "{}", outcome.stdout);
-    for task in ["todo-triage", "gmail-reply", "inbox-to-todo"] {
+    for task in ["todo-triage", "gmail-reply", "inbox-to-todo", "todo-flaky"] {
         assert!(
             outcome.stdout.lines().any(|line| line.starts_with(task)
                 && line.contains("PASS")
@@ -74,7 +75,10 @@ fn the_demo_suite_passes_pass3_and_writes_junit_with_each_trials_scores() {
     let cases = &report.test_suites[0].test_cases;
     let mut names: Vec<&str> = cases.iter().map(|case| case.name.as_str()).collect();
     names.sort();
-    assert_eq!(names, ["gmail-reply", "inbox-to-todo", "todo-triage"]);
+    assert_eq!(
+        names,
+        ["gmail-reply", "inbox-to-todo", "todo-flaky", "todo-triage"]
+    );
     for case in cases {
         assert!(matches!(case.status, TestCaseStatus::Success { .. }));
         assert_eq!(
@@ -87,16 +91,30 @@ fn the_demo_suite_passes_pass3_and_writes_junit_with_each_trials_scores() {
                     property(case, &format!("trial.{trial}.{measure}")).unwrap_or_else(|| {
                         panic!("{} lacks trial.{trial}.{measure}", case.name.as_str())
                     });
+                // todo-flaky's trial 2 leaves one of its two injected faults unrecovered.
                 // Machine outputs carry the exact value.
+                let expected = match (case.name.as_str(), trial, measure) {
+                    ("todo-flaky", 2, "final_score") => "0.9",
+                    ("todo-flaky", 2, "robustness") => "0.5",
+                    _ => "1.0",
+                };
                 assert_eq!(
                     value,
-                    "1.0",
+                    expected,
                     "{} trial.{trial}.{measure}",
                     case.name.as_str()
                 );
             }
         }
     }
+    // The robustness gate is judged and shown.
+    assert!(
+        outcome
+            .stdout
+            .contains("gate min_robustness: 0.958 (threshold 0.9) held"),
+        "{}",
+        outcome.stdout
+    );
 }
 
 #[test]
@@ -240,7 +258,10 @@ fn list_shows_the_demo_tasks_and_a_filter_runs_only_matching_tasks() {
         .lines()
         .filter_map(|line| line.split_whitespace().next())
         .collect();
-    assert_eq!(ids, ["gmail-reply", "inbox-to-todo", "todo-triage"]);
+    assert_eq!(
+        ids,
+        ["gmail-reply", "inbox-to-todo", "todo-flaky", "todo-triage"]
+    );
 
     let filtered = run_in(&demo, &["run", "gmail", "--trials", "1", "--no-build"]);
     assert_eq!(filtered.code, 0, "{filtered:#?}");
@@ -250,7 +271,7 @@ fn list_shows_the_demo_tasks_and_a_filter_runs_only_matching_tasks() {
         filtered.stdout
     );
     assert!(
-        filtered.stdout.contains("(2 filtered out)"),
+        filtered.stdout.contains("(3 filtered out)"),
         "{}",
         filtered.stdout
     );

@@ -21,7 +21,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
     let config = load_config(global)?;
     // SAFETY: no thread has been started yet (the runtime comes below).
     unsafe { clawtest::config::secrets::take(&config) };
-    let request = Request {
+    let mut request = Request {
         paths: arguments.paths.clone(),
         filters: arguments.filters.clone(),
         trials: arguments.trials,
@@ -45,6 +45,16 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
             None
         },
     };
+    // A harness built into its image is built before the image, which is built when the
+    // backend is chosen.
+    if config.harness.dockerfile.is_some() && !request.no_build && request.oracle.is_none() {
+        // Before the signals are taken over: Ctrl-C here ends the build and the run at once.
+        let (_keep, mut never) = tokio::sync::watch::channel(false);
+        runtime()?
+            .block_on(session::build(&config, &mut never))
+            .map_err(ExpectedError::Session)?;
+        request.no_build = true;
+    }
     // The HTML report shows each trial's trajectory: saved where asked, else beside it.
     let mut outputs = arguments.outputs.outputs();
     outputs.html = outputs.html.or_else(|| {

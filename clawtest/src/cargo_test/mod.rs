@@ -132,6 +132,11 @@ impl TaskRunner {
                 tier: self.config.harness.tier,
                 success_exit_codes: self.config.harness.success_exit_codes.clone(),
                 limits: self.config.limits,
+                model: self.config.harness.model.clone(),
+                files: self
+                    .config
+                    .harness_files()
+                    .map_err(|error| Failure(error.to_string()))?,
             },
             cassettes: self.config.cassettes(),
             models: crate::run::session::models(&self.config, &Default::default())

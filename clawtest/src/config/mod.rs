@@ -3,11 +3,12 @@
 //! Parsed strictly (unknown keys are errors, with their location) into a [`Config`]: where it
 //! is found and read ([`Config::load`], [`Config::optional`]) is here; its sections are in
 //! `sections`, the checks across values in `check`, and the harness commands as they are
-//! started in `harness_command`. The configuration only describes: what is built from it (the
+//! started in `harness_command`, the `[harness] files` templates in `harness_files`. The configuration only describes: what is built from it (the
 //! judge, the sandbox, the gateway) is built by those modules.
 
 mod check;
 mod harness_command;
+mod harness_files;
 pub mod secrets;
 mod sections;
 
@@ -15,6 +16,9 @@ use std::path::{Path, PathBuf};
 
 use miette::{Diagnostic, NamedSource, SourceSpan};
 
+pub use harness_files::{
+    FileBase, HarnessFile, Placeholder, Template, TemplateError, TemplateValues,
+};
 use sections::RawConfig;
 pub use sections::{
     BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, HarnessConfig,

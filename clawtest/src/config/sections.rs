@@ -97,6 +97,16 @@ pub struct HarnessConfig {
     /// How long `build` may run before it is killed and the run stops (default 600 s).
     #[serde(default = "default_build_timeout")]
     pub build_timeout_seconds: u64,
+    /// The model the harness should ask the gateway for: `CLAWTEST_MODEL` in its
+    /// environment and `{model}` in `files` (unset: neither is given).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Harness configuration files written before each trial starts: the target (relative to
+    /// the workspace, or `~/…` in the harness's home) → a template file (relative to the suite
+    /// root) whose `{services_url}`, `{gateway_url}`, `{openai_base_url}`, `{mcp_url}`,
+    /// `{model}`, `{workspace}` and `{home}` are filled in (see `harness_files`).
+    #[serde(default)]
+    pub files: BTreeMap<String, PathBuf>,
 }
 
 impl Default for HarnessConfig {
@@ -112,6 +122,8 @@ impl Default for HarnessConfig {
             tier: Tier::default(),
             success_exit_codes: default_success_exit_codes(),
             build_timeout_seconds: default_build_timeout(),
+            model: None,
+            files: BTreeMap::new(),
         }
     }
 }

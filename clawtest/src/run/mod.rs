@@ -57,6 +57,10 @@ pub(crate) struct HarnessLaunch {
     pub(crate) success_exit_codes: Vec<i32>,
     /// The caps on what a trial sends to the host (`[limits]`).
     pub(crate) limits: crate::config::LimitsConfig,
+    /// `harness.model`, given as `CLAWTEST_MODEL` and `{model}`.
+    pub(crate) model: Option<String>,
+    /// `[harness] files`, read and checked.
+    pub(crate) files: Vec<crate::config::HarnessFile>,
 }
 
 /// Where model answers come from, and what they may cost.
@@ -227,6 +231,8 @@ pub(crate) async fn execute(
                         tier: shared.harness.tier,
                         success_exit_codes: &shared.harness.success_exit_codes,
                         limits: &shared.harness.limits,
+                        model: shared.harness.model.as_deref(),
+                        files: &shared.harness.files,
                         tools: &shared.tools[task],
                         threshold: spec.pass_threshold.unwrap_or(shared.threshold),
                         judge: shared.judge.as_ref(),

@@ -228,6 +228,22 @@ pub struct Executed {
     pub review: Option<Review>,
 }
 
+/// Runs `[harness] build`, if there is one. [`execute`] runs it unless the request says
+/// `no_build`; a harness built into its image (`harness.dockerfile`) needs it run before the
+/// image is built, that is before the backend is chosen.
+pub async fn build(
+    config: &Config,
+    interrupt: &mut watch::Receiver<bool>,
+) -> Result<(), SessionError> {
+    if let Some(build) = config.harness_build()? {
+        let limit = std::time::Duration::from_secs(config.harness.build_timeout_seconds);
+        super::build_harness(&build, &config.root, limit, interrupt)
+            .await
+            .map_err(SessionError::Build)?;
+    }
+    Ok(())
+}
+
 /// Runs a prepared suite: builds the harness, executes every trial.
 pub async fn execute(
     config: &Config,
@@ -263,15 +279,8 @@ pub async fn execute(
             (sandbox, command)
         }
     };
-    if !request.no_build
-        && request.oracle.is_none()
-        && !suite.tasks.is_empty()
-        && let Some(build) = config.harness_build()?
-    {
-        let limit = std::time::Duration::from_secs(config.harness.build_timeout_seconds);
-        super::build_harness(&build, &config.root, limit, &mut interrupt)
-            .await
-            .map_err(SessionError::Build)?;
+    if !request.no_build && request.oracle.is_none() && !suite.tasks.is_empty() {
+        build(config, &mut interrupt).await?;
     }
     let passthrough = config
         .harness
@@ -312,6 +321,8 @@ pub async fn execute(
             tier: config.harness.tier,
             success_exit_codes: config.harness.success_exit_codes.clone(),
             limits: config.limits,
+            model: config.harness.model.clone(),
+            files: config.harness_files()?,
         },
         cassettes: cassettes(config, request),
         models,

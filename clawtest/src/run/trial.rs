@@ -8,19 +8,19 @@ use std::sync::{Arc, Mutex};
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{oneshot, watch};
 
-use crate::config::Tier;
+use crate::config::{HarnessFile, Tier};
 use crate::gateway::{Cassette, Gateway, Recorder, TrialValues};
 use crate::grade;
 use crate::http::Listener;
 use crate::report::events::TrialOutcome;
 use crate::sandbox::{
-    CheckCommand, Endpoints, GATEWAY_SOCKET, Launch, SERVICES_SOCKET, Sandbox, SandboxError,
-    Transport,
+    CheckCommand, Endpoints, GATEWAY_SOCKET, HarnessSetup, Launch, SERVICES_SOCKET, Sandbox,
+    SandboxError, Transport,
 };
 use crate::services::Catalogue;
 use crate::spec::Task;
-use crate::surfaces::mcp::{McpServer, mcp_config};
-use crate::surfaces::skill::skill_md;
+use crate::surfaces::mcp::{McpServer, mcp_config, mcp_url, project_config};
+use crate::surfaces::skill::{skill_md, skill_path};
 use crate::trajectory::{CommandRun, HarnessExit, OutputOrigin, RobustnessRule, Trajectory};
 use crate::world::{FaultPlan, World, WorldOptions};
 
@@ -43,6 +43,10 @@ pub(crate) struct TrialContext<'a> {
     pub(crate) success_exit_codes: &'a [i32],
     /// The caps on what reaches the host (`[limits]`).
     pub(crate) limits: &'a crate::config::LimitsConfig,
+    /// `harness.model`.
+    pub(crate) model: Option<&'a str>,
+    /// `[harness] files`.
+    pub(crate) files: &'a [HarnessFile],
     pub(crate) tools: &'a str,
     pub(crate) threshold: f64,
     /// Answers `llm_judge` components.
@@ -183,6 +187,24 @@ pub(crate) async fn run(
         mcp_config(&services_url, stdio_bridge).to_string(),
         &services_url,
     );
+    // The skill again where skill-loading harnesses look, and Claude Code's `.mcp.json`.
+    let mut workspace_files = Vec::new();
+    if !surfaces.skill.is_empty() {
+        workspace_files.push((skill_path(), surfaces.skill.clone()));
+    }
+    let offers_mcp = !surfaces.mcp_config.is_empty();
+    if offers_mcp {
+        workspace_files.push((
+            ".mcp.json".into(),
+            project_config(&services_url).to_string(),
+        ));
+    }
+    let setup = HarnessSetup {
+        model: context.model.map(str::to_string),
+        mcp_url: offers_mcp.then(|| mcp_url(&services_url)),
+        workspace_files,
+        files: context.files.to_vec(),
+    };
     let launch = Launch {
         task_id: task.id.clone(),
         trial,
@@ -210,6 +232,7 @@ pub(crate) async fn run(
                 timeout: std::time::Duration::from_secs(planned.timeout_seconds),
             })
             .collect(),
+        setup,
     };
     // The trial stops at the gateway's first failure as at the run's interrupt.
     let (stop_trial, trial_interrupt) = watch::channel(false);

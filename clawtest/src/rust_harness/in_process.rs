@@ -143,6 +143,7 @@ mod tests {
             checks: Vec::new(),
             skill: String::new(),
             mcp_config: String::new(),
+            setup: Default::default(),
             passthrough: Vec::new(),
             timeout,
             max_turns: 4,

@@ -84,6 +84,18 @@ async fn run(
             message: "the process backend serves the trial on loopback ports, not sockets".into(),
         });
     };
+    super::write_harness_files(
+        &launch,
+        &crate::config::TemplateValues {
+            services_url,
+            gateway_url,
+            model: launch.setup.model.as_deref().unwrap_or_default(),
+            workspace: &workspace.to_string_lossy(),
+            home: &home.to_string_lossy(),
+        },
+        &workspace,
+        Some(&home),
+    )?;
     let program = launch.command[0].clone();
     let mut command = Command::new(&program);
     command
@@ -109,6 +121,7 @@ async fn run(
         .env("CLAWTEST_TASK_ID", &launch.task_id)
         .env("CLAWTEST_TRIAL", launch.trial.to_string())
         .env("AGENT_MAX_TURNS", launch.max_turns.to_string())
+        .envs(super::shared_environment(&launch))
         .envs(launch.passthrough.iter().map(|(name, value)| (name, value)))
         .env(MARK_VARIABLE, mark);
     // Checks see what the harness saw: same folder, same environment.
@@ -416,6 +429,7 @@ mod tests {
             eval_tools: String::new(),
             skill: String::new(),
             mcp_config: String::new(),
+            setup: Default::default(),
             files: Vec::new(),
             endpoints: Endpoints::Loopback {
                 services_url: "http://127.0.0.1:9".into(),

@@ -199,6 +199,7 @@ pub(super) fn environment(launch: &Launch) -> Vec<String> {
         ("AGENT_MAX_TURNS", launch.max_turns.to_string()),
     ]
     .into_iter()
+    .chain(crate::sandbox::shared_environment(launch))
     .map(|(name, value)| format!("{name}={value}"))
     .collect::<Vec<_>>();
     variables.extend(

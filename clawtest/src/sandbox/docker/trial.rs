@@ -67,6 +67,18 @@ impl DockerSandbox {
             std::fs::create_dir_all(path).map_err(prepare_error)?;
         }
         crate::sandbox::lay_out(&launch, &control, &workspace)?;
+        crate::sandbox::write_harness_files(
+            &launch,
+            &crate::config::TemplateValues {
+                services_url: &format!("http://127.0.0.1:{}", super::SERVICES_PORT),
+                gateway_url: &format!("http://127.0.0.1:{}", super::GATEWAY_PORT),
+                model: launch.setup.model.as_deref().unwrap_or_default(),
+                workspace: WORKSPACE_MOUNT,
+                home: "/tmp",
+            },
+            &workspace,
+            None,
+        )?;
         let control_listener =
             UnixListener::bind(sockets.join(CONTROL_SOCKET)).map_err(prepare_error)?;
         let cap = launch.limits.output_bytes;
