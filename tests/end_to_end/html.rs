@@ -1,4 +1,5 @@
-//! The HTML report in a real browser: a run of the demo's tasks beside a task with injected
+//! The HTML report in a real browser: the demo suite's (its flaky task meets injected faults),
+//! and a run of the demo's tasks beside a task with injected
 //! faults (whose agent answers with markup), rendered by headless Chromium after its script
 //! ran, and the DOM checked for every task, a component's reason, an audit entry, a fault and
 //! its recovery — and for the agent's markup shown as text, never run.
@@ -202,4 +203,38 @@ fn the_report_shows_every_task_its_reasons_audit_and_faults_in_a_browser() {
         std::fs::read_to_string(again.join("index.html")).unwrap(),
         std::fs::read_to_string(&page).unwrap()
     );
+}
+
+#[test]
+fn the_demo_report_shows_its_tasks_and_the_fault_its_flaky_task_meets() {
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let out = tempfile::tempdir().unwrap();
+    crate::support::reference_agent();
+    let report = out.path().join("report");
+    let outcome = crate::support::run_in(
+        &crate::support::repository().join("examples/demo"),
+        &["--no-build", "--html", report.to_str().unwrap()],
+    );
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    let dom = rendered(
+        &browser,
+        &report.join("index.html"),
+        &out.path().join("profile"),
+    );
+    let tasks = std::fs::read_dir(crate::support::repository().join("examples/demo/tasks"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path());
+    for task in tasks {
+        let id = task.file_stem().unwrap().to_str().unwrap().to_string();
+        assert!(dom.contains(&format!("id=\"task-{id}\"")), "{id}:\n{dom}");
+    }
+    assert!(dom.contains("todo.list_tasks was called"), "{dom}");
+    assert!(
+        dom.contains("audit #1 <code>todo.list_tasks</code>"),
+        "{dom}"
+    );
+    assert!(dom.contains("injected fault: "), "{dom}");
+    assert!(dom.contains(">Failed (0)</button>"), "{dom}");
 }
