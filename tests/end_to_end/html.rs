@@ -1,8 +1,8 @@
 //! The HTML report in a real browser: the demo suite's (its flaky task meets injected faults),
-//! and a run of the demo's tasks beside a task with injected
-//! faults (whose agent answers with markup), rendered by headless Chromium after its script
-//! ran, and the DOM checked for every task, a component's reason, an audit entry, a fault and
-//! its recovery — and for the agent's markup shown as text, never run.
+//! and a run of the demo's tasks beside a task with injected faults whose agent answers with
+//! markup. Each is rendered by headless Chromium after its script ran, and the DOM checked for
+//! every task, a component's reason, an audit entry, a fault and its recovery — and for the
+//! agent's markup shown as text, never run.
 //!
 //! Without Chromium (Debian's `chromium`) these tests skip with a loud message; with
 //! `CLAWTEST_REQUIRE_CHROMIUM=1` (set by `.ci/run`, which installs it) they fail instead.
