@@ -1,5 +1,5 @@
 //! The command line: `cargo clawtest [run] [FILTER…]`, `cargo clawtest list` and
-//! `cargo clawtest validate [PATH…]`, `merge`, `grade`, `init`, `clean` and `serve TASK.yaml`.
+//! `cargo clawtest validate [PATH…]`, `merge`, `grade`, `report`, `init`, `clean` and `serve TASK.yaml`.
 
 use std::path::PathBuf;
 
@@ -44,6 +44,9 @@ pub enum Command {
     /// Re-grade saved trajectories (`run --trajectories DIR`) against the suite's tasks,
     /// without running the agent.
     Grade(GradeArgs),
+    /// Write the HTML report of a finished (or merged) run from its JSON results and saved
+    /// trajectories.
+    Report(ReportArgs),
     /// Write a starter suite into a repository: clawtest.toml, two example tasks with their
     /// cassettes, a harness Dockerfile and a GitHub Actions workflow.
     Init(InitArgs),
@@ -63,6 +66,19 @@ pub enum Command {
     /// Serve one task's services alone, for debugging an agent by hand; prints the URL,
     /// the tools and each call as it happens, until Ctrl-C.
     Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The run's JSON results (`run --json`, or `merge --json` of shards).
+    #[arg(value_name = "RESULTS")]
+    pub results: PathBuf,
+    /// Write DIR/index.html (self-contained: open it in a browser).
+    #[arg(long, value_name = "DIR", required = true)]
+    pub html: PathBuf,
+    /// The run's saved trajectories (`run --trajectories DIR`); once per shard of a merged run.
+    #[arg(long, value_name = "DIR")]
+    pub trajectories: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -230,6 +246,10 @@ pub struct OutputArgs {
     /// Print GitHub annotations for failing tasks (default: when GITHUB_ACTIONS=true).
     #[arg(long)]
     pub annotations: bool,
+    /// Write the HTML report as DIR/index.html (default: [report] html); a run shows each
+    /// trial's trajectory, saved in --trajectories, else in DIR/trajectories.
+    #[arg(long, value_name = "DIR")]
+    pub html: Option<PathBuf>,
 }
 
 /// Suite-level thresholds from the command line (over `[gates]` in the configuration).
@@ -258,6 +278,8 @@ impl OutputArgs {
             summary: self.summary.clone(),
             save_baseline: self.save_baseline.clone(),
             annotations: self.annotations,
+            html: self.html.clone(),
+            trajectories: Vec::new(),
         }
     }
 }

@@ -31,6 +31,7 @@ fn main() -> ExitCode {
         Some(Command::List(list)) => commands::list::run(global, list),
         Some(Command::Merge(merge)) => commands::merge::run(global, merge),
         Some(Command::Grade(grade)) => commands::grade::run(global, grade),
+        Some(Command::Report(report)) => commands::report::run(report),
         Some(Command::Init(init)) => commands::init::run(init),
         Some(Command::ExampleAgent) => return commands::example_agent::run(),
         Some(Command::OracleAgent) => return commands::oracle_agent::run(),

@@ -152,9 +152,10 @@ impl Settings {
                 settings.set_prepend_module_to_snapshot(false);
                 settings.set_omit_expression(true);
                 settings.bind(|| {
-                    ::clawtest::__private::insta::assert_yaml_snapshot!(
+                    // The same breakdown as `run --snapshots` writes.
+                    ::clawtest::__private::insta::assert_snapshot!(
                         verdict.task_id.as_str(),
-                        verdict
+                        ::clawtest::__private::snapshot_content(verdict)
                     );
                 });
             }

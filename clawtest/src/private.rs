@@ -3,6 +3,7 @@
 //! public API: names here change without notice.
 
 pub use crate::cargo_test::{Failure, SnapshotHook, run_task_file};
+pub use crate::report::snapshots::content as snapshot_content;
 pub use crate::results::Verdict;
 pub use crate::rust_harness::{Env, RustHarness};
 

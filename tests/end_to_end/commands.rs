@@ -375,7 +375,8 @@ fn command_line_mistakes() {
 fn help_of_every_command() {
     let folder = tempfile::tempdir().unwrap();
     for command in [
-        "", "run", "list", "merge", "grade", "init", "validate", "schema", "clean", "serve",
+        "", "run", "list", "merge", "grade", "report", "init", "validate", "schema", "clean",
+        "serve",
     ] {
         let arguments: Vec<&str> = [command, "--help"]
             .into_iter()

@@ -7,6 +7,7 @@ mod gateway;
 mod github;
 mod harness_setup;
 mod hostile;
+mod html;
 mod oracle;
 mod serve;
 mod support;

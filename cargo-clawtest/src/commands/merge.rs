@@ -31,7 +31,7 @@ pub fn run(global: &GlobalArgs, arguments: &MergeArgs) -> Outcome {
     let before = read_baseline(&arguments.outputs)?;
     let summary = merge::merge(parts, &gates, before.as_ref()).map_err(ExpectedError::Merge)?;
     let root = config.map(|config| config.root).unwrap_or(start);
-    publish(&summary, None, &arguments.outputs, &root)?;
+    publish(&summary, None, &arguments.outputs.outputs(), &root)?;
     let mut reporter = TerminalReporter::new(std::io::stdout(), false, false);
     reporter.report(&Event::RunFinished {
         summary: summary.clone(),

@@ -9,6 +9,7 @@ pub mod init;
 pub mod list;
 pub mod merge;
 pub mod oracle_agent;
+pub mod report;
 pub mod run;
 pub mod schema;
 pub mod serve;
@@ -60,13 +61,13 @@ fn read_baseline(outputs: &OutputArgs) -> Result<Option<RunSummary>, ExpectedErr
 fn publish(
     summary: &RunSummary,
     snapshots: Option<&Review>,
-    outputs: &OutputArgs,
+    outputs: &publish::Outputs,
     suite_root: &Path,
 ) -> Outcome {
     let published = publish::publish(
         summary,
         snapshots,
-        &outputs.outputs(),
+        outputs,
         &Github::from_environment(),
         suite_root,
     )

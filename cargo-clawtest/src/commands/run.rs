@@ -1,6 +1,7 @@
 //! `cargo clawtest [run] [FILTER…]`: runs the suite with the terminal reporter (and the
-//! trajectory writer), lets Ctrl-C (or SIGTERM, SIGHUP) escalate, decides the run's status once (the grade snapshots
-//! of `--snapshots` included), then writes every output with it.
+//! trajectory writer, for `--trajectories` and the HTML report), lets Ctrl-C (or SIGTERM,
+//! SIGHUP) escalate, decides the run's status once (the grade snapshots of `--snapshots`
+//! included), then writes every output with it.
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -54,6 +55,20 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
             .map_err(ExpectedError::Session)?;
         request.no_build = true;
     }
+    // The HTML report shows each trial's trajectory: saved where asked, else beside it.
+    let mut outputs = arguments.outputs.outputs();
+    outputs.html = outputs.html.or_else(|| {
+        config
+            .report
+            .html
+            .as_ref()
+            .map(|html| config.root.join(html))
+    });
+    let trajectories = arguments
+        .trajectories
+        .clone()
+        .or_else(|| outputs.html.as_ref().map(|html| html.join("trajectories")));
+    outputs.trajectories.extend(trajectories.clone());
     let executed = runtime()?.block_on(async {
         // The oracle is clawtest's own code: it runs on the process backend.
         let backend = match request.oracle {
@@ -82,7 +97,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
             std::io::stderr().is_terminal(),
             arguments.verbose,
         );
-        let mut saver = arguments.trajectories.clone().map(TrajectoryWriter::new);
+        let mut saver = trajectories.clone().map(TrajectoryWriter::new);
         let mut reporters: Vec<&mut dyn Reporter> = vec![&mut terminal];
         if let Some(saver) = saver.as_mut() {
             reporters.push(saver);
@@ -116,11 +131,6 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         );
     }
     let summary = &executed.summary;
-    publish(
-        summary,
-        executed.review.as_ref(),
-        &arguments.outputs,
-        &config.root,
-    )?;
+    publish(summary, executed.review.as_ref(), &outputs, &config.root)?;
     finished(summary.status)
 }

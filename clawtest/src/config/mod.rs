@@ -23,7 +23,7 @@ use sections::RawConfig;
 pub use sections::{
     BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, HarnessConfig,
     HarnessKind, JudgeConfig, JudgeProvider, LimitsConfig, LlmConfig, Mode, Price, ProviderConfig,
-    RunConfig, Tier, ValidateConfig,
+    ReportConfig, RunConfig, Tier, ValidateConfig,
 };
 pub use sections::{Redaction, ReplayConfig};
 
@@ -56,6 +56,8 @@ pub struct Config {
     pub validate: ValidateConfig,
     /// `[limits]`: caps on what a trial sends to the host.
     pub limits: LimitsConfig,
+    /// `[report]`: outputs every run writes (the HTML report's folder).
+    pub report: ReportConfig,
 }
 
 /// A configuration that cannot be used.
@@ -156,6 +158,7 @@ impl Config {
             docker: DockerConfig::default(),
             validate: ValidateConfig::default(),
             limits: LimitsConfig::default(),
+            report: ReportConfig::default(),
         }
     }
 
@@ -248,6 +251,7 @@ impl Config {
             docker: raw.docker,
             validate: raw.validate,
             limits: raw.limits,
+            report: raw.report,
         })
     }
 

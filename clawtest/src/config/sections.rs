@@ -273,6 +273,15 @@ pub struct ValidateConfig {
     pub feasibility: bool,
 }
 
+/// `[report]`: outputs every run writes, as if given on the command line.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ReportConfig {
+    /// The HTML report's folder, relative to the configuration (`--html DIR` wins).
+    #[serde(default)]
+    pub html: Option<PathBuf>,
+}
+
 /// `[docker]`: limits of each docker-sandbox container.
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -575,6 +584,8 @@ pub(super) struct RawConfig {
     pub(super) validate: ValidateConfig,
     #[serde(default)]
     pub(super) limits: LimitsConfig,
+    #[serde(default)]
+    pub(super) report: ReportConfig,
 }
 
 /// Where model answers come from.

@@ -137,3 +137,17 @@ fn replay_matching_keys_parse_and_are_checked() {
     let error = parse("[llm]\nmax_request_bytes = 10\n").unwrap_err();
     assert!(error.to_string().contains("at least 1024 bytes"), "{error}");
 }
+
+#[test]
+fn the_report_table_names_the_html_folder() {
+    assert_eq!(parse("").unwrap().report.html, None);
+    // Without the table, as with every other section.
+    assert_eq!(parse("[run]\ntrials = 1\n").unwrap().report.html, None);
+    let config = parse("[report]\nhtml = \"target/clawtest-report\"\n").unwrap();
+    assert_eq!(
+        config.report.html.as_deref(),
+        Some(Path::new("target/clawtest-report"))
+    );
+    let error = parse("[report]\nhtlm = \"x\"\n").unwrap_err();
+    assert!(error.to_string().contains("htlm"), "{error}");
+}

@@ -14,6 +14,17 @@ pub(crate) const SIZE_LIMIT: usize = 1_000_000;
 /// How many deductions the summary lists.
 const TOP_DEDUCTIONS: usize = 10;
 
+/// `text` (a rendered summary) with a line after its heading linking to the HTML report,
+/// uploaded as the artifact `artifact` of the workflow run at `run_url`.
+pub(crate) fn with_report_link(mut text: String, run_url: &str, artifact: &str) -> String {
+    let line = format!(
+        "📄 **[HTML report]({run_url}#artifacts)**: the artifact `{artifact}` of this run (open `index.html`)\n\n"
+    );
+    let at = text.find("\n\n").map_or(text.len(), |end| end + 2);
+    text.insert_str(at, &line);
+    text
+}
+
 /// Renders the summary, at most `limit` bytes long.
 pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
     let k = summary.k;

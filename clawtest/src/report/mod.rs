@@ -1,9 +1,11 @@
 //! The run's outputs: the terminal reporter (consumes events as they come), and the files
 //! written from the final [`crate::results::RunSummary`]: JUnit XML, JSON results, the Markdown
-//! summary and annotations, all written by [`publish`], and the grade snapshots.
+//! summary, annotations and the HTML report, all written by [`publish`], and the grade
+//! snapshots.
 
 pub(crate) mod annotations;
 pub mod events;
+pub mod html;
 pub mod json;
 pub mod junit;
 pub(crate) mod markdown;
@@ -26,6 +28,15 @@ pub(crate) fn score(value: f64) -> String {
 /// `1.0`).
 pub(crate) fn exact(value: f64) -> String {
     serde_json::Number::from_f64(value).map_or_else(|| value.to_string(), |n| n.to_string())
+}
+
+/// `items` joined with commas, or `none`.
+pub(crate) fn listed(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".to_string()
+    } else {
+        items.join(", ")
+    }
 }
 
 /// A multi-line, human account of one verdict's trials: what each scored and why it lost
@@ -130,15 +141,12 @@ pub fn grade_breakdown(grade: &crate::grade::Grade) -> String {
             .iter()
             .map(|fault| format!("#{} {}.{}", fault.seq, fault.service, fault.action))
             .collect();
-        let unrecovered = if unrecovered.is_empty() {
-            "none".to_string()
-        } else {
-            unrecovered.join(", ")
-        };
         let _ = writeln!(
             text,
-            "  faults: {} injected, {} recovered; not recovered: {unrecovered}",
-            robustness.injected, robustness.recovered
+            "  faults: {} injected, {} recovered; not recovered: {}",
+            robustness.injected,
+            robustness.recovered,
+            listed(&unrecovered)
         );
     }
     text

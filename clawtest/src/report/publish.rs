@@ -1,6 +1,7 @@
 //! Writing a finished run's files: JUnit XML, the JSON results (and the saved baseline, the same
-//! document), the Markdown summary (to `--summary` and appended to `$GITHUB_STEP_SUMMARY`), and
-//! the GitHub annotation lines. Every output is written from one summary whose status is final
+//! document), the HTML report (`--html DIR`, with the saved trajectories), the Markdown summary
+//! (to `--summary` and appended to `$GITHUB_STEP_SUMMARY`, linking to the HTML report's
+//! artifact on GitHub Actions), and the GitHub annotation lines. Every output is written from one summary whose status is final
 //! (snapshot comparison included: [`crate::results::RunSummary`] decides it), so they all agree.
 //!
 //! Nothing is printed here: the annotation lines and the warnings come back in [`Published`]
@@ -9,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use super::snapshots::Review;
-use super::{annotations, json, junit, markdown};
+use super::{annotations, html, json, junit, markdown};
 use crate::results::RunSummary;
 
 /// Where a run's (or a merge's) results go, as the command line asks.
@@ -25,6 +26,10 @@ pub struct Outputs {
     pub save_baseline: Option<PathBuf>,
     /// `--annotations`: print annotations even outside GitHub Actions.
     pub annotations: bool,
+    /// `--html DIR` (or `[report] html`): the HTML report's folder.
+    pub html: Option<PathBuf>,
+    /// Where the trials' trajectories were saved (`--trajectories`), for the HTML report.
+    pub trajectories: Vec<PathBuf>,
 }
 
 /// What the GitHub Actions environment asks of a run's outputs.
@@ -37,6 +42,9 @@ pub struct Github {
     /// `$GITHUB_WORKSPACE`: the repository annotation paths are relative to (else the current
     /// directory).
     pub workspace: Option<PathBuf>,
+    /// This workflow run's page (`$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/
+    /// $GITHUB_RUN_ID`), where the HTML report's artifact is listed.
+    pub run_url: Option<String>,
 }
 
 impl Github {
@@ -48,9 +56,21 @@ impl Github {
                 .map(PathBuf::from),
             actions: std::env::var("GITHUB_ACTIONS").is_ok_and(|value| value == "true"),
             workspace: std::env::var_os("GITHUB_WORKSPACE").map(PathBuf::from),
+            run_url: run_url(|name| std::env::var(name).ok()),
         }
     }
 }
+
+/// The run's page from the variables GitHub Actions sets, when all three are set.
+fn run_url(variable: impl Fn(&str) -> Option<String>) -> Option<String> {
+    let [server, repository, run] = ["GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"]
+        .map(|name| variable(name).filter(|value| !value.is_empty()));
+    Some(format!("{}/{}/actions/runs/{}", server?, repository?, run?))
+}
+
+/// The name of the HTML report's artifact in the workflow template
+/// (templates/github-workflow.yml), which the Markdown summary links to.
+pub const REPORT_ARTIFACT: &str = "clawtest-report";
 
 /// What publishing leaves for the binary to print.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -78,8 +98,8 @@ pub enum PublishError {
 }
 
 /// Writes every requested output of `summary` (with the snapshot comparison of `--snapshots`,
-/// when one was made), in this order: JUnit, JSON results and baseline, Markdown summary, then
-/// the annotation lines. The first file that cannot be written stops it.
+/// when one was made), in this order: JUnit, JSON results and baseline, HTML report, Markdown
+/// summary, then the annotation lines. The first file that cannot be written stops it.
 pub fn publish(
     summary: &RunSummary,
     snapshots: Option<&Review>,
@@ -98,8 +118,21 @@ pub fn publish(
     {
         write(path, &results)?;
     }
+    if let Some(folder) = &outputs.html {
+        html::write(summary, &outputs.trajectories, folder).map_err(|source| {
+            PublishError::Write {
+                path: folder.join(html::INDEX),
+                source,
+            }
+        })?;
+    }
     if outputs.summary.is_some() || github.step_summary.is_some() {
-        let text = markdown::render(summary, markdown::SIZE_LIMIT);
+        let mut text = markdown::render(summary, markdown::SIZE_LIMIT);
+        // On Actions, the HTML report is the run's artifact (the template uploads it); the
+        // line is small against the margin between SIZE_LIMIT and GitHub's 1 MiB.
+        if let (Some(_), Some(run_url), true) = (&outputs.html, &github.run_url, github.actions) {
+            text = markdown::with_report_link(text, run_url, REPORT_ARTIFACT);
+        }
         if let Some(path) = &outputs.summary {
             write(path, &text)?;
         }

@@ -1,6 +1,7 @@
-//! Grade snapshots (`run --snapshots`): each task's grade breakdown — per trial the scores,
-//! violations and the components that lost points with their reasons — kept as an insta
-//! snapshot (`snapshots/<task_id>.snap` in the suite). A run compares with it the way insta
+//! Grade snapshots (`run --snapshots`, and `clawtest::main!` with `snapshots = true`): each
+//! task's grade breakdown — per trial the scores, the violations, every component's score and
+//! reason, and the faults not recovered — kept as an insta snapshot (`snapshots/<task_id>.snap`
+//! in the suite). Both paths write the same [`content`]. A run compares with it the way insta
 //! does: a change is written beside it as `.snap.new` for `cargo insta review`, and fails the
 //! run. Nothing volatile is in a breakdown (no times, tokens, costs or paths), so no redaction
 //! is needed beyond leaving those out.
@@ -12,7 +13,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::score;
+use super::{listed, score};
 use crate::results::{TrialStatus, Verdict};
 
 /// Where `--snapshots` keeps each task's grade snapshot, relative to the suite root.
@@ -154,8 +155,9 @@ pub(crate) fn review(
     })
 }
 
-/// The text of a verdict's breakdown, as snapshotted.
-pub(crate) fn content(verdict: &Verdict) -> String {
+/// The text of a verdict's breakdown, as snapshotted (by `--snapshots` and by
+/// `clawtest::main!`'s insta hook alike).
+pub fn content(verdict: &Verdict) -> String {
     let mut text = format!(
         "task: {}\nstatus: {:?} ({}/{} trials passed)\n",
         verdict.task_id, verdict.status, verdict.passes, verdict.k
@@ -169,7 +171,9 @@ pub(crate) fn content(verdict: &Verdict) -> String {
                 robustness,
                 safety,
                 violations,
-                deductions,
+                components,
+                faults_injected,
+                unrecovered_faults,
                 ..
             } => {
                 let _ = writeln!(
@@ -185,14 +189,21 @@ pub(crate) fn content(verdict: &Verdict) -> String {
                 for violation in violations {
                     let _ = writeln!(text, "  violation: {violation}");
                 }
-                for deduction in deductions {
+                for component in components {
                     let _ = writeln!(
                         text,
                         "  {} {} × {}: {}",
-                        deduction.component,
-                        score(deduction.score),
-                        deduction.weight,
-                        deduction.reason
+                        component.component,
+                        score(component.score),
+                        component.weight,
+                        component.reason
+                    );
+                }
+                if *faults_injected > 0 {
+                    let _ = writeln!(
+                        text,
+                        "  faults: {faults_injected} injected; not recovered: {}",
+                        listed(unrecovered_faults)
                     );
                 }
             }

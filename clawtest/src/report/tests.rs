@@ -24,6 +24,7 @@ fn failing_verdict(index: usize) -> Verdict {
                 weight: 1.0,
                 reason: "missed".into(),
             }],
+            components: Vec::new(),
             model_calls: 1,
             input_tokens: 10,
             output_tokens: 1,

@@ -22,19 +22,10 @@ impl TrialStatus {
             robustness: grade.robustness.score,
             safety: grade.safety,
             violations: grade.violations.clone(),
-            deductions: grade
-                .components
-                .iter()
-                .zip(&task.components)
-                .filter(|(component, _)| component.score < 1.0)
-                .map(|(component, spec)| Deduction {
-                    component: component.name.clone(),
-                    line: spec.line,
-                    score: component.score,
-                    weight: component.weight,
-                    reason: component.reason.clone(),
-                })
+            deductions: components(task, grade)
+                .filter(|component| component.score < 1.0)
                 .collect(),
+            components: components(task, grade).collect(),
             model_calls: trajectory.model_calls.len(),
             input_tokens: trajectory
                 .model_calls
@@ -58,6 +49,21 @@ impl TrialStatus {
                 .collect(),
         }
     }
+}
+
+/// Each component of `grade` with its line in `task`.
+fn components<'a>(task: &'a Task, grade: &'a Grade) -> impl Iterator<Item = Deduction> + 'a {
+    grade
+        .components
+        .iter()
+        .zip(&task.components)
+        .map(|(component, spec)| Deduction {
+            component: component.name.clone(),
+            line: spec.line,
+            score: component.score,
+            weight: component.weight,
+            reason: component.reason.clone(),
+        })
 }
 
 impl TrialSummary {

@@ -53,6 +53,10 @@ pub enum TrialStatus {
         violations: Vec<String>,
         /// (component, score, weight, reason) of every component that did not score 1.
         deductions: Vec<Deduction>,
+        /// Every component of the task, in task order, with its score and reason (the grade
+        /// snapshots and the HTML report show them all; `deductions` are those below 1).
+        #[serde(default)]
+        components: Vec<Deduction>,
         /// How many model calls the trial made through the gateway.
         model_calls: usize,
         /// Tokens of all model calls of the trial, as the answers reported them.
@@ -86,7 +90,7 @@ pub enum TrialStatus {
     },
 }
 
-/// A component that lost score in a trial.
+/// A component's score in a trial, with why (a deduction when it is below 1).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Deduction {
     /// The component's name in the task file.

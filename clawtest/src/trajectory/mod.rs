@@ -212,9 +212,16 @@ impl Trajectory {
 
     /// Where a trajectory is saved inside `folder`: `<task_id>/trial-<n>.json`.
     pub(crate) fn file_in(&self, folder: &std::path::Path) -> std::path::PathBuf {
-        folder
-            .join(&self.task_id)
-            .join(format!("trial-{}.json", self.trial))
+        Trajectory::path_in(folder, &self.task_id, self.trial)
+    }
+
+    /// Where the trajectory of `task_id`'s trial `trial` is saved inside `folder`.
+    pub(crate) fn path_in(
+        folder: &std::path::Path,
+        task_id: &str,
+        trial: u32,
+    ) -> std::path::PathBuf {
+        folder.join(task_id).join(format!("trial-{trial}.json"))
     }
 
     /// The saved form, pretty-printed.

@@ -52,6 +52,8 @@ fn every_requested_output_is_written_and_the_step_summary_is_appended_to() {
         summary: Some(folder.path().join("summary.md")),
         save_baseline: Some(folder.path().join("baseline.json")),
         annotations: false,
+        html: None,
+        trajectories: Vec::new(),
     };
     let step_summary = folder.path().join("step-summary.md");
     std::fs::write(&step_summary, "earlier step\n").unwrap();
@@ -144,6 +146,7 @@ fn annotations_and_warnings_are_returned_for_the_binary_to_print() {
         step_summary: Some(folder.path().join("no-such-folder/step-summary.md")),
         actions: true,
         workspace: Some(folder.path().to_path_buf()),
+        run_url: None,
     };
     let published = publish(
         &summary,
@@ -186,4 +189,55 @@ fn a_file_that_cannot_be_written_is_an_error_naming_it() {
             .starts_with(&format!("could not write {}: ", folder.path().display())),
         "{error}"
     );
+}
+
+#[test]
+fn the_html_report_is_written_and_the_summary_links_to_its_artifact_on_actions() {
+    let folder = tempfile::tempdir().unwrap();
+    let summary = passing_summary();
+    let outputs = Outputs {
+        summary: Some(folder.path().join("summary.md")),
+        html: Some(folder.path().join("report")),
+        ..Outputs::default()
+    };
+    let run_url = run_url(|name| {
+        Some(
+            match name {
+                "GITHUB_SERVER_URL" => "https://github.com",
+                "GITHUB_REPOSITORY" => "octo/agent",
+                _ => "42",
+            }
+            .to_string(),
+        )
+    });
+    assert_eq!(
+        run_url.as_deref(),
+        Some("https://github.com/octo/agent/actions/runs/42")
+    );
+    assert_eq!(run_url_without_a_run_id(), None);
+    let github = Github {
+        actions: true,
+        run_url,
+        workspace: Some(folder.path().to_path_buf()),
+        ..Github::default()
+    };
+    publish(&summary, None, &outputs, &github, folder.path()).unwrap();
+    let page = read(&folder.path().join("report/index.html"));
+    assert!(page.contains("id=\"task-todo-triage\""));
+    let markdown = read(&folder.path().join("summary.md"));
+    let link = "📄 **[HTML report](https://github.com/octo/agent/actions/runs/42#artifacts)**: the artifact `clawtest-report`";
+    let (heading, rest) = markdown.split_once("\n\n").unwrap();
+    assert_eq!(heading, "## clawtest: ✅ passed");
+    assert!(rest.starts_with(link), "{markdown}");
+    // Outside Actions (or without --html) there is nothing to link to.
+    let outside = Github {
+        actions: false,
+        ..github
+    };
+    publish(&summary, None, &outputs, &outside, folder.path()).unwrap();
+    assert!(!read(&folder.path().join("summary.md")).contains("HTML report"));
+}
+
+fn run_url_without_a_run_id() -> Option<String> {
+    run_url(|name| (name != "GITHUB_RUN_ID").then(|| "x".to_string()))
 }

@@ -1,0 +1,23 @@
+//! `cargo clawtest report RESULTS --html DIR [--trajectories DIR…]`: the HTML report of a run
+//! that has finished (or of shards merged), from its JSON results and saved trajectories.
+
+use clawtest::report::html;
+use clawtest::report::json;
+use clawtest::report::publish::PublishError;
+
+use super::Outcome;
+use crate::cli::ReportArgs;
+use crate::errors::ExpectedError;
+
+pub fn run(arguments: &ReportArgs) -> Outcome {
+    let summary = json::read(&arguments.results).map_err(ExpectedError::Results)?;
+    let path =
+        html::write(&summary, &arguments.trajectories, &arguments.html).map_err(|source| {
+            ExpectedError::Publish(PublishError::Write {
+                path: arguments.html.join(html::INDEX),
+                source,
+            })
+        })?;
+    outln!("{}", path.display());
+    Ok(())
+}
