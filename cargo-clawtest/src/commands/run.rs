@@ -38,6 +38,14 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         } else {
             None
         },
+        variants: arguments.variants.map(|count| clawtest::variants::Options {
+            count,
+            seed: arguments
+                .variant_seed
+                .unwrap_or(clawtest::variants::DEFAULT_SEED),
+            kinds: clawtest::variants::Kinds::all(),
+            threshold: config.run.pass_threshold,
+        }),
     };
     let executed = runtime()?.block_on(async {
         // The oracle is clawtest's own code: it runs on the process backend.

@@ -47,6 +47,9 @@ pub struct Request {
     /// `--oracle`: every trial's harness is the task's oracle, played by this program's
     /// `oracle-agent` command (clawtest's own binary); no model, no cassettes, no build.
     pub oracle: Option<PathBuf>,
+    /// `--variants N`: each selected task is replaced by its variants, generated in memory
+    /// (the threshold of the options is the suite's).
+    pub variants: Option<crate::variants::Options>,
 }
 
 /// Why a run could not start.
@@ -139,6 +142,8 @@ pub struct Prepared {
     suite: Suite,
     models: Models,
     catalogue: Arc<Catalogue>,
+    /// The variants that failed or were skipped (`--variants`), one line each.
+    variant_notes: Vec<String>,
 }
 
 impl Prepared {
@@ -153,6 +158,7 @@ impl Prepared {
                     .iter()
                     .map(|warning| warning.plain(&task.path))
             })
+            .chain(self.variant_notes.iter().cloned())
             .collect()
     }
 }
@@ -169,11 +175,21 @@ pub fn prepare(config: &Config, request: &Request) -> Result<Prepared, SessionEr
         models(config, request)?
     };
     let catalogue = Arc::new(Catalogue::builtin());
-    let suite = load_suite(config, request, &catalogue)?;
+    let mut suite = load_suite(config, request, &catalogue)?;
+    let mut variant_notes = Vec::new();
+    if let Some(options) = &request.variants {
+        let options = crate::variants::Options {
+            threshold: config.run.pass_threshold,
+            ..*options
+        };
+        let tasks = std::mem::take(&mut suite.tasks);
+        (suite.tasks, variant_notes) = crate::variants::expand(tasks, &catalogue, &options);
+    }
     Ok(Prepared {
         suite,
         models,
         catalogue,
+        variant_notes,
     })
 }
 
@@ -204,6 +220,7 @@ pub async fn execute(
         suite,
         models,
         catalogue,
+        ..
     } = prepared;
     // The oracle's backend starts its own program; the suite's harness is neither built nor run.
     let (sandbox, command): (Arc<dyn Sandbox>, Vec<String>) = match &request.oracle {
