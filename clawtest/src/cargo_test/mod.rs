@@ -131,7 +131,7 @@ impl TaskRunner {
                 passthrough,
                 tier: self.config.harness.tier,
             },
-            cassettes: self.config.cassettes(),
+            cassettes: Some(self.config.cassettes()),
             models: crate::run::session::models(&self.config, &Default::default())
                 .map_err(|error| Failure(error.to_string()))?,
             catalogue: Arc::clone(&self.catalogue),

@@ -290,7 +290,8 @@ pub async fn execute(
             passthrough,
             tier: config.harness.tier,
         },
-        cassettes: config.cassettes(),
+        // The oracle calls no model: it needs no cassette.
+        cassettes: request.oracle.is_none().then(|| config.cassettes()),
         models,
         catalogue,
         sandbox,
