@@ -376,6 +376,7 @@ fn help_of_every_command() {
     let folder = tempfile::tempdir().unwrap();
     for command in [
         "", "run", "list", "merge", "grade", "init", "validate", "schema", "clean", "serve",
+        "generate",
     ] {
         let arguments: Vec<&str> = [command, "--help"]
             .into_iter()
