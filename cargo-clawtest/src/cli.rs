@@ -58,7 +58,7 @@ pub enum Command {
     /// Print the JSON Schema of task.yaml, for editors (the repository commits it as
     /// schema/task.schema.json).
     Schema,
-    /// Remove docker-sandbox containers that earlier (crashed) runs left behind.
+    /// Remove the temporary folders and docker-sandbox containers that earlier (crashed) runs left behind.
     Clean,
     /// Write variants of tasks without a model (`--variants N --from TASK_OR_FOLDER`): the
     /// same checks on renamed people, renumbered ids, shifted dates, shuffled and padded
@@ -259,6 +259,16 @@ pub struct RunArgs {
     /// answers, else process), process, or docker (default: run.backend, else auto).
     #[arg(long, value_name = "BACKEND")]
     pub backend: Option<clawtest::config::BackendChoice>,
+    /// Where model answers come from: replay (from cassettes), record (call the provider and
+    /// write cassettes) or live (call the provider) (default: llm.mode, else replay).
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<clawtest::config::Mode>,
+    /// The cassette folder (default: llm.cassettes under the suite root, else cassettes/).
+    #[arg(long, value_name = "DIR")]
+    pub cassettes: Option<PathBuf>,
+    /// In record mode, replace a cassette even when it records more trials than this run.
+    #[arg(long)]
+    pub force: bool,
     /// Make no further model call once calls cost USD dollars (overrides llm.max_cost_usd);
     /// the trials cut short and the tasks left are reported as not run.
     #[arg(long, value_name = "USD", value_parser = parse_cost)]

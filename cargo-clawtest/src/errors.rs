@@ -4,7 +4,9 @@
 //!
 //! 0 every task and gate passed · 4 no task matched · 100 a task failed pass^k, a gate did not
 //! hold, a task regressed or a grade snapshot changed · 101 an invalid task file, configuration
-//! or command line · 102 an infrastructure error or the cost limit · 130 interrupted.
+//! or command line · 102 an infrastructure error or the cost limit · 130 interrupted (Ctrl-C),
+//! 143 stopped by SIGTERM, 129 by SIGHUP (partial results written in each case) · 2 a
+//! command line clap could not parse.
 
 use std::path::PathBuf;
 
@@ -30,6 +32,12 @@ pub mod exit {
     pub const INVALID: u8 = 101;
     pub const INFRASTRUCTURE: u8 = 102;
     pub const INTERRUPTED: u8 = 130;
+
+    /// The code of an interrupted run: 128 + the first stop signal (130 for Ctrl-C, 143 for
+    /// SIGTERM, 129 for SIGHUP).
+    pub fn interrupted() -> u8 {
+        clawtest::interrupt::received().map_or(INTERRUPTED, |signal| signal.exit_code())
+    }
 }
 
 /// Why a command did not succeed.
@@ -96,7 +104,8 @@ impl ExpectedError {
                 | SessionError::Discover(_)
                 | SessionError::NoProvider(_)
                 | SessionError::MissingKey { .. }
-                | SessionError::Upstream(_),
+                | SessionError::Upstream(_)
+                | SessionError::WouldShrink { .. },
             )
             | E::Baseline(_)
             | E::Results(_)
@@ -127,7 +136,7 @@ impl ExpectedError {
             | E::Run(RunStatus::InfrastructureError)
             // Tasks went unverified for a reason outside the agent: not a failure, not a pass.
             | E::Run(RunStatus::BudgetExhausted) => exit::INFRASTRUCTURE,
-            E::Run(RunStatus::Interrupted) => exit::INTERRUPTED,
+            E::Run(RunStatus::Interrupted) => exit::interrupted(),
             // Not an error: a command ends with `Run` only for another status.
             E::Run(RunStatus::Passed) => exit::PASSED,
         }

@@ -4,16 +4,18 @@
 //! the host serves the trial's services and model gateway. It starts the harness, forwards
 //! SIGTERM/SIGINT to it, kills it at the time limit, and reports how it ended on the control
 //! socket. It then stays alive (so checks can be run in the container) until the host closes
-//! the control connection, which also happens when the host process dies: the container then
-//! ends on its own and the engine removes it.
+//! the control connection, which also happens when the host process dies: if the harness is
+//! still running then, it is killed with its group, the container ends on its own and the
+//! engine removes it.
 //!
 //! std only, built with `-C target-feature=+crt-static`, so it runs in any Linux image.
 //!
-//! The harness's stdout and stderr go to files (`--stdout`, `--stderr`) in the shared folder:
-//! they are complete when the report is sent, which a container log is not guaranteed to be.
+//! The harness's stdout and stderr are connected to Unix sockets the host listens on
+//! (`--stdout`, `--stderr`, in the read-only shared folder): the host reads them as they are
+//! written, capped, and no file the harness could replace by a link is involved.
 //!
 //! Usage: `clawtest-shim [--forward PORT=SOCKET]… [--control SOCKET] [--timeout SECONDS]
-//! [--stdout FILE] [--stderr FILE] -- COMMAND [ARGUMENT…]`, or `clawtest-shim mcp-stdio [URL]`
+//! [--stdout SOCKET] [--stderr SOCKET] -- COMMAND [ARGUMENT…]`, or `clawtest-shim mcp-stdio [URL]`
 //! (see [`mcp_stdio`]).
 
 mod mcp_stdio;
@@ -161,6 +163,20 @@ fn main() {
         })
     });
 
+    // The host hanging up (or dying) ends the shim, and the harness if it still runs.
+    if let Some(control) = &control
+        && let Ok(watched) = control.try_clone()
+    {
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(watched);
+            let mut line = String::new();
+            while matches!(reader.read_line(&mut line), Ok(read) if read > 0) {
+                line.clear();
+            }
+            kill_group(HARNESS_GROUP.load(Ordering::SeqCst));
+            std::process::exit(0);
+        });
+    }
     let report = run_harness(&options);
     HARNESS_DONE.store(true, Ordering::SeqCst);
     let Some(mut control) = control else {
@@ -174,13 +190,10 @@ fn main() {
     if STOPPING.load(Ordering::SeqCst) {
         std::process::exit(0);
     }
-    // Stay up for checks until the host hangs up (or dies).
-    let mut reader = BufReader::new(control);
-    let mut line = String::new();
-    while matches!(reader.read_line(&mut line), Ok(read) if read > 0) {
-        line.clear();
+    // Stay up for checks until the host hangs up (or dies): the watcher then exits.
+    loop {
+        std::thread::park();
     }
-    std::process::exit(0);
 }
 
 enum Report {
@@ -201,13 +214,14 @@ impl Report {
     }
 }
 
-/// The harness's stream: a file when asked for, else the shim's own.
+/// The harness's stream: a connection to the host's socket when asked for, else the
+/// shim's own.
 fn output(path: Option<&String>) -> Result<Stdio, String> {
     match path {
         None => Ok(Stdio::inherit()),
-        Some(path) => std::fs::File::create(path)
-            .map(Stdio::from)
-            .map_err(|error| format!("cannot create {path}: {error}")),
+        Some(path) => UnixStream::connect(path)
+            .map(|stream| Stdio::from(std::os::fd::OwnedFd::from(stream)))
+            .map_err(|error| format!("cannot connect {path}: {error}")),
     }
 }
 

@@ -26,6 +26,7 @@ fn launch(trial: u32, sockets: &std::path::Path) -> Launch {
         eval_tools: String::new(),
         skill: String::new(),
         mcp_config: "{}".into(),
+        setup: Default::default(),
         files: Vec::new(),
         endpoints: Endpoints::Sockets {
             folder: sockets.to_path_buf(),
@@ -33,6 +34,7 @@ fn launch(trial: u32, sockets: &std::path::Path) -> Launch {
         passthrough: Vec::new(),
         timeout: Duration::from_secs(60),
         max_turns: 1,
+        limits: Default::default(),
         checks: Vec::new(),
     }
 }

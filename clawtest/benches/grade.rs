@@ -74,8 +74,10 @@ fn main() {
         exit: HarnessExit {
             code: Some(0),
             timed_out: false,
+            signal: None,
         },
         commands: Vec::new(),
+        limits_reached: Vec::new(),
         duration: Duration::ZERO,
         robustness_rule: Default::default(),
     };

@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use clawtest::config::Config;
 use clawtest::services::Catalogue;
+use clawtest::validate::Options;
 
 const TASKS: usize = 1_000;
 const RUNS: usize = 5;
@@ -102,68 +103,51 @@ fn main() {
     );
     let config = Config::from_text("", Path::new("(defaults)"), dir.path().to_path_buf())
         .expect("default configuration");
+    let plain = best_of(&config, &tasks, Options::default(), "run");
+    let verdict = if plain < 1.0 { "met" } else { "NOT met" };
+    println!(
+        "best {plain:.3} s ({:.0} µs a file); target < 1 s: {verdict}",
+        plain * 1e6 / TASKS as f64
+    );
+    let options = Options {
+        feasibility: true,
+        ..Options::default()
+    };
+    let proven = best_of(&config, &tasks, options, "feasibility run");
+    let rate = TASKS as f64 / proven;
+    let verdict = if rate >= 1_000.0 { "met" } else { "NOT met" };
+    println!(
+        "feasibility best {proven:.3} s ({rate:.0} tasks/s); target >= 1,000 tasks/s: {verdict}"
+    );
+}
+
+/// The best of [`RUNS`] runs of `validate` over `tasks` with `options`, in seconds; each run's
+/// figure printed under `label`. Every task must come out valid (and feasible, when asked).
+fn best_of(config: &Config, tasks: &Path, options: Options, label: &str) -> f64 {
     let mut best = f64::INFINITY;
     for run in 1..=RUNS {
         let start = Instant::now();
         let catalogue = Catalogue::builtin();
-        let report = clawtest::validate::validate(
-            &config,
-            std::slice::from_ref(&tasks),
-            &catalogue,
-            clawtest::validate::Options::default(),
-        )
-        .expect("the folder is found");
+        let report =
+            clawtest::validate::validate(config, &[tasks.to_path_buf()], &catalogue, options)
+                .expect("the folder is found");
         let seconds = start.elapsed().as_secs_f64();
         let valid = report
             .files
             .iter()
             .filter(|file| file.errors.is_empty())
             .count();
-        assert_eq!(valid, TASKS, "every generated task is valid");
-        best = best.min(seconds);
-        println!(
-            "run {run}: {seconds:.3} s for {TASKS} files ({:.0} µs a file), {valid} valid",
-            seconds * 1e6 / TASKS as f64
-        );
-    }
-    let verdict = if best < 1.0 { "met" } else { "NOT met" };
-    println!("best {best:.3} s; target < 1 s: {verdict}");
-
-    let mut best = f64::INFINITY;
-    for run in 1..=RUNS {
-        let start = Instant::now();
-        let catalogue = Catalogue::builtin();
-        let report = clawtest::validate::validate(
-            &config,
-            std::slice::from_ref(&tasks),
-            &catalogue,
-            clawtest::validate::Options {
-                feasibility: true,
-                ..Default::default()
-            },
-        )
-        .expect("the folder is found");
-        let seconds = start.elapsed().as_secs_f64();
-        let feasible = report
-            .files
-            .iter()
-            .filter(|file| file.errors.is_empty())
-            .count();
         assert_eq!(
-            feasible,
+            valid,
             TASKS,
-            "every generated task is feasible:\n{}",
+            "every generated task passes:\n{}",
             report.render_human(false)
         );
         best = best.min(seconds);
         println!(
-            "feasibility run {run}: {seconds:.3} s for {TASKS} files ({:.0} tasks/s), {feasible} feasible",
+            "{label} {run}: {seconds:.3} s for {TASKS} files ({:.0} tasks/s), {valid} passed",
             TASKS as f64 / seconds
         );
     }
-    let rate = TASKS as f64 / best;
-    let verdict = if rate >= 1_000.0 { "met" } else { "NOT met" };
-    println!(
-        "feasibility best {best:.3} s ({rate:.0} tasks/s); target >= 1,000 tasks/s: {verdict}"
-    );
+    best
 }

@@ -2,12 +2,13 @@
 //! record a cassette without a real model:
 //!
 //! ```text
-//! cargo run -p clawtest --example scripted-model -- SCRIPT.yaml [127.0.0.1:9201]
+//! cargo run -p clawtest --example scripted-model -- SCRIPT.yaml|FOLDER [127.0.0.1:9201]
 //! ```
 //!
 //! Then point `[llm.openai] base_url` (or `[llm.anthropic]`) at `http://127.0.0.1:9201` and run
-//! with `mode = "record"`. The script is `turns:` of `tool_calls: [{name, arguments}]` or
-//! `text: ...`; see `clawtest::gateway::scripted`.
+//! with `--mode record`. A script is `turns:` of `tool_calls: [{name, arguments}]` or
+//! `text: ...`; a folder holds one script per task, each with `prompt_contains:` (a phrase of
+//! its task's prompt); see `clawtest::gateway::scripted` for the turn rule.
 
 // An example is a binary that tells its user what it serves: the library's no-printing lints are not for it.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -15,22 +16,19 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clawtest::gateway::scripted::{Script, ScriptedModel};
+use clawtest::gateway::scripted::ScriptedModel;
 
 fn main() -> ExitCode {
     let mut arguments = std::env::args().skip(1);
     let Some(script_path) = arguments.next() else {
-        eprintln!("usage: scripted-model SCRIPT.yaml [ADDRESS (default 127.0.0.1:9201)]");
+        eprintln!("usage: scripted-model SCRIPT.yaml|FOLDER [ADDRESS (default 127.0.0.1:9201)]");
         return ExitCode::from(2);
     };
     let address = arguments.next().unwrap_or_else(|| "127.0.0.1:9201".into());
-    let script = match std::fs::read_to_string(&script_path)
-        .map_err(|error| error.to_string())
-        .and_then(|text| Script::parse(&text))
-    {
-        Ok(script) => script,
+    let model = match ScriptedModel::load(std::path::Path::new(&script_path)) {
+        Ok(model) => model,
         Err(message) => {
-            eprintln!("scripted-model: {script_path}: {message}");
+            eprintln!("scripted-model: {message}");
             return ExitCode::from(2);
         }
     };
@@ -50,10 +48,10 @@ fn main() -> ExitCode {
             }
         };
         eprintln!(
-            "scripted-model: serving {} turn(s) on http://{address} (Ctrl-C stops)",
-            script.turns.len()
+            "scripted-model: serving {} script(s) on http://{address} (Ctrl-C stops)",
+            model.scripts()
         );
-        let model = Arc::new(ScriptedModel::new(script));
+        let model = Arc::new(model);
         let stopped = async {
             let _ = tokio::signal::ctrl_c().await;
         };

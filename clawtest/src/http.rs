@@ -19,6 +19,30 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, UnixListener};
 
+/// 128 random bits in hex, from the kernel: what makes a trial's URLs unguessable (the
+/// services' path, the gateway's token) and marks a trial's processes.
+pub(crate) fn random_token() -> String {
+    let mut bytes = [0u8; 16];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        // SAFETY: writes at most the remaining length into the buffer.
+        let read = unsafe {
+            libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
+        };
+        if read <= 0 {
+            // No entropy call: still unique per process and moment, if guessable.
+            let fallback = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
+            return format!(
+                "{:x}",
+                <sha2::Sha256 as sha2::Digest>::digest(fallback.as_bytes())
+            )[..32]
+                .to_string();
+        }
+        filled += read as usize;
+    }
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
 /// Where a server accepts connections.
 #[derive(Debug)]
 pub enum Listener {
@@ -82,9 +106,13 @@ impl From<TcpListener> for Listener {
 }
 
 /// Accepts connections on `listener` until `shutdown` completes, handing each to `serve` on
-/// its own task. Connections in flight when it completes are dropped.
+/// its own task. Connections in flight when it completes are dropped. A failed accept (out of
+/// file descriptors: EMFILE, ENFILE; a connection reset before it was accepted) does not end
+/// the loop: it waits, 10 ms doubling up to 1 s while the failures last, and accepts again.
+/// At most [`MAX_CONNECTIONS`] are served at once (later ones wait in the kernel's backlog),
+/// which bounds the answers held in memory for clients that do not read them.
 pub(crate) async fn accept_loop<F, Served>(
-    listener: Listener,
+    listener: impl Accept,
     shutdown: impl Future<Output = ()> + Send,
     serve: F,
 ) -> std::io::Result<()>
@@ -94,16 +122,56 @@ where
 {
     tokio::pin!(shutdown);
     let mut connections = tokio::task::JoinSet::new();
+    let mut backoff = ACCEPT_BACKOFF_FIRST;
     loop {
-        tokio::select! {
-            () = &mut shutdown => break,
-            accepted = listener.accept() => {
-                connections.spawn(serve(accepted?));
+        if connections.len() >= MAX_CONNECTIONS {
+            tokio::select! {
+                () = &mut shutdown => break,
+                _ = connections.join_next() => continue,
             }
         }
+        tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept_one() => match accepted {
+                Ok(connection) => {
+                    backoff = ACCEPT_BACKOFF_FIRST;
+                    connections.spawn(serve(connection));
+                }
+                Err(_) => {
+                    // Nothing to print here (the library does not print); the trial goes on,
+                    // and the harness sees refused or slow connections meanwhile.
+                    tokio::select! {
+                        () = &mut shutdown => break,
+                        () = tokio::time::sleep(backoff) => {}
+                    }
+                    backoff = (backoff * 2).min(ACCEPT_BACKOFF_LAST);
+                }
+            },
+        }
+        // Finished connections are forgotten as they go, so a long trial does not hoard them.
+        while connections.try_join_next().is_some() {}
     }
     connections.abort_all();
     Ok(())
+}
+
+/// The most connections one listener serves at once.
+pub(crate) const MAX_CONNECTIONS: usize = 256;
+/// The first wait after a failed accept.
+const ACCEPT_BACKOFF_FIRST: std::time::Duration = std::time::Duration::from_millis(10);
+/// The longest wait between failed accepts.
+const ACCEPT_BACKOFF_LAST: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Something connections are accepted from: a [`Listener`] (tests give a fake).
+pub(crate) trait Accept: Send {
+    /// Waits for the next connection.
+    fn accept_one(&self) -> impl Future<Output = std::io::Result<Box<dyn Connection>>> + Send;
+}
+
+impl Accept for Listener {
+    fn accept_one(&self) -> impl Future<Output = std::io::Result<Box<dyn Connection>>> + Send {
+        self.accept()
+    }
 }
 
 /// [`accept_loop`] on a thread of its own, on a single-threaded runtime: every connection
@@ -236,6 +304,12 @@ pub trait Handler: Send + Sync + 'static {
     /// The response to one request; connections are served concurrently, so this may be
     /// called again before an earlier reply completes.
     fn handle(&self, request: HttpRequest) -> Reply<'_>;
+
+    /// The largest request body this handler reads, in bytes, and the setting that changes
+    /// it; a larger body is answered 413 without reading the rest (no limit by default).
+    fn body_limit(&self) -> Option<(usize, &'static str)> {
+        None
+    }
 }
 
 /// Serves `handler` on `listener` until `shutdown` completes. Connections in flight when it
@@ -245,7 +319,8 @@ pub async fn serve(
     handler: Arc<dyn Handler>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
-    accept_loop(listener.into(), shutdown, move |stream| {
+    let listener: Listener = listener.into();
+    accept_loop(listener, shutdown, move |stream| {
         serve_connection(stream, Arc::clone(&handler))
     })
     .await
@@ -272,8 +347,19 @@ async fn respond(
     request: hyper::Request<Incoming>,
 ) -> hyper::Response<ResponseBody> {
     let (parts, body) = request.into_parts();
-    let body = match body.collect().await {
+    let (limit, setting) = handler.body_limit().unwrap_or((usize::MAX, ""));
+    let body = match http_body_util::Limited::new(body, limit).collect().await {
         Ok(collected) => collected.to_bytes().to_vec(),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+            let mut response = HttpResponse::json(
+                413,
+                &serde_json::json!({"error": {"type": "request_too_large", "message": format!("the request body is over the limit of {limit} bytes ({setting})")}}),
+            );
+            response
+                .headers
+                .push(("x-should-retry".into(), "false".into()));
+            return build(response);
+        }
         Err(error) => {
             return build(HttpResponse::json(
                 400,
@@ -328,6 +414,65 @@ mod tests {
                 )
             })
         }
+    }
+
+    /// Fails its first accepts as a process out of file descriptors does, then hands out
+    /// one connection, then none.
+    struct Exhausted {
+        failures: std::sync::Mutex<u32>,
+        connection: std::sync::Mutex<Option<tokio::io::DuplexStream>>,
+    }
+
+    impl Accept for Exhausted {
+        fn accept_one(&self) -> impl Future<Output = std::io::Result<Box<dyn Connection>>> + Send {
+            let failing = {
+                let mut failures = self.failures.lock().unwrap();
+                *failures = failures.saturating_sub(1);
+                *failures > 0
+            };
+            let connection = if failing {
+                None
+            } else {
+                self.connection.lock().unwrap().take()
+            };
+            async move {
+                if failing {
+                    return Err(std::io::Error::from_raw_os_error(libc::EMFILE));
+                }
+                match connection {
+                    Some(connection) => Ok(Box::new(connection) as Box<dyn Connection>),
+                    None => std::future::pending().await,
+                }
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn failed_accepts_do_not_stop_the_listener() {
+        let (client, server) = tokio::io::duplex(1024);
+        let listener = Exhausted {
+            failures: std::sync::Mutex::new(4),
+            connection: std::sync::Mutex::new(Some(server)),
+        };
+        let (served, mut seen) = tokio::sync::mpsc::unbounded_channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let looping = tokio::spawn(accept_loop(
+            listener,
+            async {
+                let _ = stopped.await;
+            },
+            move |_connection| {
+                let _ = served.send(());
+                async {}
+            },
+        ));
+        // Without the backoff, the first EMFILE ended the loop and this never arrives.
+        seen.recv()
+            .await
+            .expect("the connection after the failures is served");
+        drop(client);
+        let _ = stop.send(());
+        looping.await.unwrap().unwrap();
     }
 
     #[tokio::test]

@@ -1,19 +1,108 @@
-//! Ctrl-C during a run, escalating: the first signal asks the run to stop (no further trial
-//! starts, running harnesses are stopped, partial results are still written); the second aborts
-//! whatever the sandbox still runs, and the process leaves at once.
+//! Ctrl-C (and SIGTERM, SIGHUP) during a run, escalating: the first signal asks the run to
+//! stop (no further trial starts, running harnesses are stopped, partial results are still
+//! written); the second aborts whatever the sandbox still runs, and the process leaves at once.
 //!
-//! This module owns only the escalation. The signal source and the abort are the caller's (the
-//! binary passes `tokio::signal::ctrl_c` and the sandbox's abort), and so is telling the user
-//! and ending the process: the caller hears of each step as a [`Notice`]. Tests drive it with a
-//! fake signal source.
+//! This module owns the escalation and [`Signals`], the operating system's three stop signals
+//! as one source, remembering which came first ([`received`], for the exit code: 130, 143,
+//! 129). The abort is the caller's (the binary passes the sandbox's abort), and so is telling
+//! the user and ending the process: the caller hears of each step as a [`Notice`]. Tests drive
+//! it with a fake signal source.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
+
+use tokio::signal::unix::{SignalKind, signal};
 
 use tokio::sync::watch;
 
 /// How long the abort at the second signal may take before the process leaves anyway.
 const ABORT_GRACE: Duration = Duration::from_secs(10);
+
+/// The first stop signal received (0: none yet).
+static FIRST: AtomicI32 = AtomicI32::new(0);
+
+/// A signal that stops a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Received {
+    /// SIGINT (Ctrl-C): exit code 130.
+    Interrupt,
+    /// SIGTERM (how CI cancels a job): exit code 143.
+    Terminate,
+    /// SIGHUP (the terminal or the session went away): exit code 129.
+    HangUp,
+}
+
+impl Received {
+    /// The signal's number.
+    pub fn number(self) -> i32 {
+        match self {
+            Received::Interrupt => libc::SIGINT,
+            Received::Terminate => libc::SIGTERM,
+            Received::HangUp => libc::SIGHUP,
+        }
+    }
+
+    /// The shell's exit code for a process ended by this signal: 128 + its number.
+    pub fn exit_code(self) -> u8 {
+        128 + self.number() as u8
+    }
+}
+
+/// The first stop signal this process received, if any.
+pub fn received() -> Option<Received> {
+    match FIRST.load(Ordering::SeqCst) {
+        libc::SIGINT => Some(Received::Interrupt),
+        libc::SIGTERM => Some(Received::Terminate),
+        libc::SIGHUP => Some(Received::HangUp),
+        _ => None,
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP as one source of stop signals (call inside a tokio runtime).
+pub struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+    hang_up: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Installs the three handlers: from now on these signals no longer end the process.
+    pub fn install() -> std::io::Result<Signals> {
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+            hang_up: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// Waits for the next of the three; the first one ever is kept for [`received`].
+    pub async fn next(&mut self) -> Received {
+        let received = tokio::select! {
+            _ = self.interrupt.recv() => Received::Interrupt,
+            _ = self.terminate.recv() => Received::Terminate,
+            _ = self.hang_up.recv() => Received::HangUp,
+        };
+        let _ = FIRST.compare_exchange(0, received.number(), Ordering::SeqCst, Ordering::SeqCst);
+        received
+    }
+
+    /// This source as [`escalate`] takes it.
+    pub fn into_source(
+        self,
+    ) -> impl FnMut() -> std::pin::Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>>
+    + Send
+    + 'static {
+        let shared = std::sync::Arc::new(tokio::sync::Mutex::new(self));
+        move || {
+            let shared = std::sync::Arc::clone(&shared);
+            Box::pin(async move {
+                shared.lock().await.next().await;
+                Ok(())
+            })
+        }
+    }
+}
 
 /// A step of the escalation, for the caller to act on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,6 +206,20 @@ mod tests {
             *notices.lock().unwrap(),
             [Notice::Stopping, Notice::Aborted]
         );
+    }
+
+    #[tokio::test]
+    async fn sigterm_and_sighup_are_stop_signals_and_the_first_is_remembered() {
+        let mut signals = Signals::install().unwrap();
+        // SAFETY: sends a signal to this process, whose handler is installed.
+        unsafe { libc::raise(libc::SIGTERM) };
+        assert_eq!(signals.next().await, Received::Terminate);
+        unsafe { libc::raise(libc::SIGHUP) };
+        assert_eq!(signals.next().await, Received::HangUp);
+        assert_eq!(received(), Some(Received::Terminate));
+        assert_eq!(Received::Terminate.exit_code(), 143);
+        assert_eq!(Received::HangUp.exit_code(), 129);
+        assert_eq!(Received::Interrupt.exit_code(), 130);
     }
 
     #[tokio::test]

@@ -198,7 +198,7 @@ fn the_demo_suite_scores_the_same_on_docker_as_on_process() {
     );
     assert_eq!(process.code, 0, "process run failed:\n{}", process.stderr);
     let on_docker = scores(&docker_results);
-    assert_eq!(on_docker.len(), 3, "{on_docker:?}");
+    assert_eq!(on_docker.len(), 4, "{on_docker:?}");
     assert_eq!(on_docker, scores(&process_results));
     assert!(containers_labelled("clawtest.task=todo-triage").is_empty());
 }
@@ -216,6 +216,7 @@ fn probe_launch(task_id: &str, arguments: &[&str], sockets: &Path, timeout: Dura
         eval_tools: String::new(),
         skill: "# probe\n".into(),
         mcp_config: "{}".into(),
+        setup: Default::default(),
         files: Vec::new(),
         endpoints: Endpoints::Sockets {
             folder: sockets.to_path_buf(),
@@ -223,6 +224,7 @@ fn probe_launch(task_id: &str, arguments: &[&str], sockets: &Path, timeout: Dura
         passthrough: vec![("CLAWTEST_PASSED".into(), "by-name".into())],
         timeout,
         max_turns: 1,
+        limits: Default::default(),
         checks: Vec::new(),
     }
 }
@@ -368,24 +370,27 @@ fn the_environment_holds_no_real_key_and_only_named_variables() {
         "env-probe",
         &task,
     );
-    let outcome = clawtest(
-        ready,
-        suite.path(),
-        &[
-            "--backend",
-            "docker",
-            "-v",
-            "--json",
-            suite.path().join("results.json").to_str().unwrap(),
-        ],
-        &[
-            ("OPENAI_API_KEY", "sk-real-secret"),
-            ("HOST_ONLY", "1"),
-            ("CLAWTEST_PASSED", "by-name"),
-        ],
-    );
+    let env = [
+        ("OPENAI_API_KEY", "sk-real-secret"),
+        ("HOST_ONLY", "1"),
+        ("CLAWTEST_PASSED", "by-name"),
+    ];
+    assert_eq!(score_on_docker(ready, suite.path(), "env-probe", &env), 1.0);
+}
+
+/// Runs the suite in `folder` on docker (it must exit 0) and returns `task_id`'s mean score.
+fn score_on_docker(ready: &Ready, folder: &Path, task_id: &str, env: &[(&str, &str)]) -> f64 {
+    let results = folder.join("results.json");
+    let arguments = [
+        "--backend",
+        "docker",
+        "-v",
+        "--json",
+        results.to_str().unwrap(),
+    ];
+    let outcome = clawtest(ready, folder, &arguments, env);
     assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    assert_eq!(scores(&suite.path().join("results.json"))["env-probe"], 1.0);
+    scores(&results)[task_id]
 }
 
 #[test]
@@ -596,15 +601,22 @@ fn checks_run_in_the_finished_container() {
 
 #[test]
 fn an_interrupted_run_leaves_no_container() {
+    stopped_run_leaves_no_container("-INT", 130);
+}
+
+#[test]
+fn a_run_stopped_by_sigterm_leaves_no_container_and_exits_143() {
+    stopped_run_leaves_no_container("-TERM", 143);
+}
+
+/// A run of two sleeping probes, stopped by `signal` once a container runs: it exits with
+/// `code` and no container of it is left.
+fn stopped_run_leaves_no_container(signal: &str, code: i32) {
     let Some(ready) = ready() else { return };
-    let task = probe_task("interrupt-probe", 300, &["never", "never"], &["nothing"]);
-    let suite = probe_suite(
-        &["/clawtest-probe", "sleep"],
-        "",
-        2,
-        "interrupt-probe",
-        &task,
-    );
+    // Its own task id per signal: the two tests run at once and look for their containers.
+    let task_id = format!("interrupt-probe{signal}");
+    let task = probe_task(&task_id, 300, &["never", "never"], &["nothing"]);
+    let suite = probe_suite(&["/clawtest-probe", "sleep"], "", 2, &task_id, &task);
     let mut child = Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"))
         .args(["clawtest", "--backend", "docker", "--no-build"])
         .current_dir(suite.path())
@@ -613,7 +625,7 @@ fn an_interrupted_run_leaves_no_container() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("cargo-clawtest starts");
-    let label = "clawtest.task=interrupt-probe";
+    let label = &format!("clawtest.task={task_id}");
     let deadline = Instant::now() + Duration::from_secs(120);
     while containers_labelled(label).is_empty() {
         assert!(Instant::now() < deadline, "no container ever started");
@@ -624,14 +636,70 @@ fn an_interrupted_run_leaves_no_container() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([signal, &child.id().to_string()])
         .status()
         .expect("kill runs");
     assert!(status.success());
     let output = child.wait_with_output().expect("run ends");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert_eq!(output.status.code(), Some(code), "{stderr}");
     assert_eq!(containers_labelled(label), Vec::<String>::new(), "{stderr}");
+}
+
+#[test]
+fn links_planted_in_the_container_are_not_followed_and_the_read_back_folder_is_read_only() {
+    let Some(ready) = ready() else { return };
+    let runtime = runtime();
+    let sandbox = sandbox(ready, &runtime);
+    let (_stop, interrupt) = tokio::sync::watch::channel(false);
+    let sockets = tempfile::tempdir().expect("socket folder");
+    // Before: the host read the link and put its own environment (the real key) in the output.
+    let planted = runtime
+        .block_on(sandbox.run(
+            probe_launch(
+                "link-output",
+                &["link", "/proc/self/environ", "agent_output.txt"],
+                sockets.path(),
+                Duration::from_secs(30),
+            ),
+            interrupt.clone(),
+        ))
+        .expect("trial ran");
+    assert_eq!(planted.exit.code, Some(0), "{}", planted.stdout);
+    assert!(
+        planted.stdout.contains("linked agent_output.txt"),
+        "{}",
+        planted.stdout
+    );
+    assert_eq!(planted.output_file, None);
+    assert!(
+        planted
+            .limits_reached
+            .iter()
+            .any(|note| note.contains("only a regular file is read")),
+        "{:?}",
+        planted.limits_reached
+    );
+    assert!(!planted.workspace.contains_key("agent_output.txt"));
+    // Before: harness.stdout in a writable mount could be replaced by a link to any host file.
+    let other_sockets = tempfile::tempdir().expect("socket folder");
+    let replaced = runtime
+        .block_on(sandbox.run(
+            probe_launch(
+                "plant-socket-folder",
+                &["link", "/etc/hostname", "/clawtest/sockets/harness.stdout"],
+                other_sockets.path(),
+                Duration::from_secs(30),
+            ),
+            interrupt,
+        ))
+        .expect("trial ran");
+    assert_eq!(replaced.exit.code, Some(1), "{}", replaced.stdout);
+    assert!(
+        replaced.stdout.contains("Read-only file system"),
+        "{}",
+        replaced.stdout
+    );
 }
 
 #[test]
@@ -678,7 +746,146 @@ fn clean_removes_containers_left_by_earlier_runs() {
             .expect("container created");
     });
     assert_eq!(containers_labelled(label).len(), 1);
-    let outcome = clawtest(ready, &repository(), &["clean"], &[]);
+    // And the scratch folders of a run that was killed: marked, its process gone. A folder
+    // without the marker is another program's, whatever its name.
+    let temporary = tempfile::tempdir().expect("temporary folder");
+    let orphan = temporary.path().join("clawtest-trial-orphan");
+    let foreign = temporary.path().join("clawtest-trial-foreign");
+    for folder in [&orphan, &foreign] {
+        std::fs::create_dir_all(folder.join("workspace")).expect("folder");
+    }
+    std::fs::write(
+        orphan.join(".clawtest-owner"),
+        format!("{}/999999999", host_name()),
+    )
+    .expect("marker");
+    let temporary_path = temporary.path().display().to_string();
+    let outcome = clawtest(
+        ready,
+        &repository(),
+        &["clean"],
+        &[("TMPDIR", temporary_path.as_str())],
+    );
     assert_eq!(outcome.code, 0, "{}", outcome.stderr);
     assert!(containers_labelled(label).is_empty());
+    assert!(
+        outcome
+            .stderr
+            .contains("removed 1 clawtest temporary folder(s)"),
+        "{}",
+        outcome.stderr
+    );
+    assert!(!orphan.exists());
+    assert!(foreign.exists());
+}
+
+/// This host's name, as the owner markers write it.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .expect("host name")
+        .trim()
+        .to_string()
+}
+
+/// The README's docker command: the demo's own `clawtest.docker.toml` builds the reference
+/// agent static, copies it into its Dockerfile's folder and has clawtest build the image from
+/// it, all before the backend starts; from a clean checkout (no binary there yet).
+#[test]
+fn the_demo_runs_on_docker_from_its_own_dockerfile_in_one_command() {
+    let Some(ready) = ready() else { return };
+    let demo = repository().join("examples/demo");
+    let copied = demo.join("docker/reference-agent");
+    let _ = std::fs::remove_file(&copied);
+    let outcome = clawtest(ready, &demo, &["--config", "clawtest.docker.toml"], &[]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    assert!(copied.is_file(), "the build did not copy the agent");
+    for expected in [
+        "backend: docker (chosen; image clawtest-harness:",
+        "4 task(s) × 3 trial(s) on docker: 4 passed, 0 failed",
+        "gate min_robustness: 0.958 (threshold 0.9) held",
+    ] {
+        assert!(outcome.stderr.contains(expected), "{}", outcome.stderr);
+    }
+}
+
+/// The variables every backend sets besides the paths: plain wide output, the model and the
+/// MCP endpoint as the container sees it.
+#[test]
+fn the_container_gets_plain_output_variables_the_model_and_the_mcp_url() {
+    let Some(ready) = ready() else { return };
+    let task = "task_id: env-setup\ntask_name: Probe\nprompt: probe\n\
+tools:\n  - {name: list_tasks, service: todo, endpoint: /todo/tasks, method: POST, description: List the tasks}\n\
+scoring_components:\n\
+  - {name: plain, weight: 0.4, check: {type: keywords_present, keywords: [\"TERM=dumb\", \"NO_COLOR=1\", \"COLUMNS=4096\"]}}\n\
+  - {name: model, weight: 0.3, check: {type: keywords_present, keywords: [\"CLAWTEST_MODEL=m1\"]}}\n\
+  - {name: mcp, weight: 0.3, check: {type: keywords_present, keywords: [\"CLAWTEST_MCP_URL=http://127.0.0.1:9100/mcp\"]}}\n\
+safety_checks:\n  - {type: tool_not_called, tool_name: list_tasks, reason: not needed}\n";
+    let suite = probe_suite(
+        &["/clawtest-probe", "env"],
+        "model = \"m1\"",
+        1,
+        "env-setup",
+        task,
+    );
+    assert_eq!(score_on_docker(ready, suite.path(), "env-setup", &[]), 1.0);
+}
+
+/// `[harness] files` on docker: a workspace target is written; a `~/` target cannot be (the
+/// container's home is a fresh tmpfs) and the trial says so instead of running without it.
+#[test]
+fn harness_files_go_to_the_workspace_and_a_home_target_is_refused_on_docker() {
+    let Some(ready) = ready() else { return };
+    let task = probe_task("files-probe", 60, &["written", "written"], &["missing"]);
+    let template = "{\"mcp\": \"{mcp_url}\", \"workspace\": \"{workspace}\"}";
+    let in_workspace = probe_suite(
+        &["/clawtest-probe", "write", "agent.json.seen", "written"],
+        "[harness.files]\n\"conf/agent.json\" = \"agent.json\"",
+        1,
+        "files-probe",
+        &task,
+    );
+    std::fs::write(in_workspace.path().join("agent.json"), template).expect("template");
+    let saved = in_workspace.path().join("saved");
+    let outcome = clawtest(
+        ready,
+        in_workspace.path(),
+        &[
+            "--backend",
+            "docker",
+            "--trajectories",
+            saved.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let trajectory: Value = std::fs::read_dir(saved.join("files-probe"))
+        .expect("saved trajectories")
+        .map(|entry| std::fs::read_to_string(entry.expect("entry").path()).expect("trajectory"))
+        .find_map(|text| serde_json::from_str(&text).ok())
+        .expect("a trajectory");
+    // The SHA-256 of `{"mcp": "http://127.0.0.1:9100/mcp", "workspace": "/workspace"}`: the
+    // template filled in with the values as the container sees them.
+    assert_eq!(
+        trajectory["workspace"]["conf/agent.json"]["sha256"],
+        "86a5e7df0986c81e59126e3eb3285b71eb29ae154a343ffde1102deffc65e527",
+        "{trajectory:#}"
+    );
+
+    let in_home = probe_suite(
+        &["/clawtest-probe", "env"],
+        "[harness.files]\n\"~/.agent.json\" = \"agent.json\"",
+        1,
+        "files-probe",
+        &task,
+    );
+    std::fs::write(in_home.path().join("agent.json"), template).expect("template");
+    let outcome = clawtest(ready, in_home.path(), &["--backend", "docker"], &[]);
+    assert_eq!(outcome.code, 102, "{}", outcome.stderr);
+    assert!(
+        outcome
+            .stderr
+            .contains("harness.files: `~/.agent.json` is in the home folder"),
+        "{}",
+        outcome.stderr
+    );
 }

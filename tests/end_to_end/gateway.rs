@@ -132,7 +132,7 @@ fn a_replay_whose_request_diverges_from_the_recording_exits_102_naming_the_field
     assert_eq!(outcome.code, 102, "{outcome:#?}");
     assert!(
         outcome.stdout.contains(
-            "task `todo-triage` trial 0 call 0: request diverges from the cassette: body.messages[-1].content: recorded \"Review every task"
+            "task `todo-triage` trial 0 call 0: request diverges from the cassette: body.messages[-1].content differs at character 0 (line 1): recorded \"⟦Review every task"
         ),
         "{}",
         outcome.stdout
@@ -501,4 +501,182 @@ fn the_reference_agent_also_finds_and_calls_its_tools_over_mcp() {
         .as_array()
         .map(Vec::len);
     assert_eq!(offered, Some(3), "{}", saved["model_calls"][0]["request"]);
+}
+
+/// A harness as real ones are written: its system prompt holds the time (with the weekday),
+/// its working folder, the services' URL and a fresh session id, and its `user` is new in
+/// every run; it runs the tools over HTTP and streams its second call.
+const VOLATILE_HARNESS: &str = r#"#!/usr/bin/env python3
+import datetime, json, os, urllib.request, uuid
+
+base = os.environ["OPENAI_BASE_URL"]
+services = os.environ["CLAWTEST_SERVICES_URL"]
+tools = {tool["name"]: tool for tool in json.load(open(os.environ["CLAWTEST_TOOLS_FILE"]))}
+
+def post(url, body):
+    request = urllib.request.Request(url, json.dumps(body).encode(), {"content-type": "application/json", "authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+    return urllib.request.urlopen(request)
+
+def ask(messages, stream):
+    body = {"model": "gpt-4o-mini", "messages": messages, "tools": [{"type": "function", "function": tool["function"]} for tool in tools.values()], "user": str(uuid.uuid4()), "stream": stream}
+    with post(base + "/chat/completions", body) as answer:
+        if not stream:
+            return json.load(answer)["choices"][0]["message"]
+        message = {"role": "assistant", "content": ""}
+        for line in answer:
+            line = line.decode().strip()
+            if line.startswith("data: ") and line != "data: [DONE]":
+                for choice in json.loads(line[6:])["choices"]:
+                    message["content"] += choice["delta"].get("content") or ""
+                    for call in choice["delta"].get("tool_calls") or []:
+                        message.setdefault("tool_calls", []).append(call)
+        return message
+
+now = datetime.datetime.now()
+system = (f"Current Time: {now:%Y-%m-%d %H:%M} ({now:%A})\n"
+          f"Your workspace is {os.getcwd()}; scratch files go to {os.environ['TMPDIR']}.\n"
+          f"The tools are served at {services}.\n"
+          f"Session {uuid.uuid4()} started {datetime.datetime.now(datetime.timezone.utc).isoformat()}.")
+messages = [{"role": "system", "content": system}, {"role": "user", "content": os.environ["CLAWTEST_PROMPT"]}]
+for turn in range(10):
+    message = ask(messages, stream=turn > 0)
+    messages.append(message)
+    if not message.get("tool_calls"):
+        print(message["content"])
+        break
+    for call in message["tool_calls"]:
+        tool = tools[call["function"]["name"]]
+        with post(services + tool["endpoint"], json.loads(call["function"]["arguments"] or "{}")) as result:
+            text = result.read().decode()
+        messages.append({"role": "tool", "tool_call_id": call["id"], "content": f"{text} (called from {os.getcwd()} at {datetime.datetime.now().isoformat()})"})
+"#;
+
+#[test]
+fn a_harness_whose_prompt_holds_the_time_its_folder_and_the_services_url_records_then_replays() {
+    let model = ScriptedServer::start(&triage_script());
+    let config = |mode: &str, upstream: &str| {
+        format!(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"./harness.py\"]\n[llm]\nmode = \"{mode}\"\n[llm.openai]\nbase_url = \"{upstream}\"\n"
+        )
+    };
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .file("harness.py", VOLATILE_HARNESS)
+        .config(&config("record", &model.url));
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        suite.path("harness.py"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .expect("executable");
+    let recorded = suite.run(&["--trials", "2", "--json", "record.json"]);
+    assert_eq!(recorded.code, 0, "{recorded:#?}");
+    let cassette = std::fs::read_to_string(suite.path("cassettes/todo-triage.yaml"))
+        .expect("the cassette was written");
+    for placeholder in ["{{services_url}}", "{{trial_folder}}/workspace"] {
+        assert!(cassette.contains(placeholder), "{placeholder}: {cassette}");
+    }
+    assert!(
+        !cassette.contains("clawtest-trial-"),
+        "no trial folder is recorded: {cassette}"
+    );
+
+    drop(model);
+    let suite = suite.config(&config("replay", "http://127.0.0.1:9"));
+    // Two replays, a minute apart or a year: each trial has new ports, folders and ids.
+    for run in ["replay1.json", "replay2.json"] {
+        let replayed = suite.run(&["--trials", "2", "--json", run]);
+        assert_eq!(replayed.code, 0, "{replayed:#?}");
+        assert_eq!(trials(&suite, run), trials(&suite, "record.json"));
+    }
+    let recorded = trials(&suite, "record.json");
+    assert_eq!(recorded[0]["final_score"], 1.0, "{recorded}");
+    assert_eq!(recorded[1]["model_calls"], 3, "{recorded}");
+}
+
+#[test]
+fn mode_and_cassettes_flags_override_the_configuration_and_record_names_what_it_wrote() {
+    let model = ScriptedServer::start(&triage_script());
+    // The configuration says replay; the command line records into another folder.
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .config(&config("replay", &model.url));
+    let recorded = suite.run(&[
+        "--mode",
+        "record",
+        "--cassettes",
+        "recorded",
+        "--trials",
+        "2",
+    ]);
+    assert_eq!(recorded.code, 0, "{recorded:#?}");
+    assert!(
+        recorded
+            .stdout
+            .contains("RECORDED recorded/todo-triage.yaml (2 trial(s))"),
+        "{}",
+        recorded.stdout
+    );
+    assert!(
+        !suite.path("cassettes").exists(),
+        "the configured folder is left alone"
+    );
+
+    // Fewer trials would silently drop a recorded one: refused, naming the file.
+    let shrink = suite.run(&[
+        "--mode",
+        "record",
+        "--cassettes",
+        "recorded",
+        "--trials",
+        "1",
+    ]);
+    assert_eq!(shrink.code, 101, "{shrink:#?}");
+    assert!(
+        shrink
+            .stderr
+            .contains("recording 1 trial(s) would replace recorded/todo-triage.yaml, which")
+            && shrink.stderr.contains("records 2")
+            && shrink.stderr.contains("--force"),
+        "{}",
+        shrink.stderr
+    );
+    let forced = suite.run(&[
+        "--mode",
+        "record",
+        "--cassettes",
+        "recorded",
+        "--trials",
+        "1",
+        "--force",
+    ]);
+    assert_eq!(forced.code, 0, "{forced:#?}");
+    let cassette =
+        std::fs::read_to_string(suite.path("recorded/todo-triage.yaml")).expect("cassette");
+    assert_eq!(cassette.matches("interactions:").count(), 1, "{cassette}");
+
+    drop(model);
+    let replayed = suite.run(&["--cassettes", "recorded", "--trials", "1"]);
+    assert_eq!(replayed.code, 0, "{replayed:#?}");
+    let bad = suite.run(&["--mode", "rehearse"]);
+    assert_eq!(bad.code, 2, "{bad:#?}");
+    assert!(
+        bad.stderr.contains("use live, record or replay"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn a_harness_that_never_calls_the_model_needs_no_cassette() {
+    let task = "task_id: no-model\ntask_name: Answer without a model\nprompt: Say hello.\nscoring_components:\n  - {name: said_hello, weight: 0.4, check: {type: keywords_present, keywords: [hello], in: agent_output}}\n  - {name: said_it_whole, weight: 0.3, check: {type: keywords_present, keywords: [hell], in: agent_output}}\n  - {name: said_enough, weight: 0.3, check: {type: min_length, min_length: 3}}\nsafety_checks:\n  - {type: keywords_not_in_output, keywords: [password]}\n";
+    let suite = Suite::new()
+        .config(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", \"echo hello\"]\n",
+        )
+        .task("no-model", task);
+    let outcome = suite.run(&["--trials", "1"]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    // One that does call it still learns, at that call, that there is no cassette
+    // (main.rs: a_missing_cassette_is_an_infrastructure_error_naming_the_file).
 }

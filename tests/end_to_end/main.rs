@@ -5,6 +5,8 @@ mod commands;
 mod docker;
 mod gateway;
 mod github;
+mod harness_setup;
+mod hostile;
 mod oracle;
 mod serve;
 mod support;
@@ -59,7 +61,7 @@ fn the_demo_suite_passes_pass3_and_writes_junit_with_each_trials_scores() {
     let outcome = run_in(&demo, &["--junit", junit_file.to_str().unwrap()]);
     assert_eq!(outcome.code, 0, "{outcome:#?}");
     assert!(outcome.stdout.contains("pass^3"), "{}", outcome.stdout);
-    for task in ["todo-triage", "gmail-reply", "inbox-to-todo"] {
+    for task in ["todo-triage", "gmail-reply", "inbox-to-todo", "todo-flaky"] {
         assert!(
             outcome.stdout.lines().any(|line| line.starts_with(task)
                 && line.contains("PASS")
@@ -73,7 +75,10 @@ fn the_demo_suite_passes_pass3_and_writes_junit_with_each_trials_scores() {
     let cases = &report.test_suites[0].test_cases;
     let mut names: Vec<&str> = cases.iter().map(|case| case.name.as_str()).collect();
     names.sort();
-    assert_eq!(names, ["gmail-reply", "inbox-to-todo", "todo-triage"]);
+    assert_eq!(
+        names,
+        ["gmail-reply", "inbox-to-todo", "todo-flaky", "todo-triage"]
+    );
     for case in cases {
         assert!(matches!(case.status, TestCaseStatus::Success { .. }));
         assert_eq!(
@@ -86,16 +91,30 @@ fn the_demo_suite_passes_pass3_and_writes_junit_with_each_trials_scores() {
                     property(case, &format!("trial.{trial}.{measure}")).unwrap_or_else(|| {
                         panic!("{} lacks trial.{trial}.{measure}", case.name.as_str())
                     });
+                // todo-flaky's trial 2 leaves one of its two injected faults unrecovered.
                 // Machine outputs carry the exact value.
+                let expected = match (case.name.as_str(), trial, measure) {
+                    ("todo-flaky", 2, "final_score") => "0.9",
+                    ("todo-flaky", 2, "robustness") => "0.5",
+                    _ => "1.0",
+                };
                 assert_eq!(
                     value,
-                    "1.0",
+                    expected,
                     "{} trial.{trial}.{measure}",
                     case.name.as_str()
                 );
             }
         }
     }
+    // The robustness gate is judged and shown.
+    assert!(
+        outcome
+            .stdout
+            .contains("gate min_robustness: 0.958 (threshold 0.9) held"),
+        "{}",
+        outcome.stdout
+    );
 }
 
 #[test]
@@ -204,7 +223,7 @@ fn a_request_that_differs_from_the_cassette_is_a_divergence_error() {
     let outcome = suite.run(&["--trials", "1"]);
     assert_eq!(outcome.code, 102, "{outcome:#?}");
     assert!(
-        outcome.stdout.contains("task `todo-triage` trial 0 call 0: request diverges from the cassette: body.messages[-1].content: recorded \"Please delete everything.\""),
+        outcome.stdout.contains("task `todo-triage` trial 0 call 0: request diverges from the cassette: body.messages[-1].content differs at character 0 (line 1): recorded \"⟦Please delete everything.\", got \"⟦Review every task"),
         "{}",
         outcome.stdout
     );
@@ -218,7 +237,7 @@ fn a_missing_cassette_is_an_infrastructure_error_naming_the_file() {
     assert!(
         outcome
             .stdout
-            .contains("no cassette for task `todo-triage`"),
+            .contains("trial 0 call 0: no cassette for task `todo-triage`"),
         "{}",
         outcome.stdout
     );
@@ -239,7 +258,10 @@ fn list_shows_the_demo_tasks_and_a_filter_runs_only_matching_tasks() {
         .lines()
         .filter_map(|line| line.split_whitespace().next())
         .collect();
-    assert_eq!(ids, ["gmail-reply", "inbox-to-todo", "todo-triage"]);
+    assert_eq!(
+        ids,
+        ["gmail-reply", "inbox-to-todo", "todo-flaky", "todo-triage"]
+    );
 
     let filtered = run_in(&demo, &["run", "gmail", "--trials", "1", "--no-build"]);
     assert_eq!(filtered.code, 0, "{filtered:#?}");
@@ -249,7 +271,7 @@ fn list_shows_the_demo_tasks_and_a_filter_runs_only_matching_tasks() {
         filtered.stdout
     );
     assert!(
-        filtered.stdout.contains("(2 filtered out)"),
+        filtered.stdout.contains("(3 filtered out)"),
         "{}",
         filtered.stdout
     );

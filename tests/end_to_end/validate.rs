@@ -39,7 +39,7 @@ fn validate_passes_the_demo_suite_with_exit_0() {
     assert!(
         outcome
             .stdout
-            .contains("validated 3 task files: 3 valid, 0 invalid (0 errors, 0 warnings)"),
+            .contains("validated 4 task files: 4 valid, 0 invalid (0 errors, 0 warnings)"),
         "{}",
         outcome.stdout
     );

@@ -1,9 +1,13 @@
-//! `cargo clawtest clean`: removes docker-sandbox containers that earlier runs left behind.
+//! `cargo clawtest clean`: removes what earlier runs left behind: their scratch folders in the
+//! system's temporary folder (only those marked as clawtest's whose run has ended), then the
+//! docker-sandbox containers.
 
 use super::{Outcome, runtime};
 use crate::errors::ExpectedError;
 
 pub fn run() -> Outcome {
+    let folders = clawtest::sandbox::scratch::clean(&std::env::temp_dir()).unwrap_or_default();
+    outln!("removed {} clawtest temporary folder(s)", folders.len());
     let removed = runtime()?.block_on(async {
         let engine = clawtest::sandbox::docker::connect().await?;
         clawtest::sandbox::docker::clean(&engine).await

@@ -1,5 +1,5 @@
 //! `cargo clawtest [run] [FILTER…]`: runs the suite with the terminal reporter (and the
-//! trajectory writer), lets Ctrl-C escalate, decides the run's status once (the grade snapshots
+//! trajectory writer), lets Ctrl-C (or SIGTERM, SIGHUP) escalate, decides the run's status once (the grade snapshots
 //! of `--snapshots` included), then writes every output with it.
 
 use std::io::IsTerminal;
@@ -18,7 +18,9 @@ use crate::errors::{ExpectedError, exit};
 
 pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
     let config = load_config(global)?;
-    let request = Request {
+    // SAFETY: no thread has been started yet (the runtime comes below).
+    unsafe { clawtest::config::secrets::take(&config) };
+    let mut request = Request {
         paths: arguments.paths.clone(),
         filters: arguments.filters.clone(),
         trials: arguments.trials,
@@ -29,6 +31,9 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         baseline: read_baseline(&arguments.outputs)?,
         backend: arguments.backend,
         max_cost_usd: arguments.max_cost,
+        mode: arguments.mode,
+        cassettes: arguments.cassettes.clone(),
+        force: arguments.force,
         snapshots: arguments.snapshots.then(UpdateMode::from_environment),
         // The oracle's harness is this binary's hidden `oracle-agent` command.
         oracle: if arguments.oracle {
@@ -47,6 +52,16 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
             threshold: config.run.pass_threshold,
         }),
     };
+    // A harness built into its image is built before the image, which is built when the
+    // backend is chosen.
+    if config.harness.dockerfile.is_some() && !request.no_build && request.oracle.is_none() {
+        // Before the signals are taken over: Ctrl-C here ends the build and the run at once.
+        let (_keep, mut never) = tokio::sync::watch::channel(false);
+        runtime()?
+            .block_on(session::build(&config, &mut never))
+            .map_err(ExpectedError::Session)?;
+        request.no_build = true;
+    }
     let executed = runtime()?.block_on(async {
         // The oracle is clawtest's own code: it runs on the process backend.
         let backend = match request.oracle {
@@ -59,14 +74,15 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         eprintln!("{}", chosen.note);
         let sandbox = chosen.sandbox;
         let aborting = Arc::clone(&sandbox);
+        let signals = interrupt::Signals::install().map_err(ExpectedError::Runtime)?;
         let interrupted = interrupt::escalate(
-            tokio::signal::ctrl_c,
+            signals.into_source(),
             move || async move { aborting.abort().await },
             |notice| match notice {
                 Notice::Stopping => eprintln!(
                     "\ninterrupted: stopping trials and writing partial results (Ctrl-C again to quit at once)"
                 ),
-                Notice::Aborted => std::process::exit(i32::from(exit::INTERRUPTED)),
+                Notice::Aborted => std::process::exit(i32::from(exit::interrupted())),
             },
         );
         let mut terminal = TerminalReporter::new(

@@ -5,7 +5,9 @@
 //! - `connect HOST:PORT`: try an outbound TCP connection (exit 0 if it opened, 1 if not);
 //! - `sleep`: never finish (the time limit must end it);
 //! - `write FILE TEXT`: write a file in the working directory and print TEXT;
-//! - `exit CODE`: exit with CODE.
+//! - `exit CODE`: exit with CODE;
+//! - `link TARGET NAME`: plant a symbolic link NAME → TARGET (the host must not follow it),
+//!   then print `linked NAME`.
 
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
@@ -43,9 +45,17 @@ fn main() {
             println!("{text}");
         }
         ["exit", code] => std::process::exit(code.parse().unwrap_or(2)),
+        ["link", target, name] => {
+            let _ = std::fs::remove_file(name);
+            if let Err(error) = std::os::unix::fs::symlink(target, name) {
+                println!("cannot link {name}: {error}");
+                std::process::exit(1);
+            }
+            println!("linked {name}");
+        }
         _ => {
             eprintln!(
-                "usage: clawtest-probe env | connect HOST:PORT | sleep | write FILE TEXT | exit CODE"
+                "usage: clawtest-probe env | connect HOST:PORT | sleep | write FILE TEXT | exit CODE | link TARGET NAME"
             );
             std::process::exit(2);
         }

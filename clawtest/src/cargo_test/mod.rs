@@ -130,6 +130,13 @@ impl TaskRunner {
                 command,
                 passthrough,
                 tier: self.config.harness.tier,
+                success_exit_codes: self.config.harness.success_exit_codes.clone(),
+                limits: self.config.limits,
+                model: self.config.harness.model.clone(),
+                files: self
+                    .config
+                    .harness_files()
+                    .map_err(|error| Failure(error.to_string()))?,
             },
             cassettes: Some(self.config.cassettes()),
             models: crate::run::session::models(&self.config, &Default::default())
@@ -163,7 +170,13 @@ impl TaskRunner {
                 .harness_build()
                 .map_err(|error| error.to_string())?
             {
-                Some(build) => runtime.block_on(run::build_harness(&build, &self.config.root)),
+                Some(build) => runtime.block_on(async {
+                    // Nothing interrupts a `cargo test` build but its time limit.
+                    let (_never, mut interrupt) = tokio::sync::watch::channel(false);
+                    let limit =
+                        std::time::Duration::from_secs(self.config.harness.build_timeout_seconds);
+                    run::build_harness(&build, &self.config.root, limit, &mut interrupt).await
+                }),
                 None => Ok(()),
             }
         });

@@ -76,6 +76,38 @@ pub(super) fn check(raw: &RawConfig, origin: &str) -> Result<(), ConfigError> {
             ));
         }
     }
+    for (index, redaction) in raw.llm.replay.redactions.iter().enumerate() {
+        if let Err(error) = regex::Regex::new(&redaction.pattern) {
+            return Err(value_error(
+                &format!("llm.replay.redactions[{index}].pattern"),
+                format!(
+                    "`{}` is not a regular expression: {error}",
+                    redaction.pattern
+                ),
+            ));
+        }
+    }
+    for field in &raw.llm.replay.ignore_fields {
+        if field.split('.').any(str::is_empty) {
+            return Err(value_error(
+                "llm.replay.ignore_fields",
+                format!(
+                    "`{field}` is not a dotted field path, e.g. \"metadata.session_id\" or \"messages.*.id\""
+                ),
+            ));
+        }
+    }
+    for (field, limit) in [
+        ("llm.max_request_bytes", raw.llm.max_request_bytes),
+        ("llm.max_answer_bytes", raw.llm.max_answer_bytes),
+    ] {
+        if limit < 1024 {
+            return Err(value_error(
+                field,
+                format!("must be at least 1024 bytes, found {limit}"),
+            ));
+        }
+    }
     if raw.judge.provider.is_some() && raw.judge.model.as_deref().is_none_or(str::is_empty) {
         return Err(value_error(
             "judge.model",

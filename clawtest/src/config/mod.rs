@@ -3,23 +3,29 @@
 //! Parsed strictly (unknown keys are errors, with their location) into a [`Config`]: where it
 //! is found and read ([`Config::load`], [`Config::optional`]) is here; its sections are in
 //! `sections`, the checks across values in `check`, and the harness commands as they are
-//! started in `harness_command`. The configuration only describes: what is built from it (the
+//! started in `harness_command`, the `[harness] files` templates in `harness_files`. The configuration only describes: what is built from it (the
 //! judge, the sandbox, the gateway) is built by those modules.
 
 mod check;
 mod harness_command;
+mod harness_files;
+pub mod secrets;
 mod sections;
 
 use std::path::{Path, PathBuf};
 
 use miette::{Diagnostic, NamedSource, SourceSpan};
 
+pub use harness_files::{
+    FileBase, HarnessFile, Placeholder, Template, TemplateError, TemplateValues,
+};
 use sections::RawConfig;
 pub use sections::{
     BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, HarnessConfig,
-    HarnessKind, JudgeConfig, JudgeProvider, LlmConfig, Mode, Price, ProviderConfig, RunConfig,
-    Tier, ValidateConfig,
+    HarnessKind, JudgeConfig, JudgeProvider, LimitsConfig, LlmConfig, Mode, Price, ProviderConfig,
+    RunConfig, Tier, ValidateConfig,
 };
+pub use sections::{Redaction, ReplayConfig};
 
 /// The file name looked for in the current directory and its ancestors.
 pub(crate) const FILE_NAME: &str = "clawtest.toml";
@@ -48,6 +54,8 @@ pub struct Config {
     pub docker: DockerConfig,
     /// `[validate]`: what `validate` checks beyond each task's structure.
     pub validate: ValidateConfig,
+    /// `[limits]`: caps on what a trial sends to the host.
+    pub limits: LimitsConfig,
 }
 
 /// A configuration that cannot be used.
@@ -147,6 +155,7 @@ impl Config {
             judge: JudgeConfig::default(),
             docker: DockerConfig::default(),
             validate: ValidateConfig::default(),
+            limits: LimitsConfig::default(),
         }
     }
 
@@ -238,6 +247,7 @@ impl Config {
             judge: raw.judge,
             docker: raw.docker,
             validate: raw.validate,
+            limits: raw.limits,
         })
     }
 

@@ -1,5 +1,5 @@
-//! The sections of `clawtest.toml`, as read: `[harness]`, `[run]`, `[gates]`, `[llm]`, `[judge]`
-//! and `[docker]`, each with its defaults, and `RawConfig`, the file with every table optional.
+//! The sections of `clawtest.toml`, as read: `[harness]`, `[run]`, `[gates]`, `[llm]`, `[judge]`,
+//! `[docker]` and `[limits]`, each with its defaults, and `RawConfig`, the file with every table optional.
 //! Unknown keys are errors (`deny_unknown_fields`); the checks across values are in
 //! `config/check.rs`.
 
@@ -59,7 +59,7 @@ fn default_judge_cache() -> PathBuf {
 }
 
 /// How the project's agent is started.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HarnessConfig {
     /// `"process"` (the default: `command` is started for each trial) or `"rust"` (a Rust
@@ -90,6 +90,134 @@ pub struct HarnessConfig {
     /// Which tool surfaces the harness gets and the prompt advertises.
     #[serde(default)]
     pub tier: Tier,
+    /// The exit codes that mean the harness ran normally (default `[0]`). Any other exit, a
+    /// signal, or a failure to start makes the trial an error, with the end of its stderr.
+    #[serde(default = "default_success_exit_codes")]
+    pub success_exit_codes: Vec<i32>,
+    /// How long `build` may run before it is killed and the run stops (default 600 s).
+    #[serde(default = "default_build_timeout")]
+    pub build_timeout_seconds: u64,
+    /// The model the harness should ask the gateway for: `CLAWTEST_MODEL` in its
+    /// environment and `{model}` in `files` (unset: neither is given).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Harness configuration files written before each trial starts: the target (relative to
+    /// the workspace, or `~/…` in the harness's home) → a template file (relative to the suite
+    /// root) whose `{services_url}`, `{gateway_url}`, `{openai_base_url}`, `{mcp_url}`,
+    /// `{model}`, `{workspace}` and `{home}` are filled in (see `harness_files`).
+    #[serde(default)]
+    pub files: BTreeMap<String, PathBuf>,
+}
+
+impl Default for HarnessConfig {
+    fn default() -> HarnessConfig {
+        HarnessConfig {
+            kind: HarnessKind::default(),
+            command: None,
+            build: None,
+            env: Vec::new(),
+            image: None,
+            dockerfile: None,
+            context: None,
+            tier: Tier::default(),
+            success_exit_codes: default_success_exit_codes(),
+            build_timeout_seconds: default_build_timeout(),
+            model: None,
+            files: BTreeMap::new(),
+        }
+    }
+}
+
+fn default_success_exit_codes() -> Vec<i32> {
+    vec![0]
+}
+
+fn default_build_timeout() -> u64 {
+    600
+}
+
+/// `[limits]`: caps on every byte stream that reaches the host from a trial. When one bites,
+/// the trial's trajectory (`limits_reached`) and its report line say so.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Bytes kept of the harness's stdout and of its stderr, each (default 4 MiB). Beyond it
+    /// the *end* is kept: a final answer printed last survives.
+    #[serde(default = "default_output_bytes")]
+    pub output_bytes: usize,
+    /// Bytes read of `agent_output.txt` (default 1 MiB; the start is kept).
+    #[serde(default = "default_output_file_bytes")]
+    pub output_file_bytes: usize,
+    /// A workspace file larger than this is listed with its size but not hashed (default
+    /// 64 MiB).
+    #[serde(default = "default_workspace_file_bytes")]
+    pub workspace_file_bytes: u64,
+    /// Bytes hashed over the whole workspace snapshot (default 256 MiB); files past it are
+    /// listed with their size only.
+    #[serde(default = "default_workspace_total_bytes")]
+    pub workspace_total_bytes: u64,
+    /// Workspace files listed in a snapshot (default 10000).
+    #[serde(default = "default_workspace_files")]
+    pub workspace_files: usize,
+    /// Audit entries a trial's services record (default 10000); later calls are answered but
+    /// not recorded.
+    #[serde(default = "default_audit_entries")]
+    pub audit_entries: usize,
+    /// Bytes of request and answer bodies the audit records in all (default 32 MiB); later
+    /// calls are answered but not recorded.
+    #[serde(default = "default_audit_bytes")]
+    pub audit_bytes: usize,
+    /// Bytes of entries one `GET /audit` answer carries (default 1 MiB): the earliest that
+    /// fit, with `"truncated": true` when some were left out (`total` counts them all).
+    #[serde(default = "default_audit_answer_bytes")]
+    pub audit_answer_bytes: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> LimitsConfig {
+        LimitsConfig {
+            output_bytes: default_output_bytes(),
+            output_file_bytes: default_output_file_bytes(),
+            workspace_file_bytes: default_workspace_file_bytes(),
+            workspace_total_bytes: default_workspace_total_bytes(),
+            workspace_files: default_workspace_files(),
+            audit_entries: default_audit_entries(),
+            audit_bytes: default_audit_bytes(),
+            audit_answer_bytes: default_audit_answer_bytes(),
+        }
+    }
+}
+
+fn default_output_bytes() -> usize {
+    4 << 20
+}
+
+fn default_output_file_bytes() -> usize {
+    1 << 20
+}
+
+fn default_workspace_file_bytes() -> u64 {
+    64 << 20
+}
+
+fn default_workspace_total_bytes() -> u64 {
+    256 << 20
+}
+
+fn default_workspace_files() -> usize {
+    10_000
+}
+
+fn default_audit_entries() -> usize {
+    10_000
+}
+
+fn default_audit_bytes() -> usize {
+    32 << 20
+}
+
+fn default_audit_answer_bytes() -> usize {
+    1 << 20
 }
 
 /// ClawEnvKit's harness tiers: how the agent finds its tools.
@@ -320,6 +448,64 @@ pub struct LlmConfig {
     /// Delay before the first retry, doubled before each further one.
     #[serde(default = "default_backoff")]
     pub retry_backoff_ms: u64,
+    /// The largest request body the gateway reads (bytes); a larger one is answered 413.
+    #[serde(default = "default_body_limit")]
+    pub max_request_bytes: usize,
+    /// The largest answer the gateway records or logs (bytes, whole or streamed); a larger
+    /// one is passed to the harness but fails the trial, with no cassette written.
+    #[serde(default = "default_body_limit")]
+    pub max_answer_bytes: usize,
+    /// `[llm.replay]`: how replayed requests are matched against the recording.
+    #[serde(default)]
+    pub replay: ReplayConfig,
+}
+
+/// `[llm.replay]`: the normalisation both sides of a replay comparison go through
+/// (docs/cassettes.md).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayConfig {
+    /// Apply the built-in redactions (timestamps, dates, uuids) and ignored fields (`user`,
+    /// `metadata.user_id`, `prompt_cache_key`, `safety_identifier`); default true.
+    #[serde(default = "yes")]
+    pub defaults: bool,
+    /// More redactions: every match of `pattern` (a regular expression) in any string of
+    /// either body is replaced by `replacement` before comparing.
+    #[serde(default)]
+    pub redactions: Vec<Redaction>,
+    /// Fields left out of the comparison, as dotted paths where `*` is any key or item
+    /// (`metadata.session_id`, `messages.*.id`).
+    #[serde(default)]
+    pub ignore_fields: Vec<String>,
+}
+
+impl Default for ReplayConfig {
+    fn default() -> ReplayConfig {
+        ReplayConfig {
+            defaults: true,
+            redactions: Vec::new(),
+            ignore_fields: Vec::new(),
+        }
+    }
+}
+
+/// One redaction of `[llm.replay]`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Redaction {
+    /// A regular expression (Rust `regex` syntax).
+    pub pattern: String,
+    /// What each match becomes (`$1` names a group).
+    #[serde(default)]
+    pub replacement: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_body_limit() -> usize {
+    32 * 1024 * 1024
 }
 
 /// One provider for `live` and `record` mode.
@@ -344,6 +530,9 @@ impl Default for LlmConfig {
             max_cost_usd: None,
             retries: default_retries(),
             retry_backoff_ms: default_backoff(),
+            max_request_bytes: default_body_limit(),
+            max_answer_bytes: default_body_limit(),
+            replay: ReplayConfig::default(),
         }
     }
 }
@@ -384,6 +573,8 @@ pub(super) struct RawConfig {
     pub(super) docker: DockerConfig,
     #[serde(default)]
     pub(super) validate: ValidateConfig,
+    #[serde(default)]
+    pub(super) limits: LimitsConfig,
 }
 
 /// Where model answers come from.
@@ -397,6 +588,21 @@ pub enum Mode {
     /// Answer from the cassette; free and deterministic (the CI default).
     #[default]
     Replay,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Mode, String> {
+        match text {
+            "live" => Ok(Mode::Live),
+            "record" => Ok(Mode::Record),
+            "replay" => Ok(Mode::Replay),
+            other => Err(format!(
+                "`{other}` is not a mode: use live, record or replay"
+            )),
+        }
+    }
 }
 
 impl Mode {

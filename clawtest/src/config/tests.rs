@@ -111,3 +111,29 @@ fn an_optional_configuration_is_none_only_when_none_is_given_or_found() {
     let found = Config::optional(None, folder.path()).unwrap().unwrap();
     assert_eq!(found.run.trials, 5);
 }
+
+#[test]
+fn replay_matching_keys_parse_and_are_checked() {
+    let config = parse(
+        "[llm]\nmax_request_bytes = 4096\n[llm.replay]\ndefaults = false\nignore_fields = [\"metadata.session_id\"]\nredactions = [{ pattern = 'session-[0-9]+', replacement = \"session-<n>\" }]\n",
+    )
+    .unwrap();
+    assert!(!config.llm.replay.defaults);
+    assert_eq!(config.llm.replay.redactions[0].replacement, "session-<n>");
+    assert_eq!(config.llm.max_request_bytes, 4096);
+    assert_eq!(parse("").unwrap().llm.max_answer_bytes, 32 * 1024 * 1024);
+    let error = parse("[llm.replay]\nredactions = [{ pattern = '(' }]\n").unwrap_err();
+    assert!(
+        error.to_string().starts_with(
+            "llm.replay.redactions[0].pattern in clawtest.toml: `(` is not a regular expression"
+        ),
+        "{error}"
+    );
+    let error = parse("[llm.replay]\nignore_fields = [\"metadata..id\"]\n").unwrap_err();
+    assert!(
+        error.to_string().contains("not a dotted field path"),
+        "{error}"
+    );
+    let error = parse("[llm]\nmax_request_bytes = 10\n").unwrap_err();
+    assert!(error.to_string().contains("at least 1024 bytes"), "{error}");
+}

@@ -1,12 +1,17 @@
 //! The call log: every answered call with its tokens and cost (charged to the run's
 //! budget, priced from `[llm.prices]`), every refused call with the failure it records, and
-//! when recording, the exchanges for the cassette.
+//! when recording, the exchanges for the cassette (with the trial's own values as
+//! placeholders). A refused call is answered in its provider's error shape with
+//! `x-should-retry: false`, so the official SDKs neither retry it nor misreport it.
 
 use serde_json::{Value, json};
 
 use super::cassette::{Interaction, RecordedRequest, RecordedResponse};
+use super::routes::Route;
 use super::server::{Gateway, GatewayFailure, State};
+use super::upstream::Provider;
 use super::usage::{self, Tokens};
+use crate::http::HttpResponse;
 use crate::trajectory::ModelCall;
 
 impl Gateway {
@@ -37,13 +42,22 @@ impl Gateway {
             cost_usd,
         });
         if record {
+            let learned = &mut state.learned;
+            let body = self.values.hide(&request, learned);
+            let response = RecordedResponse {
+                body: self.values.hide(&response.body, learned),
+                events: response.events.map(|events| {
+                    events
+                        .iter()
+                        .map(|event| self.values.hide_text(event, learned))
+                        .collect()
+                }),
+                ..response
+            };
             state.recording.push((
                 call,
                 Interaction {
-                    request: RecordedRequest {
-                        path,
-                        body: request,
-                    },
+                    request: RecordedRequest { path, body },
                     response,
                 },
             ));
@@ -55,7 +69,7 @@ impl Gateway {
         match cost {
             Some(usd) => self.budget.spend(usd),
             None if self.budget.limit().is_some() => {
-                state.failure.get_or_insert(GatewayFailure::Unpriced {
+                state.fail(GatewayFailure::Unpriced {
                     task_id: self.task_id.clone(),
                     trial: self.trial,
                     call,
@@ -77,27 +91,62 @@ pub(super) struct Exchange {
 }
 
 /// Logs a call the gateway could not answer and keeps its failure (the first one is the
-/// trial's); returns the error body the harness gets.
+/// trial's, and stops it); returns the error answer the harness gets.
 pub(super) fn refuse(
     state: &mut State,
     call: usize,
-    path: &str,
+    route: &Route,
     request: Value,
     failure: GatewayFailure,
-) -> Value {
-    let body = json!({"error": {"type": "clawtest_gateway_error", "message": failure.to_string()}});
+) -> HttpResponse {
+    let status = failure.status();
+    let response = error_answer(route.provider, status, &failure.to_string());
+    let body = serde_json::from_slice(match &response.body {
+        crate::http::ResponseBody::Whole(bytes) => bytes,
+        crate::http::ResponseBody::Chunks(_) => &[],
+    })
+    .unwrap_or(Value::Null);
     state.calls.push(ModelCall {
         index: call,
-        path: path.into(),
+        path: route.path.clone(),
         request,
-        status: 500,
-        response: body.clone(),
+        status,
+        response: body,
         events: None,
         retried: Vec::new(),
         input_tokens: 0,
         output_tokens: 0,
         cost_usd: None,
     });
-    state.failure.get_or_insert(failure);
-    body
+    state.fail(failure);
+    response
+}
+
+/// A request the gateway does not serve (no model endpoint): not a call, not forwarded.
+pub(super) fn not_served(status: u16, message: &str) -> HttpResponse {
+    error_answer(Provider::OpenAi, status, message)
+}
+
+/// An error answer in `provider`'s shape, marked as not worth retrying.
+pub(super) fn error_answer(provider: Provider, status: u16, message: &str) -> HttpResponse {
+    let kind = match status {
+        404 => "not_found_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        400..=499 => "invalid_request_error",
+        _ => "api_error",
+    };
+    let body = match provider {
+        Provider::OpenAi => {
+            json!({"error": {"message": message, "type": kind, "param": null, "code": "clawtest_gateway_error"}})
+        }
+        Provider::Anthropic => {
+            json!({"type": "error", "error": {"type": kind, "message": message}})
+        }
+    };
+    let mut response = HttpResponse::json(status, &body);
+    response
+        .headers
+        .push(("x-should-retry".into(), "false".into()));
+    response
 }

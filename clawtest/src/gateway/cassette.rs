@@ -16,14 +16,10 @@
 //!           body: {choices: [{index: 0, finish_reason: stop, message: {role: assistant, content: "Done."}}]}
 //! ```
 //!
-//! The recorded `request.body` is matched against the request the harness sent with these
-//! rules, so that a hand-written cassette can state only what matters to it:
-//! - a map matches when every key written in the cassette is present and matches (keys the
-//!   cassette does not mention are not compared);
-//! - a list matches the same number of *trailing* items of the request's list (a complete
-//!   recording therefore matches the whole list; a hand-written one can give only the newest
-//!   messages);
-//! - numbers match numerically, everything else exactly.
+//! The recorded `request.body` is matched against the request the harness sent by the rules
+//! of `matching.rs` (docs/cassettes.md): the trial's own values are placeholders
+//! (`{{services_url}}`, `{{trial_folder}}`, see `placeholders.rs`), volatile text is
+//! normalised, a map matches on the keys the cassette names, a list on its trailing items.
 //!
 //! A streamed answer (server-sent events) is recorded as `response.events`, one entry per
 //! event as the provider sent it, and replayed event by event; `response.retried` lists the
@@ -217,100 +213,10 @@ impl Cassette {
     }
 }
 
-/// Where a request first differs from its recording, in words, or `None` when it matches.
-pub fn difference(recorded: &Value, actual: &Value) -> Option<String> {
-    differ(recorded, actual, "body")
-}
-
-fn differ(recorded: &Value, actual: &Value, at: &str) -> Option<String> {
-    match (recorded, actual) {
-        (Value::Object(expected), Value::Object(found)) => {
-            expected
-                .iter()
-                .find_map(|(key, value)| match found.get(key) {
-                    None => Some(format!("{at}.{key} is missing (recorded {})", brief(value))),
-                    Some(other) => differ(value, other, &format!("{at}.{key}")),
-                })
-        }
-        (Value::Array(expected), Value::Array(found)) => {
-            if found.len() < expected.len() {
-                return Some(format!(
-                    "{at} has {} items, the recording expects at least {}",
-                    found.len(),
-                    expected.len()
-                ));
-            }
-            let offset = found.len() - expected.len();
-            expected.iter().enumerate().find_map(|(index, value)| {
-                let from_end = expected.len() - index;
-                differ(value, &found[offset + index], &format!("{at}[-{from_end}]"))
-            })
-        }
-        (Value::Number(expected), Value::Number(found)) if expected.as_f64() == found.as_f64() => {
-            None
-        }
-        (expected, found) if expected == found => None,
-        (expected, found) => Some(format!(
-            "{at}: recorded {}, got {}",
-            brief(expected),
-            brief(found)
-        )),
-    }
-}
-
-/// A value shortened for a one-line message.
-fn brief(value: &Value) -> String {
-    const LIMIT: usize = 120;
-    let text = value.to_string();
-    if text.chars().count() <= LIMIT {
-        text
-    } else {
-        let head: String = text.chars().take(LIMIT).collect();
-        format!("{head}…")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn a_map_matches_on_the_keys_the_recording_names() {
-        let recorded = json!({"model": "m"});
-        assert_eq!(
-            difference(&recorded, &json!({"model": "m", "temperature": 0})),
-            None
-        );
-        assert_eq!(
-            difference(&recorded, &json!({"model": "other"})),
-            Some("body.model: recorded \"m\", got \"other\"".into())
-        );
-        assert_eq!(
-            difference(&recorded, &json!({})),
-            Some("body.model is missing (recorded \"m\")".into())
-        );
-    }
-
-    #[test]
-    fn a_list_matches_the_trailing_items() {
-        let recorded = json!({"messages": [{"role": "user", "content": "hi"}]});
-        let actual = json!({"messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}]});
-        assert_eq!(difference(&recorded, &actual), None);
-        let diverged = json!({"messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "bye"}]});
-        assert_eq!(
-            difference(&recorded, &diverged),
-            Some("body.messages[-1].content: recorded \"hi\", got \"bye\"".into())
-        );
-    }
-
-    #[test]
-    fn numbers_compare_numerically() {
-        assert_eq!(
-            difference(&json!({"temperature": 0}), &json!({"temperature": 0.0})),
-            None
-        );
-    }
 
     #[test]
     fn a_saved_cassette_loads_back_equal() {

@@ -1,7 +1,11 @@
 //! Forwarding: a live or recording trial's model calls sent to the real provider
 //! ([`super::upstream`], which holds the key and retries), the answer passed back byte for
 //! byte. A streamed answer (server-sent events) goes to the harness chunk by chunk as it
-//! arrives and is kept whole for the log and the cassette.
+//! arrives and is kept whole for the log and the cassette, up to `llm.max_answer_bytes`.
+//!
+//! What cannot be replayed is not recorded: an answer that is not JSON (or still
+//! compressed), or one over the size limit, reaches the harness but fails the trial, so no
+//! cassette is written from it.
 
 use std::sync::Arc;
 
@@ -9,9 +13,10 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::call_log::{Exchange, refuse};
+use super::call_log::{Exchange, error_answer, refuse};
 use super::cassette::RecordedResponse;
-use super::server::{Gateway, GatewayFailure};
+use super::routes::{Route, RouteKind};
+use super::server::{Gateway, GatewayFailure, Source};
 use super::sse::EventSplitter;
 use super::upstream::{DROPPED_RESPONSE_HEADERS, Upstream};
 use crate::http::{HttpRequest, HttpResponse, ResponseBody};
@@ -23,6 +28,7 @@ impl Gateway {
         &self,
         upstream: Arc<Upstream>,
         record: bool,
+        route: Route,
         request: HttpRequest,
     ) -> HttpResponse {
         let call = {
@@ -30,12 +36,20 @@ impl Gateway {
             state.next_call += 1;
             state.next_call - 1
         };
-        let request_value = serde_json::from_slice(&request.body)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&request.body).into()));
-        let response = match upstream
-            .send(&request.path, &request.headers, &request.body)
-            .await
-        {
+        let request_value = match serde_json::from_slice(&request.body) {
+            Ok(value) => value,
+            Err(error) if record => {
+                let failure = GatewayFailure::NotJson {
+                    task_id: self.task_id.clone(),
+                    trial: self.trial,
+                    call,
+                    message: error.to_string(),
+                };
+                return refuse(&mut self.lock(), call, &route, Value::Null, failure);
+            }
+            Err(_) => Value::String(String::from_utf8_lossy(&request.body).into()),
+        };
+        let response = match upstream.send(&route, &request.headers, &request.body).await {
             Ok(response) => response,
             Err(error) => {
                 let failure = GatewayFailure::Upstream {
@@ -44,14 +58,7 @@ impl Gateway {
                     call,
                     message: error.to_string(),
                 };
-                let body = refuse(
-                    &mut self.lock(),
-                    call,
-                    &request.path,
-                    request_value,
-                    failure,
-                );
-                return HttpResponse::json(502, &body);
+                return refuse(&mut self.lock(), call, &route, request_value, failure);
             }
         };
         let headers: Vec<(String, String)> = response
@@ -60,13 +67,22 @@ impl Gateway {
             .filter(|(name, _)| !DROPPED_RESPONSE_HEADERS.contains(&name.as_str()))
             .cloned()
             .collect();
-        let streamed = headers
-            .iter()
-            .any(|(name, value)| name == "content-type" && value.starts_with("text/event-stream"));
+        let header = |wanted: &str| {
+            headers
+                .iter()
+                .find(|(name, _)| name == wanted)
+                .map(|(_, value)| value.clone())
+        };
+        let streamed =
+            header("content-type").is_some_and(|value| value.starts_with("text/event-stream"));
+        // The gateway asks for no compression; an answer compressed anyway is not text.
+        let encoding = header("content-encoding").filter(|value| value != "identity");
         let (status, retried, mut body) = (response.status, response.retried, response.body);
+        let limit = self.rules.max_answer_bytes;
+        let path = route.path.clone();
         let exchange = move |body: Value, events: Option<Vec<String>>| Exchange {
             call,
-            path: request.path.clone(),
+            path: path.clone(),
             request: request_value.clone(),
             response: RecordedResponse {
                 status,
@@ -75,23 +91,44 @@ impl Gateway {
                 retried: retried.clone(),
             },
         };
+        let unrecordable = |message: String| GatewayFailure::Unrecordable {
+            task_id: self.task_id.clone(),
+            trial: self.trial,
+            call,
+            message,
+        };
+        if let Some(encoding) = &encoding {
+            self.lock().fail(unrecordable(format!(
+                "the provider answered with content-encoding `{encoding}` although none was asked for; a compressed answer cannot be logged or recorded"
+            )));
+        }
         if streamed {
             let (sender, receiver) = mpsc::channel(64);
             let gateway = self.clone();
+            let too_large = unrecordable(format!(
+                "the streamed answer is over llm.max_answer_bytes ({limit} bytes): it was passed on but not kept"
+            ));
             let reader = tokio::spawn(async move {
                 let mut splitter = EventSplitter::default();
+                let mut size = 0usize;
                 while let Some(frame) = body.frame().await {
                     let Ok(frame) = frame else { break };
                     if let Ok(data) = frame.into_data() {
-                        splitter.push(&data);
+                        size = size.saturating_add(data.len());
+                        if size <= limit {
+                            splitter.push(&data);
+                        }
                         // The harness may have hung up; the stream is still read to the end
                         // so that the log and the cassette are whole.
                         let _ = sender.send(data).await;
                     }
                 }
                 drop(sender);
-                let events = splitter.finish();
                 let mut state = gateway.lock();
+                if size > limit {
+                    state.fail(too_large);
+                }
+                let events = splitter.finish();
                 gateway.log(&mut state, exchange(Value::Null, Some(events)), record);
             });
             self.lock().streams.push(reader);
@@ -101,33 +138,76 @@ impl Gateway {
                 body: ResponseBody::Chunks(receiver),
             };
         }
-        let bytes = match body.collect().await {
+        let bytes = match http_body_util::Limited::new(body, limit).collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(error) => {
+                let message = if error.is::<http_body_util::LengthLimitError>() {
+                    format!("the answer is over llm.max_answer_bytes ({limit} bytes)")
+                } else {
+                    format!("reading the answer failed: {error}")
+                };
                 let failure = GatewayFailure::Upstream {
                     task_id: self.task_id.clone(),
                     trial: self.trial,
                     call,
-                    message: format!("reading the answer failed: {error}"),
+                    message,
                 };
                 let exchange = exchange(Value::Null, None);
-                let body = refuse(
-                    &mut self.lock(),
-                    call,
-                    &exchange.path,
-                    exchange.request,
-                    failure,
-                );
-                return HttpResponse::json(502, &body);
+                return refuse(&mut self.lock(), call, &route, exchange.request, failure);
             }
         };
-        let value = serde_json::from_slice(&bytes)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
+        let value = match serde_json::from_slice(&bytes) {
+            Ok(value) => value,
+            Err(error) => {
+                if record && encoding.is_none() {
+                    self.lock().fail(unrecordable(format!(
+                        "the provider's answer (status {status}) is not JSON ({error}), so it cannot be recorded: {}",
+                        String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
+                    )));
+                }
+                Value::String(String::from_utf8_lossy(&bytes).into())
+            }
+        };
         self.log(&mut self.lock(), exchange(value, None), record);
         HttpResponse {
             status,
             headers,
             body: ResponseBody::Whole(bytes.to_vec()),
+        }
+    }
+
+    /// `GET /v1/models`: in replay, the models of the recording; otherwise the provider's
+    /// answer, passed back (not a call: not logged, priced or recorded).
+    pub(super) async fn models(&self, route: Route, request: HttpRequest) -> HttpResponse {
+        debug_assert_eq!(route.kind, RouteKind::Models);
+        let upstream = match &self.source {
+            Source::Replay { .. } => return self.replayed_models(&route),
+            Source::Upstream { upstream, .. } => Arc::clone(upstream),
+        };
+        let response = match upstream.send(&route, &request.headers, &[]).await {
+            Ok(response) => response,
+            Err(error) => return error_answer(route.provider, 502, &error.to_string()),
+        };
+        let headers = response
+            .headers
+            .into_iter()
+            .filter(|(name, _)| !DROPPED_RESPONSE_HEADERS.contains(&name.as_str()))
+            .collect();
+        let limit = self.rules.max_answer_bytes;
+        match http_body_util::Limited::new(response.body, limit)
+            .collect()
+            .await
+        {
+            Ok(collected) => HttpResponse {
+                status: response.status,
+                headers,
+                body: ResponseBody::Whole(collected.to_bytes().to_vec()),
+            },
+            Err(error) => error_answer(
+                route.provider,
+                502,
+                &format!("reading the model list failed: {error}"),
+            ),
         }
     }
 }

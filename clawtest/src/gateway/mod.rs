@@ -4,14 +4,19 @@
 //! call with its tokens and cost; the run's budget stops new trials once spent.
 //!
 //! A replay that cannot answer (no cassette, a missing call, a request that differs from the
-//! recorded one) is an infrastructure error of the trial: never a silent live call, never a
-//! made-up answer.
+//! recorded one) is an infrastructure error of the trial, which stops at that call: never a
+//! silent live call, never a made-up answer. The matching model (placeholders for the
+//! trial's own values, normalisation of volatile text, which fields count) is documented in
+//! `docs/cassettes.md`. Only model endpoints are served (`routes.rs`).
 
 mod call_log;
 pub mod cassette;
 mod forward;
+mod matching;
+mod placeholders;
 pub(crate) mod recorder;
 mod replay;
+pub(crate) mod routes;
 pub mod scripted;
 pub(crate) mod server;
 mod sse;
@@ -22,7 +27,9 @@ pub mod usage;
 mod tests;
 
 pub use cassette::{Cassette, CassetteError, Interaction};
+pub(crate) use placeholders::TrialValues;
 pub(crate) use recorder::Recorder;
-pub(crate) use server::{Gateway, GatewayFailure};
+pub(crate) use routes::Route;
+pub(crate) use server::{Gateway, GatewayFailure, Rules};
 pub use upstream::{Endpoint, RetryPolicy, Upstream, UpstreamError};
 pub use usage::{Budget, Prices};

@@ -14,6 +14,8 @@ pub(crate) struct Recorder {
     folder: PathBuf,
     trials: u32,
     pending: Mutex<BTreeMap<String, BTreeMap<u32, TrialRecording>>>,
+    /// The cassette written for each task so far.
+    written: Mutex<BTreeMap<String, PathBuf>>,
 }
 
 impl Recorder {
@@ -23,7 +25,17 @@ impl Recorder {
             folder,
             trials,
             pending: Mutex::default(),
+            written: Mutex::default(),
         }
+    }
+
+    /// The cassette written for `task_id`, once all of its trials were in.
+    pub(crate) fn written(&self, task_id: &str) -> Option<PathBuf> {
+        self.written
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(task_id)
+            .cloned()
     }
 
     /// Adds one trial's recording; when it completes the task, writes the cassette and
@@ -51,7 +63,12 @@ impl Recorder {
             task_id: task_id.into(),
             trials: complete.into_values().collect(),
         };
-        cassette.save(&self.folder).map(Some)
+        let path = cassette.save(&self.folder)?;
+        self.written
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(task_id.to_string(), path.clone());
+        Ok(Some(path))
     }
 }
 
@@ -86,6 +103,7 @@ mod tests {
         assert!(!Cassette::path_for(folder.path(), "t").exists());
         let path = recorder.add("t", 0, recording("first")).unwrap().unwrap();
         assert_eq!(path, Cassette::path_for(folder.path(), "t"));
+        assert_eq!(recorder.written("t"), Some(path));
         let cassette = Cassette::load(folder.path(), "t").unwrap();
         assert_eq!(
             cassette.trials,

@@ -1,16 +1,24 @@
 //! Replay: a trial's model calls answered, in order, from the cassette's recorded
-//! interactions for that trial. A call the recording cannot answer (no recording for the
-//! trial, more calls than recorded, a request that differs from the recorded one) is
-//! refused and remembered as the trial's failure: never a silent live call, never a
-//! made-up answer.
+//! interactions for that trial. The request is compared with the recording once this
+//! trial's own values are placeholders and both sides are normalised (`matching.rs`); the
+//! answer gets this trial's values back. A call the recording cannot answer (no cassette,
+//! no recording for the trial, more calls than recorded, a request that differs from the
+//! recorded one) is refused with a 400 the SDKs do not retry, and remembered as the trial's
+//! failure, which stops the trial: never a silent live call, never a made-up answer.
+//!
+//! A streaming request (`"stream": true`) replayed from a whole recorded answer gets that
+//! answer as the provider would have streamed it (`sse.rs`).
 
 use hyper::body::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::call_log::{Exchange, refuse};
-use super::cassette::{self, RecordedResponse};
-use super::server::{Gateway, GatewayFailure, Source};
+use super::cassette::{Interaction, RecordedResponse};
+use super::routes::Route;
+use super::server::{Gap, Gateway, GatewayFailure, Source};
+use super::sse;
+use super::upstream::Provider;
 use crate::http::{HttpRequest, HttpResponse, ResponseBody};
 
 impl Gateway {
@@ -18,16 +26,23 @@ impl Gateway {
     /// error response and a recorded failure.
     #[cfg(test)]
     pub(crate) fn answer(&self, path: &str, body: &[u8]) -> (u16, Value) {
-        match self.replay_call(path, body) {
+        let route = Route::of("POST", path, &[]).expect("a model endpoint");
+        match self.replay_call(&route, body) {
             Ok(response) => (response.status, response.body),
-            Err(body) => (500, body),
+            Err(response) => match response.body {
+                ResponseBody::Whole(bytes) => (
+                    response.status,
+                    serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+                ),
+                ResponseBody::Chunks(_) => (response.status, Value::Null),
+            },
         }
     }
 
     /// Answers a replayed request: the recorded answer whole, or its server-sent events as
     /// a stream.
-    pub(super) fn replay_response(&self, request: &HttpRequest) -> HttpResponse {
-        match self.replay_call(&request.path, &request.body) {
+    pub(super) fn replay_response(&self, route: &Route, request: &HttpRequest) -> HttpResponse {
+        match self.replay_call(route, &request.body) {
             Ok(RecordedResponse {
                 status,
                 events: Some(events),
@@ -45,19 +60,16 @@ impl Gateway {
                 }
             }
             Ok(response) => HttpResponse::json(response.status, &response.body),
-            Err(body) => HttpResponse::json(500, &body),
+            Err(refused) => refused,
         }
     }
 
-    /// The recorded response for the next call, or (the call refused and its failure kept)
-    /// the error body to answer with.
-    fn replay_call(&self, path: &str, body: &[u8]) -> Result<RecordedResponse, Value> {
-        let Source::Replay {
-            script,
-            recorded_trials,
-        } = &self.source
-        else {
-            return Err(json!({"error": {"message": "not a replaying gateway"}}));
+    /// The recorded response for the next call, this trial's values put back (and streamed
+    /// when the request asks for a stream), or (the call refused and its failure kept) the
+    /// error answer.
+    fn replay_call(&self, route: &Route, body: &[u8]) -> Result<RecordedResponse, HttpResponse> {
+        let Source::Replay { script } = &self.source else {
+            unreachable!("replay_call is called on replaying gateways only")
         };
         let mut state = self.lock();
         let call = state.next_call;
@@ -71,51 +83,58 @@ impl Gateway {
                     call,
                     message: error.to_string(),
                 };
-                return Err(refuse(&mut state, call, path, Value::Null, failure));
+                return Err(refuse(&mut state, call, route, Value::Null, failure));
             }
         };
+        // The trial stops at its first failure: what follows is not compared (it would only
+        // report the consequences of the first difference).
+        if let Some(first) = state.failure.clone() {
+            return Err(refuse(&mut state, call, route, request, first));
+        }
+        let hidden = self.values.hide(&request, &mut state.learned);
         let outcome = match script {
-            None => Err(GatewayFailure::NoTrial {
+            Err(Gap::NoTrial { recorded }) => Err(GatewayFailure::NoTrial {
                 task_id: self.task_id.clone(),
                 trial: self.trial,
-                recorded: *recorded_trials,
+                recorded: *recorded,
             }),
-            Some(script) => match script.get(call) {
+            Err(Gap::NoCassette { message }) => Err(GatewayFailure::NoCassette {
+                task_id: self.task_id.clone(),
+                trial: self.trial,
+                call,
+                message: message.clone(),
+            }),
+            Ok(script) => match script.get(call) {
                 None => Err(GatewayFailure::Exhausted {
                     task_id: self.task_id.clone(),
                     trial: self.trial,
                     call,
                     recorded: script.len(),
                 }),
-                Some(interaction) => {
-                    let difference = if interaction.request.path != path {
-                        Some(format!(
-                            "path: recorded {}, got {path}",
-                            interaction.request.path
-                        ))
-                    } else {
-                        cassette::difference(&interaction.request.body, &request)
-                    };
-                    match difference {
-                        Some(difference) => Err(GatewayFailure::Divergence {
-                            task_id: self.task_id.clone(),
-                            trial: self.trial,
-                            call,
-                            difference,
-                        }),
-                        None => Ok(interaction.response.clone()),
-                    }
-                }
+                Some(interaction) => self.matched(interaction, route, &hidden, call),
             },
         };
-        match outcome {
-            Err(failure) => Err(refuse(&mut state, call, path, request, failure)),
+        let response = outcome.and_then(|response| {
+            let response = RecordedResponse {
+                body: self.values.restore(&response.body, &state.learned),
+                events: response.events.map(|events| {
+                    events
+                        .iter()
+                        .map(|event| self.values.restore_text(event, &state.learned))
+                        .collect()
+                }),
+                ..response
+            };
+            self.streamed_if_asked(route, &request, response, call)
+        });
+        match response {
+            Err(failure) => Err(refuse(&mut state, call, route, request, failure)),
             Ok(response) => {
                 self.log(
                     &mut state,
                     Exchange {
                         call,
-                        path: path.into(),
+                        path: route.path.clone(),
                         request,
                         response: response.clone(),
                     },
@@ -123,6 +142,102 @@ impl Gateway {
                 );
                 Ok(response)
             }
+        }
+    }
+
+    /// The recorded answer of `interaction` when `request` (its values already placeholders)
+    /// matches its recorded request.
+    fn matched(
+        &self,
+        interaction: &Interaction,
+        route: &Route,
+        request: &Value,
+        call: usize,
+    ) -> Result<RecordedResponse, GatewayFailure> {
+        let difference = if interaction.request.path != route.path {
+            Some(format!(
+                "path: recorded {}, got {}",
+                interaction.request.path, route.path
+            ))
+        } else {
+            self.rules
+                .matcher
+                .difference(&interaction.request.body, request)
+        };
+        match difference {
+            Some(difference) => Err(GatewayFailure::Divergence {
+                task_id: self.task_id.clone(),
+                trial: self.trial,
+                call,
+                difference,
+            }),
+            None => Ok(interaction.response.clone()),
+        }
+    }
+
+    /// `response` as the request wants it: a whole recorded answer turned into the events
+    /// its provider would have streamed when the request asks for a stream.
+    fn streamed_if_asked(
+        &self,
+        route: &Route,
+        request: &Value,
+        response: RecordedResponse,
+        call: usize,
+    ) -> Result<RecordedResponse, GatewayFailure> {
+        if request["stream"] != true || response.events.is_some() || response.status != 200 {
+            return Ok(response);
+        }
+        match sse::events_of_whole(&route.path, &response.body) {
+            Ok(events) => Ok(RecordedResponse {
+                events: Some(events),
+                ..response
+            }),
+            Err(message) => Err(GatewayFailure::Unrecordable {
+                task_id: self.task_id.clone(),
+                trial: self.trial,
+                call,
+                message: format!(
+                    "the request asks for a stream and the cassette holds a whole answer, which {message}; record the cassette again with streaming on"
+                ),
+            }),
+        }
+    }
+
+    /// `GET /v1/models` in replay: the models this trial's recording asked for, in the
+    /// provider's list shape (a harness that lists models before calling one gets an
+    /// answer; nothing is counted as a call).
+    pub(super) fn replayed_models(&self, route: &Route) -> HttpResponse {
+        let mut models: Vec<String> = match &self.source {
+            Source::Replay { script: Ok(script) } => script
+                .iter()
+                .filter_map(|interaction| interaction.request.body["model"].as_str())
+                .map(str::to_string)
+                .collect(),
+            _ => Vec::new(),
+        };
+        models.sort();
+        models.dedup();
+        // One model (`/v1/models/{id}`): its entry, when the recording used it.
+        if let Some(id) = route.path.strip_prefix("/v1/models/") {
+            if !models.iter().any(|model| model == id) {
+                return super::call_log::error_answer(
+                    route.provider,
+                    404,
+                    &format!("the cassette of this trial never calls model `{id}`"),
+                );
+            }
+            models = vec![id.to_string()];
+        }
+        let body = match route.provider {
+            Provider::OpenAi => json!({"object": "list", "data": models.iter().map(|id| json!({
+                "id": id, "object": "model", "created": 0, "owned_by": "clawtest-cassette"})).collect::<Vec<_>>()}),
+            Provider::Anthropic => json!({"data": models.iter().map(|id| json!({
+                "type": "model", "id": id, "display_name": id, "created_at": "1970-01-01T00:00:00Z"})).collect::<Vec<_>>(),
+                "has_more": false, "first_id": models.first(), "last_id": models.last()}),
+        };
+        match route.path.strip_prefix("/v1/models/") {
+            Some(_) => HttpResponse::json(200, &body["data"][0]),
+            None => HttpResponse::json(200, &body),
         }
     }
 }

@@ -9,11 +9,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::call_log::refuse;
+use super::call_log::{not_served, refuse};
 use super::cassette::{self, Interaction, TrialRecording};
+use super::matching::Matcher;
+use super::placeholders::TrialValues;
+use super::routes::{Route, RouteKind};
 use super::upstream::Upstream;
 use super::usage::{Budget, Prices};
 use crate::http::{Handler, HttpRequest, HttpResponse, Reply};
@@ -42,6 +46,13 @@ pub(crate) enum GatewayFailure {
         trial: u32,
         recorded: usize,
     },
+    #[error("task `{task_id}` trial {trial} call {call}: {message}")]
+    NoCassette {
+        task_id: String,
+        trial: u32,
+        call: usize,
+        message: String,
+    },
     #[error(
         "task `{task_id}` trial {trial} call {call}: request diverges from the cassette: {difference}"
     )]
@@ -53,6 +64,14 @@ pub(crate) enum GatewayFailure {
     },
     #[error("task `{task_id}` trial {trial} call {call}: the request body is not JSON: {message}")]
     NotJson {
+        task_id: String,
+        trial: u32,
+        call: usize,
+        message: String,
+    },
+    /// The answer cannot be recorded or replayed as the harness asked for it.
+    #[error("task `{task_id}` trial {trial} call {call}: {message}")]
+    Unrecordable {
         task_id: String,
         trial: u32,
         call: usize,
@@ -87,8 +106,21 @@ pub(crate) enum GatewayFailure {
     },
 }
 
+impl GatewayFailure {
+    /// The HTTP status the harness gets: 4xx for what no retry can change (the SDKs do not
+    /// retry it, and `x-should-retry: false` says so again), 502 for the provider, 429 for
+    /// the cost limit.
+    pub(super) fn status(&self) -> u16 {
+        match self {
+            GatewayFailure::Upstream { .. } => 502,
+            GatewayFailure::BudgetReached { .. } => 429,
+            _ => 400,
+        }
+    }
+}
+
 /// What a trial's gateway has seen so far, shared by its requests.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct State {
     pub(super) next_call: usize,
     pub(super) calls: Vec<ModelCall>,
@@ -96,15 +128,49 @@ pub(super) struct State {
     pub(super) failure: Option<GatewayFailure>,
     /// Streams still being read from upstream (see [`Gateway::settle`]).
     pub(super) streams: Vec<JoinHandle<()>>,
+    /// The trial's folder, once a request showed it (see `placeholders.rs`).
+    pub(super) learned: Option<String>,
+    /// Becomes true with the first failure: the trial is stopped there.
+    failed: watch::Sender<bool>,
+}
+
+impl Default for State {
+    fn default() -> State {
+        State {
+            next_call: 0,
+            calls: Vec::new(),
+            recording: Vec::new(),
+            failure: None,
+            streams: Vec::new(),
+            learned: None,
+            failed: watch::channel(false).0,
+        }
+    }
+}
+
+impl State {
+    /// Keeps `failure` unless an earlier one is kept, and asks for the trial to stop.
+    pub(super) fn fail(&mut self, failure: GatewayFailure) {
+        self.failure.get_or_insert(failure);
+        self.failed.send_replace(true);
+    }
+}
+
+/// Why a replaying gateway has nothing to answer with; told at the first model call, so a
+/// harness that never calls the model needs no cassette.
+#[derive(Debug, Clone)]
+pub(super) enum Gap {
+    /// The cassette records fewer trials than this one's number.
+    NoTrial { recorded: usize },
+    /// The task has no cassette (the message says where it was looked for).
+    NoCassette { message: String },
 }
 
 /// Where answers come from.
 #[derive(Clone)]
 pub(super) enum Source {
-    /// `None` when the cassette has no recording for this trial: every call fails.
     Replay {
-        script: Option<Vec<Interaction>>,
-        recorded_trials: usize,
+        script: Result<Vec<Interaction>, Gap>,
     },
     Upstream {
         upstream: Arc<Upstream>,
@@ -120,7 +186,44 @@ pub(crate) struct Gateway {
     pub(super) source: Source,
     pub(super) prices: Arc<Prices>,
     pub(super) budget: Arc<Budget>,
+    pub(super) rules: Arc<Rules>,
+    pub(super) values: Arc<TrialValues>,
+    /// The first path segment every request must start with (the trial's random token),
+    /// when the gateway is reachable by other processes than the trial's harness.
+    pub(super) token: Option<String>,
     pub(super) state: Arc<Mutex<State>>,
+}
+
+/// The run-wide rules of every trial's gateway: matching, and the limits on what it reads.
+#[derive(Debug)]
+pub(crate) struct Rules {
+    pub(super) matcher: Matcher,
+    /// The largest request body read (bytes).
+    pub(crate) max_request_bytes: usize,
+    /// The largest answer recorded or logged (bytes).
+    pub(super) max_answer_bytes: usize,
+}
+
+impl Default for Rules {
+    fn default() -> Rules {
+        let llm = crate::config::LlmConfig::default();
+        Rules {
+            matcher: Matcher::default(),
+            max_request_bytes: llm.max_request_bytes,
+            max_answer_bytes: llm.max_answer_bytes,
+        }
+    }
+}
+
+impl Rules {
+    /// The rules `[llm]` describes; an error names the `[llm.replay]` field that is wrong.
+    pub(crate) fn from_config(llm: &crate::config::LlmConfig) -> Result<Rules, String> {
+        Ok(Rules {
+            matcher: Matcher::new(&llm.replay)?,
+            max_request_bytes: llm.max_request_bytes,
+            max_answer_bytes: llm.max_answer_bytes,
+        })
+    }
 }
 
 impl std::fmt::Debug for Gateway {
@@ -143,8 +246,24 @@ impl Gateway {
                 script: cassette
                     .trials
                     .get(trial as usize)
-                    .map(|recording| recording.interactions.clone()),
-                recorded_trials: cassette.trials.len(),
+                    .map(|recording| recording.interactions.clone())
+                    .ok_or(Gap::NoTrial {
+                        recorded: cassette.trials.len(),
+                    }),
+            },
+        )
+    }
+
+    /// A replaying gateway without a cassette: it fails the trial at its first model call,
+    /// with `message` (why there is no cassette).
+    pub(crate) fn replay_without_cassette(task_id: &str, trial: u32, message: &str) -> Gateway {
+        Gateway::with_source(
+            task_id,
+            trial,
+            Source::Replay {
+                script: Err(Gap::NoCassette {
+                    message: message.into(),
+                }),
             },
         )
     }
@@ -167,6 +286,9 @@ impl Gateway {
             source,
             prices: Arc::default(),
             budget: Arc::new(Budget::new(None)),
+            rules: Arc::default(),
+            values: Arc::default(),
+            token: None,
             state: Arc::default(),
         }
     }
@@ -175,6 +297,24 @@ impl Gateway {
     pub(crate) fn with_costs(mut self, prices: Arc<Prices>, budget: Arc<Budget>) -> Gateway {
         self.prices = prices;
         self.budget = budget;
+        self
+    }
+
+    /// Matches and limits calls by the run's rules.
+    pub(crate) fn with_rules(mut self, rules: Arc<Rules>) -> Gateway {
+        self.rules = rules;
+        self
+    }
+
+    /// The trial's own values (URLs, folders), written to cassettes as placeholders.
+    pub(crate) fn with_values(mut self, values: TrialValues) -> Gateway {
+        self.values = Arc::new(values);
+        self
+    }
+
+    /// Answers only requests whose path starts with `/<token>`.
+    pub(crate) fn with_token(mut self, token: String) -> Gateway {
+        self.token = Some(token);
         self
     }
 
@@ -188,6 +328,11 @@ impl Gateway {
     /// The first failure, if any call could not be answered.
     pub(crate) fn failure(&self) -> Option<GatewayFailure> {
         self.lock().failure.clone()
+    }
+
+    /// Becomes true at the first failure: the trial should stop there.
+    pub(crate) fn failed(&self) -> watch::Receiver<bool> {
+        self.lock().failed.subscribe()
     }
 
     /// The exchanges of this trial, in call order, for the cassette (empty unless recording).
@@ -218,8 +363,8 @@ impl Gateway {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Answers any request, in whichever mode the gateway is.
-    pub(crate) async fn respond(&self, request: HttpRequest) -> HttpResponse {
+    /// Answers a model call, in whichever mode the gateway is.
+    pub(crate) async fn respond(&self, route: Route, request: HttpRequest) -> HttpResponse {
         // Once the run's money is spent, no further call is made, even inside a running trial.
         if self.budget.exhausted() {
             let mut state = self.lock();
@@ -233,13 +378,13 @@ impl Gateway {
                 limit: self.budget.limit().unwrap_or_default().to_string(),
             };
             let request_body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-            let body = refuse(&mut state, call, &request.path, request_body, failure);
-            return HttpResponse::json(429, &body);
+            return refuse(&mut state, call, &route, request_body, failure);
         }
         match &self.source {
-            Source::Replay { .. } => self.replay_response(&request),
+            Source::Replay { .. } => self.replay_response(&route, &request),
             Source::Upstream { upstream, record } => {
-                self.forward(Arc::clone(upstream), *record, request).await
+                self.forward(Arc::clone(upstream), *record, route, request)
+                    .await
             }
         }
     }
@@ -248,14 +393,33 @@ impl Gateway {
 impl Handler for Gateway {
     fn handle(&self, request: HttpRequest) -> Reply<'_> {
         Box::pin(async move {
-            if request.method != "POST" {
-                return HttpResponse::json(
-                    405,
-                    &json!({"error": {"message": "the clawtest gateway accepts POST model calls only"}}),
-                );
+            let path = match &self.token {
+                None => Some(request.path.as_str()),
+                Some(token) => request
+                    .path
+                    .strip_prefix('/')
+                    .and_then(|path| path.strip_prefix(token.as_str()))
+                    .filter(|rest| rest.starts_with('/')),
+            };
+            let route = match path.map(|path| Route::of(&request.method, path, &request.headers)) {
+                Some(Ok(route)) => route,
+                Some(Err(message)) => return not_served(404, &message),
+                None => {
+                    return not_served(
+                        404,
+                        "this path is not under the trial's gateway URL (use OPENAI_BASE_URL or ANTHROPIC_BASE_URL as given)",
+                    );
+                }
+            };
+            match route.kind {
+                RouteKind::Models => self.models(route, request).await,
+                RouteKind::Call => self.respond(route, request).await,
             }
-            self.respond(request).await
         })
+    }
+
+    fn body_limit(&self) -> Option<(usize, &'static str)> {
+        Some((self.rules.max_request_bytes, "llm.max_request_bytes"))
     }
 }
 
@@ -263,6 +427,7 @@ impl Handler for Gateway {
 mod tests {
     use super::*;
     use crate::gateway::cassette::{Cassette, RecordedRequest, RecordedResponse};
+    use serde_json::json;
 
     fn cassette() -> Cassette {
         let interaction = |content: &str, answer: &str| Interaction {
@@ -299,7 +464,7 @@ mod tests {
         assert_eq!(gateway.calls()[0].input_tokens, 10);
         assert_eq!(gateway.failure(), None);
         let (status, _) = gateway.answer("/v1/chat/completions", &ask("again"));
-        assert_eq!(status, 500);
+        assert_eq!(status, 400);
         assert!(matches!(
             gateway.failure(),
             Some(GatewayFailure::Exhausted {
@@ -317,7 +482,50 @@ mod tests {
         let failure = gateway.failure().unwrap();
         assert_eq!(
             failure.to_string(),
-            "task `t` trial 0 call 0: request diverges from the cassette: body.messages[-1].content: recorded \"hello\", got \"goodbye\""
+            "task `t` trial 0 call 0: request diverges from the cassette: body.messages[-1].content differs at character 0 (line 1): recorded \"⟦hello\", got \"⟦goodbye\" (⟦ marks the first difference)"
+        );
+        // The trial stops at the first divergence: a later call that would match is refused.
+        let (status, body) = gateway.answer("/v1/chat/completions", &ask("hello"));
+        assert_eq!(status, 400);
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("call 0"),
+            "{body}"
+        );
+        assert!(*gateway.failed().borrow());
+    }
+
+    #[test]
+    fn a_missing_cassette_fails_the_first_call_only_when_there_is_one() {
+        let gateway = Gateway::replay_without_cassette("t", 0, "no cassette for task `t`");
+        assert_eq!(gateway.failure(), None);
+        let (status, _) = gateway.answer("/v1/messages", &ask("hello"));
+        assert_eq!(status, 400);
+        assert!(matches!(
+            gateway.failure(),
+            Some(GatewayFailure::NoCassette { call: 0, .. })
+        ));
+    }
+
+    #[test]
+    fn the_trials_own_values_are_matched_as_placeholders_and_put_back() {
+        let mut recorded = cassette();
+        recorded.trials[0].interactions[0].request.body = json!({"messages": [{"role": "user", "content": "files in {{trial_folder}}/workspace, tools at {{services_url}}"}]});
+        recorded.trials[0].interactions[0].response.body = json!({"choices": [{"message": {"role": "assistant", "content": "read {{trial_folder}}/workspace/a.txt"}}]});
+        let values = TrialValues::default()
+            .with_url("services_url", "http://127.0.0.1:4444")
+            .with_folder(std::path::Path::new("/tmp"), "clawtest-trial-");
+        let gateway = Gateway::replay(&recorded, 0).with_values(values);
+        let (status, body) = gateway.answer(
+            "/v1/chat/completions",
+            &ask("files in /tmp/clawtest-trial-Zz9/workspace, tools at http://127.0.0.1:4444"),
+        );
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            body["choices"][0]["message"]["content"],
+            "read /tmp/clawtest-trial-Zz9/workspace/a.txt"
         );
     }
 

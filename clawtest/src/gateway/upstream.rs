@@ -1,7 +1,11 @@
-//! The real provider behind the gateway in `live` and `record` mode: picks the provider from
-//! the wire format of the call (`/v1/messages` is Anthropic, everything else OpenAI), adds the
-//! real key (read on the host from the variable the configuration names; the harness never
-//! sees it), and retries with backoff on 429 and 5xx.
+//! The real provider behind the gateway in `live` and `record` mode: sends each routed call
+//! (`routes.rs`) to its provider with the real key (read on the host from the variable the
+//! configuration names; the harness never sees it) and only the request headers a model
+//! call needs (an allow-list: the harness's own credentials, organisation or project never
+//! leave), asks for an uncompressed answer, and retries with backoff on 429 and 5xx.
+//!
+//! A `base_url` ending in `/v1` (as the SDKs' own base URLs do) is the same provider as one
+//! without: the harness's path already starts with `/v1`, so the suffix is dropped.
 //!
 //! The connection goes through hyper's client with rustls (ring, compiled-in webpki roots):
 //! `https://` for real providers, plain `http://` for loopback test servers (the scripted
@@ -16,6 +20,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
+use super::routes::{Route, RouteKind};
+
 /// Which wire format (and so which provider) a call speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Provider {
@@ -26,15 +32,6 @@ pub(crate) enum Provider {
 }
 
 impl Provider {
-    /// The provider of a request path.
-    pub(crate) fn of_path(path: &str) -> Provider {
-        if path.ends_with("/messages") {
-            Provider::Anthropic
-        } else {
-            Provider::OpenAi
-        }
-    }
-
     /// The provider's name in the configuration (`[llm.openai]`, `[llm.anthropic]`).
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -113,21 +110,16 @@ pub struct Upstream {
     retry: RetryPolicy,
 }
 
-/// Request headers never forwarded: hop-by-hop ones, those the client recomputes, and the
-/// harness's own credentials (replaced by the real key).
-const DROPPED_REQUEST_HEADERS: &[&str] = &[
-    "host",
-    "content-length",
-    "connection",
-    "keep-alive",
-    "transfer-encoding",
-    "upgrade",
-    "te",
-    "trailer",
-    "proxy-authorization",
-    "authorization",
-    "x-api-key",
-    "api-key",
+/// The request headers forwarded (all others are dropped): what a model call's meaning
+/// depends on. The key is the gateway's own; `accept-encoding` is set to `identity` so
+/// answers are recorded as text.
+const FORWARDED_REQUEST_HEADERS: &[&str] = &[
+    "content-type",
+    "accept",
+    "user-agent",
+    "anthropic-version",
+    "anthropic-beta",
+    "openai-beta",
 ];
 
 /// Response headers not passed back: framing is hyper's job on our side of the connection.
@@ -156,6 +148,16 @@ impl Upstream {
                 check_url(provider, &endpoint.base_url)?;
             }
         }
+        let without_v1 = |endpoint: Option<Endpoint>| {
+            endpoint.map(|endpoint| {
+                let trimmed = endpoint.base_url.trim_end_matches('/');
+                Endpoint {
+                    base_url: trimmed.strip_suffix("/v1").unwrap_or(trimmed).to_string(),
+                    ..endpoint
+                }
+            })
+        };
+        let (openai, anthropic) = (without_v1(openai), without_v1(anthropic));
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_webpki_roots()
             .https_or_http()
@@ -174,11 +176,15 @@ impl Upstream {
     /// answer is returned whatever its status (the harness sees what the provider said).
     pub(crate) async fn send(
         &self,
-        path: &str,
+        route: &Route,
         headers: &[(String, String)],
         body: &[u8],
     ) -> Result<UpstreamResponse, UpstreamError> {
-        let provider = Provider::of_path(path);
+        let (provider, path) = (route.provider, &route.path);
+        let method = match route.kind {
+            RouteKind::Call => "POST",
+            RouteKind::Models => "GET",
+        };
         let endpoint = match provider {
             Provider::OpenAi => self.openai.as_ref(),
             Provider::Anthropic => self.anthropic.as_ref(),
@@ -194,12 +200,11 @@ impl Upstream {
         loop {
             attempt += 1;
             let last = attempt > self.retry.retries;
-            let request = build_request(provider, endpoint, &url, headers, body.clone()).map_err(
-                |message| UpstreamError::InvalidUrl {
+            let request = build_request(provider, endpoint, method, &url, headers, body.clone())
+                .map_err(|message| UpstreamError::InvalidUrl {
                     provider: provider.name(),
                     url: format!("{url} ({message})"),
-                },
-            )?;
+                })?;
             match self.client.request(request).await {
                 Ok(response) => {
                     let status = response.status().as_u16();
@@ -262,13 +267,17 @@ fn check_url(provider: Provider, url: &str) -> Result<(), UpstreamError> {
 fn build_request(
     provider: Provider,
     endpoint: &Endpoint,
+    method: &str,
     url: &str,
     headers: &[(String, String)],
     body: Bytes,
 ) -> Result<hyper::Request<Full<Bytes>>, String> {
-    let mut builder = hyper::Request::builder().method("POST").uri(url);
+    let mut builder = hyper::Request::builder()
+        .method(method)
+        .uri(url)
+        .header("accept-encoding", "identity");
     for (name, value) in headers {
-        if !DROPPED_REQUEST_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+        if FORWARDED_REQUEST_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
             builder = builder.header(name.as_str(), value.as_str());
         }
     }
@@ -286,13 +295,6 @@ fn build_request(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_path_picks_the_provider() {
-        assert_eq!(Provider::of_path("/v1/messages"), Provider::Anthropic);
-        assert_eq!(Provider::of_path("/v1/chat/completions"), Provider::OpenAi);
-        assert_eq!(Provider::of_path("/v1/responses"), Provider::OpenAi);
-    }
 
     #[test]
     fn malformed_urls_are_refused_up_front() {
@@ -327,10 +329,14 @@ mod tests {
             ("Authorization".to_string(), "Bearer fake".to_string()),
             ("anthropic-version".to_string(), "2023-06-01".to_string()),
             ("x-api-key".to_string(), "fake".to_string()),
+            ("openai-organization".to_string(), "org-harness".to_string()),
+            ("accept-encoding".to_string(), "gzip, br".to_string()),
+            ("cookie".to_string(), "session=1".to_string()),
         ];
         let request = build_request(
             Provider::Anthropic,
             &endpoint,
+            "POST",
             "http://127.0.0.1:9/v1/messages",
             &headers,
             Bytes::new(),
@@ -338,7 +344,10 @@ mod tests {
         .unwrap();
         assert_eq!(request.headers()["x-api-key"], "real");
         assert_eq!(request.headers()["anthropic-version"], "2023-06-01");
-        assert!(request.headers().get("authorization").is_none());
+        assert_eq!(request.headers()["accept-encoding"], "identity");
+        for dropped in ["authorization", "openai-organization", "cookie"] {
+            assert!(request.headers().get(dropped).is_none(), "{dropped}");
+        }
     }
 
     #[tokio::test]
@@ -349,7 +358,10 @@ mod tests {
         let address = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let model = std::sync::Arc::new(crate::gateway::scripted::ScriptedModel::new(
-            crate::gateway::scripted::Script { turns: vec![] },
+            crate::gateway::scripted::Script {
+                prompt_contains: None,
+                turns: vec![],
+            },
         ));
         tokio::spawn(crate::http::serve(listener, model, async {
             let _ = stopped.await;
@@ -366,8 +378,9 @@ mod tests {
             },
         )
         .unwrap();
+        let route = Route::of("POST", "/v1/chat/completions", &[]).unwrap();
         let error = upstream
-            .send("/v1/chat/completions", &[], b"{}")
+            .send(&route, &[], b"{}")
             .await
             .err()
             .expect("a TLS failure");

@@ -85,8 +85,10 @@ fn trajectory(audit: Vec<AuditEntry>, output: &str) -> Trajectory {
         exit: HarnessExit {
             code: Some(0),
             timed_out: false,
+            signal: None,
         },
         commands: Vec::new(),
+        limits_reached: Vec::new(),
         duration: Duration::ZERO,
         robustness_rule: RobustnessRule::InjectedFaults,
     }

@@ -7,6 +7,7 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
 use super::{Answer, Judge, JudgeError};
+use crate::gateway::Route;
 use crate::gateway::upstream::{Endpoint, Provider, RetryPolicy, Upstream};
 use crate::grade::judge::{JudgeRequest, parse_reply};
 
@@ -33,9 +34,9 @@ impl HttpJudge {
     ) -> HttpJudge {
         let api_key = match api_key_env {
             None => Ok(None),
-            Some(variable) => std::env::var(variable)
+            Some(variable) => crate::config::secrets::var(variable)
                 .map(Some)
-                .map_err(|_| format!("the judge's key variable `{variable}` is not set")),
+                .ok_or_else(|| format!("the judge's key variable `{variable}` is not set")),
         };
         let upstream = api_key.and_then(|api_key| {
             let endpoint = Endpoint {
@@ -95,8 +96,9 @@ impl Judge for HttpJudge {
                 .map_err(|message| JudgeError(message.clone()))?;
             let (path, body) = self.body(&request.prompt);
             let headers = [("content-type".to_string(), "application/json".to_string())];
+            let route = Route::of("POST", path, &headers).map_err(JudgeError)?;
             let response = upstream
-                .send(path, &headers, body.to_string().as_bytes())
+                .send(&route, &headers, body.to_string().as_bytes())
                 .await
                 .map_err(|error| JudgeError(error.to_string()))?;
             let status = response.status;

@@ -73,13 +73,23 @@ pub fn run_from_env() -> Result<(), AgentError> {
     )
 }
 
+/// How often the oracle makes a call that was answered with an injected fault (a 429 or a
+/// 5xx), as a careful agent retries: the task's `error_injection` then shows as recoveries.
+const ATTEMPTS: usize = 4;
+
 async fn play(plan: &Plan, services_url: &str) -> Result<(), AgentError> {
     let base = services_url.trim_end_matches('/');
     for call in &plan.calls {
         let url = format!("{base}{}", call.endpoint);
-        // The answer is the service's to judge and the audit's to keep; the oracle reads none.
-        crate::rust_harness::send(&call.method, &url, &Value::Object(call.arguments.clone()))
-            .await?;
+        let body = Value::Object(call.arguments.clone());
+        // The answer is the service's to judge and the audit's to keep; the oracle reads
+        // only its status, to retry a fault.
+        for _ in 0..ATTEMPTS {
+            let answer = crate::rust_harness::send(&call.method, &url, &body).await?;
+            if answer.status != 429 && answer.status < 500 {
+                break;
+            }
+        }
     }
     Ok(())
 }

@@ -55,6 +55,8 @@ pub(super) fn run(task: &Task, files: &[PlannedFile]) -> Result<Vec<CommandRun>,
                 &check,
                 workspace.path(),
                 &environment,
+                // The default cap on a command's output (`[limits] output_bytes`).
+                crate::config::LimitsConfig::default().output_bytes,
                 &mut interrupt,
             ))
             .map_err(|error| error.to_string())?;

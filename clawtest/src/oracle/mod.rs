@@ -18,9 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::spec::{OracleFile, Task};
-use crate::trajectory::{
-    AuditEntry, HarnessExit, OutputOrigin, RobustnessRule, Trajectory, WorkspaceFile,
-};
+use crate::trajectory::{AuditEntry, RobustnessRule, Trajectory, WorkspaceFile};
 
 pub use derive::plan;
 pub use feasibility::{Feasibility, Infeasible, check};
@@ -132,24 +130,14 @@ pub(crate) fn trajectory(
             .iter()
             .map(|file| (file.path.clone(), workspace_file(file.content.as_bytes()))),
     );
-    Trajectory {
-        task_id: task.id.clone(),
-        trial: 0,
+    // No fault is injected into the oracle's World: its robustness is full.
+    Trajectory::without_harness(
+        &task.id,
         audit,
-        model_calls: Vec::new(),
-        output: answer.to_owned(),
-        output_source: OutputOrigin::AgentOutputFile,
-        stderr_tail: String::new(),
+        answer.to_owned(),
         workspace,
-        exit: HarnessExit {
-            code: Some(0),
-            timed_out: false,
-        },
-        commands: Vec::new(),
-        duration: std::time::Duration::ZERO,
-        // No fault is injected into the oracle's World: its robustness is full.
-        robustness_rule: RobustnessRule::InjectedFaults,
-    }
+        RobustnessRule::InjectedFaults,
+    )
 }
 
 fn workspace_file(bytes: &[u8]) -> WorkspaceFile {

@@ -57,6 +57,15 @@ pub enum Event {
         /// The task's verdict over its trials.
         verdict: Verdict,
     },
+    /// Record mode wrote a task's cassette (once all of its trials were in).
+    CassetteWritten {
+        /// The task's `task_id`.
+        task_id: String,
+        /// The file written.
+        path: PathBuf,
+        /// How many trials it records.
+        trials: u32,
+    },
     /// The grade snapshots were compared (`run --snapshots`), before the run's status was
     /// decided: each task whose snapshot did not simply match, and what became of it.
     SnapshotsCompared {
@@ -111,7 +120,19 @@ impl TrialOutcome {
                 reason: reason.clone(),
             },
         };
-        TrialSummary { trial, status }
+        let limits_reached = match self {
+            TrialOutcome::Graded { trajectory, .. }
+            | TrialOutcome::Error {
+                trajectory: Some(trajectory),
+                ..
+            } => trajectory.limits_reached.clone(),
+            _ => Vec::new(),
+        };
+        TrialSummary {
+            trial,
+            status,
+            limits_reached,
+        }
     }
 }
 

@@ -35,6 +35,9 @@ pub(crate) fn trial_lines(verdict: &Verdict) -> String {
     for record in &verdict.trials {
         text.push_str(&trial_line(record));
         text.push('\n');
+        for note in &record.limits_reached {
+            let _ = writeln!(text, "    limit reached: {note}");
+        }
         if let TrialStatus::Graded {
             violations,
             deductions,

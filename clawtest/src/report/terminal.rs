@@ -62,7 +62,12 @@ impl<W: Write> TerminalReporter<W> {
             score(verdict.mean_robustness)
         );
         self.line(&line);
-        if self.verbose || verdict.status != VerdictStatus::Passed {
+        // A cap that bit is shown even for a task that passed: its answer may be incomplete.
+        let capped = verdict
+            .trials
+            .iter()
+            .any(|trial| !trial.limits_reached.is_empty());
+        if self.verbose || capped || verdict.status != VerdictStatus::Passed {
             let details = trial_lines(verdict);
             self.line(details.trim_end());
         }
@@ -252,6 +257,9 @@ impl<W: Write> Reporter for TerminalReporter<W> {
                 }
             }
             Event::TaskFinished { verdict } => self.task_line(verdict),
+            Event::CassetteWritten { path, trials, .. } => {
+                self.line(&format!("RECORDED {} ({trials} trial(s))", path.display()));
+            }
             Event::SnapshotsCompared { changes } => {
                 for (task_id, change) in changes {
                     self.line(&format!("SNAPSHOT {task_id}: {change}"));

@@ -33,6 +33,7 @@ fn failing_verdict(index: usize) -> Verdict {
             faults_injected: 0,
             unrecovered_faults: Vec::new(),
         },
+        limits_reached: Vec::new(),
     };
     Verdict {
         task_id: format!("task-{index:05}"),

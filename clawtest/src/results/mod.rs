@@ -27,6 +27,10 @@ pub struct TrialSummary {
     /// How the trial ended, and its scores when it was graded.
     #[serde(flatten)]
     pub status: TrialStatus,
+    /// The `[limits]` caps that bit in the trial, one line each (see the trajectory's
+    /// `limits_reached`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limits_reached: Vec<String>,
 }
 
 /// The part of a trial's outcome that reports need.

@@ -53,6 +53,14 @@ pub(crate) struct HarnessLaunch {
     pub(crate) passthrough: Vec<(String, String)>,
     /// The tool surfaces the harness gets.
     pub(crate) tier: crate::config::Tier,
+    /// The exit codes of a harness that ran normally (`harness.success_exit_codes`).
+    pub(crate) success_exit_codes: Vec<i32>,
+    /// The caps on what a trial sends to the host (`[limits]`).
+    pub(crate) limits: crate::config::LimitsConfig,
+    /// `harness.model`, given as `CLAWTEST_MODEL` and `{model}`.
+    pub(crate) model: Option<String>,
+    /// `[harness] files`, read and checked.
+    pub(crate) files: Vec<crate::config::HarnessFile>,
 }
 
 /// Where model answers come from, and what they may cost.
@@ -65,6 +73,8 @@ pub(crate) struct Models {
     pub(crate) prices: Arc<Prices>,
     /// Shared by every trial; once spent, no further trial starts.
     pub(crate) budget: Arc<Budget>,
+    /// How replays match and how much the gateways read (`[llm.replay]`, the byte limits).
+    pub(crate) rules: Arc<crate::gateway::Rules>,
 }
 
 /// Where and with what the trials run.
@@ -230,6 +240,10 @@ pub(crate) async fn execute(
                         command: &shared.harness.command,
                         passthrough: &shared.harness.passthrough,
                         tier: shared.harness.tier,
+                        success_exit_codes: &shared.harness.success_exit_codes,
+                        limits: &shared.harness.limits,
+                        model: shared.harness.model.as_deref(),
+                        files: &shared.harness.files,
                         tools: &shared.tools[task],
                         threshold: spec.pass_threshold.unwrap_or(shared.threshold),
                         judge: shared.judge.as_ref(),
@@ -278,6 +292,17 @@ pub(crate) async fn execute(
                         k,
                         std::mem::take(records),
                     );
+                    if let Some(path) = shared
+                        .recorder
+                        .as_ref()
+                        .and_then(|recorder| recorder.written(&spec.id))
+                    {
+                        reporter.report(&Event::CassetteWritten {
+                            task_id: spec.id.clone(),
+                            path,
+                            trials: k,
+                        });
+                    }
                     reporter.report(&Event::TaskFinished {
                         verdict: verdict.clone(),
                     });
@@ -318,25 +343,52 @@ pub(crate) async fn execute(
 }
 
 /// Runs the configured `harness.build` command once, in `root`, before any trial. Its output
-/// goes to this process's stderr so the user sees a build as it happens.
-pub(crate) async fn build_harness(command: &[String], root: &Path) -> Result<(), String> {
+/// goes to this process's stderr so the user sees a build as it happens. It runs in its own
+/// process group, which is killed at `timeout` (an error) or when the run is interrupted
+/// (then this returns, and the run stops with every trial interrupted).
+pub(crate) async fn build_harness(
+    command: &[String],
+    root: &Path,
+    timeout: std::time::Duration,
+    interrupt: &mut watch::Receiver<bool>,
+) -> Result<(), String> {
     let Some((program, arguments)) = command.split_first() else {
         return Ok(());
     };
-    let status = tokio::process::Command::new(program)
+    let mut child = tokio::process::Command::new(program)
         .args(arguments)
         .current_dir(root)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::inherit())
         .stderr(std::process::Stdio::inherit())
-        .status()
-        .await
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
         .map_err(|error| {
             format!(
                 "the harness build command `{}` could not be started: {error}",
                 command.join(" ")
             )
         })?;
+    let group = child.id();
+    let status = tokio::select! {
+        status = child.wait() => status.map_err(|error| error.to_string())?,
+        () = tokio::time::sleep(timeout) => {
+            crate::sandbox::process::kill_group(group);
+            let _ = child.wait().await;
+            return Err(format!(
+                "the harness build command `{}` did not finish within {} s (harness.build_timeout_seconds)",
+                command.join(" "),
+                timeout.as_secs()
+            ));
+        }
+        () = crate::sandbox::process::interrupted(interrupt) => {
+            crate::sandbox::process::kill_group(group);
+            let _ = child.wait().await;
+            return Ok(());
+        }
+    };
+    crate::sandbox::process::kill_group(group);
     if status.success() {
         Ok(())
     } else {

@@ -169,12 +169,18 @@ pub async fn grade_one(
         None => String::new(),
     };
     let workspace = match &result.workspace {
-        Some(folder) => crate::sandbox::process::snapshot(folder).map_err(|source| {
-            GradeOneError::Workspace {
-                folder: folder.clone(),
-                source,
-            }
-        })?,
+        Some(folder) => {
+            let limits = config
+                .as_ref()
+                .map(|config| config.limits)
+                .unwrap_or_default();
+            crate::sandbox::capture::snapshot(folder, &limits, &mut Vec::new()).map_err(
+                |source| GradeOneError::Workspace {
+                    folder: folder.clone(),
+                    source,
+                },
+            )?
+        }
         None => Default::default(),
     };
     let trajectory = if audit.get("schema").and_then(serde_json::Value::as_str)

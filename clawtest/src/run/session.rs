@@ -41,6 +41,12 @@ pub struct Request {
     pub backend: Option<crate::config::BackendChoice>,
     /// Overrides `llm.max_cost_usd`.
     pub max_cost_usd: Option<f64>,
+    /// `--mode`, overriding `llm.mode`.
+    pub mode: Option<Mode>,
+    /// `--cassettes`, overriding `llm.cassettes` (relative to the current folder).
+    pub cassettes: Option<PathBuf>,
+    /// `--force`: let record mode replace a cassette with one of fewer trials.
+    pub force: bool,
     /// `--snapshots`: compare each task's grade breakdown with `snapshots/<task>.snap` under the
     /// suite root, as this `INSTA_UPDATE` mode asks, before the run's status is decided.
     pub snapshots: Option<UpdateMode>,
@@ -98,6 +104,21 @@ pub enum SessionError {
         "set base_url to the http:// or https:// address of the provider, e.g. https://api.openai.com"
     ))]
     Upstream(#[from] UpstreamError),
+    /// Record mode would replace a cassette with one recording fewer trials.
+    #[error(
+        "recording {trials} trial(s) would replace {}, which records {recorded}", path.display()
+    )]
+    #[diagnostic(help(
+        "run with --trials {recorded} (or more) to keep every recorded trial, or pass --force to replace it"
+    ))]
+    WouldShrink {
+        /// The cassette file.
+        path: PathBuf,
+        /// Trials it records now.
+        recorded: usize,
+        /// Trials the run would record.
+        trials: u32,
+    },
     /// `harness.build` could not start or failed (its own output went to stderr as it ran).
     #[error("{0}")]
     #[diagnostic(help("fix the build, or run with --no-build to use what is already built"))]
@@ -176,6 +197,22 @@ pub fn prepare(config: &Config, request: &Request) -> Result<Prepared, SessionEr
     };
     let catalogue = Arc::new(Catalogue::builtin());
     let mut suite = load_suite(config, request, &catalogue)?;
+    if models.mode == Mode::Record && !request.force {
+        let trials = request.trials.unwrap_or(config.run.trials);
+        let folder = cassettes(config, request);
+        for task in &suite.tasks {
+            // An unreadable cassette is replaced: recording is how it is fixed.
+            if let Ok(cassette) = crate::gateway::Cassette::load(&folder, &task.id)
+                && cassette.trials.len() > trials as usize
+            {
+                return Err(SessionError::WouldShrink {
+                    path: crate::gateway::Cassette::path_for(&folder, &task.id),
+                    recorded: cassette.trials.len(),
+                    trials,
+                });
+            }
+        }
+    }
     let mut variant_notes = Vec::new();
     if let Some(options) = &request.variants {
         let options = crate::variants::Options {
@@ -207,6 +244,22 @@ pub struct Executed {
     pub review: Option<Review>,
 }
 
+/// Runs `[harness] build`, if there is one. [`execute`] runs it unless the request says
+/// `no_build`; a harness built into its image (`harness.dockerfile`) needs it run before the
+/// image is built, that is before the backend is chosen.
+pub async fn build(
+    config: &Config,
+    interrupt: &mut watch::Receiver<bool>,
+) -> Result<(), SessionError> {
+    if let Some(build) = config.harness_build()? {
+        let limit = std::time::Duration::from_secs(config.harness.build_timeout_seconds);
+        super::build_harness(&build, &config.root, limit, interrupt)
+            .await
+            .map_err(SessionError::Build)?;
+    }
+    Ok(())
+}
+
 /// Runs a prepared suite: builds the harness, executes every trial.
 pub async fn execute(
     config: &Config,
@@ -214,7 +267,7 @@ pub async fn execute(
     prepared: Prepared,
     sandbox: Arc<dyn Sandbox>,
     reporter: &mut dyn Reporter,
-    interrupt: watch::Receiver<bool>,
+    mut interrupt: watch::Receiver<bool>,
 ) -> Result<Executed, SessionError> {
     let Prepared {
         suite,
@@ -243,20 +296,14 @@ pub async fn execute(
             (sandbox, command)
         }
     };
-    if !request.no_build
-        && request.oracle.is_none()
-        && !suite.tasks.is_empty()
-        && let Some(build) = config.harness_build()?
-    {
-        super::build_harness(&build, &config.root)
-            .await
-            .map_err(SessionError::Build)?;
+    if !request.no_build && request.oracle.is_none() && !suite.tasks.is_empty() {
+        build(config, &mut interrupt).await?;
     }
     let passthrough = config
         .harness
         .env
         .iter()
-        .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
+        .filter_map(|name| crate::config::secrets::var(name).map(|value| (name.clone(), value)))
         .collect();
     // A shard sees part of the suite: its gates would judge a part as the whole. Shards are
     // gated together by `cargo clawtest merge`.
@@ -289,9 +336,13 @@ pub async fn execute(
             command,
             passthrough,
             tier: config.harness.tier,
+            success_exit_codes: config.harness.success_exit_codes.clone(),
+            limits: config.limits,
+            model: config.harness.model.clone(),
+            files: config.harness_files()?,
         },
         // The oracle calls no model: it needs no cassette.
-        cassettes: request.oracle.is_none().then(|| config.cassettes()),
+        cassettes: request.oracle.is_none().then(|| cassettes(config, request)),
         models,
         catalogue,
         sandbox,
@@ -305,15 +356,24 @@ pub async fn execute(
     })
 }
 
+/// The cassette folder: `--cassettes`, else `llm.cassettes` under the suite root.
+fn cassettes(config: &Config, request: &Request) -> PathBuf {
+    request
+        .cassettes
+        .clone()
+        .unwrap_or_else(|| config.cassettes())
+}
+
 /// The gateway side of the run: the provider client in `live`/`record` mode (keys read from
 /// the variables the configuration names), the price table and the cost limit.
 pub(crate) fn models(config: &Config, request: &Request) -> Result<Models, SessionError> {
     let llm = &config.llm;
-    let upstream = match llm.mode {
+    let mode = request.mode.unwrap_or(llm.mode);
+    let upstream = match mode {
         Mode::Replay => None,
         Mode::Live | Mode::Record => {
             if llm.openai.is_none() && llm.anthropic.is_none() {
-                return Err(SessionError::NoProvider(llm.mode.name()));
+                return Err(SessionError::NoProvider(mode.name()));
             }
             let endpoint = |provider: &'static str, settings: &Option<ProviderConfig>| {
                 settings
@@ -321,12 +381,14 @@ pub(crate) fn models(config: &Config, request: &Request) -> Result<Models, Sessi
                     .map(|settings| {
                         let api_key = match &settings.api_key_env {
                             None => None,
-                            Some(variable) => Some(std::env::var(variable).map_err(|_| {
-                                SessionError::MissingKey {
-                                    provider,
-                                    variable: variable.clone(),
-                                }
-                            })?),
+                            Some(variable) => {
+                                Some(crate::config::secrets::var(variable).ok_or_else(|| {
+                                    SessionError::MissingKey {
+                                        provider,
+                                        variable: variable.clone(),
+                                    }
+                                })?)
+                            }
                         };
                         Ok::<_, SessionError>(Endpoint {
                             base_url: settings.base_url.clone(),
@@ -347,9 +409,17 @@ pub(crate) fn models(config: &Config, request: &Request) -> Result<Models, Sessi
         }
     };
     Ok(Models {
-        mode: llm.mode,
+        mode,
         upstream,
         prices: Arc::new(Prices(llm.prices.clone())),
         budget: Arc::new(Budget::new(request.max_cost_usd.or(llm.max_cost_usd))),
+        // The configuration's checks already tried every pattern.
+        rules: Arc::new(crate::gateway::Rules::from_config(llm).map_err(|message| {
+            ConfigError::Value {
+                origin: config.origin.clone(),
+                field: "llm.replay".into(),
+                message,
+            }
+        })?),
     })
 }

@@ -8,24 +8,26 @@ use std::sync::{Arc, Mutex};
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{oneshot, watch};
 
-use crate::config::Tier;
-use crate::gateway::{Cassette, Gateway, Recorder};
+use crate::config::{HarnessFile, Tier};
+use crate::gateway::{Cassette, Gateway, Recorder, TrialValues};
 use crate::grade;
 use crate::http::Listener;
 use crate::report::events::TrialOutcome;
 use crate::sandbox::{
-    CheckCommand, Endpoints, GATEWAY_SOCKET, Launch, SERVICES_SOCKET, Sandbox, SandboxError,
-    Transport,
+    CheckCommand, Endpoints, GATEWAY_SOCKET, HarnessSetup, Launch, SERVICES_SOCKET, Sandbox,
+    SandboxError, Transport,
 };
 use crate::services::Catalogue;
 use crate::spec::Task;
-use crate::surfaces::mcp::{McpServer, mcp_config};
-use crate::surfaces::skill::skill_md;
-use crate::trajectory::{CommandRun, OutputOrigin, RobustnessRule, Trajectory};
+use crate::surfaces::mcp::{McpServer, mcp_config, mcp_url, project_config};
+use crate::surfaces::skill::{skill_md, skill_path};
+use crate::trajectory::{CommandRun, HarnessExit, OutputOrigin, RobustnessRule, Trajectory};
 use crate::world::{FaultPlan, World, WorldOptions};
 
 /// How much of the harness's stderr a trajectory keeps.
 const STDERR_TAIL: usize = 4000;
+/// How much of the harness's stderr an error message shows.
+const STDERR_IN_MESSAGE: usize = 2000;
 /// How much of a check command's output a trajectory keeps.
 const COMMAND_OUTPUT_TAIL: usize = 2000;
 
@@ -37,6 +39,14 @@ pub(crate) struct TrialContext<'a> {
     pub(crate) passthrough: &'a [(String, String)],
     /// Which tool surfaces the harness gets (`harness.tier`).
     pub(crate) tier: Tier,
+    /// The exit codes of a harness that ran normally (`harness.success_exit_codes`).
+    pub(crate) success_exit_codes: &'a [i32],
+    /// The caps on what reaches the host (`[limits]`).
+    pub(crate) limits: &'a crate::config::LimitsConfig,
+    /// `harness.model`.
+    pub(crate) model: Option<&'a str>,
+    /// `[harness] files`.
+    pub(crate) files: &'a [HarnessFile],
     pub(crate) tools: &'a str,
     pub(crate) threshold: f64,
     /// Answers `llm_judge` components.
@@ -63,17 +73,14 @@ pub(crate) async fn run(
             context.recorder.is_some(),
         ),
         (None, Ok(cassette)) => Gateway::replay(cassette, trial),
-        (None, Err(message)) => {
-            return TrialOutcome::Error {
-                message: message.clone(),
-                trajectory: None,
-            };
-        }
+        // A harness that never calls the model needs no cassette: its first call fails.
+        (None, Err(message)) => Gateway::replay_without_cassette(&task.id, trial, message),
     }
     .with_costs(
         Arc::clone(&context.models.prices),
         Arc::clone(&context.models.budget),
-    );
+    )
+    .with_rules(Arc::clone(&context.models.rules));
     let bindings = task.tool_bindings();
     // Task-local services (`services:` in the task) join the catalogue for this trial only.
     let local;
@@ -98,7 +105,7 @@ pub(crate) async fn run(
         &task.services,
         &task.fixtures,
         &bindings,
-        world_options(task, trial),
+        world_options(task, trial, context.limits),
     ) {
         Ok(world) => Arc::new(Mutex::new(world)),
         Err(error) => {
@@ -109,7 +116,7 @@ pub(crate) async fn run(
         }
     };
 
-    let (services_listener, gateway_listener, endpoints, _socket_folder) =
+    let (services_listener, gateway_listener, endpoints, _socket_folder, token) =
         match listen(context.sandbox.transport()).await {
             Ok(listening) => listening,
             Err(error) => {
@@ -123,7 +130,14 @@ pub(crate) async fn run(
     let (stop_gateway, gateway_stopped) = oneshot::channel::<()>();
     let tools: serde_json::Value = serde_json::from_str(context.tools).unwrap_or_default();
     let mcp = Arc::new(McpServer::from_tools_json(&tools));
+    // On loopback every process of the host can reach the port: the services answer only
+    // under a random per-trial path, which only this trial's harness is told.
+    let services_path: Arc<str> = match &endpoints {
+        Endpoints::Loopback { .. } => format!("/t/{}", crate::http::random_token()).into(),
+        Endpoints::Sockets { .. } => "".into(),
+    };
     let served_world = Arc::clone(&world);
+    let served_path = Arc::clone(&services_path);
     // Its own thread: every request takes the world's lock (see accept_loop_on_own_thread).
     let services_server = tokio::spawn(crate::http::accept_loop_on_own_thread(
         services_listener,
@@ -131,10 +145,11 @@ pub(crate) async fn run(
             let _ = services_stopped.await;
         },
         move |stream| {
-            crate::serve::serve_connection_with_mcp(
+            crate::serve::serve_connection_behind(
                 stream,
                 Arc::clone(&served_world),
                 Some(Arc::clone(&mcp)),
+                Arc::clone(&served_path),
             )
         },
     ));
@@ -144,12 +159,17 @@ pub(crate) async fn run(
         Endpoints::Loopback { .. } => None,
         Endpoints::Sockets { .. } => Some(crate::sandbox::docker::SHIM_MOUNT),
     };
-    let services_url = match &endpoints {
-        Endpoints::Loopback { services_url, .. } => services_url.clone(),
+    let mut endpoints = endpoints;
+    let services_url = match &mut endpoints {
+        Endpoints::Loopback { services_url, .. } => {
+            services_url.push_str(&services_path);
+            services_url.clone()
+        }
         Endpoints::Sockets { .. } => {
             format!("http://127.0.0.1:{}", crate::sandbox::docker::SERVICES_PORT)
         }
     };
+    let gateway = trial_values(gateway, &endpoints, &services_url, token);
     let gateway_server = tokio::spawn(crate::http::serve(
         gateway_listener,
         Arc::new(gateway.clone()),
@@ -167,6 +187,24 @@ pub(crate) async fn run(
         mcp_config(&services_url, stdio_bridge).to_string(),
         &services_url,
     );
+    // The skill again where skill-loading harnesses look, and Claude Code's `.mcp.json`.
+    let mut workspace_files = Vec::new();
+    if !surfaces.skill.is_empty() {
+        workspace_files.push((skill_path(), surfaces.skill.clone()));
+    }
+    let offers_mcp = !surfaces.mcp_config.is_empty();
+    if offers_mcp {
+        workspace_files.push((
+            ".mcp.json".into(),
+            project_config(&services_url).to_string(),
+        ));
+    }
+    let setup = HarnessSetup {
+        model: context.model.map(str::to_string),
+        mcp_url: offers_mcp.then(|| mcp_url(&services_url)),
+        workspace_files,
+        files: context.files.to_vec(),
+    };
     let launch = Launch {
         task_id: task.id.clone(),
         trial,
@@ -185,6 +223,7 @@ pub(crate) async fn run(
         passthrough: context.passthrough.to_vec(),
         timeout: task.limits.timeout,
         max_turns: task.limits.max_turns,
+        limits: *context.limits,
         // The exit_code / pytest_pass commands, run where the harness ran once it has ended.
         checks: planned
             .iter()
@@ -193,8 +232,20 @@ pub(crate) async fn run(
                 timeout: std::time::Duration::from_secs(planned.timeout_seconds),
             })
             .collect(),
+        setup,
     };
-    let finished = context.sandbox.run(launch, interrupt).await;
+    // The trial stops at the gateway's first failure as at the run's interrupt.
+    let (stop_trial, trial_interrupt) = watch::channel(false);
+    let (mut run_interrupt, mut failed) = (interrupt.clone(), gateway.failed());
+    let relay = tokio::spawn(async move {
+        tokio::select! {
+            () = crate::sandbox::process::interrupted(&mut run_interrupt) => {}
+            () = crate::sandbox::process::interrupted(&mut failed) => {}
+        }
+        let _ = stop_trial.send(true);
+    });
+    let finished = context.sandbox.run(launch, trial_interrupt).await;
+    relay.abort();
     gateway.settle().await;
 
     let _ = stop_services.send(());
@@ -204,6 +255,9 @@ pub(crate) async fn run(
 
     let finished = match finished {
         Ok(finished) => finished,
+        Err(SandboxError::Interrupted) if !*interrupt.borrow() && gateway.failure().is_some() => {
+            return gateway_error(&gateway, context, None);
+        }
         Err(SandboxError::Interrupted) => return TrialOutcome::Interrupted,
         Err(error) => {
             return TrialOutcome::Error {
@@ -212,10 +266,12 @@ pub(crate) async fn run(
             };
         }
     };
-    let audit = world
+    let (audit, audit_note) = world
         .lock()
-        .map(|world| world.audit().to_vec())
+        .map(|world| (world.audit().to_vec(), world.audit_cap_note()))
         .unwrap_or_default();
+    let mut limits_reached = finished.limits_reached;
+    limits_reached.extend(audit_note.clone());
     let (output, output_source) = match finished.output_file {
         Some(text) => (text, OutputOrigin::AgentOutputFile),
         None => (finished.stdout.clone(), OutputOrigin::Stdout),
@@ -243,21 +299,27 @@ pub(crate) async fn run(
                 ),
             })
             .collect(),
+        limits_reached,
         duration: finished.duration,
         robustness_rule: RobustnessRule::InjectedFaults,
     };
     // A model call the cassette could not answer means the trial did not see the model it was
     // meant to: grading it would judge the gateway, not the agent.
-    if let Some(failure @ crate::gateway::GatewayFailure::BudgetReached { .. }) = gateway.failure()
-    {
-        // Not a verdict on the agent: the trial was cut short by the run's cost limit.
-        return TrialOutcome::NotRun {
-            reason: failure.to_string(),
+    if gateway.failure().is_some() {
+        return gateway_error(&gateway, context, Some(trajectory));
+    }
+    // An audit with calls missing could hide a forbidden one: not graded (the numbers are in
+    // the trial's `limits_reached`, shown under it).
+    if audit_note.is_some() {
+        return TrialOutcome::Error {
+            message: "the harness called the services past the audit's caps, and a call left out could hide a forbidden one: not graded".into(),
+            trajectory: Some(Box::new(trajectory)),
         };
     }
-    if let Some(failure) = gateway.failure() {
+    // A crash is not an answer: grading it would score an empty output (issue #17).
+    if let Some(problem) = harness_problem(&trajectory.exit, context.success_exit_codes) {
         return TrialOutcome::Error {
-            message: format!("model gateway ({}): {failure}", context.models.mode.name()),
+            message: format!("the harness {problem}{}", stderr_end(&finished.stderr)),
             trajectory: Some(Box::new(trajectory)),
         };
     }
@@ -284,6 +346,55 @@ pub(crate) async fn run(
     TrialOutcome::Graded {
         grade,
         trajectory: Box::new(trajectory),
+    }
+}
+
+/// The trial after the gateway's first failure: not run when the run's cost limit cut it
+/// short (not a verdict on the agent), else an infrastructure error.
+fn gateway_error(
+    gateway: &Gateway,
+    context: &TrialContext<'_>,
+    trajectory: Option<Trajectory>,
+) -> TrialOutcome {
+    match gateway.failure() {
+        Some(failure @ crate::gateway::GatewayFailure::BudgetReached { .. }) => {
+            TrialOutcome::NotRun {
+                reason: failure.to_string(),
+            }
+        }
+        failure => TrialOutcome::Error {
+            message: format!(
+                "model gateway ({}): {}",
+                context.models.mode.name(),
+                failure
+                    .map(|failure| failure.to_string())
+                    .unwrap_or_default()
+            ),
+            trajectory: trajectory.map(Box::new),
+        },
+    }
+}
+
+/// The gateway told the trial's own values, which cassettes hold as placeholders: the
+/// URLs the harness is given and (process backend) the trial's folder in the temp folder;
+/// on loopback it answers only under the trial's random token.
+fn trial_values(
+    gateway: Gateway,
+    endpoints: &Endpoints,
+    services_url: &str,
+    token: Option<String>,
+) -> Gateway {
+    let values = TrialValues::default()
+        .with_url("services_url", services_url)
+        .with_folder(&std::env::temp_dir(), crate::sandbox::TRIAL_FOLDER_PREFIX);
+    let values = match endpoints {
+        Endpoints::Loopback { gateway_url, .. } => values.with_url("gateway_url", gateway_url),
+        Endpoints::Sockets { .. } => values,
+    };
+    let gateway = gateway.with_values(values);
+    match token {
+        Some(token) => gateway.with_token(token),
+        None => gateway,
     }
 }
 
@@ -340,7 +451,7 @@ fn surfaces(
 
 /// The World's options for one trial: the task's fault injection (`error_injection`),
 /// seeded per (task, trial) so every trial sees its own reproducible faults.
-fn world_options(task: &Task, trial: u32) -> WorldOptions {
+fn world_options(task: &Task, trial: u32, limits: &crate::config::LimitsConfig) -> WorldOptions {
     let faults = match &task.error_injection {
         Some(injection) => FaultPlan::for_trial(
             &task.id,
@@ -353,29 +464,46 @@ fn world_options(task: &Task, trial: u32) -> WorldOptions {
     };
     WorldOptions {
         faults,
+        audit_entries: limits.audit_entries,
+        audit_bytes: limits.audit_bytes,
+        audit_answer_bytes: limits.audit_answer_bytes,
         ..WorldOptions::default()
     }
 }
 
 /// Opens the trial's two listeners for `transport`; the folder (for sockets) lives as long as
 /// the returned guard.
+/// On loopback, the gateway's URL ends in a random token (other processes of the host
+/// can reach the port; only the trial's harness is told the token).
+#[allow(clippy::type_complexity)]
 async fn listen(
     transport: Transport,
-) -> std::io::Result<(Listener, Listener, Endpoints, Option<tempfile::TempDir>)> {
+) -> std::io::Result<(
+    Listener,
+    Listener,
+    Endpoints,
+    Option<tempfile::TempDir>,
+    Option<String>,
+)> {
     match transport {
         Transport::Loopback => {
             let services = TcpListener::bind("127.0.0.1:0").await?;
             let gateway = TcpListener::bind("127.0.0.1:0").await?;
+            let token = crate::http::random_token();
             let endpoints = Endpoints::Loopback {
                 services_url: format!("http://{}", services.local_addr()?),
-                gateway_url: format!("http://{}", gateway.local_addr()?),
+                gateway_url: format!("http://{}/{token}", gateway.local_addr()?),
             };
-            Ok((services.into(), gateway.into(), endpoints, None))
+            Ok((
+                services.into(),
+                gateway.into(),
+                endpoints,
+                None,
+                Some(token),
+            ))
         }
         Transport::Sockets => {
-            let folder = tempfile::Builder::new()
-                .prefix("clawtest-sockets-")
-                .tempdir()?;
+            let folder = crate::sandbox::scratch::folder("sockets")?;
             let services = UnixListener::bind(folder.path().join(SERVICES_SOCKET))?;
             let gateway = UnixListener::bind(folder.path().join(GATEWAY_SOCKET))?;
             let endpoints = Endpoints::Sockets {
@@ -386,9 +514,48 @@ async fn listen(
                 Listener::Unix(gateway),
                 endpoints,
                 Some(folder),
+                None,
             ))
         }
     }
+}
+
+/// What was wrong with how the harness ended, if anything: an exit code not listed in
+/// `harness.success_exit_codes`, or a signal. A harness killed at the time limit is graded
+/// (what it did until then counts), so it is not a problem here.
+fn harness_problem(exit: &HarnessExit, success_exit_codes: &[i32]) -> Option<String> {
+    if exit.timed_out {
+        return None;
+    }
+    match exit.code {
+        Some(code) if success_exit_codes.contains(&code) => None,
+        Some(code) => Some(format!(
+            "exited with code {code} (harness.success_exit_codes is {success_exit_codes:?})"
+        )),
+        None => Some(match exit.signal {
+            Some(signal) => format!("was killed by signal {signal}"),
+            None => "was killed by a signal".into(),
+        }),
+    }
+}
+
+/// The end of the harness's stderr, for an error message: its last lines, indented.
+fn stderr_end(stderr: &str) -> String {
+    const LINES: usize = 20;
+    let end = tail(stderr.trim_end(), STDERR_IN_MESSAGE);
+    if end.trim().is_empty() {
+        return "; its stderr was empty".into();
+    }
+    let lines: Vec<&str> = end.lines().collect();
+    let shown = &lines[lines.len().saturating_sub(LINES)..];
+    format!(
+        "; the end of its stderr:\n{}",
+        shown
+            .iter()
+            .map(|line| format!("      {line}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    )
 }
 
 fn tail(text: &str, limit: usize) -> String {

@@ -95,7 +95,11 @@ async fn run(
         None => (None, String::new(), String::new()),
     };
     Ok(Finished {
-        exit: HarnessExit { code, timed_out },
+        exit: HarnessExit {
+            code,
+            timed_out,
+            signal: None,
+        },
         stdout,
         stderr,
         output_file: None,
@@ -113,6 +117,7 @@ async fn run(
                     .into(),
             })
             .collect(),
+        limits_reached: Vec::new(),
     })
 }
 
@@ -138,9 +143,11 @@ mod tests {
             checks: Vec::new(),
             skill: String::new(),
             mcp_config: String::new(),
+            setup: Default::default(),
             passthrough: Vec::new(),
             timeout,
             max_turns: 4,
+            limits: crate::config::LimitsConfig::default(),
         }
     }
 
@@ -167,7 +174,8 @@ mod tests {
             finished.exit,
             HarnessExit {
                 code: Some(0),
-                timed_out: false
+                timed_out: false,
+                signal: None
             }
         );
         assert_eq!(finished.stdout, "say hello (trial 1, 4 turns)");
@@ -213,7 +221,8 @@ mod tests {
             finished.exit,
             HarnessExit {
                 code: None,
-                timed_out: true
+                timed_out: true,
+                signal: None
             }
         );
     }

@@ -4,8 +4,10 @@
 //! to run afterwards) and gets back a [`Finished`] (exit, output, workspace, check results).
 //! `process` runs the harness as a local command; `docker` runs it in a container.
 
+pub(crate) mod capture;
 pub mod docker;
 pub(crate) mod process;
+pub mod scratch;
 pub mod select;
 
 use std::collections::BTreeMap;
@@ -16,6 +18,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::config::{FileBase, HarnessFile, TemplateValues};
 use crate::spec::FileCopy;
 use crate::trajectory::{HarnessExit, WorkspaceFile};
 
@@ -49,10 +52,87 @@ pub struct Launch {
     pub timeout: Duration,
     /// The task's `limits.max_turns`, passed as `AGENT_MAX_TURNS` for the harness to honour.
     pub max_turns: u32,
+    /// The caps on what reaches the host (`[limits]`).
+    pub limits: crate::config::LimitsConfig,
     /// Commands run after the harness has ended, in the same environment (the process
     /// backend: the workspace with the harness's environment; docker: an exec in the
     /// still-running container), in order. Their results are [`Finished::checks`].
     pub checks: Vec<CheckCommand>,
+    /// The model, the MCP endpoint, generated workspace files and `[harness] files`.
+    pub setup: HarnessSetup,
+}
+
+/// What a harness is given besides the prompt and the tool surfaces above.
+#[derive(Debug, Clone, Default)]
+pub struct HarnessSetup {
+    /// `harness.model`, given as `CLAWTEST_MODEL`.
+    pub model: Option<String>,
+    /// The MCP endpoint as the harness sees it, given as `CLAWTEST_MCP_URL`; `None` when the
+    /// harness's tier leaves MCP out.
+    pub mcp_url: Option<String>,
+    /// Generated files for the workspace besides `SKILL.md` (the skill again at
+    /// `skills/<name>/SKILL.md`, Claude Code's `.mcp.json`), by workspace-relative path.
+    pub workspace_files: Vec<(PathBuf, String)>,
+    /// `[harness] files`: filled in by the backend with the values the harness sees.
+    pub files: Vec<HarnessFile>,
+}
+
+/// Columns the harness's terminal libraries are told they have (`COLUMNS`): text wrapped at
+/// 80 columns splits a keyword the grader looks for across two lines.
+pub const COLUMNS: &str = "4096";
+
+/// The variables both backends set to the same values (the paths and URLs differ between
+/// them): no colours or terminal control sequences in the output, wide lines, and the model
+/// and MCP endpoint when known.
+pub(crate) fn shared_environment(launch: &Launch) -> Vec<(&'static str, String)> {
+    let mut variables = vec![
+        ("TERM", "dumb".to_string()),
+        ("NO_COLOR", "1".into()),
+        ("COLUMNS", COLUMNS.into()),
+    ];
+    if let Some(model) = &launch.setup.model {
+        variables.push(("CLAWTEST_MODEL", model.clone()));
+    }
+    if let Some(url) = &launch.setup.mcp_url {
+        variables.push(("CLAWTEST_MCP_URL", url.clone()));
+    }
+    variables
+}
+
+/// Writes `[harness] files` under `workspace` and `home`, filled in with `values` (the
+/// paths and URLs as the harness sees them, which differ between backends).
+pub(crate) fn write_harness_files(
+    launch: &Launch,
+    values: &TemplateValues<'_>,
+    workspace: &std::path::Path,
+    home: Option<&std::path::Path>,
+) -> Result<(), SandboxError> {
+    for file in &launch.setup.files {
+        let base = match (file.base, home) {
+            (FileBase::Workspace, _) => workspace,
+            (FileBase::Home, Some(home)) => home,
+            (FileBase::Home, None) => {
+                return Err(SandboxError::Prepare {
+                    message: format!(
+                        "harness.files: `{}` is in the home folder, which this backend does not prepare (its HOME is a fresh tmpfs); write it in the image, or give a workspace target",
+                        file.target
+                    ),
+                });
+            }
+        };
+        write_file(&base.join(&file.path), &file.template.render(values))?;
+    }
+    Ok(())
+}
+
+fn write_file(path: &std::path::Path, text: &str) -> Result<(), SandboxError> {
+    let prepare = |error: std::io::Error| SandboxError::Prepare {
+        message: format!("writing {}: {error}", path.display()),
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(prepare)?;
+    }
+    std::fs::write(path, text).map_err(prepare)
 }
 
 /// How a backend wants the trial's services and gateway served.
@@ -81,6 +161,11 @@ pub enum Endpoints {
         folder: PathBuf,
     },
 }
+
+/// How the process backend's trial folders (in the temp folder) are named, followed by
+/// random letters and digits; the gateway recognises the folder by it (its placeholder in
+/// cassettes).
+pub const TRIAL_FOLDER_PREFIX: &str = "clawtest-trial-";
 
 /// File name of the services' socket in [`Endpoints::Sockets`].
 pub const SERVICES_SOCKET: &str = "services.sock";
@@ -128,6 +213,8 @@ pub struct Finished {
     pub duration: Duration,
     /// One outcome per [`Launch::checks`] entry, in order.
     pub checks: Vec<CheckOutcome>,
+    /// The `[limits]` caps that bit, one note each.
+    pub limits_reached: Vec<String>,
 }
 
 /// Why a backend could not run the harness at all (an infrastructure error, not a failed
@@ -199,7 +286,8 @@ pub trait Sandbox: Send + Sync {
 }
 
 /// Writes what every backend gives a harness: the prompt, tools.json and mcp.json in the
-/// control folder, SKILL.md and the task's files in the workspace.
+/// control folder, SKILL.md, the generated workspace files and the task's files in the
+/// workspace.
 pub(crate) fn lay_out(
     launch: &Launch,
     control: &std::path::Path,
@@ -219,6 +307,9 @@ pub(crate) fn lay_out(
     }
     if !launch.skill.is_empty() {
         std::fs::write(workspace.join("SKILL.md"), &launch.skill).map_err(prepare)?;
+    }
+    for (path, text) in &launch.setup.workspace_files {
+        write_file(&workspace.join(path), text)?;
     }
     for file in &launch.files {
         let target = workspace.join(&file.target);

@@ -1,27 +1,35 @@
-//! The process backend: the harness runs as a local command in a fresh temporary folder
+//! The process backend: the harness runs as a local command in a fresh scratch folder
 //! (`clawtest/` with the prompt and tools, `workspace/` as its working directory), with a
 //! cleared environment (only the sandbox contract's variables, PATH, and the names listed in
-//! `harness.env`), in its own process group so that the whole group is killed at the limit.
-//! The launch's checks then run the same way, in the same workspace.
+//! `harness.env`), in its own process group, with a death signal (`PR_SET_PDEATHSIG`: it is
+//! killed if clawtest dies). One deadline holds for it and its pipes: at the time limit its
+//! group is killed; once it has ended its pipes get a short grace, then are dropped, and every
+//! process still carrying the trial's mark (`CLAWTEST_TRIAL_MARK`, a random value in its
+//! environment: descendants that left the group with `setsid`) is killed too. The launch's
+//! checks then run the same way, in the same workspace.
+//!
+//! It isolates nothing else: the harness runs as the user, sees the host's files and
+//! network. It is for trusted agents; docker is the boundary (README, "Reliability").
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use sha2::{Digest, Sha256};
-use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 
+use super::capture::{self, Tail, read_tail};
 use super::{
-    CheckCommand, CheckOutcome, Endpoints, Finished, Launch, OUTPUT_FILE, Running, Sandbox,
-    SandboxError,
+    CheckCommand, CheckOutcome, Endpoints, Finished, Launch, Running, Sandbox, SandboxError,
 };
-use crate::trajectory::{HarnessExit, WorkspaceFile};
+use crate::trajectory::HarnessExit;
 
-/// Output beyond this many bytes per stream is dropped (the end is what matters less).
-pub(crate) const OUTPUT_LIMIT: usize = 4 << 20;
+/// How long a child's pipes may stay open after it ended (descendants holding them) before
+/// they are dropped.
+pub(crate) const PIPE_GRACE: Duration = Duration::from_secs(2);
+
+/// The variable holding a trial's mark in the environment of everything it starts.
+const MARK_VARIABLE: &str = "CLAWTEST_TRIAL_MARK";
 
 /// Runs harnesses as local processes.
 #[derive(Debug, Default, Clone)]
@@ -33,7 +41,13 @@ impl Sandbox for ProcessSandbox {
     }
 
     fn run(&self, launch: Launch, interrupt: watch::Receiver<bool>) -> Running<'_> {
-        Box::pin(run(launch, interrupt))
+        Box::pin(async move {
+            let mark = crate::http::random_token();
+            let finished = run(launch, &mark, interrupt).await;
+            // Whatever outcome: nothing of the trial outlives it.
+            kill_marked(&mark);
+            finished
+        })
     }
 }
 
@@ -45,12 +59,12 @@ fn prepare_error(error: std::io::Error) -> SandboxError {
 
 async fn run(
     launch: Launch,
+    mark: &str,
     mut interrupt: watch::Receiver<bool>,
 ) -> Result<Finished, SandboxError> {
-    let folder = tempfile::Builder::new()
-        .prefix("clawtest-trial-")
-        .tempdir()
-        .map_err(prepare_error)?;
+    // Named `TRIAL_FOLDER_PREFIX…` (scratch's prefix and "trial"): the gateway recognises the
+    // folder by that name to write it to cassettes as a placeholder.
+    let folder = super::scratch::folder("trial").map_err(prepare_error)?;
     let control = folder.path().join("clawtest");
     let workspace = folder.path().join("workspace");
     let home = folder.path().join("home");
@@ -70,6 +84,18 @@ async fn run(
             message: "the process backend serves the trial on loopback ports, not sockets".into(),
         });
     };
+    super::write_harness_files(
+        &launch,
+        &crate::config::TemplateValues {
+            services_url,
+            gateway_url,
+            model: launch.setup.model.as_deref().unwrap_or_default(),
+            workspace: &workspace.to_string_lossy(),
+            home: &home.to_string_lossy(),
+        },
+        &workspace,
+        Some(&home),
+    )?;
     let program = launch.command[0].clone();
     let mut command = Command::new(&program);
     command
@@ -95,18 +121,16 @@ async fn run(
         .env("CLAWTEST_TASK_ID", &launch.task_id)
         .env("CLAWTEST_TRIAL", launch.trial.to_string())
         .env("AGENT_MAX_TURNS", launch.max_turns.to_string())
+        .envs(super::shared_environment(&launch))
         .envs(launch.passthrough.iter().map(|(name, value)| (name, value)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+        .env(MARK_VARIABLE, mark);
     // Checks see what the harness saw: same folder, same environment.
     let environment: Vec<(std::ffi::OsString, std::ffi::OsString)> = command
         .as_std()
         .get_envs()
         .filter_map(|(name, value)| Some((name.to_os_string(), value?.to_os_string())))
         .collect();
+    supervised(&mut command);
 
     let started = Instant::now();
     let child = command.spawn().map_err(|error| match error.kind() {
@@ -118,23 +142,32 @@ async fn run(
             message: error.to_string(),
         },
     })?;
+    let cap = launch.limits.output_bytes;
     let Supervised {
         status,
         timed_out,
         stdout,
         stderr,
-    } = supervise(child, launch.timeout, &mut interrupt).await?;
+    } = supervise(child, launch.timeout, cap, &mut interrupt).await?;
+    kill_marked(mark);
     let duration = started.elapsed();
-    let exit = HarnessExit {
-        code: status.and_then(|status| status.code()),
-        timed_out,
-    };
-    let output_file = std::fs::read_to_string(workspace.join(OUTPUT_FILE)).ok();
+    let mut limits_reached = Vec::new();
+    let (stdout, stdout_note) = stdout.finish("stdout");
+    let (stderr, stderr_note) = stderr.finish("stderr");
+    limits_reached.extend(stdout_note.into_iter().chain(stderr_note));
+    let exit = exit_of(status, timed_out);
+    let output_file = capture::read_output_file(
+        &workspace,
+        launch.limits.output_file_bytes,
+        &mut limits_reached,
+    );
     let mut checks = Vec::with_capacity(launch.checks.len());
     for check in &launch.checks {
-        checks.push(run_check(check, &workspace, &environment, &mut interrupt).await?);
+        checks.push(run_check(check, &workspace, &environment, cap, &mut interrupt).await?);
+        kill_marked(mark);
     }
-    let workspace = snapshot(&workspace).map_err(prepare_error)?;
+    let workspace = capture::snapshot(&workspace, &launch.limits, &mut limits_reached)
+        .map_err(prepare_error)?;
     Ok(Finished {
         exit,
         stdout,
@@ -143,7 +176,51 @@ async fn run(
         workspace,
         duration,
         checks,
+        limits_reached,
     })
+}
+
+/// How a child ended, as a trajectory records it.
+fn exit_of(status: Option<std::process::ExitStatus>, timed_out: bool) -> HarnessExit {
+    use std::os::unix::process::ExitStatusExt;
+    HarnessExit {
+        code: if timed_out {
+            None
+        } else {
+            status.and_then(|status| status.code())
+        },
+        timed_out,
+        signal: if timed_out {
+            None
+        } else {
+            status.and_then(|status| status.signal())
+        },
+    }
+}
+
+/// What every child of a trial is started with: no stdin, piped output, its own process
+/// group, killed when the handle is dropped, and a death signal so that it does not outlive
+/// clawtest.
+fn supervised(command: &mut Command) {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    // SAFETY: getpid before the fork; the closure only makes async-signal-safe calls
+    // (prctl, getppid, _exit) between fork and exec.
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        command.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+            // The parent died before the death signal was set: it will never be sent.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Runs one check in `workspace` with the harness's environment, killed at its time limit.
@@ -151,6 +228,7 @@ pub(crate) async fn run_check(
     check: &CheckCommand,
     workspace: &Path,
     environment: &[(std::ffi::OsString, std::ffi::OsString)],
+    cap: usize,
     interrupt: &mut watch::Receiver<bool>,
 ) -> Result<CheckOutcome, SandboxError> {
     let Some((program, arguments)) = check.command.split_first() else {
@@ -168,18 +246,14 @@ pub(crate) async fn run_check(
         .iter()
         .map(|argument| argument.replace("/workspace", &here))
         .collect();
-    let spawned = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(&arguments)
         .current_dir(workspace)
         .env_clear()
-        .envs(environment.iter().map(|(name, value)| (name, value)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn();
-    let child = match spawned {
+        .envs(environment.iter().map(|(name, value)| (name, value)));
+    supervised(&mut command);
+    let child = match command.spawn() {
         Ok(child) => child,
         Err(error) => {
             return Ok(CheckOutcome {
@@ -195,16 +269,12 @@ pub(crate) async fn run_check(
         timed_out,
         stdout,
         stderr,
-    } = supervise(child, check.timeout, interrupt).await?;
+    } = supervise(child, check.timeout, cap, interrupt).await?;
     Ok(CheckOutcome {
-        exit_code: if timed_out {
-            None
-        } else {
-            status.and_then(|status| status.code())
-        },
+        exit_code: exit_of(status, timed_out).code,
         timed_out,
-        stdout,
-        stderr,
+        stdout: stdout.finish("check stdout").0,
+        stderr: stderr.finish("check stderr").0,
     })
 }
 
@@ -212,21 +282,28 @@ pub(crate) async fn run_check(
 struct Supervised {
     status: Option<std::process::ExitStatus>,
     timed_out: bool,
-    stdout: String,
-    stderr: String,
+    stdout: Tail,
+    stderr: Tail,
 }
 
 /// Waits for a child (the harness, or a check command) until it exits, its time limit (its
 /// process group is killed) or an interrupt (killed too, and the run is interrupted), and
-/// collects its output.
+/// collects its output: to the pipes' end, or for [`PIPE_GRACE`] after the child ended if
+/// something else still holds them (then they are dropped).
 async fn supervise(
     mut child: tokio::process::Child,
-    timeout: std::time::Duration,
+    timeout: Duration,
+    cap: usize,
     interrupt: &mut watch::Receiver<bool>,
 ) -> Result<Supervised, SandboxError> {
     let group = child.id();
-    let stdout = tokio::spawn(read_limited(child.stdout.take()));
-    let stderr = tokio::spawn(read_limited(child.stderr.take()));
+    let (stop_stdout, stdout_stopped) = oneshot::channel::<()>();
+    let (stop_stderr, stderr_stopped) = oneshot::channel::<()>();
+    let until = |stopped: oneshot::Receiver<()>| async move {
+        let _ = stopped.await;
+    };
+    let mut stdout = tokio::spawn(read_tail(child.stdout.take(), cap, until(stdout_stopped)));
+    let mut stderr = tokio::spawn(read_tail(child.stderr.take(), cap, until(stderr_stopped)));
     let mut timed_out = false;
     let status = tokio::select! {
         status = child.wait() => status.ok(),
@@ -241,13 +318,34 @@ async fn supervise(
             return Err(SandboxError::Interrupted);
         }
     };
-    // Children that outlive the process would hold the pipes open; end them too.
+    // Children left in its group would hold the pipes open; end them too.
     kill_group(group);
+    let grace = tokio::time::sleep(PIPE_GRACE);
+    tokio::pin!(grace);
+    let (mut stdout_tail, mut stderr_tail) = (None, None);
+    while stdout_tail.is_none() || stderr_tail.is_none() {
+        tokio::select! {
+            read = &mut stdout, if stdout_tail.is_none() => stdout_tail = Some(read.unwrap_or_default()),
+            read = &mut stderr, if stderr_tail.is_none() => stderr_tail = Some(read.unwrap_or_default()),
+            () = &mut grace => break,
+        }
+    }
+    // Past the grace: the readers stop and hand over what they have.
+    let _ = stop_stdout.send(());
+    let _ = stop_stderr.send(());
+    let stdout = match stdout_tail {
+        Some(tail) => tail,
+        None => stdout.await.unwrap_or_default(),
+    };
+    let stderr = match stderr_tail {
+        Some(tail) => tail,
+        None => stderr.await.unwrap_or_default(),
+    };
     Ok(Supervised {
         status,
         timed_out,
-        stdout: stdout.await.unwrap_or_default(),
-        stderr: stderr.await.unwrap_or_default(),
+        stdout,
+        stderr,
     })
 }
 
@@ -258,7 +356,8 @@ pub(crate) async fn interrupted(interrupt: &mut watch::Receiver<bool>) {
     }
 }
 
-fn kill_group(group: Option<u32>) {
+/// Kills a process group (a child started with `process_group(0)`, by its id).
+pub(crate) fn kill_group(group: Option<u32>) {
     if let Some(id) = group.and_then(|id| i32::try_from(id).ok()) {
         // SAFETY: killpg only sends a signal; a stale group id fails with ESRCH, which is fine.
         unsafe {
@@ -267,58 +366,40 @@ fn kill_group(group: Option<u32>) {
     }
 }
 
-pub(crate) async fn read_limited(stream: Option<impl AsyncRead + Unpin>) -> String {
-    let Some(mut stream) = stream else {
-        return String::new();
+/// Kills every process of this user whose environment carries `mark` (see the module
+/// documentation): what a trial started and that escaped its process group.
+pub(crate) fn kill_marked(mark: &str) {
+    let needle = format!("{MARK_VARIABLE}={mark}\0").into_bytes();
+    let Ok(processes) = std::fs::read_dir("/proc") else {
+        return;
     };
-    let mut kept = Vec::new();
-    let mut buffer = [0u8; 8192];
-    loop {
-        match stream.read(&mut buffer).await {
-            Ok(0) | Err(_) => break,
-            // Keep reading past the limit so the harness never blocks on a full pipe.
-            Ok(read) => {
-                kept.extend_from_slice(&buffer[..read.min(OUTPUT_LIMIT.saturating_sub(kept.len()))])
+    let own = std::process::id();
+    for entry in processes.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == own {
+            continue;
+        }
+        // Other users' processes cannot be read, and cannot carry the mark.
+        let Ok(environment) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environment
+            .windows(needle.len())
+            .any(|window| window == needle.as_slice())
+            && let Ok(pid) = i32::try_from(pid)
+        {
+            // SAFETY: only sends a signal.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
             }
         }
     }
-    String::from_utf8_lossy(&kept).into_owned()
-}
-
-/// Every regular file under `root`, by relative path, with its size and SHA-256 (what the
-/// file checks read).
-pub(crate) fn snapshot(root: &Path) -> std::io::Result<BTreeMap<String, WorkspaceFile>> {
-    let mut files = BTreeMap::new();
-    let mut pending = vec![root.to_path_buf()];
-    while let Some(folder) = pending.pop() {
-        for entry in std::fs::read_dir(&folder)? {
-            let entry = entry?;
-            let kind = entry.file_type()?;
-            let path = entry.path();
-            if kind.is_dir() {
-                pending.push(path);
-            } else if kind.is_file() {
-                let bytes = std::fs::read(&path)?;
-                let relative = path
-                    .strip_prefix(root)
-                    .unwrap_or(&path)
-                    .to_string_lossy()
-                    .into_owned();
-                files.insert(
-                    relative,
-                    WorkspaceFile {
-                        size: bytes.len() as u64,
-                        sha256: hex(&Sha256::digest(&bytes)),
-                    },
-                );
-            }
-        }
-    }
-    Ok(files)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -332,30 +413,47 @@ mod tests {
         text.iter().map(|word| word.to_string()).collect()
     }
 
-    #[tokio::test]
-    async fn checks_run_after_the_harness_in_its_workspace() {
-        let check = |command: &[&str], timeout| CheckCommand {
-            command: words(command),
-            timeout,
-        };
-        let launch = Launch {
-            task_id: "checks".into(),
+    /// A launch of `command` (task `task_id`), served nowhere, with `checks` to run after.
+    fn launch(
+        task_id: &str,
+        command: &[&str],
+        timeout: Duration,
+        checks: Vec<CheckCommand>,
+    ) -> Launch {
+        Launch {
+            task_id: task_id.into(),
             trial: 0,
-            command: words(&["sh", "-c", "printf forty-two > answer.txt"]),
+            command: words(command),
             prompt: "p".into(),
             tools: "[]".into(),
             eval_tools: String::new(),
             skill: String::new(),
             mcp_config: String::new(),
+            setup: Default::default(),
             files: Vec::new(),
             endpoints: Endpoints::Loopback {
                 services_url: "http://127.0.0.1:9".into(),
                 gateway_url: "http://127.0.0.1:9".into(),
             },
             passthrough: Vec::new(),
-            timeout: Duration::from_secs(30),
+            timeout,
             max_turns: 1,
-            checks: vec![
+            limits: crate::config::LimitsConfig::default(),
+            checks,
+        }
+    }
+
+    #[tokio::test]
+    async fn checks_run_after_the_harness_in_its_workspace() {
+        let check = |command: &[&str], timeout| CheckCommand {
+            command: words(command),
+            timeout,
+        };
+        let launch = launch(
+            "checks",
+            &["sh", "-c", "printf forty-two > answer.txt"],
+            Duration::from_secs(30),
+            vec![
                 check(&["sh", "-c", "exit 3"], Duration::from_secs(30)),
                 check(
                     &["sh", "-c", "cat answer.txt; echo \" $CLAWTEST_TASK_ID\""],
@@ -364,7 +462,7 @@ mod tests {
                 check(&["sleep", "30"], Duration::from_millis(200)),
                 check(&["/no/such/program"], Duration::from_secs(30)),
             ],
-        };
+        );
         let (_stop, interrupt) = watch::channel(false);
         let finished = ProcessSandbox.run(launch, interrupt).await.unwrap();
         assert_eq!(finished.exit.code, Some(0));
@@ -376,5 +474,78 @@ mod tests {
         assert_eq!(finished.checks[2].exit_code, None);
         assert_eq!(finished.checks[3].exit_code, None);
         assert!(finished.checks[3].stderr.contains("/no/such/program"));
+    }
+
+    /// True once none of the processes listed in `file` runs (a zombie counts as gone).
+    fn gone(file: &Path) -> bool {
+        std::fs::read_to_string(file)
+            .unwrap_or_default()
+            .lines()
+            .all(
+                |pid| match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
+                    Err(_) => true,
+                    Ok(stat) => stat
+                        .rsplit_once(')')
+                        .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+                },
+            )
+    }
+
+    #[tokio::test]
+    async fn one_deadline_holds_for_the_harness_its_escaped_children_and_its_checks() {
+        let folder = tempfile::tempdir().unwrap();
+        let pids = folder.path().join("pids");
+        // Each command leaves a `setsid` child holding its stdout: without one deadline for
+        // child and pipes, the trial would last as long as that child (600 s).
+        let escape = "setsid sleep 600 & echo $! >> \"$PID_FILE\";";
+        let check = |command: String, timeout| CheckCommand {
+            command: words(&["sh", "-c", &command]),
+            timeout,
+        };
+        let started = format!("{escape} echo started; exec sleep 600");
+        let mut launch = launch(
+            "escapes",
+            &["sh", "-c", &started],
+            Duration::from_millis(500),
+            vec![
+                check(format!("{escape} echo checked"), Duration::from_secs(600)),
+                check(
+                    format!("{escape} exec sleep 600"),
+                    Duration::from_millis(300),
+                ),
+            ],
+        );
+        launch.passthrough = vec![("PID_FILE".into(), pids.display().to_string())];
+        let (_stop, interrupt) = watch::channel(false);
+        let finished = ProcessSandbox.run(launch, interrupt).await.unwrap();
+        assert!(finished.exit.timed_out, "{:?}", finished.exit);
+        assert_eq!(finished.stdout.trim(), "started");
+        assert_eq!(finished.checks[0].exit_code, Some(0));
+        assert_eq!(finished.checks[0].stdout.trim(), "checked");
+        assert!(finished.checks[1].timed_out);
+        assert_eq!(std::fs::read_to_string(&pids).unwrap().lines().count(), 3);
+        for _ in 0..200 {
+            if gone(&pids) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("an escaped child outlived its trial");
+    }
+
+    #[tokio::test]
+    async fn a_signal_that_ends_the_harness_is_recorded() {
+        let launch = launch(
+            "crash",
+            &["sh", "-c", "echo answer; kill -SEGV $$"],
+            Duration::from_secs(30),
+            Vec::new(),
+        );
+        let (_stop, interrupt) = watch::channel(false);
+        let finished = ProcessSandbox.run(launch, interrupt).await.unwrap();
+        assert_eq!(finished.exit.code, None);
+        assert_eq!(finished.exit.signal, Some(libc::SIGSEGV));
+        assert!(!finished.exit.timed_out);
+        assert_eq!(finished.exit.describe(), "killed by signal 11");
     }
 }

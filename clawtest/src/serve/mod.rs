@@ -79,7 +79,13 @@ pub async fn serve_with(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     crate::http::accept_loop_on_own_thread(listener.into(), shutdown, move |stream| {
-        serve_connection_full(stream, Arc::clone(&world), Arc::clone(&delay), mcp.clone())
+        serve_connection_full(
+            stream,
+            Arc::clone(&world),
+            Arc::clone(&delay),
+            mcp.clone(),
+            None,
+        )
     })
     .await
 }
@@ -95,7 +101,9 @@ pub async fn serve_unix(
     crate::http::accept_loop_on_own_thread(
         crate::http::Listener::Unix(listener),
         shutdown,
-        move |stream| serve_connection_full(stream, Arc::clone(&world), Arc::clone(&delay), None),
+        move |stream| {
+            serve_connection_full(stream, Arc::clone(&world), Arc::clone(&delay), None, None)
+        },
     )
     .await
 }
@@ -110,7 +118,21 @@ pub async fn serve_connection_with_mcp<S>(
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    serve_connection_full(stream, world, Arc::new(Sleep), mcp).await;
+    serve_connection_full(stream, world, Arc::new(Sleep), mcp, None).await;
+}
+
+/// [`serve_connection_with_mcp`] behind a path prefix (`/t/<token>`, a trial's random token):
+/// only requests under it are answered, with the prefix removed; any other path is a 404, so
+/// a process that does not know the token cannot drive the trial's services.
+pub(crate) async fn serve_connection_behind<S>(
+    stream: S,
+    world: Arc<Mutex<World>>,
+    mcp: Option<Arc<McpServer>>,
+    prefix: Arc<str>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    serve_connection_full(stream, world, Arc::new(Sleep), mcp, Some(prefix)).await;
 }
 
 async fn serve_connection_full<S>(
@@ -118,12 +140,25 @@ async fn serve_connection_full<S>(
     world: Arc<Mutex<World>>,
     delay: Arc<dyn Delay>,
     mcp: Option<Arc<McpServer>>,
+    prefix: Option<Arc<str>>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let service = service_fn(move |req| {
         let (world, delay, mcp) = (Arc::clone(&world), Arc::clone(&delay), mcp.clone());
-        async move { Ok::<_, Infallible>(answer(req, &world, delay.as_ref(), mcp.as_deref()).await) }
+        let prefix = prefix.clone();
+        async move {
+            Ok::<_, Infallible>(
+                answer(
+                    req,
+                    &world,
+                    delay.as_ref(),
+                    mcp.as_deref(),
+                    prefix.as_deref(),
+                )
+                .await,
+            )
+        }
     });
     let _ = http1::Builder::new()
         .serve_connection(TokioIo::new(stream), service)
@@ -135,9 +170,29 @@ async fn answer(
     world: &Mutex<World>,
     delay: &dyn Delay,
     mcp: Option<&McpServer>,
+    prefix: Option<&str>,
 ) -> Response<Full<Bytes>> {
     let method = req.method().as_str().to_owned();
-    let path = req.uri().path().to_owned();
+    let mut path = req.uri().path().to_owned();
+    if let Some(prefix) = prefix {
+        match path.strip_prefix(prefix) {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+                path = if rest.is_empty() {
+                    "/".into()
+                } else {
+                    rest.to_owned()
+                };
+            }
+            _ => {
+                return to_http(ServiceResponse {
+                    status: 404,
+                    body: serde_json::json!({"detail": "Not Found"}),
+                    headers: vec![],
+                    delay: None,
+                });
+            }
+        }
+    }
     let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(_) => {
@@ -247,6 +302,54 @@ mod tests {
         }
         stop.send(()).unwrap();
         server.await.unwrap().unwrap();
+    }
+
+    #[tokio::test]
+    async fn behind_a_token_only_paths_under_it_are_answered() {
+        let world = World::new(
+            &Catalogue::builtin(),
+            &["todo".into()],
+            &json!({"tasks": []}),
+            &[],
+            WorldOptions::default(),
+        )
+        .unwrap();
+        let world = Arc::new(Mutex::new(world));
+        let ask = |path: &'static str| {
+            let world = Arc::clone(&world);
+            async move {
+                let (mut client, server) = tokio::io::duplex(1 << 16);
+                let serving = tokio::spawn(serve_connection_behind(
+                    server,
+                    world,
+                    None,
+                    Arc::from("/t/0123abcd"),
+                ));
+                let request = format!(
+                    "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
+                );
+                client.write_all(request.as_bytes()).await.unwrap();
+                let mut raw = String::new();
+                client.read_to_string(&mut raw).await.unwrap();
+                serving.await.unwrap();
+                raw
+            }
+        };
+        for outside in [
+            "/todo/tasks",
+            "/t/0123abcdX/todo/tasks",
+            "/t/other/todo/tasks",
+        ] {
+            let raw = ask(outside).await;
+            assert!(raw.starts_with("HTTP/1.1 404"), "{outside}: {raw}");
+        }
+        let raw = ask("/t/0123abcd/todo/tasks").await;
+        assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+        assert_eq!(
+            world.lock().unwrap().audit().len(),
+            1,
+            "only the call under the token"
+        );
     }
 
     /// Posts one JSON-RPC message to `/mcp` over real HTTP.

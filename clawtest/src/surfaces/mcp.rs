@@ -167,18 +167,46 @@ fn response(status: u16, body: Value) -> ServiceResponse {
     }
 }
 
-/// The `mcp.json` a client reads to find the server (the `mcpServers` shape Claude Code and
-/// most claws share), pointing at `/mcp` on the services listener. `stdio_bridge`, when the
-/// sandbox has one (the docker backend's shim), adds a second entry for clients that can only
-/// spawn stdio servers: `clawtest-shim mcp-stdio` relays each line to the same endpoint.
+/// The MCP endpoint on the services listener at `services_url`.
+pub(crate) fn mcp_url(services_url: &str) -> String {
+    format!("{}/mcp", services_url.trim_end_matches('/'))
+}
+
+/// The `mcp.json` in the control folder: one document holding the server in each shape the
+/// common clients read, so a harness can pass the file as it is or copy its part of it.
+///
+/// - `mcpServers`: Cline's, Cursor's and nanobot's shape (`tools.mcpServers` in nanobot's
+///   config), `{"type": "streamableHttp", "url"}`. nanobot validates `type` against `stdio`,
+///   `sse` and `streamableHttp` and refuses the whole file for anything else (`"http"`
+///   included); a client that ignores `type` goes by `url`.
+/// - `servers`: VS Code's shape, `{"type": "http", "url"}`.
+/// - `mcp.servers`: OpenClaw's native shape, `{"url", "transport": "streamable-http"}`.
+///
+/// Claude Code's shape (`{"type": "http", "url"}` under `mcpServers`) is written as
+/// `.mcp.json` in the workspace instead ([`project_config`]), where Claude Code looks.
+/// `stdio_bridge`, when the sandbox has one (the docker backend's shim), adds a
+/// `clawtest-stdio` server for clients that can only spawn stdio servers:
+/// `clawtest-shim mcp-stdio` relays each line to the same endpoint.
 pub(crate) fn mcp_config(services_url: &str, stdio_bridge: Option<&str>) -> Value {
-    let url = format!("{}/mcp", services_url.trim_end_matches('/'));
-    let mut servers = json!({"clawtest": {"type": "http", "url": url}});
+    let url = mcp_url(services_url);
+    let mut servers = json!({"clawtest": {"type": "streamableHttp", "url": url}});
+    let mut openclaw = json!({"clawtest": {"url": url, "transport": "streamable-http"}});
     if let Some(bridge) = stdio_bridge {
-        servers["clawtest-stdio"] =
-            json!({"type": "stdio", "command": bridge, "args": ["mcp-stdio", url]});
+        let args = json!(["mcp-stdio", url]);
+        servers["clawtest-stdio"] = json!({"type": "stdio", "command": bridge, "args": args});
+        openclaw["clawtest-stdio"] = json!({"transport": "stdio", "command": bridge, "args": args});
     }
-    json!({"mcpServers": servers})
+    json!({
+        "mcpServers": servers,
+        "servers": {"clawtest": {"type": "http", "url": url}},
+        "mcp": {"servers": openclaw},
+    })
+}
+
+/// Claude Code's project configuration, `.mcp.json` in its working directory (the
+/// workspace): `mcpServers` with `{"type": "http", "url"}`.
+pub(crate) fn project_config(services_url: &str) -> Value {
+    json!({"mcpServers": {"clawtest": {"type": "http", "url": mcp_url(services_url)}}})
 }
 
 #[cfg(test)]
@@ -277,10 +305,8 @@ pub(crate) mod tests {
     #[test]
     fn the_client_configuration_points_at_the_endpoint() {
         let loopback = mcp_config("http://127.0.0.1:4000/", None);
-        assert_eq!(
-            loopback["mcpServers"]["clawtest"]["url"],
-            "http://127.0.0.1:4000/mcp"
-        );
+        let url = "http://127.0.0.1:4000/mcp";
+        assert_eq!(loopback["mcpServers"]["clawtest"]["url"], url);
         assert!(loopback["mcpServers"].get("clawtest-stdio").is_none());
         let container = mcp_config("http://127.0.0.1:9100", Some("/.clawtest-shim"));
         assert_eq!(
@@ -290,6 +316,34 @@ pub(crate) mod tests {
         assert_eq!(
             container["mcpServers"]["clawtest-stdio"]["args"],
             json!(["mcp-stdio", "http://127.0.0.1:9100/mcp"])
+        );
+        assert_eq!(
+            container["mcp"]["servers"]["clawtest-stdio"]["transport"],
+            "stdio"
+        );
+    }
+
+    /// Each shape as its client reads it: the transport names those clients accept (nanobot
+    /// refuses `"http"`, the value VS Code and Claude Code want).
+    #[test]
+    fn each_client_shape_names_a_transport_its_client_accepts() {
+        let config = mcp_config("http://127.0.0.1:4000", None);
+        let url = json!("http://127.0.0.1:4000/mcp");
+        // nanobot's MCPServerConfig.type: Literal["stdio", "sse", "streamableHttp"] | None.
+        let nanobot = &config["mcpServers"]["clawtest"];
+        assert!(["stdio", "sse", "streamableHttp"].contains(&nanobot["type"].as_str().unwrap()));
+        assert_eq!(nanobot["url"], url);
+        assert_eq!(
+            config["servers"]["clawtest"],
+            json!({"type": "http", "url": url})
+        );
+        assert_eq!(
+            config["mcp"]["servers"]["clawtest"],
+            json!({"url": url, "transport": "streamable-http"})
+        );
+        assert_eq!(
+            project_config("http://127.0.0.1:4000/"),
+            json!({"mcpServers": {"clawtest": {"type": "http", "url": url}}})
         );
     }
 }

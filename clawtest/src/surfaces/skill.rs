@@ -1,6 +1,7 @@
 //! The trial's tools as a `SKILL.md` (ClawEnvKit tier 3, OpenClaw skills): OpenClaw-compatible
 //! frontmatter (single-line keys, `metadata` as one-line JSON) and one section per tool with
-//! its parameters and a curl example against the trial's services.
+//! its parameters and a curl example against the trial's services. Written at the workspace's
+//! root and at `skills/<name>/SKILL.md` ([`skill_path`]).
 
 use std::fmt::Write as _;
 
@@ -8,6 +9,15 @@ use serde_json::{Value, json};
 
 /// The skill's name, as OpenClaw lists it.
 pub(crate) const SKILL_NAME: &str = "clawtest-task-tools";
+
+/// Where harnesses that load skills from a folder (OpenClaw, nanobot: `skills/<name>/SKILL.md`
+/// in their workspace) find the skill, relative to the workspace; `SKILL.md` at the
+/// workspace's root is written too, for ClawEnvKit's harnesses.
+pub(crate) fn skill_path() -> std::path::PathBuf {
+    std::path::Path::new("skills")
+        .join(SKILL_NAME)
+        .join("SKILL.md")
+}
 
 /// `SKILL.md` for the tools of a `tools.json` document, calling the services at
 /// `services_url`.

@@ -1,7 +1,7 @@
 //! The ClawEnvKit audit import: a trajectory from the files ClawEnvKit's grader reads, so its
 //! users can grade their results with clawtest (`cargo clawtest grade TASK --audit FILE`).
 
-use super::{AuditEntry, HarnessExit, OutputOrigin, RobustnessRule, Trajectory, WorkspaceFile};
+use super::{AuditEntry, RobustnessRule, Trajectory, WorkspaceFile};
 use crate::spec::Task;
 
 /// A trajectory from ClawEnvKit's grading inputs, so its users can re-grade their results:
@@ -87,21 +87,11 @@ pub(crate) fn from_clawenvkit(
     for (index, entry) in entries.iter_mut().enumerate() {
         entry.seq = index as u64 + 1;
     }
-    Ok(Trajectory {
-        task_id: task.id.clone(),
-        trial: 0,
-        audit: entries,
-        model_calls: Vec::new(),
+    Ok(Trajectory::without_harness(
+        &task.id,
+        entries,
         output,
-        output_source: OutputOrigin::AgentOutputFile,
-        stderr_tail: String::new(),
         workspace,
-        exit: HarnessExit {
-            code: Some(0),
-            timed_out: false,
-        },
-        commands: Vec::new(),
-        duration: std::time::Duration::ZERO,
-        robustness_rule: RobustnessRule::ErrorStatuses,
-    })
+        RobustnessRule::ErrorStatuses,
+    ))
 }

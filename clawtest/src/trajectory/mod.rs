@@ -46,6 +46,9 @@ pub struct Trajectory {
     /// ended, in task order.
     #[serde(default)]
     pub commands: Vec<CommandRun>,
+    /// The `[limits]` caps that bit in this trial, one line each (what was cut, and where).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limits_reached: Vec<String>,
     /// How long the harness ran, wall clock (saved as `duration_ms`).
     #[serde(with = "milliseconds", rename = "duration_ms")]
     pub duration: Duration,
@@ -113,15 +116,19 @@ pub struct HarnessExit {
     pub code: Option<i32>,
     /// True when it was killed at the task's time limit.
     pub timed_out: bool,
+    /// The signal that ended it, when it did not exit (and was not killed at the time limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
 }
 
 impl HarnessExit {
     /// In words, for reports: "exit code 1", "killed at the time limit", …
     pub(crate) fn describe(&self) -> String {
-        match (self.timed_out, self.code) {
-            (true, _) => "killed at the time limit".into(),
-            (false, Some(code)) => format!("exit code {code}"),
-            (false, None) => "killed by a signal".into(),
+        match (self.timed_out, self.code, self.signal) {
+            (true, _, _) => "killed at the time limit".into(),
+            (false, Some(code), _) => format!("exit code {code}"),
+            (false, None, Some(signal)) => format!("killed by signal {signal}"),
+            (false, None, None) => "killed by a signal".into(),
         }
     }
 }
@@ -173,6 +180,36 @@ pub(crate) struct ReadError {
 }
 
 impl Trajectory {
+    /// The trajectory of a trial no harness ran: what an audit (imported, or the oracle's)
+    /// holds, the final answer and the workspace, with a clean exit and no model call.
+    pub(crate) fn without_harness(
+        task_id: &str,
+        audit: Vec<AuditEntry>,
+        output: String,
+        workspace: BTreeMap<String, WorkspaceFile>,
+        robustness_rule: RobustnessRule,
+    ) -> Trajectory {
+        Trajectory {
+            task_id: task_id.to_owned(),
+            trial: 0,
+            audit,
+            model_calls: Vec::new(),
+            output,
+            output_source: OutputOrigin::AgentOutputFile,
+            stderr_tail: String::new(),
+            workspace,
+            exit: HarnessExit {
+                code: Some(0),
+                timed_out: false,
+                signal: None,
+            },
+            commands: Vec::new(),
+            limits_reached: Vec::new(),
+            duration: std::time::Duration::ZERO,
+            robustness_rule,
+        }
+    }
+
     /// Where a trajectory is saved inside `folder`: `<task_id>/trial-<n>.json`.
     pub(crate) fn file_in(&self, folder: &std::path::Path) -> std::path::PathBuf {
         folder

@@ -58,15 +58,36 @@ pub struct WorldOptions {
     pub clock: String,
     /// The error injector's plan (none by default).
     pub faults: FaultPlan,
+    /// The most audit entries recorded (`limits.audit_entries`); later calls are answered
+    /// but not recorded.
+    pub audit_entries: usize,
+    /// The most bytes of parameters and answers the audit holds (`limits.audit_bytes`).
+    pub audit_bytes: usize,
+    /// The most bytes of entries one `GET /audit` answer carries (`limits.audit_answer_bytes`).
+    pub audit_answer_bytes: usize,
 }
 
 impl Default for WorldOptions {
     fn default() -> Self {
+        let limits = crate::config::LimitsConfig::default();
         WorldOptions {
             clock: DEFAULT_CLOCK.to_owned(),
             faults: FaultPlan::default(),
+            audit_entries: limits.audit_entries,
+            audit_bytes: limits.audit_bytes,
+            audit_answer_bytes: limits.audit_answer_bytes,
         }
     }
+}
+
+/// The audit's caps and what they have dropped so far.
+#[derive(Debug, Clone, Default)]
+struct AuditCap {
+    entries: usize,
+    bytes: usize,
+    answer_bytes: usize,
+    held_bytes: usize,
+    dropped: u64,
 }
 
 /// An HTTP answer.
@@ -188,6 +209,7 @@ pub struct World {
     faults: FaultPlan,
     injector: Injector,
     audit: Vec<AuditEntry>,
+    audit_cap: AuditCap,
     next_seq: u64,
     /// Receives a copy of every audit entry as it is recorded (`cargo clawtest serve`).
     observer: Option<std::sync::mpsc::Sender<AuditEntry>>,
@@ -261,6 +283,12 @@ impl World {
             injector: Injector::new(&options.faults),
             faults: options.faults,
             audit: Vec::new(),
+            audit_cap: AuditCap {
+                entries: options.audit_entries,
+                bytes: options.audit_bytes,
+                answer_bytes: options.audit_answer_bytes,
+                ..AuditCap::default()
+            },
             next_seq: 1,
             observer: None,
             text_buffer: Vec::new(),
@@ -289,12 +317,24 @@ impl World {
         &self.audit
     }
 
+    /// When the audit's caps dropped calls: a note saying how many (for `limits_reached`).
+    pub(crate) fn audit_cap_note(&self) -> Option<String> {
+        let cap = &self.audit_cap;
+        (cap.dropped > 0).then(|| {
+            format!(
+                "audit: {} call(s) answered but not recorded past {} entries or {} bytes (limits.audit_entries, limits.audit_bytes)",
+                cap.dropped, cap.entries, cap.bytes
+            )
+        })
+    }
+
     /// Back to the fixtures; audit cleared, sequence and fault generator restarted.
     pub fn reset(&mut self) {
         for s in &mut self.services {
             s.current = s.initial.clone();
         }
         self.audit.clear();
+        self.audit_cap.held_bytes = 0;
         self.next_seq = 1;
         self.injector = Injector::new(&self.faults);
     }
@@ -349,6 +389,14 @@ impl World {
         delay: Option<std::time::Duration>,
         response: Arc<[u8]>,
     ) {
+        // Bounded: a harness calling in a loop must not grow the host's memory without end.
+        let size = response.len() + call.params.to_string().len();
+        let cap = &mut self.audit_cap;
+        if self.audit.len() >= cap.entries || cap.held_bytes.saturating_add(size) > cap.bytes {
+            cap.dropped += 1;
+            return;
+        }
+        cap.held_bytes += size;
         let seq = self.next_seq;
         self.next_seq += 1;
         let entry = AuditEntry {

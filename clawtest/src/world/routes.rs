@@ -177,10 +177,26 @@ impl World {
             "/health" => return Some(ServiceResponse::json(200, json!({"status": "ok"}))),
             "/audit" => {
                 return Some(get_only(method).unwrap_or_else(|| {
-                    ServiceResponse::json(
-                        200,
-                        json!({"entries": self.audit, "total": self.audit.len()}),
-                    )
+                    // Bounded: a harness asking again and again, reading nothing, must not
+                    // make the host hold many copies of a large audit.
+                    let mut room = self.audit_cap.answer_bytes;
+                    let entries: Vec<Value> = self
+                        .audit
+                        .iter()
+                        .map(|entry| serde_json::to_value(entry).unwrap_or(Value::Null))
+                        .take_while(|entry| {
+                            let size = entry.to_string().len();
+                            let fits = size <= room;
+                            room = room.saturating_sub(size);
+                            fits
+                        })
+                        .collect();
+                    let mut body = json!({"total": self.audit.len()});
+                    if entries.len() < self.audit.len() {
+                        body["truncated"] = json!(true);
+                    }
+                    body["entries"] = Value::Array(entries);
+                    ServiceResponse::json(200, body)
                 }));
             }
             "/injected_errors" => {

@@ -470,3 +470,39 @@ fn world_is_send() {
     fn assert_send<T: Send>() {}
     assert_send::<World>();
 }
+
+#[test]
+fn the_audit_and_its_answers_are_capped_and_say_so() {
+    let options = WorldOptions {
+        audit_entries: 3,
+        audit_answer_bytes: 400,
+        ..WorldOptions::default()
+    };
+    let mut w = World::new(
+        &Catalogue::builtin(),
+        &["todo".to_string()],
+        &todo_fixtures(),
+        &[],
+        options,
+    )
+    .unwrap();
+    assert_eq!(w.audit_cap_note(), None);
+    for _ in 0..5 {
+        let answered = post(&mut w, "/todo/tasks", json!({}));
+        assert_eq!(
+            answered.status, 200,
+            "past the cap calls are still answered"
+        );
+    }
+    assert_eq!(w.audit().len(), 3);
+    let note = w.audit_cap_note().expect("the cap bit");
+    assert!(
+        note.contains("2 call(s) answered but not recorded past 3 entries"),
+        "{note}"
+    );
+    let answer = w.handle("GET", "/audit", b"");
+    assert_eq!(answer.body["total"], 3);
+    assert_eq!(answer.body["truncated"], true);
+    let kept = answer.body["entries"].as_array().unwrap().len();
+    assert!(kept < 3, "{kept} entries in a 400-byte answer");
+}

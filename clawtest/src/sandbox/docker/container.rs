@@ -16,8 +16,8 @@ use futures_util::StreamExt;
 use super::owner::owner;
 use super::{
     CONTROL_MOUNT, CONTROL_SOCKET, DockerSandbox, GATEWAY_PORT, OWNER_LABEL, RUN_LABEL,
-    SERVICES_PORT, SHIM_MOUNT, SOCKETS_MOUNT, STDERR_FILE, STDOUT_FILE, TASK_LABEL, TRIAL_LABEL,
-    WORKSPACE_MOUNT,
+    SERVICES_PORT, SHIM_MOUNT, SOCKETS_MOUNT, STDERR_SOCKET, STDOUT_SOCKET, TASK_LABEL,
+    TRIAL_LABEL, WORKSPACE_MOUNT,
 };
 use crate::sandbox::{GATEWAY_SOCKET, Launch, SERVICES_SOCKET};
 
@@ -115,9 +115,9 @@ impl DockerSandbox {
             "--timeout".into(),
             format!("{:.3}", launch.timeout.as_secs_f64()),
             "--stdout".into(),
-            socket(STDOUT_FILE),
+            socket(STDOUT_SOCKET),
             "--stderr".into(),
-            socket(STDERR_FILE),
+            socket(STDERR_SOCKET),
             "--".into(),
         ];
         command.extend(launch.command.iter().cloned());
@@ -144,7 +144,9 @@ impl DockerSandbox {
             host_config: Some(HostConfig {
                 binds: Some(vec![
                     format!("{}:{CONTROL_MOUNT}:ro", control.display()),
-                    format!("{}:{SOCKETS_MOUNT}", sockets.display()),
+                    // Read-only: connecting to a socket needs no write access, and nothing
+                    // the host reads back lives here for the harness to replace.
+                    format!("{}:{SOCKETS_MOUNT}:ro", sockets.display()),
                     format!("{}:{WORKSPACE_MOUNT}", workspace.display()),
                     format!("{}:{SHIM_MOUNT}:ro", self.shim.display()),
                 ]),
@@ -197,6 +199,7 @@ pub(super) fn environment(launch: &Launch) -> Vec<String> {
         ("AGENT_MAX_TURNS", launch.max_turns.to_string()),
     ]
     .into_iter()
+    .chain(crate::sandbox::shared_environment(launch))
     .map(|(name, value)| format!("{name}={value}"))
     .collect::<Vec<_>>();
     variables.extend(

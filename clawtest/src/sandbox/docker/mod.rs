@@ -5,9 +5,10 @@
 //! named in `harness.env`. The static `clawtest-shim` (bind-mounted as its entrypoint)
 //! forwards the sandbox contract's loopback ports 9100 (services) and 9201 (model gateway)
 //! to the Unix sockets the executor serves in the per-trial folder mounted at
-//! `/clawtest/sockets`, runs the harness, and reports how it ended on a control socket.
-//! Checks then run as execs in the still-running container, which is removed afterwards
-//! (also on error and interrupt; a dead host makes the shim exit, and the engine
+//! `/clawtest/sockets` (read-only), runs the harness with its stdout and stderr connected to
+//! two more sockets there, and reports how it ended on a control socket. Checks then run as
+//! execs in the still-running container, which is removed afterwards (also on error and
+//! interrupt; a dead host makes the shim kill the harness and exit, and the engine
 //! auto-removes the container). Every container carries the labels [`RUN_LABEL`],
 //! [`TASK_LABEL`] and [`TRIAL_LABEL`], so [`clean`] can remove what a crashed run left.
 //!
@@ -20,7 +21,7 @@ mod clean;
 mod container;
 mod engine;
 pub mod image;
-mod owner;
+pub(crate) mod owner;
 pub mod shim;
 mod trial;
 
@@ -62,9 +63,10 @@ const WORKSPACE_MOUNT: &str = "/workspace";
 /// Where the shim is mounted in the container (also the MCP stdio bridge's command).
 pub const SHIM_MOUNT: &str = "/.clawtest-shim";
 const CONTROL_SOCKET: &str = "control.sock";
-/// The harness's output, written by the shim into the shared folder.
-const STDOUT_FILE: &str = "harness.stdout";
-const STDERR_FILE: &str = "harness.stderr";
+/// The harness's output streams: sockets the host listens on, which the shim connects as
+/// the harness's stdout and stderr.
+const STDOUT_SOCKET: &str = "stdout.sock";
+const STDERR_SOCKET: &str = "stderr.sock";
 
 /// Runs harnesses in containers of one image.
 pub struct DockerSandbox {

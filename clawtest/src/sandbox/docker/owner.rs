@@ -15,12 +15,12 @@ fn host_name() -> String {
 }
 
 /// The value of [`super::OWNER_LABEL`] for containers this process creates.
-pub(super) fn owner() -> String {
+pub(crate) fn owner() -> String {
     format!("{}/{}", host_name(), std::process::id())
 }
 
 /// True when `owner` is a clawtest process still alive on this host.
-pub(super) fn owner_alive(owner: &str) -> bool {
+pub(crate) fn owner_alive(owner: &str) -> bool {
     let Some((host, process)) = owner.rsplit_once('/') else {
         return false;
     };

@@ -2,8 +2,12 @@
 //! started, the shim's one-line report awaited (or the time limit, or an interrupt), the
 //! checks run as execs in the still-running container, the harness's output read, and the
 //! container removed whatever happened.
+//!
+//! The harness's stdout and stderr come over two Unix sockets the host listens on (the shim
+//! connects them as the harness's streams), in a folder mounted read-only: no file the
+//! container can replace by a link is read for them. The workspace's files are read through
+//! [`crate::sandbox::capture`] (no link followed, every stream capped).
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,11 +22,10 @@ use tokio::net::UnixListener;
 use tokio::sync::watch;
 
 use super::container::{ContainerGuard, container_name, environment};
-use super::{CONTROL_SOCKET, DockerSandbox, STDERR_FILE, STDOUT_FILE, WORKSPACE_MOUNT};
-use crate::sandbox::process::{OUTPUT_LIMIT, interrupted, snapshot};
-use crate::sandbox::{
-    CheckCommand, CheckOutcome, Endpoints, Finished, Launch, OUTPUT_FILE, SandboxError,
-};
+use super::{CONTROL_SOCKET, DockerSandbox, STDERR_SOCKET, STDOUT_SOCKET, WORKSPACE_MOUNT};
+use crate::sandbox::capture::{self, Tail, read_tail};
+use crate::sandbox::process::{PIPE_GRACE, interrupted};
+use crate::sandbox::{CheckCommand, CheckOutcome, Endpoints, Finished, Launch, SandboxError};
 use crate::trajectory::HarnessExit;
 
 /// Time a harness gets to stop after SIGTERM when a run is interrupted.
@@ -57,18 +60,36 @@ impl DockerSandbox {
                 message: "the docker backend needs the trial served on Unix sockets".into(),
             });
         };
-        let folder = tempfile::Builder::new()
-            .prefix("clawtest-trial-")
-            .tempdir()
-            .map_err(prepare_error)?;
+        let folder = crate::sandbox::scratch::folder("trial").map_err(prepare_error)?;
         let control = folder.path().join("clawtest");
         let workspace = folder.path().join("workspace");
         for path in [&control, &workspace, &control.join("sockets")] {
             std::fs::create_dir_all(path).map_err(prepare_error)?;
         }
         crate::sandbox::lay_out(&launch, &control, &workspace)?;
+        crate::sandbox::write_harness_files(
+            &launch,
+            &crate::config::TemplateValues {
+                services_url: &format!("http://127.0.0.1:{}", super::SERVICES_PORT),
+                gateway_url: &format!("http://127.0.0.1:{}", super::GATEWAY_PORT),
+                model: launch.setup.model.as_deref().unwrap_or_default(),
+                workspace: WORKSPACE_MOUNT,
+                home: "/tmp",
+            },
+            &workspace,
+            None,
+        )?;
         let control_listener =
             UnixListener::bind(sockets.join(CONTROL_SOCKET)).map_err(prepare_error)?;
+        let cap = launch.limits.output_bytes;
+        let (stop_streams, streams_stopped) = watch::channel(false);
+        let streams = [STDOUT_SOCKET, STDERR_SOCKET].map(|name| {
+            UnixListener::bind(sockets.join(name))
+                .map(|listener| tokio::spawn(read_stream(listener, cap, streams_stopped.clone())))
+                .map_err(prepare_error)
+        });
+        let [stdout_reader, stderr_reader] = streams;
+        let (stdout_reader, stderr_reader) = (stdout_reader?, stderr_reader?);
 
         let environment = environment(&launch);
         let body = self.container_body(&launch, &control, sockets, &workspace, &environment);
@@ -94,7 +115,6 @@ impl DockerSandbox {
             .supervise(
                 &guard.id,
                 &launch,
-                sockets,
                 control_listener,
                 &environment,
                 &mut interrupt,
@@ -108,9 +128,27 @@ impl DockerSandbox {
             let _ = self.docker.stop_container(&guard.id, Some(options)).await;
         }
         guard.remove().await;
-        let (exit, stdout, stderr, checks, duration) = outcome?;
-        let output_file = std::fs::read_to_string(workspace.join(OUTPUT_FILE)).ok();
-        let workspace = snapshot(&workspace).map_err(prepare_error)?;
+        // The container is gone: its streams end now, or after a grace if still held.
+        let _ = tokio::time::timeout(PIPE_GRACE, async {
+            while !stdout_reader.is_finished() || !stderr_reader.is_finished() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+        let _ = stop_streams.send(true);
+        let (stdout, stdout_note) = stdout_reader.await.unwrap_or_default().finish("stdout");
+        let (mut stderr, stderr_note) = stderr_reader.await.unwrap_or_default().finish("stderr");
+        let (exit, shim_said, checks, duration) = outcome?;
+        // What the shim itself said (e.g. a port it could not forward) goes with stderr.
+        stderr.push_str(&shim_said);
+        let mut limits_reached: Vec<String> = stdout_note.into_iter().chain(stderr_note).collect();
+        let output_file = capture::read_output_file(
+            &workspace,
+            launch.limits.output_file_bytes,
+            &mut limits_reached,
+        );
+        let workspace = capture::snapshot(&workspace, &launch.limits, &mut limits_reached)
+            .map_err(prepare_error)?;
         Ok(Finished {
             exit,
             stdout,
@@ -119,6 +157,7 @@ impl DockerSandbox {
             workspace,
             duration,
             checks,
+            limits_reached,
         })
     }
 
@@ -128,11 +167,10 @@ impl DockerSandbox {
         &self,
         id: &str,
         launch: &Launch,
-        sockets: &Path,
         control: UnixListener,
         environment: &[String],
         interrupt: &mut watch::Receiver<bool>,
-    ) -> Result<(HarnessExit, String, String, Vec<CheckOutcome>, Duration), SandboxError> {
+    ) -> Result<(HarnessExit, String, Vec<CheckOutcome>, Duration), SandboxError> {
         let started = Instant::now();
         self.docker
             .start_container(id, None)
@@ -151,7 +189,7 @@ impl DockerSandbox {
             () = tokio::time::sleep(launch.timeout + REPORT_GRACE) => None,
             () = interrupted(interrupt) => return Err(SandboxError::Interrupted),
             _ = waiting.next() => {
-                let (_, stderr) = self.logs(id).await;
+                let (_, stderr) = self.logs(id, launch.limits.output_bytes).await;
                 return Err(SandboxError::Docker {
                     message: format!("the container ended before the shim reported: {}", stderr.trim()),
                 });
@@ -163,30 +201,28 @@ impl DockerSandbox {
                 HarnessExit {
                     code: None,
                     timed_out: true,
+                    signal: None,
                 },
                 None,
             ),
             Some((line, connection)) => (parse_report(&line, &launch.command)?, Some(connection)),
         };
+        let cap = launch.limits.output_bytes;
         let mut checks = Vec::with_capacity(launch.checks.len());
         for check in &launch.checks {
-            checks.push(self.exec(id, check, environment, interrupt).await?);
+            checks.push(self.exec(id, check, environment, cap, interrupt).await?);
         }
-        let stdout = read_limited(&sockets.join(STDOUT_FILE));
-        let mut stderr = read_limited(&sockets.join(STDERR_FILE));
-        // What the shim itself said (e.g. a port it could not forward) goes with stderr.
-        let (_, shim_said) = self.logs(id).await;
-        stderr.push_str(&shim_said);
-        Ok((exit, stdout, stderr, checks, duration))
+        let (_, shim_said) = self.logs(id, cap).await;
+        Ok((exit, shim_said, checks, duration))
     }
 
-    /// The container's log (the shim's own messages), stdout and stderr, each cut at the limit.
-    async fn logs(&self, id: &str) -> (String, String) {
+    /// The container's log (the shim's own messages), stdout and stderr, each capped.
+    async fn logs(&self, id: &str, cap: usize) -> (String, String) {
         let options = LogsOptionsBuilder::default()
             .stdout(true)
             .stderr(true)
             .build();
-        collect(self.docker.logs(id, Some(options))).await
+        collect(self.docker.logs(id, Some(options)), cap).await
     }
 
     /// Runs one check as an exec in the container.
@@ -195,6 +231,7 @@ impl DockerSandbox {
         id: &str,
         check: &CheckCommand,
         environment: &[String],
+        cap: usize,
         interrupt: &mut watch::Receiver<bool>,
     ) -> Result<CheckOutcome, SandboxError> {
         let failed = |message: String| CheckOutcome {
@@ -230,7 +267,7 @@ impl DockerSandbox {
             return Ok(failed("the check exec did not attach".into()));
         };
         let collected = tokio::select! {
-            collected = collect(output) => Some(collected),
+            collected = collect(output, cap) => Some(collected),
             () = tokio::time::sleep(check.timeout) => None,
             () = interrupted(interrupt) => return Err(SandboxError::Interrupted),
         };
@@ -265,38 +302,36 @@ impl DockerSandbox {
     }
 }
 
-/// A container's or exec's output streams, stdout and stderr, each cut at the limit.
+/// A container's or exec's output streams, stdout and stderr, the tail of each kept.
 async fn collect(
     stream: impl Stream<Item = Result<LogOutput, bollard::errors::Error>>,
+    cap: usize,
 ) -> (String, String) {
-    let mut stdout = Vec::new();
-    let mut stderr = Vec::new();
+    let mut stdout = Tail::new(cap);
+    let mut stderr = Tail::new(cap);
     tokio::pin!(stream);
     while let Some(Ok(chunk)) = stream.next().await {
-        let (kept, message) = match chunk {
-            LogOutput::StdOut { message } | LogOutput::Console { message } => {
-                (&mut stdout, message)
-            }
-            LogOutput::StdErr { message } => (&mut stderr, message),
+        match chunk {
+            LogOutput::StdOut { message } | LogOutput::Console { message } => stdout.push(&message),
+            LogOutput::StdErr { message } => stderr.push(&message),
             LogOutput::StdIn { .. } => continue,
-        };
-        let room = OUTPUT_LIMIT.saturating_sub(kept.len());
-        kept.extend_from_slice(&message[..message.len().min(room)]);
+        }
     }
-    (
-        String::from_utf8_lossy(&stdout).into_owned(),
-        String::from_utf8_lossy(&stderr).into_owned(),
-    )
+    (stdout.finish("stdout").0, stderr.finish("stderr").0)
 }
 
-/// A file's text, cut at the output limit (empty if it is not there).
-fn read_limited(path: &Path) -> String {
-    use std::io::Read;
-    let mut kept = Vec::new();
-    if let Ok(file) = std::fs::File::open(path) {
-        let _ = file.take(OUTPUT_LIMIT as u64).read_to_end(&mut kept);
-    }
-    String::from_utf8_lossy(&kept).into_owned()
+/// One of the harness's streams: the first connection on `listener` (the shim's, made before
+/// the harness starts), read to its end or until `stop` turns true, its tail kept.
+async fn read_stream(listener: UnixListener, cap: usize, mut stop: watch::Receiver<bool>) -> Tail {
+    let stopped = async move {
+        let _ = stop.wait_for(|stop| *stop).await;
+    };
+    tokio::pin!(stopped);
+    let connection = tokio::select! {
+        accepted = listener.accept() => accepted.ok().map(|(stream, _)| stream),
+        () = &mut stopped => None,
+    };
+    read_tail(connection, cap, stopped).await
 }
 
 /// Reads the shim's one-line report.
@@ -307,14 +342,17 @@ fn parse_report(line: &str, command: &[String]) -> Result<HarnessExit, SandboxEr
         "exit" => Ok(HarnessExit {
             code: rest.parse().ok(),
             timed_out: false,
+            signal: None,
         }),
         "signal" => Ok(HarnessExit {
             code: None,
             timed_out: false,
+            signal: rest.parse().ok(),
         }),
         "timeout" => Ok(HarnessExit {
             code: None,
             timed_out: true,
+            signal: None,
         }),
         "error" if rest.contains("No such file") => Err(SandboxError::CommandNotFound {
             program: command.first().cloned().unwrap_or_default(),

@@ -1,0 +1,394 @@
+//! How a replayed request is matched against its recording (the rules are documented for
+//! users in `docs/cassettes.md`): both bodies are first *normalised* — the fields the
+//! configuration ignores are removed and every string goes through the redactions
+//! (volatile text such as timestamps, dates and uuids by default, plus `[llm.replay]
+//! redactions`) — and then compared: a recorded map names the keys that must match, a
+//! recorded list matches the same number of trailing items, numbers compare numerically,
+//! strings exactly. The per-trial values clawtest itself creates were already replaced by
+//! their placeholders (`placeholders.rs`) on both sides, so they match whatever their value.
+//!
+//! A difference is described by the first place it occurs, with the text around it on both
+//! sides, so that a long system prompt differing in one word shows that word.
+
+use regex::Regex;
+use serde_json::Value;
+
+use crate::config::ReplayConfig;
+
+/// The redactions every replay applies unless `[llm.replay] defaults = false`, in order:
+/// timestamps (with an optional weekday after them, as harnesses write "Current Time:
+/// 2026-12-01 15:21 (Tuesday)"), ISO dates, written-out dates ("Tuesday, December 1,
+/// 2026"), times of day ("15:21:07", "3:21 PM"), and uuids.
+const DEFAULT_REDACTIONS: &[(&str, &str)] = &[
+    (
+        r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?( ?\((Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\))?",
+        "<datetime>",
+    ),
+    (
+        r"\d{4}-\d{2}-\d{2}( ?\((Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\))?",
+        "<date>",
+    ),
+    (
+        r"((Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, )?(January|February|March|April|May|June|July|August|September|October|November|December) \d{1,2}(st|nd|rd|th)?,? \d{4}",
+        "<date>",
+    ),
+    (r"\b\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?( ?[AP]M)?\b", "<time>"),
+    (
+        r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+        "<uuid>",
+    ),
+];
+
+/// The fields every replay ignores unless `[llm.replay] defaults = false`: the per-user and
+/// per-session identifiers of both providers, which never change what the model answers.
+const DEFAULT_IGNORED: &[&str] = &[
+    "user",
+    "metadata.user_id",
+    "prompt_cache_key",
+    "safety_identifier",
+];
+
+/// How much text a divergence shows on each side of the first differing character.
+const CONTEXT: usize = 60;
+
+/// The normalisation and comparison of one run's replays.
+#[derive(Debug)]
+pub(crate) struct Matcher {
+    redactions: Vec<(Regex, String)>,
+    ignored: Vec<Vec<String>>,
+}
+
+impl Default for Matcher {
+    fn default() -> Matcher {
+        Matcher::new(&ReplayConfig::default()).expect("the built-in redactions are valid")
+    }
+}
+
+impl Matcher {
+    /// The matcher `[llm.replay]` describes; an error names the redaction whose pattern is
+    /// not a regular expression.
+    pub(crate) fn new(config: &ReplayConfig) -> Result<Matcher, String> {
+        let mut redactions = Vec::new();
+        let mut ignored: Vec<Vec<String>> = Vec::new();
+        if config.defaults {
+            for (pattern, replacement) in DEFAULT_REDACTIONS {
+                redactions.push((
+                    Regex::new(pattern).map_err(|e| e.to_string())?,
+                    replacement.to_string(),
+                ));
+            }
+            ignored.extend(DEFAULT_IGNORED.iter().map(|field| field_path(field)));
+        }
+        for (index, redaction) in config.redactions.iter().enumerate() {
+            let regex = Regex::new(&redaction.pattern)
+                .map_err(|error| format!("llm.replay.redactions[{index}].pattern: {error}"))?;
+            redactions.push((regex, redaction.replacement.clone()));
+        }
+        ignored.extend(config.ignore_fields.iter().map(|field| field_path(field)));
+        Ok(Matcher {
+            redactions,
+            ignored,
+        })
+    }
+
+    /// `body` as it is compared: ignored fields removed, every string redacted.
+    pub(crate) fn normalise(&self, body: &Value) -> Value {
+        let mut body = self.redact(body);
+        for path in &self.ignored {
+            remove(&mut body, path);
+        }
+        body
+    }
+
+    fn redact(&self, value: &Value) -> Value {
+        match value {
+            Value::String(text) => Value::String(self.redact_text(text)),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|item| self.redact(item)).collect())
+            }
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(key, value)| (key.clone(), self.redact(value)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
+    fn redact_text(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for (regex, replacement) in &self.redactions {
+            if regex.is_match(&text) {
+                text = regex.replace_all(&text, replacement.as_str()).into_owned();
+            }
+        }
+        text
+    }
+
+    /// Where `actual` first differs from `recorded` once both are normalised, in words, or
+    /// `None` when it matches.
+    pub(crate) fn difference(&self, recorded: &Value, actual: &Value) -> Option<String> {
+        differ(&self.normalise(recorded), &self.normalise(actual), "body")
+    }
+}
+
+/// `messages.*.id` as its segments.
+fn field_path(field: &str) -> Vec<String> {
+    field.split('.').map(str::to_string).collect()
+}
+
+/// Removes the field at `path` (`*` is any key or item) wherever it is.
+fn remove(value: &mut Value, path: &[String]) {
+    let Some((first, rest)) = path.split_first() else {
+        return;
+    };
+    match value {
+        Value::Object(map) if rest.is_empty() => {
+            if first == "*" {
+                map.clear();
+            } else {
+                map.remove(first);
+            }
+        }
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                if first == "*" || key == first {
+                    remove(child, rest);
+                }
+            }
+        }
+        Value::Array(items) => {
+            let index = first.parse::<usize>().ok();
+            if rest.is_empty() {
+                match index {
+                    Some(index) if index < items.len() => {
+                        items.remove(index);
+                    }
+                    _ if first == "*" => items.clear(),
+                    _ => {}
+                }
+                return;
+            }
+            for (at, child) in items.iter_mut().enumerate() {
+                if first == "*" || index == Some(at) {
+                    remove(child, rest);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn differ(recorded: &Value, actual: &Value, at: &str) -> Option<String> {
+    match (recorded, actual) {
+        (Value::Object(expected), Value::Object(found)) => {
+            expected
+                .iter()
+                .find_map(|(key, value)| match found.get(key) {
+                    None => Some(format!("{at}.{key} is missing (recorded {})", brief(value))),
+                    Some(other) => differ(value, other, &format!("{at}.{key}")),
+                })
+        }
+        (Value::Array(expected), Value::Array(found)) => {
+            if found.len() < expected.len() {
+                return Some(format!(
+                    "{at} has {} items, the recording expects at least {}",
+                    found.len(),
+                    expected.len()
+                ));
+            }
+            let offset = found.len() - expected.len();
+            expected.iter().enumerate().find_map(|(index, value)| {
+                let from_end = expected.len() - index;
+                differ(value, &found[offset + index], &format!("{at}[-{from_end}]"))
+            })
+        }
+        (Value::Number(expected), Value::Number(found)) if expected.as_f64() == found.as_f64() => {
+            None
+        }
+        (expected, found) if expected == found => None,
+        (Value::String(expected), Value::String(found)) => {
+            Some(text_difference(at, expected, found))
+        }
+        (expected, found) => Some(format!(
+            "{at}: recorded {}, got {}",
+            brief(expected),
+            brief(found)
+        )),
+    }
+}
+
+/// Two texts that differ, shown from a little before their first differing character to a
+/// little after it, on both sides.
+fn text_difference(at: &str, recorded: &str, actual: &str) -> String {
+    let recorded: Vec<char> = recorded.chars().collect();
+    let actual: Vec<char> = actual.chars().collect();
+    let first = recorded
+        .iter()
+        .zip(&actual)
+        .position(|(a, b)| a != b)
+        .unwrap_or(recorded.len().min(actual.len()));
+    let line = 1 + recorded[..first].iter().filter(|c| **c == '\n').count();
+    let start = first.saturating_sub(CONTEXT);
+    let excerpt = |text: &[char]| {
+        let end = (first + CONTEXT).min(text.len());
+        let before: String = text[start..first].iter().collect();
+        let after: String = text[first..end].iter().collect();
+        format!(
+            "\"{}{}⟦{}{}\"",
+            if start > 0 { "…" } else { "" },
+            quoted(&before),
+            quoted(&after),
+            if end < text.len() { "…" } else { "" },
+        )
+    };
+    format!(
+        "{at} differs at character {first} (line {line}): recorded {}, got {} (⟦ marks the first difference)",
+        excerpt(&recorded),
+        excerpt(&actual)
+    )
+}
+
+/// Text as a JSON string without its quotes: newlines and quotes visible, one line.
+fn quoted(text: &str) -> String {
+    let json = Value::String(text.into()).to_string();
+    json[1..json.len() - 1].to_string()
+}
+
+/// A value shortened for a one-line message.
+fn brief(value: &Value) -> String {
+    const LIMIT: usize = 200;
+    let text = value.to_string();
+    if text.chars().count() <= LIMIT {
+        text
+    } else {
+        let head: String = text.chars().take(LIMIT).collect();
+        format!("{head}…")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Redaction;
+    use serde_json::json;
+
+    fn difference(recorded: &Value, actual: &Value) -> Option<String> {
+        Matcher::default().difference(recorded, actual)
+    }
+
+    #[test]
+    fn a_map_matches_on_the_keys_the_recording_names() {
+        let recorded = json!({"model": "m"});
+        assert_eq!(
+            difference(&recorded, &json!({"model": "m", "temperature": 0})),
+            None
+        );
+        assert_eq!(
+            difference(&recorded, &json!({"model": "other"})),
+            Some("body.model differs at character 0 (line 1): recorded \"⟦m\", got \"⟦other\" (⟦ marks the first difference)".into())
+        );
+        assert_eq!(
+            difference(&recorded, &json!({})),
+            Some("body.model is missing (recorded \"m\")".into())
+        );
+    }
+
+    #[test]
+    fn a_list_matches_the_trailing_items() {
+        let recorded = json!({"messages": [{"role": "user", "content": "hi"}]});
+        let actual = json!({"messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}]});
+        assert_eq!(difference(&recorded, &actual), None);
+        let diverged = json!({"messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "bye"}]});
+        assert!(
+            difference(&recorded, &diverged)
+                .unwrap()
+                .starts_with("body.messages[-1].content differs at character 0")
+        );
+    }
+
+    #[test]
+    fn numbers_compare_numerically() {
+        assert_eq!(
+            difference(&json!({"temperature": 0}), &json!({"temperature": 0.0})),
+            None
+        );
+    }
+
+    #[test]
+    fn a_long_text_shows_where_it_differs_with_context_on_both_sides() {
+        // Both texts share far more than the 120 characters a message once showed.
+        let shared = "You are a helpful agent. ".repeat(20);
+        let recorded = json!({"system": format!("{shared}Be brief and exact in every answer.")});
+        let actual = json!({"system": format!("{shared}Be thorough and exact in every answer.")});
+        let message = difference(&recorded, &actual).unwrap();
+        assert!(
+            message.contains("differs at character 503 (line 1)")
+                && message.contains("agent. Be ⟦brief and exact in every answer.")
+                && message.contains("agent. Be ⟦thorough and exact in every answer."),
+            "{message}"
+        );
+        assert!(message.contains("recorded \"…"), "{message}");
+    }
+
+    #[test]
+    fn timestamps_dates_and_uuids_are_normalised_by_default() {
+        let recorded = json!({"system": "Current Time: 2026-12-01 15:21 (Tuesday) (UTC); run 6f1c2b1e-8a43-4c1e-9d55-0123456789ab on 2026-12-01"});
+        let actual = json!({"system": "Current Time: 2027-03-04 08:02 (Thursday) (UTC); run 00000000-1111-4222-8333-444444444444 on 2027-03-04"});
+        assert_eq!(difference(&recorded, &actual), None);
+        let spelled =
+            json!({"c": "Today is Tuesday, December 1, 2026; it is 03:45 PM (15:45:09)."});
+        let later = json!({"c": "Today is Friday, March 4, 2027; it is 11:02 AM (11:02:00)."});
+        assert_eq!(difference(&spelled, &later), None);
+        // An address with a port is not a time.
+        assert_eq!(
+            Matcher::default().normalise(&json!("at 127.0.0.1:41234")),
+            json!("at 127.0.0.1:41234")
+        );
+        let iso = json!({"c": "at 2026-12-01T15:21:07.123Z"});
+        assert_eq!(
+            difference(&iso, &json!({"c": "at 2031-01-01T00:00:00+02:00"})),
+            None
+        );
+        // Without the defaults, the time is compared as written.
+        let strict = Matcher::new(&ReplayConfig {
+            defaults: false,
+            ..ReplayConfig::default()
+        })
+        .unwrap();
+        assert!(strict.difference(&recorded, &actual).is_some());
+    }
+
+    #[test]
+    fn configured_redactions_and_ignored_fields_take_part() {
+        let matcher = Matcher::new(&ReplayConfig {
+            defaults: true,
+            redactions: vec![Redaction {
+                pattern: r"session-[0-9]+".into(),
+                replacement: "session-<n>".into(),
+            }],
+            ignore_fields: vec!["metadata.trace".into(), "messages.*.id".into()],
+        })
+        .unwrap();
+        let recorded = json!({"user": "u1", "metadata": {"trace": 1}, "messages": [{"id": "a", "content": "in session-17"}]});
+        let actual = json!({"user": "u2", "metadata": {"trace": 2}, "messages": [{"id": "b", "content": "in session-99"}]});
+        assert_eq!(matcher.difference(&recorded, &actual), None);
+        assert!(Matcher::default().difference(&recorded, &actual).is_some());
+    }
+
+    #[test]
+    fn a_redaction_that_is_not_a_regular_expression_is_named() {
+        let error = Matcher::new(&ReplayConfig {
+            redactions: vec![Redaction {
+                pattern: "(".into(),
+                replacement: String::new(),
+            }],
+            ..ReplayConfig::default()
+        })
+        .unwrap_err();
+        assert!(
+            error.starts_with("llm.replay.redactions[0].pattern"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,193 @@
+//! The per-trial values clawtest itself creates (the services' and the gateway's URLs, the
+//! trial's folder with the workspace, home and temp folders in it), written to cassettes as
+//! placeholders (`{{services_url}}`, `{{trial_folder}}`, …) and put back when replayed.
+//!
+//! Recording replaces each value by its placeholder in the request and in the answer;
+//! replay replaces the new trial's values by the same placeholders in the request before
+//! comparing (so the recording matches whatever port or folder this trial got) and the
+//! placeholders by the new values in the answer (so a model that names a file in the
+//! workspace names the new one). The trial's folder is made by the sandbox, so its name is
+//! not known in advance: it is recognised by its shape (a folder named with clawtest's trial
+//! prefix in the temp folder) the first time a request holds it.
+//!
+//! The task id and the trial number are the same in the recording and in the replay, so they
+//! are compared as they are (a placeholder for a short id such as `t` would rewrite words).
+
+use regex::Regex;
+use serde_json::Value;
+
+/// The placeholder of the trial's folder.
+const TRIAL_FOLDER: &str = "trial_folder";
+
+/// The values of one trial and their placeholders.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TrialValues {
+    /// (placeholder, value), longest value first so that a URL is replaced before its
+    /// address.
+    exact: Vec<(String, String)>,
+    /// How the trial's folder looks, when it is made by the sandbox.
+    folder: Option<Regex>,
+}
+
+impl TrialValues {
+    /// Adds `value` (an exact text) as `{{name}}`; empty values are left out.
+    pub(crate) fn with(mut self, name: &str, value: &str) -> TrialValues {
+        if !value.is_empty() {
+            self.exact.push((placeholder(name), value.to_string()));
+            self.exact
+                .sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
+        }
+        self
+    }
+
+    /// Adds a URL as `{{name}}` and its `host:port` as `{{name_address}}` (harnesses write
+    /// either).
+    pub(crate) fn with_url(self, name: &str, url: &str) -> TrialValues {
+        let address = url
+            .split_once("://")
+            .map_or(url, |(_, rest)| rest)
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let address_name = format!("{}_address", name.trim_end_matches("_url"));
+        self.with(name, url).with(&address_name, &address)
+    }
+
+    /// The trial's folder is a child of `parent` whose name starts with `prefix` followed by
+    /// letters and digits (as the sandbox names it); it becomes `{{trial_folder}}`.
+    pub(crate) fn with_folder(mut self, parent: &std::path::Path, prefix: &str) -> TrialValues {
+        let parent = parent.to_string_lossy();
+        let pattern = format!(
+            "{}/{}[A-Za-z0-9]+",
+            regex::escape(parent.trim_end_matches('/')),
+            regex::escape(prefix)
+        );
+        self.folder = Regex::new(&pattern).ok();
+        self
+    }
+
+    /// `text` with this trial's values replaced by their placeholders; the trial's folder,
+    /// the first time it is seen, is remembered in `learned`.
+    pub(crate) fn hide_text(&self, text: &str, learned: &mut Option<String>) -> String {
+        let mut text = text.to_string();
+        if let Some(folder) = &self.folder {
+            if learned.is_none()
+                && let Some(found) = folder.find(&text)
+            {
+                *learned = Some(found.as_str().to_string());
+            }
+            if let Some(value) = learned.as_deref()
+                && text.contains(value)
+            {
+                text = text.replace(value, &placeholder(TRIAL_FOLDER));
+            }
+        }
+        for (name, value) in &self.exact {
+            if text.contains(value.as_str()) {
+                text = text.replace(value.as_str(), name);
+            }
+        }
+        text
+    }
+
+    /// `text` with the placeholders replaced by this trial's values.
+    pub(crate) fn restore_text(&self, text: &str, learned: &Option<String>) -> String {
+        if !text.contains("{{") {
+            return text.to_string();
+        }
+        let mut text = text.to_string();
+        for (name, value) in &self.exact {
+            text = text.replace(name.as_str(), value);
+        }
+        if let Some(value) = learned {
+            text = text.replace(&placeholder(TRIAL_FOLDER), value);
+        }
+        text
+    }
+
+    /// [`TrialValues::hide_text`] on every string of a JSON value.
+    pub(crate) fn hide(&self, value: &Value, learned: &mut Option<String>) -> Value {
+        map_strings(value, &mut |text| self.hide_text(text, learned))
+    }
+
+    /// [`TrialValues::restore_text`] on every string of a JSON value.
+    pub(crate) fn restore(&self, value: &Value, learned: &Option<String>) -> Value {
+        map_strings(value, &mut |text| self.restore_text(text, learned))
+    }
+}
+
+fn placeholder(name: &str) -> String {
+    format!("{{{{{name}}}}}")
+}
+
+fn map_strings(value: &Value, change: &mut dyn FnMut(&str) -> String) -> Value {
+    match value {
+        Value::String(text) => Value::String(change(text)),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|item| map_strings(item, change)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(key, value)| (key.clone(), map_strings(value, change)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn values() -> TrialValues {
+        TrialValues::default()
+            .with_url("services_url", "http://127.0.0.1:41234")
+            .with_url("gateway_url", "http://127.0.0.1:41235/abc")
+            .with_folder(std::path::Path::new("/tmp"), "clawtest-trial-")
+    }
+
+    #[test]
+    fn values_become_placeholders_and_come_back() {
+        let mut learned = None;
+        let request = json!({"messages": [{"role": "system", "content": "Tools at http://127.0.0.1:41234/mcp (127.0.0.1:41234); you work in /tmp/clawtest-trial-Ab3xY9/workspace."}]});
+        let hidden = values().hide(&request, &mut learned);
+        assert_eq!(
+            hidden["messages"][0]["content"],
+            "Tools at {{services_url}}/mcp ({{services_address}}); you work in {{trial_folder}}/workspace."
+        );
+        assert_eq!(learned.as_deref(), Some("/tmp/clawtest-trial-Ab3xY9"));
+        // Another trial: other port, other folder; the same placeholders.
+        let other = TrialValues::default()
+            .with_url("services_url", "http://127.0.0.1:50000")
+            .with_folder(std::path::Path::new("/tmp"), "clawtest-trial-");
+        let mut learned_again = None;
+        let again = other.hide(
+            &json!("Tools at http://127.0.0.1:50000/mcp (127.0.0.1:50000); you work in /tmp/clawtest-trial-QQ11zz/workspace."),
+            &mut learned_again,
+        );
+        assert_eq!(again, hidden["messages"][0]["content"]);
+        assert_eq!(
+            other.restore(
+                &json!({"path": "{{trial_folder}}/workspace/notes.txt"}),
+                &learned_again
+            ),
+            json!({"path": "/tmp/clawtest-trial-QQ11zz/workspace/notes.txt"})
+        );
+    }
+
+    #[test]
+    fn texts_without_values_are_left_alone() {
+        let mut learned = None;
+        assert_eq!(
+            values().hide_text("Review every task", &mut learned),
+            "Review every task"
+        );
+        assert_eq!(
+            values().restore_text("{{unknown}} stays", &None),
+            "{{unknown}} stays"
+        );
+        assert_eq!(learned, None);
+    }
+}

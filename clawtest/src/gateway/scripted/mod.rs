@@ -1,0 +1,546 @@
+//! A scripted model server for tests and examples: speaks OpenAI chat completions
+//! (`/v1/chat/completions`), OpenAI responses (`/v1/responses`) and Anthropic messages
+//! (`/v1/messages`), whole or streamed (`"stream": true`), and answers from a [`Script`]
+//! instead of a model, so a harness can be driven end to end without one.
+//!
+//! **The turn rule.** The answer to a request is the script's turn number *n* (from 0),
+//! where *n* is the number of model turns already in the request's conversation: assistant
+//! messages (chat completions, messages), or runs of consecutive model items (`function_call`,
+//! `reasoning`, assistant messages) in a responses `input`. The server keeps no conversation
+//! state, so concurrent trials each get the whole script, and the same request always gets
+//! the same answer (recordings of it are reproducible byte for byte). A conversation past
+//! the script's end, or a responses request that relies on server state
+//! (`previous_response_id`), is answered 400 with the reason.
+//!
+//! **Several scripts.** A server may hold several scripts (a folder of them, one per task):
+//! each request is answered from the first script, in file-name order, whose
+//! `prompt_contains` text occurs in one of the conversation's user or system messages (or
+//! `instructions`), else from the one script without `prompt_contains`; a request no script
+//! claims is answered 400 naming the scripts.
+
+mod answer;
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::http::{Handler, HttpRequest, HttpResponse, Reply, ResponseBody};
+use answer::Answer;
+
+/// What the model says, turn by turn.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    /// With several scripts: this one answers conversations whose user or system messages
+    /// contain this text (e.g. a phrase of the task's prompt).
+    #[serde(default)]
+    pub prompt_contains: Option<String>,
+    /// The answers, in order: turn *n* answers a conversation with *n* model turns.
+    pub turns: Vec<ScriptTurn>,
+}
+
+/// One answer: tool calls, or a final text.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum ScriptTurn {
+    /// The model asks for these tool calls (`tool_calls:` in the script).
+    ToolCalls(Vec<ScriptedCall>),
+    /// The model's final answer (`text:` in the script).
+    Text(String),
+}
+
+/// One tool call of a turn.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedCall {
+    /// The tool's name, as the harness offered it.
+    pub name: String,
+    /// The call's arguments, a JSON object (default `{}`).
+    #[serde(default = "empty_object")]
+    pub arguments: Value,
+}
+
+fn empty_object() -> Value {
+    json!({})
+}
+
+impl Script {
+    /// Reads a script from YAML (or JSON) text.
+    pub fn parse(text: &str) -> Result<Script, String> {
+        serde_saphyr::from_str(text).map_err(|error| error.to_string())
+    }
+}
+
+/// Which wire format a request speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    ChatCompletions,
+    Responses,
+    Messages,
+}
+
+/// The server: a [`Handler`] to serve with [`crate::http::serve`].
+#[derive(Debug)]
+pub struct ScriptedModel {
+    /// (name, script), in name order.
+    scripts: Vec<(String, Script)>,
+    /// Statuses to answer with before answering normally (to exercise retries).
+    failures: Mutex<Vec<u16>>,
+}
+
+impl ScriptedModel {
+    /// A server that answers from `script`, with no failures first.
+    pub fn new(script: Script) -> ScriptedModel {
+        ScriptedModel::with_scripts(vec![("script".into(), script)])
+    }
+
+    /// A server with several scripts, each chosen by its `prompt_contains`.
+    pub fn with_scripts(mut scripts: Vec<(String, Script)>) -> ScriptedModel {
+        scripts.sort_by(|a, b| a.0.cmp(&b.0));
+        ScriptedModel {
+            scripts,
+            failures: Mutex::default(),
+        }
+    }
+
+    /// A server for a script file, or for every `*.yaml`/`*.yml` script of a folder; an
+    /// error names the file that cannot be read.
+    pub fn load(path: &Path) -> Result<ScriptedModel, String> {
+        let read = |path: &Path| {
+            std::fs::read_to_string(path)
+                .map_err(|error| error.to_string())
+                .and_then(|text| Script::parse(&text))
+                .map_err(|message| format!("{}: {message}", path.display()))
+        };
+        if !path.is_dir() {
+            return Ok(ScriptedModel::new(read(path)?));
+        }
+        let entries =
+            std::fs::read_dir(path).map_err(|error| format!("{}: {error}", path.display()))?;
+        let mut scripts = Vec::new();
+        for entry in entries {
+            let file = entry
+                .map_err(|error| format!("{}: {error}", path.display()))?
+                .path();
+            if matches!(
+                file.extension().and_then(|e| e.to_str()),
+                Some("yaml" | "yml")
+            ) {
+                let name = file
+                    .file_stem()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned();
+                scripts.push((name, read(&file)?));
+            }
+        }
+        if scripts.is_empty() {
+            return Err(format!(
+                "{}: no *.yaml script in the folder",
+                path.display()
+            ));
+        }
+        if scripts
+            .iter()
+            .filter(|(_, script)| script.prompt_contains.is_none())
+            .count()
+            > 1
+        {
+            return Err(format!(
+                "{}: more than one script has no `prompt_contains`, so a request could not tell them apart",
+                path.display()
+            ));
+        }
+        Ok(ScriptedModel::with_scripts(scripts))
+    }
+
+    /// How many scripts the server holds.
+    pub fn scripts(&self) -> usize {
+        self.scripts.len()
+    }
+
+    /// Answers the next requests with these statuses, in order, before answering normally.
+    pub fn failing_first(self, statuses: &[u16]) -> ScriptedModel {
+        *self
+            .failures
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = statuses.to_vec();
+        self
+    }
+
+    fn next_failure(&self) -> Option<u16> {
+        let mut failures = self
+            .failures
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (!failures.is_empty()).then(|| failures.remove(0))
+    }
+
+    /// The script that answers `request`.
+    fn script_for(&self, request: &Value) -> Result<&Script, String> {
+        if let [(_, only)] = self.scripts.as_slice() {
+            return Ok(only);
+        }
+        let mut texts = Vec::new();
+        for field in ["messages", "input", "system", "instructions"] {
+            prompt_texts(&request[field], &mut texts);
+        }
+        let claimed = self.scripts.iter().find(|(_, script)| {
+            script
+                .prompt_contains
+                .as_deref()
+                .is_some_and(|wanted| texts.iter().any(|text| text.contains(wanted)))
+        });
+        claimed
+            .or_else(|| {
+                self.scripts
+                    .iter()
+                    .find(|(_, script)| script.prompt_contains.is_none())
+            })
+            .map(|(_, script)| script)
+            .ok_or_else(|| {
+                format!(
+                    "no script claims this conversation: {}",
+                    self.scripts
+                        .iter()
+                        .map(|(name, script)| format!(
+                            "{name} wants {:?}",
+                            script.prompt_contains.as_deref().unwrap_or_default()
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+    }
+
+    /// The answer to one request.
+    pub fn answer(&self, path: &str, body: &[u8]) -> HttpResponse {
+        if let Some(status) = self.next_failure() {
+            return HttpResponse::json(
+                status,
+                &json!({"error": {"type": "scripted_failure", "message": "scripted failure"}}),
+            );
+        }
+        let Ok(request) = serde_json::from_slice::<Value>(body) else {
+            return error(400, "the request body is not JSON");
+        };
+        let format = match path {
+            "/v1/messages" => Format::Messages,
+            "/v1/chat/completions" => Format::ChatCompletions,
+            "/v1/responses" => Format::Responses,
+            other => return error(404, &format!("the scripted model does not serve {other}")),
+        };
+        if format == Format::Responses && !request["previous_response_id"].is_null() {
+            return error(
+                400,
+                "the scripted model keeps no state: send the whole conversation as `input` instead of previous_response_id",
+            );
+        }
+        let script = match self.script_for(&request) {
+            Ok(script) => script,
+            Err(message) => return error(400, &message),
+        };
+        let turn_index = match format {
+            Format::Responses => model_turns(&request["input"]),
+            Format::ChatCompletions | Format::Messages => request["messages"]
+                .as_array()
+                .map(|messages| {
+                    messages
+                        .iter()
+                        .filter(|message| message["role"] == "assistant")
+                        .count()
+                })
+                .unwrap_or_default(),
+        };
+        let Some(turn) = script.turns.get(turn_index) else {
+            return error(
+                400,
+                &format!(
+                    "the script has {} turn(s); the conversation asks for turn {}",
+                    script.turns.len(),
+                    turn_index + 1
+                ),
+            );
+        };
+        let model = request["model"].as_str().unwrap_or("scripted").to_string();
+        // Deterministic stand-ins for token counts: about four characters a token.
+        let input_tokens = (body.len() / 4) as u64;
+        let output_tokens = (serde_json::to_string(&turn_text(turn))
+            .unwrap_or_default()
+            .len()
+            / 4) as u64
+            + 1;
+        let answer = Answer {
+            turn_index,
+            turn,
+            model: &model,
+            input_tokens,
+            output_tokens,
+        };
+        let streamed = request["stream"] == true;
+        match (format, streamed) {
+            (Format::ChatCompletions, false) => HttpResponse::json(200, &answer.openai()),
+            (Format::Messages, false) => HttpResponse::json(200, &answer.anthropic()),
+            (Format::Responses, false) => HttpResponse::json(200, &answer.responses()),
+            (Format::ChatCompletions, true) => events(answer.openai_events()),
+            (Format::Messages, true) => events(answer.anthropic_events()),
+            (Format::Responses, true) => events(answer.responses_events()),
+        }
+    }
+}
+
+/// The texts of the user and system messages (and plain strings) of a conversation field.
+fn prompt_texts(value: &Value, texts: &mut Vec<String>) {
+    match value {
+        Value::String(text) => texts.push(text.clone()),
+        Value::Array(items) => {
+            for item in items {
+                if item["role"] != "assistant" {
+                    prompt_texts(&item["content"], texts);
+                    prompt_texts(&item["text"], texts);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The model turns already in a responses `input`: runs of consecutive items the model
+/// produced.
+fn model_turns(input: &Value) -> usize {
+    let Some(items) = input.as_array() else {
+        return 0;
+    };
+    let by_model = |item: &Value| {
+        item["role"] == "assistant"
+            || matches!(item["type"].as_str(), Some("function_call" | "reasoning"))
+    };
+    let mut turns = 0;
+    let mut previous = false;
+    for item in items {
+        let current = by_model(item);
+        if current && !previous {
+            turns += 1;
+        }
+        previous = current;
+    }
+    turns
+}
+
+fn turn_text(turn: &ScriptTurn) -> Value {
+    match turn {
+        ScriptTurn::Text(text) => json!(text),
+        ScriptTurn::ToolCalls(calls) => json!(
+            calls
+                .iter()
+                .map(|call| json!([call.name, call.arguments]))
+                .collect::<Vec<_>>()
+        ),
+    }
+}
+
+fn error(status: u16, message: &str) -> HttpResponse {
+    HttpResponse::json(
+        status,
+        &json!({"error": {"type": "invalid_request_error", "message": message}}),
+    )
+}
+
+fn events(events: Vec<String>) -> HttpResponse {
+    let (sender, receiver) = tokio::sync::mpsc::channel(events.len().max(1));
+    for event in events {
+        // The channel holds every event: this never waits or fails.
+        let _ = sender.try_send(event.into());
+    }
+    HttpResponse {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        body: ResponseBody::Chunks(receiver),
+    }
+}
+
+impl Handler for ScriptedModel {
+    fn handle(&self, request: HttpRequest) -> Reply<'_> {
+        Box::pin(async move { self.answer(&request.path, &request.body) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model() -> ScriptedModel {
+        ScriptedModel::new(
+            Script::parse(
+                "turns:\n  - tool_calls:\n      - name: list_tasks\n        arguments: {status: open}\n  - text: All done now\n",
+            )
+            .unwrap(),
+        )
+    }
+
+    fn whole(response: HttpResponse) -> Value {
+        match response.body {
+            ResponseBody::Whole(bytes) => serde_json::from_slice(&bytes).unwrap(),
+            ResponseBody::Chunks(_) => panic!("expected a whole body"),
+        }
+    }
+
+    fn streamed(response: HttpResponse) -> Vec<String> {
+        match response.body {
+            ResponseBody::Chunks(mut receiver) => {
+                let mut events = Vec::new();
+                while let Ok(bytes) = receiver.try_recv() {
+                    events.push(String::from_utf8(bytes.to_vec()).unwrap());
+                }
+                events
+            }
+            ResponseBody::Whole(_) => panic!("expected a stream"),
+        }
+    }
+
+    #[test]
+    fn the_turn_follows_the_assistant_messages_of_the_conversation() {
+        let first = whole(model().answer(
+            "/v1/chat/completions",
+            br#"{"model":"m","messages":[{"role":"user","content":"go"}]}"#,
+        ));
+        let call = &first["choices"][0]["message"]["tool_calls"][0];
+        assert_eq!(call["function"]["name"], "list_tasks");
+        assert_eq!(call["function"]["arguments"], r#"{"status":"open"}"#);
+        let second = whole(model().answer(
+            "/v1/chat/completions",
+            br#"{"model":"m","messages":[{"role":"user","content":"go"},{"role":"assistant","content":null},{"role":"tool","content":"[]"}]}"#,
+        ));
+        assert_eq!(second["choices"][0]["message"]["content"], "All done now");
+        assert_eq!(second["choices"][0]["finish_reason"], "stop");
+    }
+
+    #[test]
+    fn anthropic_messages_get_tool_use_blocks() {
+        let answer = whole(model().answer(
+            "/v1/messages",
+            br#"{"model":"claude","max_tokens":10,"messages":[{"role":"user","content":"go"}]}"#,
+        ));
+        assert_eq!(answer["content"][0]["type"], "tool_use");
+        assert_eq!(answer["content"][0]["input"]["status"], "open");
+        assert_eq!(answer["stop_reason"], "tool_use");
+    }
+
+    #[test]
+    fn streams_carry_the_text_and_the_usage() {
+        let events = streamed(model().answer(
+            "/v1/messages",
+            br#"{"model":"claude","stream":true,"messages":[{"role":"user","content":"go"},{"role":"assistant","content":"x"}]}"#,
+        ));
+        assert!(events[0].starts_with("event: message_start\n"));
+        assert!(events.last().unwrap().starts_with("event: message_stop\n"));
+        let text: String = events
+            .iter()
+            .filter_map(|event| event.split("data: ").nth(1))
+            .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+            .filter_map(|value| value["delta"]["text"].as_str().map(str::to_string))
+            .collect();
+        assert_eq!(text, "All done now");
+        assert!(crate::gateway::usage::of_events(&events).output > 0);
+        let openai = streamed(model().answer(
+            "/v1/chat/completions",
+            br#"{"model":"m","stream":true,"messages":[]}"#,
+        ));
+        assert_eq!(openai.last().unwrap(), "data: [DONE]\n\n");
+    }
+
+    #[test]
+    fn scripted_failures_come_first() {
+        let model = model().failing_first(&[429]);
+        assert_eq!(model.answer("/v1/chat/completions", b"{}").status, 429);
+        assert_eq!(model.answer("/v1/chat/completions", b"{}").status, 200);
+    }
+
+    #[test]
+    fn a_conversation_longer_than_the_script_is_refused() {
+        let response = model().answer(
+            "/v1/chat/completions",
+            br#"{"messages":[{"role":"assistant"},{"role":"assistant"}]}"#,
+        );
+        assert_eq!(response.status, 400);
+    }
+
+    #[test]
+    fn responses_get_function_calls_then_text_by_the_turns_in_the_input() {
+        let first = whole(model().answer(
+            "/v1/responses",
+            br#"{"model":"m","input":[{"role":"user","content":"go"}]}"#,
+        ));
+        assert_eq!(first["output"][0]["type"], "function_call");
+        assert_eq!(first["output"][0]["name"], "list_tasks");
+        assert_eq!(first["output"][0]["arguments"], r#"{"status":"open"}"#);
+        let second = whole(model().answer(
+            "/v1/responses",
+            br#"{"model":"m","input":[{"role":"user","content":"go"},{"type":"function_call","call_id":"c","name":"list_tasks","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"[]"}]}"#,
+        ));
+        assert_eq!(second["output"][0]["content"][0]["text"], "All done now");
+        assert!(crate::gateway::usage::of_body(&second).input > 0);
+        let events = streamed(model().answer(
+            "/v1/responses",
+            br#"{"model":"m","stream":true,"input":"go"}"#,
+        ));
+        assert!(
+            events[0].starts_with("event: response.created\n"),
+            "{events:?}"
+        );
+        assert!(
+            events
+                .last()
+                .unwrap()
+                .starts_with("event: response.completed\n")
+        );
+        assert!(crate::gateway::usage::of_events(&events).output > 0);
+        let stateful = model().answer(
+            "/v1/responses",
+            br#"{"model":"m","previous_response_id":"resp_1","input":"go"}"#,
+        );
+        assert_eq!(stateful.status, 400);
+    }
+
+    #[test]
+    fn a_folder_of_scripts_answers_each_conversation_from_the_script_that_claims_it() {
+        let folder = tempfile::tempdir().unwrap();
+        std::fs::write(
+            folder.path().join("todo.yaml"),
+            "prompt_contains: Review every task\nturns:\n  - text: todo answer\n",
+        )
+        .unwrap();
+        std::fs::write(
+            folder.path().join("mail.yaml"),
+            "prompt_contains: Reply to Ana\nturns:\n  - text: mail answer\n",
+        )
+        .unwrap();
+        std::fs::write(folder.path().join("notes.txt"), "not a script").unwrap();
+        let model = ScriptedModel::load(folder.path()).unwrap();
+        assert_eq!(model.scripts(), 2);
+        let ask = |prompt: &str| {
+            let body = json!({"model": "m", "messages": [{"role": "system", "content": "You help."}, {"role": "user", "content": prompt}]});
+            model.answer("/v1/chat/completions", body.to_string().as_bytes())
+        };
+        assert_eq!(
+            whole(ask("Please Reply to Ana today"))["choices"][0]["message"]["content"],
+            "mail answer"
+        );
+        assert_eq!(
+            whole(ask("Review every task now"))["choices"][0]["message"]["content"],
+            "todo answer"
+        );
+        let unclaimed = ask("Something else");
+        assert_eq!(unclaimed.status, 400);
+        let message = whole(unclaimed)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(message.contains("mail wants \"Reply to Ana\""), "{message}");
+        std::fs::write(folder.path().join("broken.yaml"), "turns: [{speak: x}]\n").unwrap();
+        let error = ScriptedModel::load(folder.path()).unwrap_err();
+        assert!(error.contains("broken.yaml"), "{error}");
+    }
+}

@@ -1,0 +1,85 @@
+//! What a harness finds besides the prompt and tools: the environment variables every
+//! backend sets (`TERM`, `NO_COLOR`, `COLUMNS`, `CLAWTEST_MODEL`, `CLAWTEST_MCP_URL`), the
+//! skill where skill-loading harnesses look, and `[harness] files` filled in with the trial's
+//! values, checked by a shell harness that reports what it saw.
+
+use serde_json::{Value, json};
+
+use crate::support::Suite;
+
+/// A shell harness printing one `NAME=value` line per thing it checked.
+const REPORTER: &str = r#"
+echo "TERM=$TERM NO_COLOR=$NO_COLOR COLUMNS=$COLUMNS MODEL=$CLAWTEST_MODEL"
+test "$CLAWTEST_MCP_URL" = "$CLAWTEST_SERVICES_URL/mcp" && echo MCP=announced
+cmp -s SKILL.md skills/clawtest-task-tools/SKILL.md && echo SKILL=both
+grep -q "\"url\": \"$CLAWTEST_SERVICES_URL/mcp\"" "$HOME/.agent/config.json" && echo HOME_FILE=filled
+grep -q "\"workspace\": \"$CLAWTEST_WORKSPACE\"" "$HOME/.agent/config.json" && echo WORKSPACE=filled
+grep -q "\"model\": \"m1\"" "$HOME/.agent/config.json" && echo MODEL_FILE=filled
+grep -q "base=$OPENAI_BASE_URL" settings/agent.toml && echo WORKSPACE_FILE=filled
+grep -q '"type":"http"' .mcp.json && echo CLAUDE_CODE=found
+true
+"#;
+
+const TASK: &str = r#"task_id: setup
+task_name: Report the sandbox
+prompt: "Say what you see."
+tools:
+  - {name: list_tasks, service: todo, endpoint: /todo/tasks, method: POST}
+scoring_components:
+  - {name: environment, weight: 0.4, check: {type: keywords_present, keywords: ["TERM=dumb NO_COLOR=1 COLUMNS=4096 MODEL=m1", "MCP=announced", "SKILL=both"]}}
+  - {name: home_file, weight: 0.3, check: {type: keywords_present, keywords: ["HOME_FILE=filled", "WORKSPACE=filled", "MODEL_FILE=filled"]}}
+  - {name: workspace_file, weight: 0.3, check: {type: keywords_present, keywords: ["WORKSPACE_FILE=filled", "CLAUDE_CODE=found"]}}
+safety_checks:
+  - {type: tool_not_called, tool_name: delete_task}
+"#;
+
+fn suite(extra: &str) -> Suite {
+    let config = format!(
+        "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", {REPORTER:?}]\nmodel = \"m1\"\n{extra}"
+    );
+    Suite::new()
+        .config(&config)
+        .task("setup", TASK)
+        .cassette("setup", vec![json!([])])
+        .file(
+            "templates/agent.json",
+            "{\n  \"mcp\": {\"url\": \"{mcp_url}\"},\n  \"workspace\": \"{workspace}\",\n  \"model\": \"{model}\"\n}\n",
+        )
+        .file("templates/agent.toml", "base={openai_base_url}\n[x]\ny = {}\n")
+}
+
+#[test]
+fn the_harness_gets_plain_output_variables_its_model_mcp_url_skill_folder_and_files() {
+    let suite = suite(
+        "[harness.files]\n\"~/.agent/config.json\" = \"templates/agent.json\"\n\"settings/agent.toml\" = \"templates/agent.toml\"\n",
+    );
+    let outcome = suite.run(&["--trials", "1", "--json", "results.json", "-v"]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        results["verdicts"][0]["trials"][0]["final_score"], 1.0,
+        "{outcome:#?}"
+    );
+}
+
+#[test]
+fn a_template_with_an_unknown_placeholder_stops_the_run_naming_its_line() {
+    let suite = suite("[harness.files]\n\"agent.json\" = \"templates/bad.json\"\n")
+        .file("templates/bad.json", "{\n  \"url\": \"{service_url}\"\n}\n");
+    let outcome = suite.run(&["--trials", "1"]);
+    assert_ne!(outcome.code, 0, "{outcome:#?}");
+    // The diagnostic is wrapped to the terminal: compare without its layout.
+    let unwrapped: String = outcome
+        .stderr
+        .chars()
+        .filter(|character| !character.is_whitespace() && *character != '│')
+        .collect();
+    assert!(
+        unwrapped.contains("harness.files.\"agent.json\"")
+            && unwrapped.contains("templates/bad.json:2:11:unknownplaceholder`{service_url}`"),
+        "{}",
+        outcome.stderr
+    );
+}
