@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::Suite;
+use crate::support::{Outcome, Suite};
 
 const NO_HARNESS: &str = "tasks = [\"tasks/*.yaml\"]\n[harness]\nbuild = [\"false\"]\ncommand = [\"/no/such/agent\"]\n[run]\ntrials = 1\n";
 
@@ -35,20 +35,25 @@ fn files(folder: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
-#[test]
-fn generate_writes_valid_feasible_variants_the_same_for_the_same_seed() {
-    let suite = demo();
-    let outcome = suite.run(&[
+/// `generate --variants 2 --from tasks --seed SEED --out OUT` in `suite`.
+fn generate_two(suite: &Suite, seed: &str, out: &str) -> Outcome {
+    suite.run(&[
         "generate",
         "--variants",
         "2",
         "--from",
         "tasks",
         "--seed",
-        "11",
+        seed,
         "--out",
-        "first",
-    ]);
+        out,
+    ])
+}
+
+#[test]
+fn generate_writes_valid_feasible_variants_the_same_for_the_same_seed() {
+    let suite = demo();
+    let outcome = generate_two(&suite, "11", "first");
     assert_eq!(outcome.code, 0, "{outcome:#?}");
     assert!(
         outcome.stdout.contains("6 variant(s) written to first"),
@@ -85,30 +90,10 @@ fn generate_writes_valid_feasible_variants_the_same_for_the_same_seed() {
         "{validated:#?}"
     );
 
-    let again = suite.run(&[
-        "generate",
-        "--variants",
-        "2",
-        "--from",
-        "tasks",
-        "--seed",
-        "11",
-        "--out",
-        "again",
-    ]);
+    let again = generate_two(&suite, "11", "again");
     assert_eq!(again.code, 0, "{again:#?}");
     assert_eq!(files(&suite.path("again")), first);
-    let other = suite.run(&[
-        "generate",
-        "--variants",
-        "2",
-        "--from",
-        "tasks",
-        "--seed",
-        "12",
-        "--out",
-        "other",
-    ]);
+    let other = generate_two(&suite, "12", "other");
     assert_eq!(other.code, 0, "{other:#?}");
     let other = files(&suite.path("other"));
     for (name, text) in &first {

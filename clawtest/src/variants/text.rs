@@ -1,7 +1,9 @@
 //! The small machinery under the perturbations: a seeded random source (the same seed draws
 //! the same numbers on every platform), simultaneous whole-token replacement (`t-1` never
 //! rewrites `t-10`, and a value renamed is never renamed again), and calendar dates shifted by
-//! days without a date library.
+//! days (with the services' civil-calendar arithmetic).
+
+use crate::services::time::{civil_from_days, days_from_civil, days_in_month};
 
 /// SplitMix64: tiny, fast, and fixed forever, so a seed means the same variant in every release.
 #[derive(Debug, Clone)]
@@ -150,50 +152,12 @@ pub(super) fn dates(text: &str) -> Vec<&str> {
     found
 }
 
-fn parse_date(text: &str) -> Option<(i64, u32, u32)> {
+fn parse_date(text: &str) -> Option<(i64, i64, i64)> {
     let year: i64 = text.get(0..4)?.parse().ok()?;
-    let month: u32 = text.get(5..7)?.parse().ok()?;
-    let day: u32 = text.get(8..10)?.parse().ok()?;
-    let days_in_month = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
-        2 => 28,
-        _ => return None,
-    };
-    (1..=days_in_month)
-        .contains(&day)
+    let month: i64 = text.get(5..7)?.parse().ok()?;
+    let day: i64 = text.get(8..10)?.parse().ok()?;
+    ((1..=12).contains(&month) && (1..=days_in_month(year, month)).contains(&day))
         .then_some((year, month, day))
-}
-
-/// Days since 1970-01-01 (Howard Hinnant's `days_from_civil`).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year - era * 400;
-    let month = i64::from(month);
-    let day_of_year =
-        (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + i64::from(day) - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
-}
-
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let days = days + 719_468;
-    let era = days.div_euclid(146_097);
-    let day_of_era = days - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * month_index + 2) / 5 + 1) as u32;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    } as u32;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 /// `date` (`YYYY-MM-DD`) moved by `days`; `None` when it is not a date or leaves years 0–9999.
