@@ -182,19 +182,15 @@ pub fn generate(task: &Task, catalogue: &Catalogue, options: &Options) -> Genera
     };
     let survey = Survey::new(&document, &workspace_files(task));
     generated.left_alone = survey.left_alone.clone();
-    let surface_kinds = [Kind::Names, Kind::Ids, Kind::Dates];
-    let only_values = !Kind::ALL
-        .iter()
-        .any(|kind| !surface_kinds.contains(kind) && options.kinds.has(*kind));
-    if only_values && !survey.has_values() {
-        generated.skipped = Some(if survey.left_alone.is_empty() {
-            "no name, id or date to rewrite".into()
-        } else {
-            format!(
-                "every name, id and date is left alone: {}",
-                survey.left_alone.join(", ")
-            )
-        });
+    // A draw that changes nothing means no draw will: the task is skipped, with the reason.
+    let probe = perturb::perturb(&document, &survey, options.kinds, options.seed);
+    if probe.applied.is_empty() {
+        let mut reason = "nothing the chosen kinds of perturbation can change".to_owned();
+        if !survey.left_alone.is_empty() {
+            reason.push_str("; left alone: ");
+            reason.push_str(&survey.left_alone.join(", "));
+        }
+        generated.skipped = Some(reason);
         return generated;
     }
     let mut seen = vec![surface(&document)];

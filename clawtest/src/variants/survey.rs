@@ -264,16 +264,6 @@ impl Survey {
         }
         None
     }
-
-    /// Whether any kind could change anything in this task.
-    pub(super) fn has_values(&self) -> bool {
-        !(self.people.is_empty()
-            && self.name_parts.is_empty()
-            && self.companies.is_empty()
-            && self.emails.is_empty()
-            && self.ids.is_empty()
-            && self.dates.is_empty())
-    }
 }
 
 /// Every check of the document with where it is: scoring components, safety checks,

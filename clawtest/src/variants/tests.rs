@@ -297,7 +297,7 @@ fn kinds_switch_off_and_a_task_with_nothing_to_change_is_skipped() {
     let generated = generate(&plain, &catalogue(), &only_names);
     assert_eq!(
         generated.skipped.as_deref(),
-        Some("no name, id or date to rewrite")
+        Some("nothing the chosen kinds of perturbation can change")
     );
     assert!(generated.variants.is_empty());
 }
