@@ -63,6 +63,10 @@ pub enum Command {
     Schema,
     /// Remove the temporary folders and docker-sandbox containers that earlier (crashed) runs left behind.
     Clean,
+    /// Write variants of tasks without a model (`--variants N --from TASK_OR_FOLDER`): the
+    /// same checks on renamed people, renumbered ids, shifted dates, shuffled and padded
+    /// fixtures; each variant validated and proven feasible before it is written.
+    Generate(GenerateArgs),
     /// Serve one task's services alone, for debugging an agent by hand; prints the URL,
     /// the tools and each call as it happens, until Ctrl-C.
     Serve(ServeArgs),
@@ -137,6 +141,87 @@ pub struct ValidateArgs {
     /// `[validate] feasibility = true`).
     #[arg(long)]
     pub feasibility: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Variants to write per task (required: generating tasks from an intent is not there
+    /// yet).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub variants: Option<u32>,
+    /// The task files or folders to make variants of.
+    #[arg(long, value_name = "TASK_OR_FOLDER", required = true)]
+    pub from: Vec<PathBuf>,
+    /// The seed of every draw: the same seed writes the same bytes (default 1).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// The folder the variants are written to, as `<task_id>.v<N>.yaml`.
+    #[arg(long, value_name = "DIR", default_value = "variants")]
+    pub out: PathBuf,
+    /// Only these kinds of perturbation: names, ids, dates, amounts, shuffle, distractors,
+    /// wording (default: all).
+    #[arg(long, value_name = "KIND,…", value_delimiter = ',', value_parser = parse_kind)]
+    pub only: Vec<clawtest::variants::Kind>,
+    /// Leave people, companies and e-mail addresses as they are.
+    #[arg(long)]
+    pub no_names: bool,
+    /// Leave ids as they are.
+    #[arg(long)]
+    pub no_ids: bool,
+    /// Leave dates as they are.
+    #[arg(long)]
+    pub no_dates: bool,
+    /// Leave amounts as they are.
+    #[arg(long)]
+    pub no_amounts: bool,
+    /// Keep the fixtures' order.
+    #[arg(long)]
+    pub no_shuffle: bool,
+    /// Add no distractor records.
+    #[arg(long)]
+    pub no_distractors: bool,
+    /// Add no opening line to the prompt.
+    #[arg(long)]
+    pub no_wording: bool,
+}
+
+impl GenerateArgs {
+    /// The kinds switched on: `--only`'s (else all), less each `--no-KIND`.
+    pub fn kinds(&self) -> clawtest::variants::Kinds {
+        use clawtest::variants::{Kind, Kinds};
+        let mut kinds = if self.only.is_empty() {
+            Kinds::all()
+        } else {
+            Kinds::only(&self.only)
+        };
+        for (off, kind) in [
+            (self.no_names, Kind::Names),
+            (self.no_ids, Kind::Ids),
+            (self.no_dates, Kind::Dates),
+            (self.no_amounts, Kind::Amounts),
+            (self.no_shuffle, Kind::Shuffle),
+            (self.no_distractors, Kind::Distractors),
+            (self.no_wording, Kind::Wording),
+        ] {
+            if off {
+                kinds = kinds.without(kind);
+            }
+        }
+        kinds
+    }
+}
+
+fn parse_kind(text: &str) -> Result<clawtest::variants::Kind, String> {
+    clawtest::variants::Kind::from_name(text).ok_or_else(|| {
+        let names: Vec<&str> = clawtest::variants::Kind::ALL
+            .iter()
+            .map(|kind| kind.name())
+            .collect();
+        format!(
+            "`{text}` is not a kind of perturbation; the kinds are {}",
+            names.join(", ")
+        )
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -219,6 +304,13 @@ pub struct RunArgs {
     /// no model, no cassettes, no build; a free smoke test that the suite can be passed.
     #[arg(long)]
     pub oracle: bool,
+    /// Run N variants of each selected task instead of the task, generated in memory and
+    /// proven feasible (nothing is written; see `generate --variants`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub variants: Option<u32>,
+    /// The seed of --variants (default 1).
+    #[arg(long, value_name = "S", requires = "variants")]
+    pub variant_seed: Option<u64>,
     /// Show every trial's breakdown, not only failing tasks'.
     #[arg(long, short = 'v')]
     pub verbose: bool,

@@ -69,10 +69,12 @@ pub enum ExpectedError {
     GradeOne(GradeOneError),
     /// The starter suite could not be written (`init`).
     Init(InitError),
-    /// The task files could not be looked for (`validate`).
+    /// The task files could not be looked for (`validate`, `generate --from`).
     Validate(DiscoverError),
-    /// `validate` found no task file.
+    /// `validate` (or `generate --from`) found no task file.
     NoTaskFiles,
+    /// A variant could not be written (`generate`).
+    Variants(clawtest::variants::WriteError),
     /// The Docker engine could not be reached or cleaned (`clean`).
     Docker(DockerError),
     /// The task's services could not be served (`serve`).
@@ -129,6 +131,7 @@ impl ExpectedError {
             | E::GradeOne(GradeOneError::Judge(_))
             | E::Init(InitError::Write { .. })
             | E::Docker(_)
+            | E::Variants(_)
             | E::Serve(ServeError::Bind { .. } | ServeError::Server(_))
             | E::Run(RunStatus::InfrastructureError)
             // Tasks went unverified for a reason outside the agent: not a failure, not a pass.
@@ -176,6 +179,7 @@ impl ExpectedError {
                 eprintln!("error: {error}\nhelp: {}", error.advice())
             }
             ExpectedError::Serve(error) => eprintln!("error: {error}"),
+            ExpectedError::Variants(error) => eprintln!("error: {error}"),
             ExpectedError::Run(_) | ExpectedError::Reported | ExpectedError::GradeFailed => {}
         }
     }

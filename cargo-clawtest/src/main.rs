@@ -39,6 +39,7 @@ fn main() -> ExitCode {
         Some(Command::Schema) => commands::schema::run(),
         Some(Command::Clean) => commands::clean::run(),
         Some(Command::Serve(serve)) => commands::serve::run(serve),
+        Some(Command::Generate(generate)) => commands::generate::run(global, generate),
         None => commands::run::run(global, &cli.run),
     };
     match outcome {

@@ -18,9 +18,10 @@
 //! (checked by `tests/architecture.rs`; ARCHITECTURE.md has a paragraph per module):
 //!
 //! ```text
-//! 9  __private                      what macro expansions call
-//! 8  cargo_test  validate
-//! 7  run
+//! 10 __private                      what macro expansions call
+//! 9  cargo_test  validate
+//! 8  run
+//! 7  variants                       a task's variants, proven feasible by the oracle
 //! 6  report  serve  oracle
 //! 5  judge  results  surfaces  rust_harness
 //! 4  grade  world  gateway  sandbox
@@ -56,6 +57,7 @@ pub mod spec;
 pub mod surfaces;
 pub mod trajectory;
 pub mod validate;
+pub mod variants;
 pub mod world;
 
 pub use clawtest_macros::{harness, main, suite};

@@ -12,6 +12,7 @@ mod oracle;
 mod serve;
 mod support;
 mod validate;
+mod variants;
 
 use quick_junit::{NonSuccessKind, TestCaseStatus};
 use serde_json::{Value, json};

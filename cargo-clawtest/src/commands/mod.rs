@@ -4,6 +4,7 @@
 
 pub mod clean;
 pub mod example_agent;
+pub mod generate;
 pub mod grade;
 pub mod init;
 pub mod list;

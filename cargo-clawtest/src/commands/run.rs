@@ -44,6 +44,14 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         } else {
             None
         },
+        variants: arguments.variants.map(|count| clawtest::variants::Options {
+            count,
+            seed: arguments
+                .variant_seed
+                .unwrap_or(clawtest::variants::DEFAULT_SEED),
+            kinds: clawtest::variants::Kinds::all(),
+            threshold: config.run.pass_threshold,
+        }),
     };
     // A harness built into its image is built before the image, which is built when the
     // backend is chosen.

@@ -138,7 +138,7 @@ impl TaskRunner {
                     .harness_files()
                     .map_err(|error| Failure(error.to_string()))?,
             },
-            cassettes: self.config.cassettes(),
+            cassettes: Some(self.config.cassettes()),
             models: crate::run::session::models(&self.config, &Default::default())
                 .map_err(|error| Failure(error.to_string()))?,
             catalogue: Arc::clone(&self.catalogue),

@@ -81,8 +81,9 @@ pub(crate) struct Models {
 pub(crate) struct Resources {
     /// How to start the harness of every trial.
     pub(crate) harness: HarnessLaunch,
-    /// The folder of cassettes (read in replay, written in record mode).
-    pub(crate) cassettes: std::path::PathBuf,
+    /// The folder of cassettes (read in replay, written in record mode); `None` when the
+    /// harness calls no model (`run --oracle`), so no cassette is needed.
+    pub(crate) cassettes: Option<std::path::PathBuf>,
     /// Where model answers come from, and the run's cost limit.
     pub(crate) models: Models,
     /// The mock services the trials' worlds serve.
@@ -168,14 +169,24 @@ pub(crate) async fn execute(
         cassettes: suite
             .tasks
             .iter()
-            .map(|task| match models.mode {
-                Mode::Replay => {
-                    Cassette::load(&cassettes, &task.id).map_err(|error| error.to_string())
+            .map(|task| match (models.mode, &cassettes) {
+                (Mode::Replay, None) => Ok(Cassette {
+                    version: crate::gateway::cassette::VERSION,
+                    task_id: task.id.clone(),
+                    trials: Vec::new(),
+                }),
+                (Mode::Replay, Some(cassettes)) => {
+                    Cassette::load(cassettes, &task.id).map_err(|error| error.to_string())
                 }
-                Mode::Live | Mode::Record => Err("cassettes are read in replay mode only".into()),
+                (Mode::Live | Mode::Record, _) => {
+                    Err("cassettes are read in replay mode only".into())
+                }
             })
             .collect(),
-        recorder: (models.mode == Mode::Record).then(|| Recorder::new(cassettes.clone(), k)),
+        recorder: match (models.mode, &cassettes) {
+            (Mode::Record, Some(cassettes)) => Some(Recorder::new(cassettes.clone(), k)),
+            _ => None,
+        },
         tools: suite
             .tasks
             .iter()

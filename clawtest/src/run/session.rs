@@ -53,6 +53,9 @@ pub struct Request {
     /// `--oracle`: every trial's harness is the task's oracle, played by this program's
     /// `oracle-agent` command (clawtest's own binary); no model, no cassettes, no build.
     pub oracle: Option<PathBuf>,
+    /// `--variants N`: each selected task is replaced by its variants, generated in memory
+    /// (the threshold of the options is the suite's).
+    pub variants: Option<crate::variants::Options>,
 }
 
 /// Why a run could not start.
@@ -160,6 +163,8 @@ pub struct Prepared {
     suite: Suite,
     models: Models,
     catalogue: Arc<Catalogue>,
+    /// The variants that failed or were skipped (`--variants`), one line each.
+    variant_notes: Vec<String>,
 }
 
 impl Prepared {
@@ -174,6 +179,7 @@ impl Prepared {
                     .iter()
                     .map(|warning| warning.plain(&task.path))
             })
+            .chain(self.variant_notes.iter().cloned())
             .collect()
     }
 }
@@ -190,7 +196,7 @@ pub fn prepare(config: &Config, request: &Request) -> Result<Prepared, SessionEr
         models(config, request)?
     };
     let catalogue = Arc::new(Catalogue::builtin());
-    let suite = load_suite(config, request, &catalogue)?;
+    let mut suite = load_suite(config, request, &catalogue)?;
     if models.mode == Mode::Record && !request.force {
         let trials = request.trials.unwrap_or(config.run.trials);
         let folder = cassettes(config, request);
@@ -207,10 +213,20 @@ pub fn prepare(config: &Config, request: &Request) -> Result<Prepared, SessionEr
             }
         }
     }
+    let mut variant_notes = Vec::new();
+    if let Some(options) = &request.variants {
+        let options = crate::variants::Options {
+            threshold: config.run.pass_threshold,
+            ..*options
+        };
+        let tasks = std::mem::take(&mut suite.tasks);
+        (suite.tasks, variant_notes) = crate::variants::expand(tasks, &catalogue, &options);
+    }
     Ok(Prepared {
         suite,
         models,
         catalogue,
+        variant_notes,
     })
 }
 
@@ -257,6 +273,7 @@ pub async fn execute(
         suite,
         models,
         catalogue,
+        ..
     } = prepared;
     // The oracle's backend starts its own program; the suite's harness is neither built nor run.
     let (sandbox, command): (Arc<dyn Sandbox>, Vec<String>) = match &request.oracle {
@@ -324,7 +341,8 @@ pub async fn execute(
             model: config.harness.model.clone(),
             files: config.harness_files()?,
         },
-        cassettes: cassettes(config, request),
+        // The oracle calls no model: it needs no cassette.
+        cassettes: request.oracle.is_none().then(|| cassettes(config, request)),
         models,
         catalogue,
         sandbox,

@@ -33,12 +33,16 @@ pub enum WriteError {
 
 /// The task as task.yaml text; `files[].source` is written relative to the task's folder.
 pub fn to_yaml(task: &Task) -> Result<String, WriteError> {
-    let document = document(task)?;
+    text(&document(task)?)
+}
+
+/// A task.yaml document (as [`document`] builds it) as text, in the layout [`to_yaml`] writes.
+pub(crate) fn text(document: &Value) -> Result<String, WriteError> {
     let options = serde_saphyr::ser_options! {
         // Quoted scalars, never `|` or `>` blocks: what PyYAML writes, and exact on reload.
         prefer_block_scalars: false,
     };
-    serde_saphyr::to_string_with_options(&document, options)
+    serde_saphyr::to_string_with_options(document, options)
         .map_err(|error| WriteError::Yaml(error.to_string()))
 }
 

@@ -1,0 +1,359 @@
+//! Variants of a task without a model: the same skills tested on a different surface, so a
+//! suite can be regenerated on every release and no model can have memorised it. Each kind of
+//! perturbation ([`Kind`]) can be switched on or off; all of them are drawn from one seed, so
+//! the same seed gives the same bytes. A variant is written back as task.yaml
+//! (`spec::write`), loaded again as any task file is, checked to be a fixed point of that
+//! round trip, and proven feasible by the oracle (`oracle::check`) before it is handed out;
+//! a variant that fails any of these is reported with the reason, never handed out.
+//!
+//! `perturb.rs` finds the values and rewrites them; `text.rs` holds the seeded draws,
+//! whole-token replacement and date arithmetic; `pools.rs` the built-in names.
+
+mod files;
+mod perturb;
+mod pools;
+mod survey;
+mod text;
+
+use std::fmt;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::services::Catalogue;
+use crate::spec::{self, Task};
+use survey::Survey;
+
+pub use files::{FromFile, WriteError, expand, from_paths, write};
+
+/// One kind of perturbation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    /// People, companies and e-mail addresses renamed from built-in pools.
+    Names,
+    /// Ids (`msg_101`, `t-1`) renumbered.
+    Ids,
+    /// ISO dates shifted by a whole number of weeks (the weekday kept).
+    Dates,
+    /// Amounts in the fixtures scaled, where no check, safety check, oracle or prompt pins one.
+    Amounts,
+    /// The fixtures' lists of records put in another order.
+    Shuffle,
+    /// Records added to the fixtures that no check refers to.
+    Distractors,
+    /// An opening line before the prompt that changes no instruction.
+    Wording,
+}
+
+impl Kind {
+    /// Every kind, in the order they are applied.
+    pub const ALL: [Kind; 7] = [
+        Kind::Names,
+        Kind::Ids,
+        Kind::Dates,
+        Kind::Amounts,
+        Kind::Shuffle,
+        Kind::Distractors,
+        Kind::Wording,
+    ];
+
+    /// The kind's name on the command line and in provenance.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Names => "names",
+            Kind::Ids => "ids",
+            Kind::Dates => "dates",
+            Kind::Amounts => "amounts",
+            Kind::Shuffle => "shuffle",
+            Kind::Distractors => "distractors",
+            Kind::Wording => "wording",
+        }
+    }
+
+    /// The kind a name stands for.
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+/// The kinds switched on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kinds(u8);
+
+impl Kinds {
+    /// Every kind.
+    pub fn all() -> Kinds {
+        Kinds::only(&Kind::ALL)
+    }
+
+    /// These kinds alone.
+    pub fn only(kinds: &[Kind]) -> Kinds {
+        Kinds(kinds.iter().fold(0, |bits, kind| bits | 1 << *kind as u8))
+    }
+
+    /// The same without `kind`.
+    pub fn without(self, kind: Kind) -> Kinds {
+        Kinds(self.0 & !(1 << kind as u8))
+    }
+
+    /// Whether `kind` is on.
+    pub fn has(self, kind: Kind) -> bool {
+        self.0 & (1 << kind as u8) != 0
+    }
+
+    /// Whether none is on.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+/// What to generate.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Variants per task.
+    pub count: u32,
+    /// The seed every draw comes from.
+    pub seed: u64,
+    /// The kinds of perturbation switched on.
+    pub kinds: Kinds,
+    /// The suite's pass threshold, for the feasibility proof.
+    pub threshold: f64,
+}
+
+/// The seed when none is given.
+pub const DEFAULT_SEED: u64 = 1;
+
+/// One variant, loaded, feasible, and its text.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    /// The variant as a validated task (`task_id` is the source's id with `.v<N>`).
+    pub task: Task,
+    /// Its task.yaml: a provenance comment, then exactly what `spec::write::to_yaml` writes.
+    pub yaml: String,
+    /// What was changed, one line per kind.
+    pub applied: Vec<String>,
+}
+
+/// A variant that could not be handed out, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    /// The id the variant would have had.
+    pub id: String,
+    /// Why: the validation problems, the infeasibility reasons, or a repeated surface.
+    pub reason: String,
+}
+
+/// What generating the variants of one task gave.
+#[derive(Debug, Clone, Default)]
+pub struct Generated {
+    /// The variants, in order.
+    pub variants: Vec<Variant>,
+    /// The variants that failed.
+    pub failures: Vec<Failure>,
+    /// Why the task was skipped as a whole, if it was.
+    pub skipped: Option<String>,
+    /// Values left alone (in a regex, a hash's file, a command, a workspace file) and why.
+    pub left_alone: Vec<String>,
+}
+
+/// How many seeds a variant may try before its surface differs from the source's and every
+/// earlier variant's.
+const ATTEMPTS: u64 = 16;
+
+/// Generates `options.count` variants of `task` (its services looked up in `catalogue`).
+pub fn generate(task: &Task, catalogue: &Catalogue, options: &Options) -> Generated {
+    let mut generated = Generated::default();
+    if options.kinds.is_empty() {
+        generated.skipped = Some("every kind of perturbation is switched off".into());
+        return generated;
+    }
+    let document = match spec::write::document(task) {
+        Ok(document) => document,
+        Err(error) => {
+            generated.skipped = Some(format!("the task cannot be written back: {error}"));
+            return generated;
+        }
+    };
+    let survey = Survey::new(&document, &workspace_files(task));
+    generated.left_alone = survey.left_alone.clone();
+    // A draw that changes nothing means no draw will: the task is skipped, with the reason.
+    let probe = perturb::perturb(&document, &survey, options.kinds, options.seed);
+    if probe.applied.is_empty() {
+        let mut reason = "nothing the chosen kinds of perturbation can change".to_owned();
+        if !survey.left_alone.is_empty() {
+            reason.push_str("; left alone: ");
+            reason.push_str(&survey.left_alone.join(", "));
+        }
+        generated.skipped = Some(reason);
+        return generated;
+    }
+    let mut seen = vec![surface(&document)];
+    for index in 1..=options.count {
+        let id = format!("{}.v{index}", task.id);
+        // Prompt and fixtures both new if any draw gives that, else at least one of them.
+        let draw = |strict: bool, seen: &[(String, String)]| {
+            (0..ATTEMPTS).find_map(|attempt| {
+                let seed = text::hash(&task.id)
+                    ^ options.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                    ^ u64::from(index).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+                    ^ attempt.wrapping_mul(0x1656_67B1_9E37_79F9);
+                let perturbed = perturb::perturb(&document, &survey, options.kinds, seed);
+                let shown = surface(&perturbed.document);
+                let new = seen.iter().all(|earlier| {
+                    if strict {
+                        earlier.0 != shown.0 && earlier.1 != shown.1
+                    } else {
+                        *earlier != shown
+                    }
+                });
+                new.then_some((perturbed, shown))
+            })
+        };
+        let drawn = draw(true, &seen)
+            .or_else(|| draw(false, &seen))
+            .map(|(perturbed, shown)| {
+                seen.push(shown);
+                perturbed
+            });
+        let Some(perturbed) = drawn else {
+            generated.failures.push(Failure {
+                id,
+                reason: "every draw repeated the surface of the source or an earlier variant"
+                    .into(),
+            });
+            continue;
+        };
+        match finish(task, catalogue, options, index, &id, perturbed) {
+            Ok(variant) => generated.variants.push(variant),
+            Err(reason) => generated.failures.push(Failure { id, reason }),
+        }
+    }
+    generated
+}
+
+/// The prompt and fixtures: what must differ between variants.
+fn surface(document: &Value) -> (String, String) {
+    (
+        document
+            .get("prompt")
+            .map(Value::to_string)
+            .unwrap_or_default(),
+        document
+            .get("fixtures")
+            .map(Value::to_string)
+            .unwrap_or_default(),
+    )
+}
+
+/// The perturbed document as a variant: written, loaded, written again (the same text),
+/// proven feasible.
+fn finish(
+    task: &Task,
+    catalogue: &Catalogue,
+    options: &Options,
+    index: u32,
+    id: &str,
+    perturbed: perturb::Perturbed,
+) -> Result<Variant, String> {
+    let mut document = perturbed.document;
+    document["task_id"] = Value::from(id);
+    let text = spec::write::text(&document).map_err(|error| error.to_string())?;
+    // Loaded from beside the source, so `files[].source` resolves as the source's does.
+    let path = task.folder.join(format!("{id}.yaml"));
+    let load = |text: String| {
+        spec::parse(&path, text, catalogue).map_err(|invalid| {
+            let problems: Vec<String> = invalid
+                .problems
+                .iter()
+                .map(|problem| problem.plain(&path))
+                .collect();
+            format!("the variant is not a valid task: {}", problems.join("; "))
+        })
+    };
+    let loaded = load(text)?;
+    let written = spec::write::to_yaml(&loaded).map_err(|error| error.to_string())?;
+    let mut variant = load(written.clone())?;
+    if spec::write::to_yaml(&variant).map_err(|error| error.to_string())? != written {
+        return Err("the variant does not load back as it was written".into());
+    }
+    let feasibility = crate::oracle::check(&variant, catalogue, options.threshold);
+    if !feasibility.is_feasible() {
+        let reasons: Vec<String> = feasibility
+            .problems
+            .iter()
+            .map(|problem| format!("{}: {}", problem.field, problem.message))
+            .collect();
+        return Err(format!(
+            "the variant is not feasible: {}",
+            reasons.join("; ")
+        ));
+    }
+    variant.path = task.path.clone();
+    let header = provenance(task, options, index, &perturbed.applied);
+    Ok(Variant {
+        task: variant,
+        yaml: format!("{header}{written}"),
+        applied: perturbed.applied,
+    })
+}
+
+/// The comment that opens a variant's file: where it came from and how it was made.
+fn provenance(task: &Task, options: &Options, index: u32, applied: &[String]) -> String {
+    let kinds: Vec<&str> = Kind::ALL
+        .iter()
+        .filter(|kind| options.kinds.has(**kind))
+        .map(|kind| kind.name())
+        .collect();
+    let mut header = format!(
+        "# Generated by `cargo clawtest generate --variants`: variant {index} of `{}` ({}).\n\
+         # seed: {}; kinds: {}\n",
+        task.id,
+        task.path.display(),
+        options.seed,
+        kinds.join(", "),
+    );
+    for line in applied {
+        header.push_str("# perturbed: ");
+        header.push_str(line);
+        header.push('\n');
+    }
+    header
+}
+
+/// The text of the task's `files:` (what no value may be changed in): read from the host,
+/// lossily, at most 1 MiB each.
+fn workspace_files(task: &Task) -> Vec<(String, String)> {
+    task.files
+        .iter()
+        .filter_map(|file| {
+            let bytes = read_prefix(&file.source, 1 << 20)?;
+            let shown = file
+                .source
+                .strip_prefix(&file.root)
+                .unwrap_or(&file.source)
+                .display()
+                .to_string();
+            Some((shown, String::from_utf8_lossy(&bytes).into_owned()))
+        })
+        .collect()
+}
+
+fn read_prefix(path: &Path, limit: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(limit)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(bytes)
+}
+
+#[cfg(test)]
+mod tests;

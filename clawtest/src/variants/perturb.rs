@@ -1,0 +1,517 @@
+//! One variant's surface, drawn from a seed: the task as its task.yaml document (a JSON value,
+//! `spec::write::document`) in, the perturbed document out, with what was changed and what
+//! was left alone. Values are found in the fixtures (people, companies and e-mail addresses
+//! under the keys that name them, ids under `id`/`*_id`, ISO dates anywhere) and rewritten as
+//! whole tokens in every text the agent or the grader reads (prompt, fixtures, tool
+//! descriptions, checks' values, keywords, safety checks, checkpoints, feedback, oracle); the
+//! names of tools, services, actions and fields are never touched. A value that occurs in a
+//! regex, a hash's file, a command or a workspace file is left alone: those texts cannot be
+//! rewritten safely.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value};
+
+use super::pools;
+use super::survey::{
+    AMOUNT_KEYS, NAME_KEYS, PERSON_KEYS, Survey, id_parts, is_email, is_id_key, is_person,
+};
+use super::text::{Boundary, Replacements, Rng, dates, occurs, shift_date};
+use super::{Kind, Kinds};
+
+/// The factors amounts are scaled by.
+const SCALES: &[f64] = &[0.5, 0.75, 1.25, 1.5, 2.0, 2.5];
+
+/// What [`perturb`] did.
+#[derive(Debug, Clone)]
+pub(super) struct Perturbed {
+    pub(super) document: Value,
+    /// One line per kind that changed something, e.g. `ids: 3 renumbered`.
+    pub(super) applied: Vec<String>,
+}
+
+/// Draws one variant of `document` from `seed`.
+pub(super) fn perturb(document: &Value, survey: &Survey, kinds: Kinds, seed: u64) -> Perturbed {
+    let mut rng = Rng::new(seed);
+    let mut document = document.clone();
+    let mut applied = Vec::new();
+    let mut fresh = Fresh {
+        taken: BTreeSet::new(),
+        all_text: &survey.all_text,
+    };
+    let mut replacements = Replacements::default();
+    if kinds.has(Kind::Names) {
+        let count = rename(survey, &mut rng, &mut fresh, &mut replacements);
+        if count > 0 {
+            applied.push(format!("names: {count} renamed"));
+        }
+    }
+    if kinds.has(Kind::Ids) && !survey.ids.is_empty() {
+        for id in &survey.ids {
+            if let Some(new) = fresh.id(id, &mut rng) {
+                replacements.insert(id, &new, Boundary::Word);
+            }
+        }
+        applied.push(format!("ids: {} renumbered", survey.ids.len()));
+    }
+    if kinds.has(Kind::Dates) && !survey.dates.is_empty() {
+        let weeks = (1 + rng.below(8)) as i64 * if rng.below(2) == 0 { 1 } else { -1 };
+        for date in &survey.dates {
+            if let Some(new) = shift_date(date, weeks * 7) {
+                replacements.insert(date, &new, Boundary::Digit);
+            }
+        }
+        applied.push(format!("dates: shifted {weeks:+} weeks"));
+    }
+    if !replacements.is_empty() {
+        rewrite_document(&mut document, &replacements);
+    }
+    if kinds.has(Kind::Amounts) && survey.amounts_pinned.is_none() {
+        let factor = SCALES[rng.below(SCALES.len())];
+        let prompt = text_of(&document, "prompt");
+        let mut scaled = 0;
+        if let Some(fixtures) = document.get_mut("fixtures") {
+            scale(fixtures, None, factor, &prompt, &mut scaled);
+        }
+        if scaled > 0 {
+            applied.push(format!("amounts: {scaled} scaled by {factor}"));
+        }
+    }
+    if kinds.has(Kind::Shuffle) {
+        let mut lists = 0;
+        if let Some(fixtures) = document.get_mut("fixtures") {
+            for_each_list(fixtures, &mut |list| {
+                if list.len() > 1 {
+                    rng.shuffle(list);
+                    lists += 1;
+                }
+            });
+        }
+        if lists > 0 {
+            applied.push(format!("shuffle: {lists} fixture lists"));
+        }
+    }
+    if kinds.has(Kind::Distractors) {
+        let mut added = 0;
+        let referenced = &survey.referenced;
+        if let Some(fixtures) = document.get_mut("fixtures") {
+            for_each_list(fixtures, &mut |list| {
+                if list.is_empty() || added >= 3 {
+                    return;
+                }
+                let template = list[rng.below(list.len())].clone();
+                let record = distractor(&template, None, &mut rng, &mut fresh);
+                let text = record.to_string().to_lowercase();
+                if referenced.iter().any(|value| text.contains(value.as_str())) {
+                    return;
+                }
+                let at = rng.below(list.len() + 1);
+                list.insert(at, record);
+                added += 1;
+            });
+        }
+        if added > 0 {
+            applied.push(format!("distractors: {added} records"));
+        }
+    }
+    if kinds.has(Kind::Wording) {
+        let prompt = text_of(&document, "prompt");
+        let start = rng.below(pools::OPENINGS.len());
+        let opening = (0..pools::OPENINGS.len())
+            .map(|offset| pools::OPENINGS[(start + offset) % pools::OPENINGS.len()])
+            .find(|opening| {
+                let lower = opening.to_lowercase();
+                !survey
+                    .referenced
+                    .iter()
+                    .any(|value| lower.contains(value.as_str()))
+            });
+        if let Some(opening) = opening {
+            document["prompt"] = Value::from(format!("{opening} {prompt}"));
+            applied.push("wording: an opening line".into());
+        }
+    }
+    Perturbed { document, applied }
+}
+
+/// Draws new given and family names (consistently per word, so two people sharing a given
+/// name still do), companies and e-mail addresses.
+fn rename(
+    survey: &Survey,
+    rng: &mut Rng,
+    fresh: &mut Fresh,
+    replacements: &mut Replacements,
+) -> usize {
+    let mut words: BTreeMap<String, String> = BTreeMap::new();
+    for person in &survey.people {
+        for (index, part) in person.split(' ').enumerate() {
+            word(&mut words, part, index == 0, rng, fresh);
+        }
+    }
+    for (part, given) in &survey.name_parts {
+        word(&mut words, part, *given, rng, fresh);
+    }
+    let mut companies: BTreeMap<String, String> = BTreeMap::new();
+    for company in &survey.companies {
+        if let Some(new) = fresh.pick(pools::COMPANIES, rng) {
+            companies.insert(company.clone(), new);
+        }
+    }
+    let domains: BTreeMap<String, String> = companies
+        .iter()
+        .map(|(old, new)| (compact(old), compact(new)))
+        .collect();
+    let mut count = 0;
+    for email in &survey.emails {
+        let Some((local, domain)) = email.rsplit_once('@') else {
+            continue;
+        };
+        // Each word of the local part is a name (`maria.lopez`, `alice`): renamed as the
+        // person is, so `Alice` in a keyword follows `alice@…`; anything else is drawn anew.
+        let parts: Vec<&str> = local.split(['.', '_', '-']).collect();
+        let named = parts
+            .iter()
+            .all(|part| part.len() >= 2 && part.chars().all(|c| c.is_ascii_alphabetic()));
+        let new_local = if named {
+            let mut new = String::new();
+            let mut rest = local;
+            for (index, part) in parts.iter().enumerate() {
+                let known = words
+                    .iter()
+                    .find(|(old, _)| old.eq_ignore_ascii_case(part))
+                    .map(|(_, new)| new.clone());
+                let replacement = match known {
+                    Some(new) => new,
+                    None => word(&mut words, &capitalised(part), index == 0, rng, fresh),
+                };
+                new.push_str(&replacement.to_lowercase());
+                rest = &rest[part.len()..];
+                if let Some(separator) = rest.chars().next() {
+                    new.push(separator);
+                    rest = &rest[1..];
+                }
+            }
+            new
+        } else {
+            let given = fresh
+                .pick(pools::GIVEN_NAMES, rng)
+                .unwrap_or_else(|| "user".into());
+            let family = fresh.pick(pools::FAMILY_NAMES, rng).unwrap_or_default();
+            format!("{}.{}", given.to_lowercase(), family.to_lowercase())
+        };
+        let (first_label, rest_of_domain) = domain.split_once('.').unwrap_or((domain, ""));
+        let new_domain = match domains.get(&first_label.to_lowercase()) {
+            Some(new) if !rest_of_domain.is_empty() => format!("{new}.{rest_of_domain}"),
+            _ => domain.to_owned(),
+        };
+        let new = format!("{new_local}@{new_domain}");
+        fresh.taken.insert(new.to_lowercase());
+        replacements.insert(email, &new, Boundary::Word);
+        count += 1;
+    }
+    for (old, new) in &words {
+        replacements.insert(old, new, Boundary::Word);
+    }
+    for (old, new) in &companies {
+        replacements.insert(old, new, Boundary::Word);
+    }
+    count + words.len() + companies.len()
+}
+
+/// The new name for the name word `old` (a given name when `given`), the same each time.
+fn word(
+    words: &mut BTreeMap<String, String>,
+    old: &str,
+    given: bool,
+    rng: &mut Rng,
+    fresh: &mut Fresh,
+) -> String {
+    if let Some(new) = words.get(old) {
+        return new.clone();
+    }
+    let pool = if given {
+        pools::GIVEN_NAMES
+    } else {
+        pools::FAMILY_NAMES
+    };
+    let new = fresh.pick(pool, rng).unwrap_or_else(|| old.to_owned());
+    words.insert(old.to_owned(), new.clone());
+    new
+}
+
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first
+            .to_uppercase()
+            .chain(chars.flat_map(char::to_lowercase))
+            .collect()
+    })
+}
+
+/// New values that occur nowhere in the task and were not drawn before.
+struct Fresh<'a> {
+    taken: BTreeSet<String>,
+    all_text: &'a str,
+}
+
+impl Fresh<'_> {
+    fn free(&self, value: &str) -> bool {
+        let lower = value.to_lowercase();
+        !self.taken.contains(&lower) && !occurs(self.all_text, &lower, Boundary::Word)
+    }
+
+    fn pick(&mut self, pool: &[&str], rng: &mut Rng) -> Option<String> {
+        let start = rng.below(pool.len());
+        let found = (0..pool.len())
+            .map(|offset| pool[(start + offset) % pool.len()])
+            .find(|candidate| self.free(candidate))?;
+        self.taken.insert(found.to_lowercase());
+        Some(found.to_owned())
+    }
+
+    /// `old`'s prefix with a new number: three digits at least (`t-1` → `t-417`), as many as
+    /// `old` had, zero-padded when it was.
+    fn id(&mut self, old: &str, rng: &mut Rng) -> Option<String> {
+        let (prefix, digits) = id_parts(old)?;
+        let width = digits.len().clamp(3, 9);
+        let low = if digits.starts_with('0') {
+            1
+        } else {
+            10u64.pow(width as u32 - 1)
+        };
+        let high = 10u64.pow(width as u32);
+        for _ in 0..64 {
+            let number = low + rng.next() % (high - low);
+            let candidate = format!("{prefix}{number:0width$}");
+            if self.free(&candidate) {
+                self.taken.insert(candidate.to_lowercase());
+                return Some(candidate);
+            }
+        }
+        None
+    }
+
+    fn email(&mut self, old: &str, rng: &mut Rng) -> String {
+        let domain = old
+            .rsplit_once('@')
+            .map_or("example.com", |(_, domain)| domain);
+        let given = self
+            .pick(pools::GIVEN_NAMES, rng)
+            .unwrap_or_else(|| "someone".into());
+        let family = self.pick(pools::FAMILY_NAMES, rng).unwrap_or_default();
+        let new = format!(
+            "{}.{}@{domain}",
+            given.to_lowercase(),
+            family.to_lowercase()
+        );
+        self.taken.insert(new.clone());
+        new
+    }
+}
+
+/// A record shaped like `template` that nothing refers to: new ids, people and addresses,
+/// filler text, dates a few weeks away; one-word values (states, tags) kept as they are.
+fn distractor(template: &Value, key: Option<&str>, rng: &mut Rng, fresh: &mut Fresh) -> Value {
+    match template {
+        Value::String(text) => {
+            let id_key = key.is_some_and(is_id_key);
+            let key = key.unwrap_or_default().to_ascii_lowercase();
+            if is_email(text) {
+                Value::from(fresh.email(text, rng))
+            } else if id_key && id_parts(text).is_some() {
+                Value::from(fresh.id(text, rng).unwrap_or_else(|| text.clone()))
+            } else if PERSON_KEYS.contains(&key.as_str()) && is_person(text) {
+                let given = fresh.pick(pools::GIVEN_NAMES, rng).unwrap_or_default();
+                let family = fresh.pick(pools::FAMILY_NAMES, rng).unwrap_or_default();
+                Value::from(format!("{given} {family}"))
+            } else if !dates(text).is_empty() {
+                let mut replacements = Replacements::default();
+                let days = 7 * (3 + rng.below(6)) as i64;
+                for date in dates(text) {
+                    if let Some(new) = shift_date(date, days) {
+                        replacements.insert(date, &new, Boundary::Digit);
+                    }
+                }
+                Value::from(replacements.apply(text))
+            } else if text.contains(' ') {
+                Value::from(pools::FILLER[rng.below(pools::FILLER.len())])
+            } else {
+                Value::from(text.clone())
+            }
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|item| distractor(item, key, rng, fresh))
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(key, item)| (key.clone(), distractor(item, Some(key), rng, fresh)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Applies `replacements` to every text of the document that holds values.
+fn rewrite_document(document: &mut Value, replacements: &Replacements) {
+    let Value::Object(top) = document else {
+        return;
+    };
+    for (key, value) in top.iter_mut() {
+        match key.as_str() {
+            "prompt" | "task_name" | "fixtures" | "feedback" => rewrite_all(value, replacements),
+            "tools" => for_each_entry(value, |entry| {
+                if let Some(description) = entry.get_mut("description") {
+                    rewrite_all(description, replacements);
+                }
+            }),
+            "scoring_components" | "checkpoints" => for_each_entry(value, |entry| {
+                if let Some(check) = entry.get_mut("check") {
+                    rewrite_check(check, replacements);
+                }
+                if let Some(feedback) = entry.get_mut("feedback") {
+                    rewrite_all(feedback, replacements);
+                }
+            }),
+            "safety_checks" => {
+                if let Value::Array(entries) = value {
+                    for entry in entries {
+                        rewrite_check(entry, replacements);
+                    }
+                }
+            }
+            "oracle" => {
+                if let Some(calls) = value.get_mut("calls") {
+                    for_each_entry(calls, |call| {
+                        if let Some(arguments) = call.get_mut("arguments") {
+                            rewrite_all(arguments, replacements);
+                        }
+                    });
+                }
+                if let Some(answer) = value.get_mut("answer") {
+                    rewrite_all(answer, replacements);
+                }
+                if let Some(files) = value.get_mut("files") {
+                    for_each_entry(files, |file| {
+                        if let Some(content) = file.get_mut("content") {
+                            rewrite_all(content, replacements);
+                        }
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn rewrite_all(value: &mut Value, replacements: &Replacements) {
+    match value {
+        Value::String(text) => *text = replacements.apply(text),
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| rewrite_all(item, replacements)),
+        Value::Object(map) => map
+            .values_mut()
+            .for_each(|item| rewrite_all(item, replacements)),
+        _ => {}
+    }
+}
+
+/// A check's values rewritten, its names (and bare action names in `actions`) kept.
+fn rewrite_check(check: &mut Value, replacements: &Replacements) {
+    let Value::Object(map) = check else {
+        return;
+    };
+    for (key, value) in map.iter_mut() {
+        if NAME_KEYS.contains(&key.as_str()) {
+            continue;
+        }
+        if key == "actions" {
+            if let Value::Array(steps) = value {
+                for step in steps.iter_mut().filter(|step| step.is_object()) {
+                    rewrite_check(step, replacements);
+                }
+            }
+            continue;
+        }
+        rewrite_all(value, replacements);
+    }
+}
+
+fn for_each_entry(value: &mut Value, mut each: impl FnMut(&mut Map<String, Value>)) {
+    if let Value::Array(entries) = value {
+        for entry in entries {
+            if let Value::Object(map) = entry {
+                each(map);
+            }
+        }
+    }
+}
+
+/// Every list of records (objects) in the fixtures, innermost first.
+fn for_each_list(value: &mut Value, each: &mut dyn FnMut(&mut Vec<Value>)) {
+    match value {
+        Value::Array(items) => {
+            for item in items.iter_mut() {
+                for_each_list(item, each);
+            }
+            if !items.is_empty() && items.iter().all(Value::is_object) {
+                each(items);
+            }
+        }
+        Value::Object(map) => {
+            for item in map.values_mut() {
+                for_each_list(item, each);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn scale(value: &mut Value, key: Option<&str>, factor: f64, prompt: &str, scaled: &mut usize) {
+    match value {
+        Value::Number(number) if key.is_some_and(|key| AMOUNT_KEYS.contains(&key)) => {
+            // An amount the prompt states is pinned by the prompt.
+            if occurs(prompt, &number.to_string(), Boundary::Digit) {
+                return;
+            }
+            let new = if let Some(integer) = number.as_i64() {
+                Value::from((integer as f64 * factor).round() as i64)
+            } else if let Some(float) = number.as_f64() {
+                Value::from((float * factor * 100.0).round() / 100.0)
+            } else {
+                return;
+            };
+            if new != *value {
+                *value = new;
+                *scaled += 1;
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| scale(item, key, factor, prompt, scaled)),
+        Value::Object(map) => map
+            .iter_mut()
+            .for_each(|(key, item)| scale(item, Some(key), factor, prompt, scaled)),
+        _ => {}
+    }
+}
+
+fn text_of(document: &Value, key: &str) -> String {
+    document
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn compact(company: &str) -> String {
+    company
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect::<String>()
+        .to_lowercase()
+}
