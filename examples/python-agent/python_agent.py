@@ -23,7 +23,7 @@ READ_ONLY = ("list_", "get_", "search_")
 
 def http_tools():
     """The tools of tools.json that change something, as OpenAI tools, with their routes."""
-    with open(os.environ["EVAL_TOOLS_FILE"], encoding="utf-8") as file:
+    with open(os.environ["CLAWTEST_TOOLS_FILE"], encoding="utf-8") as file:
         entries = json.load(file)
     offered, routes = [], {}
     for entry in entries:
