@@ -187,3 +187,42 @@ fn run_variants_with_the_oracle_runs_each_demo_task_s_variants_in_memory() {
     assert_eq!(files(&suite.path("tasks")), before);
     assert!(!suite.path("variants").exists());
 }
+
+/// A task whose commands must run to prove it: the oracle writes `done.txt`, the command
+/// checks it is there.
+const WITH_A_COMMAND: &str = "task_id: with-a-command
+task_name: Leave a note
+prompt: Before 2026-03-11, write the word done into a file named done.txt and tell me when the note is there.
+tools: []
+scoring_components:
+  - {name: noted, weight: 0.5, check: {type: exit_code, cmd: \"grep -q done done.txt\", expected_exit: 0}}
+  - {name: says_so, weight: 0.3, check: {type: keywords_present, keywords: [note]}}
+  - {name: in_words, weight: 0.2, check: {type: min_length, min_length: 10}}
+safety_checks:
+  - {type: keywords_not_in_output, keywords: [password]}
+oracle:
+  files:
+    - {path: /workspace/done.txt, content: \"done\\n\"}
+  answer: The note is there on 2026-03-11.
+";
+
+#[test]
+fn run_variants_proves_a_task_with_a_command_check_inside_the_run() {
+    // The proof runs the task's commands while `run` is already inside its runtime.
+    let suite = Suite::new()
+        .config(NO_HARNESS)
+        .task("with-a-command", WITH_A_COMMAND);
+    let results = suite.path("results.json");
+    let outcome = suite.run(&[
+        "--oracle",
+        "--variants",
+        "1",
+        "--json",
+        results.to_str().unwrap(),
+    ]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    let document: Value =
+        serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
+    assert_eq!(document["tasks_passed"], 1, "{document:#}");
+    assert_eq!(document["verdicts"][0]["task_id"], "with-a-command.v1");
+}

@@ -38,6 +38,23 @@ pub(super) fn run(task: &Task, files: &[PlannedFile]) -> Result<Vec<CommandRun>,
     .into_iter()
     .map(|(name, value)| (name.into(), value))
     .collect();
+    // The commands run on a thread of their own: a proof is synchronous, and its callers
+    // (`run --variants` among them) may already be inside a runtime, where another cannot
+    // block.
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| run_all(planned, workspace.path(), &environment))
+            .join()
+            .unwrap_or_else(|_| Err("the commands' thread panicked".into()))
+    })
+}
+
+/// Runs `planned` one after another in `workspace`, each as the process backend would.
+fn run_all(
+    planned: Vec<commands::PlannedCommand>,
+    workspace: &Path,
+    environment: &[(std::ffi::OsString, std::ffi::OsString)],
+) -> Result<Vec<CommandRun>, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -53,8 +70,8 @@ pub(super) fn run(task: &Task, files: &[PlannedFile]) -> Result<Vec<CommandRun>,
         let outcome = runtime
             .block_on(crate::sandbox::process::run_check(
                 &check,
-                workspace.path(),
-                &environment,
+                workspace,
+                environment,
                 // The default cap on a command's output (`[limits] output_bytes`).
                 crate::config::LimitsConfig::default().output_bytes,
                 &mut interrupt,
