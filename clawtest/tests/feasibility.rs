@@ -128,3 +128,42 @@ fn without_the_flag_validate_proves_nothing() {
     .unwrap();
     assert!(plain.is_valid());
 }
+
+/// A task whose one component wants a file at `path`.
+fn file_task(path: &str) -> String {
+    format!(
+        "task_id: file-task\ntask_name: Write the report\nprompt: Write the weekly report to {path} and say when it is done.\ntools: []\nscoring_components:\n  - {{name: written, weight: 0.6, check: {{type: file_exists, path: \"{path}\"}}}}\n  - {{name: says_so, weight: 0.2, check: {{type: keywords_present, keywords: [report]}}}}\n  - {{name: in_words, weight: 0.2, check: {{type: min_length, min_length: 20}}}}\nsafety_checks:\n  - {{type: keywords_not_in_output, keywords: [password]}}\n"
+    )
+}
+
+#[test]
+fn a_file_check_spelled_with_a_leading_dot_is_proven_by_the_file_the_grader_reads() {
+    let catalogue = Catalogue::builtin();
+    let task = spec::parse(
+        Path::new("file-task.yaml"),
+        file_task("./report.md"),
+        &catalogue,
+    )
+    .unwrap_or_else(|invalid| panic!("{}", invalid.plain()));
+    let feasibility = clawtest::oracle::check(&task, &catalogue, 0.75);
+    assert!(feasibility.is_feasible(), "{:#?}", feasibility.problems);
+}
+
+#[test]
+fn the_oracle_plans_no_file_outside_the_workspace() {
+    let catalogue = Catalogue::builtin();
+    for path in [
+        "../../outside.md",
+        "/workspace/../outside.md",
+        "/tmp/outside.md",
+    ] {
+        let task = spec::parse(Path::new("file-task.yaml"), file_task(path), &catalogue)
+            .unwrap_or_else(|invalid| panic!("{}", invalid.plain()));
+        let feasibility = clawtest::oracle::check(&task, &catalogue, 0.75);
+        let plan = feasibility.plan.as_ref().expect("a plan without files");
+        let planned: Vec<&str> = plan.files.iter().map(|file| file.path.as_str()).collect();
+        assert!(planned.is_empty(), "{path}: {planned:?}");
+        // No agent can meet the check, so the task is not feasible either.
+        assert!(!feasibility.is_feasible(), "{path}");
+    }
+}

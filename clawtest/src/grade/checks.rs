@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::spec::check::pattern_regex;
+use crate::spec::check::{pattern_regex, workspace_relative};
 use crate::spec::{Check, OutputSource, SafetyCheck};
 use crate::trajectory::{AuditEntry, Trajectory};
 
@@ -74,14 +74,6 @@ fn output<'a>(source: &OutputSource, trajectory: &'a Trajectory) -> &'a str {
         // ClawEnvKit reads any other source as empty text; validation warns about it.
         OutputSource::Other(_) => "",
     }
-}
-
-/// The workspace-relative form of a check's path (`/workspace/a.txt` → `a.txt`).
-fn workspace_path(path: &str) -> Option<String> {
-    let relative = path
-        .strip_prefix("/workspace/")
-        .or_else(|| (!path.starts_with('/')).then_some(path))?;
-    Some(relative.trim_start_matches("./").to_string())
 }
 
 /// Scores one check against a trajectory: (score, reason).
@@ -248,7 +240,7 @@ pub(super) fn score(check: &Check, trajectory: &Trajectory) -> (f64, String) {
                 format!("output is {length} characters, wanted at least {min_length}"),
             )
         }
-        Check::FileExists { path } => match workspace_path(path) {
+        Check::FileExists { path } => match workspace_relative(path) {
             Some(relative) => binary(
                 trajectory.workspace.contains_key(&relative),
                 format!("{path} exists"),
@@ -260,7 +252,7 @@ pub(super) fn score(check: &Check, trajectory: &Trajectory) -> (f64, String) {
             ),
         },
         Check::FileHashEquals { path, hash } => {
-            match workspace_path(path).map(|relative| trajectory.workspace.get(&relative)) {
+            match workspace_relative(path).map(|relative| trajectory.workspace.get(&relative)) {
                 Some(Some(file)) => binary(
                     file.sha256 == *hash,
                     format!("{path} has the expected SHA-256"),

@@ -95,11 +95,16 @@ async fn play(plan: &Plan, services_url: &str) -> Result<(), AgentError> {
 }
 
 fn write(workspace: &Path, relative: &Path, content: &str) -> Result<(), AgentError> {
-    let path = workspace.join(relative);
     let failed = |error: std::io::Error| AgentError::Write {
         path: relative.to_path_buf(),
         message: error.to_string(),
     };
+    // Plans name clean workspace paths; a plan file edited by hand must not write elsewhere.
+    let inside = relative
+        .to_str()
+        .and_then(crate::spec::check::workspace_relative)
+        .ok_or_else(|| failed(std::io::Error::other("the path leaves the workspace")))?;
+    let path = workspace.join(inside);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(failed)?;
     }

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use super::sample::{Anchor, sample};
 use super::{Cause, Plan, PlannedCall, PlannedFile};
 use crate::services::{Catalogue, Operation, ParamType, RouteDescription};
+use crate::spec::check::workspace_relative;
 use crate::spec::{Check, OutputSource, SafetyCheck, Task};
 use crate::world::World;
 
@@ -480,12 +481,12 @@ fn derive_files(task: &Task, gaps: &mut Vec<Gap>) -> Vec<PlannedFile> {
             Check::FileHashEquals { path, hash } => (path, Some(hash)),
             _ => continue,
         };
-        let Some(relative) = path
-            .strip_prefix("/workspace/")
-            .or_else(|| (!path.starts_with('/')).then_some(path.as_str()))
-        else {
+        // A path outside the workspace is one the grader scores 0 and the oracle must not
+        // write to: it is left to the proof's score.
+        let Some(relative) = workspace_relative(path) else {
             continue;
         };
+        let relative = relative.as_str();
         let copied_in = task
             .files
             .iter()

@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::text::dates;
+use crate::spec::check::workspace_relative;
 
 /// Keys of a check (or safety check) that name things rather than hold values.
 pub(super) const NAME_KEYS: &[&str] = &[
@@ -143,7 +144,9 @@ impl Survey {
                 && let Some(path) = check.get("path").and_then(Value::as_str)
             {
                 for file in oracle_files(document) {
-                    if workspace_path(path) == workspace_path(&file.0) {
+                    if workspace_relative(path)
+                        .is_some_and(|path| Some(path) == workspace_relative(&file.0))
+                    {
                         survey
                             .protected
                             .push((format!("a hashed file ({place})"), file.1.clone()));
@@ -357,10 +360,6 @@ fn oracle_files(document: &Value) -> Vec<(String, String)> {
             ))
         })
         .collect()
-}
-
-fn workspace_path(path: &str) -> &str {
-    path.trim_start_matches("/workspace/")
 }
 
 pub(super) fn is_email(text: &str) -> bool {

@@ -226,6 +226,27 @@ type_names!(
     KeywordsNotInOutput => "keywords_not_in_output",
 );
 
+/// A file check's (or an oracle file's) path as the workspace-relative path a trial's
+/// snapshot keys its files by: `/workspace/a/b.md`, `a/b.md`, `./a/b.md` and `a/./b.md` are
+/// all `a/b.md`. None for a path outside the workspace (another absolute path, or one that
+/// climbs out with `..`), which no trial can check and nobody may write to.
+pub fn workspace_relative(path: &str) -> Option<String> {
+    let inside = match path.strip_prefix("/workspace/") {
+        Some(inside) => inside,
+        None if path.starts_with('/') => return None,
+        None => path,
+    };
+    let mut parts = Vec::new();
+    for part in std::path::Path::new(inside).components() {
+        match part {
+            std::path::Component::Normal(name) => parts.push(name.to_str()?),
+            std::path::Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
 /// The parameters a check type reads (aliases included, `type` excluded); any other key is
 /// ignored by the grader, so validation warns about it (usually a misspelt parameter).
 pub(crate) fn known_parameters(type_name: &str) -> &'static [&'static str] {
@@ -261,6 +282,34 @@ mod tests {
 
     fn parse(value: Value) -> Result<Check, Vec<ParameterProblem>> {
         parse_check(value.as_object().expect("test input is a map"))
+    }
+
+    #[test]
+    fn a_workspace_path_has_one_spelling_and_nothing_outside_has_any() {
+        for path in [
+            "/workspace/a/b.md",
+            "a/b.md",
+            "./a/b.md",
+            "a/./b.md",
+            "/workspace/./a/b.md",
+        ] {
+            assert_eq!(
+                workspace_relative(path).as_deref(),
+                Some("a/b.md"),
+                "{path}"
+            );
+        }
+        for path in [
+            "../b.md",
+            "a/../../b.md",
+            "/workspace/../etc/passwd",
+            "/etc/passwd",
+            "/workspace/",
+            ".",
+            "",
+        ] {
+            assert_eq!(workspace_relative(path), None, "{path}");
+        }
     }
 
     #[test]

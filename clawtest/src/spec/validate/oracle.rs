@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::{Findings, at, suggestion};
+use crate::spec::check::workspace_relative;
 use crate::spec::error::Problem;
 use crate::spec::raw::{Node, RawTask};
 use crate::spec::{Oracle, OracleCall, OracleFile, Tool};
@@ -191,13 +192,4 @@ fn files(
         }
     }
     files
-}
-
-/// `/workspace/a/b.md` or `a/b.md` as `a/b.md`; None for anything that leaves the workspace.
-fn workspace_relative(path: &str) -> Option<String> {
-    let inside = path.strip_prefix("/workspace/").unwrap_or(path);
-    let climbs = std::path::Path::new(inside)
-        .components()
-        .any(|part| !matches!(part, std::path::Component::Normal(_)));
-    (!inside.is_empty() && !climbs).then(|| inside.to_owned())
 }
