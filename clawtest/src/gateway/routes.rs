@@ -45,7 +45,8 @@ impl Route {
             Some(rest) => format!("/v1/{rest}"),
             None => path.to_string(),
         };
-        if method == "GET" && (path == "/v1/models" || path.starts_with("/v1/models/")) {
+        let one_model = path.strip_prefix("/v1/models/").is_some_and(is_model_id);
+        if method == "GET" && (path == "/v1/models" || one_model) {
             let anthropic = headers
                 .iter()
                 .any(|(name, _)| name == "anthropic-version" || name == "x-api-key");
@@ -80,6 +81,19 @@ impl Route {
     }
 }
 
+/// One model's id as the providers spell them (`gpt-4o-2024-08-06`,
+/// `ft:gpt-4o:org:name:id`, `claude-sonnet-4-5`): one path segment, no dot-segment and no
+/// escapes, so the upstream URL built from it names that model and no other endpoint (a proxy
+/// in front of the provider would resolve `/v1/models/../files` to `/v1/files`).
+fn is_model_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 256
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || b"-_.:".contains(&byte))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,6 +126,32 @@ mod tests {
             assert!(message.contains("serves model calls only"), "{message}");
         }
         assert!(route("GET", "/v1/chat/completions").is_err());
+    }
+
+    #[test]
+    fn one_model_is_routed_by_its_id_and_no_other_path_hides_behind_it() {
+        for id in [
+            "gpt-4o-2024-08-06",
+            "ft:gpt-4o:org:name:abc123",
+            "claude-sonnet-4-5",
+        ] {
+            let path = format!("/v1/models/{id}");
+            assert_eq!(route("GET", &path).unwrap().path, path);
+        }
+        for path in [
+            "/v1/models/../files",
+            "/v1/models/%2e%2e/files/file-1/content",
+            "/v1/models/..",
+            "/v1/models/",
+            "/v1/models/gpt-4o/../../files",
+            "/v1/models/a?b",
+        ] {
+            let message = route("GET", path).unwrap_err();
+            assert!(
+                message.contains("serves model calls only"),
+                "{path}: {message}"
+            );
+        }
     }
 
     #[test]
