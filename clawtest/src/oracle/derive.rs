@@ -262,7 +262,9 @@ fn derive_calls(
             .find(same)
             .map(|draft| draft.fields.clone())
             .unwrap_or_default();
-        for _ in have..*fewest {
+        // Past MOST_CALLS the component is left to the proof's score: no plan grows
+        // with a count a task file sets.
+        for _ in have..(*fewest).min(MOST_CALLS) {
             drafts.push(Wanted {
                 service: service.clone(),
                 action: action.clone(),
@@ -512,6 +514,12 @@ fn derive_files(task: &Task, gaps: &mut Vec<Gap>) -> Vec<PlannedFile> {
     files
 }
 
+/// The most calls of one action the oracle plans for a count check.
+const MOST_CALLS: usize = 1000;
+
+/// The longest answer the oracle writes for a `min_length` check.
+const MOST_ANSWER_CHARACTERS: usize = 1 << 20;
+
 /// An answer that meets the output checks: their keywords, a text each pattern matches where
 /// its anchors put it, and padding up to the longest `min_length`, without a forbidden word.
 fn derive_answer(task: &Task) -> String {
@@ -537,8 +545,9 @@ fn derive_answer(task: &Task) -> String {
                 None => {}
             },
             Check::MinLength { min_length } => {
-                fewest_characters =
-                    fewest_characters.max(usize::try_from(*min_length).unwrap_or(0));
+                fewest_characters = fewest_characters
+                    .max(usize::try_from(*min_length).unwrap_or(usize::MAX))
+                    .min(MOST_ANSWER_CHARACTERS);
             }
             _ => {}
         }
@@ -580,7 +589,18 @@ fn derive_answer(task: &Task) -> String {
         .into_iter()
         .find(|text| clean(text))
         .unwrap_or(".");
-    while answer.chars().count() + tail.chars().count() + 1 < fewest_characters {
+    // Fillers until the answer and its tail (after a space) are long enough, counted once:
+    // each filler adds its characters and, after the first word, a space.
+    let goal = fewest_characters.saturating_sub(tail.chars().count() + 1);
+    let mut length = answer.chars().count();
+    if length == 0 && goal > 0 {
+        push(&mut answer, filler);
+        length = filler.chars().count();
+    }
+    for _ in 0..goal
+        .saturating_sub(length)
+        .div_ceil(filler.chars().count() + 1)
+    {
         push(&mut answer, filler);
     }
     push(&mut answer, &tail);
