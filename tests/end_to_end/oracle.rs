@@ -109,3 +109,16 @@ fn validate_feasibility_refuses_an_infeasible_task_at_its_component() {
     assert_eq!(outcome.code, 101, "{outcome:#?}");
     assert!(outcome.stdout.contains("todo_404"), "{}", outcome.stdout);
 }
+
+#[test]
+fn run_oracle_calls_no_model_whatever_the_mode() {
+    let suite = Suite::new()
+        .config(NO_HARNESS)
+        .demo_task("todo-triage", false);
+    for mode in ["record", "live"] {
+        // No provider is configured: a mode that forwarded would need one.
+        let outcome = suite.run(&["--oracle", "--mode", mode, "--trials", "1"]);
+        assert_eq!(outcome.code, 0, "{mode}: {outcome:#?}");
+        assert!(!suite.path("cassettes").exists(), "{mode}");
+    }
+}

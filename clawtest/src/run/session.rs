@@ -187,11 +187,16 @@ impl Prepared {
 /// Prepares a run: the gateway's provider, keys and prices (`models`), then the suite
 /// ([`load_suite`]).
 pub fn prepare(config: &Config, request: &Request) -> Result<Prepared, SessionError> {
-    // The oracle calls no model: whatever `[llm]` says, nothing is forwarded or recorded.
+    // The oracle calls no model: whatever `[llm]` or `--mode` says, nothing is forwarded or
+    // recorded.
     let models = if request.oracle.is_some() {
         let mut replay = config.clone();
         replay.llm.mode = Mode::Replay;
-        models(&replay, request)?
+        let request = Request {
+            mode: None,
+            ..request.clone()
+        };
+        models(&replay, &request)?
     } else {
         models(config, request)?
     };
