@@ -139,8 +139,11 @@ pub(crate) fn snapshot(
 ) -> std::io::Result<BTreeMap<String, WorkspaceFile>> {
     let mut files = BTreeMap::new();
     let mut hashed: u64 = 0;
-    let (mut unhashed, mut unlisted) = (0usize, 0usize);
+    let (mut unhashed, mut unlisted, mut unwalked) = (0usize, 0usize, 0usize);
     let mut pending = vec![root.to_path_buf()];
+    // Folders count against the same cap as files, so a tree of empty folders is not walked
+    // without end either.
+    let mut walked = 0usize;
     while let Some(folder) = pending.pop() {
         for entry in std::fs::read_dir(&folder)? {
             let entry = entry?;
@@ -148,7 +151,12 @@ pub(crate) fn snapshot(
             let kind = entry.file_type()?;
             let path = entry.path();
             if kind.is_dir() {
-                pending.push(path);
+                if walked >= limits.workspace_files || files.len() >= limits.workspace_files {
+                    unwalked += 1;
+                } else {
+                    walked += 1;
+                    pending.push(path);
+                }
                 continue;
             }
             if !kind.is_file() {
@@ -162,6 +170,7 @@ pub(crate) fn snapshot(
             let Ok(file) = open_regular(&path) else {
                 continue;
             };
+            // What is hashed is what was measured: a file still growing is read up to here.
             let size = file.metadata()?.len();
             let sha256 = if size > limits.workspace_file_bytes
                 || hashed.saturating_add(size) > limits.workspace_total_bytes
@@ -169,7 +178,7 @@ pub(crate) fn snapshot(
                 unhashed += 1;
                 String::new()
             } else {
-                let (digest, read) = hash(file)?;
+                let (digest, read) = hash(file.take(size))?;
                 hashed += read;
                 digest
             };
@@ -193,11 +202,17 @@ pub(crate) fn snapshot(
             limits.workspace_files
         ));
     }
+    if unwalked > 0 {
+        notes.push(format!(
+            "workspace: {unwalked} folder(s) not walked past the first {} files or folders (limits.workspace_files)",
+            limits.workspace_files
+        ));
+    }
     Ok(files)
 }
 
 /// A file's SHA-256 in hex and its length, read in blocks (never whole into memory).
-fn hash(mut file: std::fs::File) -> std::io::Result<(String, u64)> {
+fn hash(mut file: impl Read) -> std::io::Result<(String, u64)> {
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 64 << 10];
     let mut total = 0u64;
@@ -271,6 +286,30 @@ mod tests {
         );
         let files = snapshot(workspace.path(), &LimitsConfig::default(), &mut notes).unwrap();
         assert!(files.is_empty(), "{files:?}");
+    }
+
+    #[test]
+    fn folders_count_against_the_cap_so_a_deep_tree_is_not_walked_to_its_end() {
+        let workspace = tempfile::tempdir().unwrap();
+        let mut folder = workspace.path().to_path_buf();
+        for depth in 0..50 {
+            folder.push(format!("level{depth}"));
+            std::fs::create_dir(&folder).unwrap();
+            std::fs::write(folder.join("file.txt"), "x").unwrap();
+        }
+        let limits = LimitsConfig {
+            workspace_files: 5,
+            ..LimitsConfig::default()
+        };
+        let mut notes = Vec::new();
+        let files = snapshot(workspace.path(), &limits, &mut notes).unwrap();
+        assert!(files.len() <= 5, "{files:?}");
+        assert!(
+            notes
+                .iter()
+                .any(|note| note.contains("1 folder(s) not walked past the first 5")),
+            "{notes:?}"
+        );
     }
 
     #[test]
