@@ -309,6 +309,7 @@ impl RunSummary {
             safety_pass_rate,
             groups,
             baseline: None,
+            snapshots_changed,
         };
         if let Some(before) = baseline {
             let comparison = super::baseline::compare(before, &summary, gates.tolerance());

@@ -49,6 +49,7 @@ pub fn merge(
     let mut verdicts = Vec::new();
     let mut invalid = Vec::new();
     let mut interrupted = false;
+    let mut snapshots_changed = false;
     // Each shard's own spend: the shards together spent the sum.
     let mut cost_usd = 0.0;
     let mut seen: Vec<(String, PathBuf)> = Vec::new();
@@ -71,6 +72,7 @@ pub fn merge(
             seen.push((verdict.task_id.clone(), path.clone()));
         }
         interrupted |= part.interrupted;
+        snapshots_changed |= part.snapshots_changed;
         cost_usd += part.cost_usd;
         verdicts.extend(part.verdicts);
         invalid.extend(part.invalid);
@@ -93,16 +95,21 @@ pub fn merge(
         cost_usd,
         gates,
         baseline,
-        snapshots_changed: false,
+        snapshots_changed,
     }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::RunStatus;
 
     /// A shard's results with no tasks that cost `cost_usd`.
     fn shard(cost_usd: f64) -> RunSummary {
+        shard_with(cost_usd, false)
+    }
+
+    fn shard_with(cost_usd: f64, snapshots_changed: bool) -> RunSummary {
         RunSummary::new(SummaryInputs {
             verdicts: Vec::new(),
             invalid: Vec::new(),
@@ -112,8 +119,30 @@ mod tests {
             cost_usd,
             gates: &Gates::default(),
             baseline: None,
-            snapshots_changed: false,
+            snapshots_changed,
         })
+    }
+
+    #[test]
+    fn a_shard_failed_by_a_changed_snapshot_fails_the_merged_run() {
+        let changed = shard_with(0.0, true);
+        assert_eq!(changed.status, RunStatus::Failed);
+        // Through the results file, as `merge` reads shards.
+        let text = serde_json::to_string(&changed).unwrap();
+        let read: RunSummary = serde_json::from_str(&text).unwrap();
+        let parts = vec![
+            (PathBuf::from("shard1.json"), shard(0.0)),
+            (PathBuf::from("shard2.json"), read),
+        ];
+        let merged = merge(parts, &Gates::default(), None).unwrap();
+        assert_eq!(merged.status, RunStatus::Failed);
+        assert!(merged.snapshots_changed);
+        // A passing shard's file does not mention snapshots at all.
+        assert!(
+            !serde_json::to_string(&shard(0.0))
+                .unwrap()
+                .contains("snapshots_changed")
+        );
     }
 
     #[test]

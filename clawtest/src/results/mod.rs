@@ -255,4 +255,8 @@ pub struct RunSummary {
     /// The comparison with `--baseline`, when one was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<baseline::BaselineComparison>,
+    /// A grade snapshot changed or could not be compared (`--snapshots`), which failed the
+    /// run; kept so that `merge` fails a merged run for it too. Written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub snapshots_changed: bool,
 }
