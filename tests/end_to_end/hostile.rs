@@ -357,6 +357,21 @@ fn ctrl_c_stops_the_harness_build_and_still_writes_results() {
 }
 
 #[test]
+fn sigterm_stops_the_build_of_a_harness_built_into_its_image() {
+    // With `dockerfile`, the build runs before the backend (and the image) is chosen.
+    let suite = Suite::new()
+        .config(&format!(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{:?}]\ndockerfile = \"Dockerfile\"\nbuild = [\"sh\", \"-c\", \"echo $$ >> \\\"$PID_FILE\\\"; exec sleep 600\"]\nenv = [\"PID_FILE\"]\n",
+            reference_agent().display().to_string()
+        ))
+        .file("Dockerfile", "FROM scratch\n")
+        .demo_task("todo-triage", true);
+    let (code, pids) = signalled(&suite, &["--trials", "1"], 1, "-TERM");
+    assert_eq!(code, 143);
+    eventually("the build outlived the run", || all_gone(&pids));
+}
+
+#[test]
 fn a_killed_run_takes_its_harnesses_with_it() {
     // SIGKILL: no handler runs; the harness's death signal (PR_SET_PDEATHSIG) ends it.
     let suite = Suite::new()

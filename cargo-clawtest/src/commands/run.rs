@@ -56,11 +56,29 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
     // A harness built into its image is built before the image, which is built when the
     // backend is chosen.
     if config.harness.dockerfile.is_some() && !request.no_build && request.oracle.is_none() {
-        // Before the signals are taken over: Ctrl-C here ends the build and the run at once.
-        let (_keep, mut never) = tokio::sync::watch::channel(false);
-        runtime()?
-            .block_on(session::build(&config, &mut never))
-            .map_err(ExpectedError::Session)?;
+        // The build runs in a process group of its own, which a terminal's Ctrl-C (or CI's
+        // SIGTERM to clawtest) does not reach: the signals are taken over to end it.
+        let stopped = runtime()?.block_on(async {
+            let signals = interrupt::Signals::install().map_err(ExpectedError::Runtime)?;
+            let mut stopping = interrupt::escalate(
+                signals.into_source(),
+                || async {},
+                |notice| match notice {
+                    Notice::Stopping => eprintln!("\ninterrupted: stopping the harness build"),
+                    Notice::Aborted => std::process::exit(i32::from(exit::interrupted())),
+                },
+            );
+            session::build(&config, &mut stopping)
+                .await
+                .map_err(ExpectedError::Session)?;
+            Ok::<bool, ExpectedError>(*stopping.borrow())
+        })?;
+        if stopped {
+            eprintln!("the run stopped during the harness build: no trial ran");
+            return Err(ExpectedError::Run(
+                clawtest::results::RunStatus::Interrupted,
+            ));
+        }
         request.no_build = true;
     }
     // The HTML report shows each trial's trajectory: saved where asked, else beside it.

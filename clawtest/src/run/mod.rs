@@ -355,21 +355,22 @@ pub(crate) async fn build_harness(
     let Some((program, arguments)) = command.split_first() else {
         return Ok(());
     };
-    let mut child = tokio::process::Command::new(program)
+    let mut build = tokio::process::Command::new(program);
+    build
         .args(arguments)
         .current_dir(root)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::inherit())
         .stderr(std::process::Stdio::inherit())
         .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|error| {
-            format!(
-                "the harness build command `{}` could not be started: {error}",
-                command.join(" ")
-            )
-        })?;
+        .kill_on_drop(true);
+    crate::sandbox::process::die_with_parent(&mut build);
+    let mut child = build.spawn().map_err(|error| {
+        format!(
+            "the harness build command `{}` could not be started: {error}",
+            command.join(" ")
+        )
+    })?;
     let group = child.id();
     let status = tokio::select! {
         status = child.wait() => status.map_err(|error| error.to_string())?,

@@ -208,6 +208,12 @@ fn supervised(command: &mut Command) {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    die_with_parent(command);
+}
+
+/// Has the kernel kill the command when this process dies, however it dies (a second Ctrl-C
+/// that exits at once, SIGKILL): its process group is its own, so no terminal signal reaches it.
+pub(crate) fn die_with_parent(command: &mut Command) {
     // SAFETY: getpid before the fork; the closure only makes async-signal-safe calls
     // (prctl, getppid, _exit) between fork and exec.
     let parent = unsafe { libc::getpid() };
