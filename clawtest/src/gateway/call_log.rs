@@ -57,7 +57,11 @@ impl Gateway {
             state.recording.push((
                 call,
                 Interaction {
-                    request: RecordedRequest { path, body },
+                    request: RecordedRequest {
+                        path,
+                        body,
+                        whole: true,
+                    },
                     response,
                 },
             ));

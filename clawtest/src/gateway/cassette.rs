@@ -75,6 +75,11 @@ pub struct RecordedRequest {
     /// The JSON body; a replayed request must match it by the rules of the module's doc.
     #[serde(default)]
     pub body: Value,
+    /// Written by clawtest's recorder: the body is the whole request, so each list must have
+    /// as many items as recorded (a hand-written request, without it, may give only the
+    /// newest items of a list).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub whole: bool,
 }
 
 /// The answer of an interaction, replayed as recorded.
@@ -229,6 +234,7 @@ mod tests {
                     request: RecordedRequest {
                         path: "/v1/messages".into(),
                         body: json!({"model": "m", "stream": true, "max_tokens": 5, "temperature": 0.5}),
+                        whole: true,
                     },
                     response: RecordedResponse {
                         status: 200,

@@ -126,9 +126,21 @@ impl Matcher {
     }
 
     /// Where `actual` first differs from `recorded` once both are normalised, in words, or
-    /// `None` when it matches.
-    pub(crate) fn difference(&self, recorded: &Value, actual: &Value) -> Option<String> {
-        differ(&self.normalise(recorded), &self.normalise(actual), "body")
+    /// `None` when it matches. A `whole` recording's lists must have as many items as
+    /// recorded; otherwise a recorded list is matched by the request's last items.
+    pub(crate) fn difference(
+        &self,
+        recorded: &Value,
+        actual: &Value,
+        whole: bool,
+    ) -> Option<String> {
+        let lists = if whole { Lists::Whole } else { Lists::Trailing };
+        differ(
+            &self.normalise(recorded),
+            &self.normalise(actual),
+            "body",
+            lists,
+        )
     }
 }
 
@@ -179,17 +191,33 @@ fn remove(value: &mut Value, path: &[String]) {
     }
 }
 
-fn differ(recorded: &Value, actual: &Value, at: &str) -> Option<String> {
+/// How a recorded list is compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lists {
+    /// Item for item, of the same length (a recording of the whole request).
+    Whole,
+    /// With the request's last items (a hand-written request names the newest only).
+    Trailing,
+}
+
+fn differ(recorded: &Value, actual: &Value, at: &str, lists: Lists) -> Option<String> {
     match (recorded, actual) {
         (Value::Object(expected), Value::Object(found)) => {
             expected
                 .iter()
                 .find_map(|(key, value)| match found.get(key) {
                     None => Some(format!("{at}.{key} is missing (recorded {})", brief(value))),
-                    Some(other) => differ(value, other, &format!("{at}.{key}")),
+                    Some(other) => differ(value, other, &format!("{at}.{key}"), lists),
                 })
         }
         (Value::Array(expected), Value::Array(found)) => {
+            if lists == Lists::Whole && found.len() != expected.len() {
+                return Some(format!(
+                    "{at} has {} items, the recording has {}",
+                    found.len(),
+                    expected.len()
+                ));
+            }
             if found.len() < expected.len() {
                 return Some(format!(
                     "{at} has {} items, the recording expects at least {}",
@@ -200,7 +228,12 @@ fn differ(recorded: &Value, actual: &Value, at: &str) -> Option<String> {
             let offset = found.len() - expected.len();
             expected.iter().enumerate().find_map(|(index, value)| {
                 let from_end = expected.len() - index;
-                differ(value, &found[offset + index], &format!("{at}[-{from_end}]"))
+                differ(
+                    value,
+                    &found[offset + index],
+                    &format!("{at}[-{from_end}]"),
+                    lists,
+                )
             })
         }
         (Value::Number(expected), Value::Number(found)) if expected.as_f64() == found.as_f64() => {
@@ -274,7 +307,22 @@ mod tests {
     use serde_json::json;
 
     fn difference(recorded: &Value, actual: &Value) -> Option<String> {
-        Matcher::default().difference(recorded, actual)
+        Matcher::default().difference(recorded, actual, false)
+    }
+
+    #[test]
+    fn a_whole_recording_matches_lists_of_its_length_only() {
+        let recorded = json!({"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]});
+        let longer = json!({"messages": [{"role": "system", "content": "new"}, {"role": "system", "content": "s"}, {"role": "user", "content": "u"}]});
+        let whole = |actual: &Value| Matcher::default().difference(&recorded, actual, true);
+        assert_eq!(whole(&recorded), None);
+        let message = whole(&longer).expect("a request with an extra message differs");
+        assert!(
+            message.contains("body.messages has 3 items, the recording has 2"),
+            "{message}"
+        );
+        // A hand-written request gives only the newest messages.
+        assert_eq!(difference(&recorded, &longer), None);
     }
 
     #[test]
@@ -356,7 +404,7 @@ mod tests {
             ..ReplayConfig::default()
         })
         .unwrap();
-        assert!(strict.difference(&recorded, &actual).is_some());
+        assert!(strict.difference(&recorded, &actual, false).is_some());
     }
 
     #[test]
@@ -372,8 +420,12 @@ mod tests {
         .unwrap();
         let recorded = json!({"user": "u1", "metadata": {"trace": 1}, "messages": [{"id": "a", "content": "in session-17"}]});
         let actual = json!({"user": "u2", "metadata": {"trace": 2}, "messages": [{"id": "b", "content": "in session-99"}]});
-        assert_eq!(matcher.difference(&recorded, &actual), None);
-        assert!(Matcher::default().difference(&recorded, &actual).is_some());
+        assert_eq!(matcher.difference(&recorded, &actual, false), None);
+        assert!(
+            Matcher::default()
+                .difference(&recorded, &actual, false)
+                .is_some()
+        );
     }
 
     #[test]

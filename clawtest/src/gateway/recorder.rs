@@ -84,6 +84,7 @@ mod tests {
                 request: RecordedRequest {
                     path: "/v1/chat/completions".into(),
                     body: json!({"messages": [{"role": "user", "content": text}]}),
+                    whole: false,
                 },
                 response: RecordedResponse {
                     status: 200,

@@ -160,9 +160,11 @@ impl Gateway {
                 interaction.request.path, route.path
             ))
         } else {
-            self.rules
-                .matcher
-                .difference(&interaction.request.body, request)
+            self.rules.matcher.difference(
+                &interaction.request.body,
+                request,
+                interaction.request.whole,
+            )
         };
         match difference {
             Some(difference) => Err(GatewayFailure::Divergence {

@@ -434,6 +434,7 @@ mod tests {
             request: RecordedRequest {
                 path: "/v1/chat/completions".into(),
                 body: json!({"messages": [{"role": "user", "content": content}]}),
+                whole: false,
             },
             response: RecordedResponse {
                 status: 200,

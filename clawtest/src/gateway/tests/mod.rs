@@ -173,6 +173,7 @@ pub(super) fn interaction(path: &str, request: Value, answer: Value) -> Interact
         request: RecordedRequest {
             path: path.into(),
             body: request,
+            whole: false,
         },
         response: RecordedResponse {
             status: 200,
@@ -395,6 +396,26 @@ async fn a_recording_holds_placeholders_where_the_trial_had_its_own_values() {
         recording.calls()[0].request["messages"][0]["content"],
         "tools at http://127.0.0.1:4321",
         "the log keeps what was sent"
+    );
+    assert!(recorded.interactions[0].request.whole);
+    // A recording is the whole request: one with a message put before the recorded ones
+    // diverges (a hand-written cassette's lists match the newest items).
+    let longer = Gateway::replay(&one_trial(recorded.interactions.clone()), 0)
+        .with_values(TrialValues::default().with_url("services_url", "http://127.0.0.1:9999"));
+    let longer_server = serve(Arc::new(longer.clone())).await;
+    let (status, _) = post(
+        &longer_server.url,
+        "/v1/chat/completions",
+        r#"{"model":"m","messages":[{"role":"system","content":"new"},{"role":"system","content":"tools at http://127.0.0.1:9999"},{"role":"user","content":"go"}]}"#,
+    )
+    .await;
+    assert!((400..500).contains(&status), "{status}");
+    assert!(
+        longer.failure().is_some_and(
+            |failure| format!("{failure:?}").contains("has 3 items, the recording has 2")
+        ),
+        "{:?}",
+        longer.failure()
     );
     // Another trial, another port: the recording matches.
     let replaying = Gateway::replay(&one_trial(recorded.interactions), 0)
