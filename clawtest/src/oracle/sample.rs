@@ -25,9 +25,19 @@ pub(super) fn sample(pattern: &str) -> Option<(String, Anchor)> {
         .build()
         .parse(pattern)
         .ok()?;
+    // The sample is the first branch's, and so is where it must stand: in `^yes|confirmed`
+    // only the branch written is anchored.
+    let mut chosen = &hir;
+    loop {
+        match chosen.kind() {
+            HirKind::Alternation(branches) => chosen = branches.first()?,
+            HirKind::Capture(capture) => chosen = &capture.sub,
+            _ => break,
+        }
+    }
     let mut text = String::new();
-    write(&hir, &mut text)?;
-    let properties = hir.properties();
+    write(chosen, &mut text)?;
+    let properties = chosen.properties();
     let starts = [Look::Start, Look::StartLF, Look::StartCRLF]
         .iter()
         .any(|look| properties.look_set_prefix().contains(*look));
@@ -95,6 +105,8 @@ mod tests {
             r"\bapproved\b",
             r"[A-Z]{3}-[0-9]+",
             r"colou?r",
+            r"^yes|confirmed",
+            r"(done$|finished)",
         ] {
             let (text, anchor) = sample(pattern).unwrap();
             let answer = match anchor {
