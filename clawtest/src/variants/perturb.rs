@@ -91,7 +91,7 @@ pub(super) fn perturb(document: &Value, survey: &Survey, kinds: Kinds, seed: u64
             applied.push(format!("shuffle: {lists} fixture lists"));
         }
     }
-    if kinds.has(Kind::Distractors) {
+    if kinds.has(Kind::Distractors) && survey.counts_pinned.is_none() {
         let mut added = 0;
         let referenced = &survey.referenced;
         if let Some(fixtures) = document.get_mut("fixtures") {

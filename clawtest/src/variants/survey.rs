@@ -102,6 +102,10 @@ pub(super) struct Survey {
     pub(super) protected: Vec<(String, String)>,
     /// Why amounts are left alone for the whole task, if they are.
     pub(super) amounts_pinned: Option<String>,
+    /// Why no distractor record may be added, if none may: a check counts calls, or a check
+    /// or the oracle names a number, and one more matching record changes a count ("close
+    /// every open task", "how many are unread").
+    pub(super) counts_pinned: Option<String>,
     /// Every text of the document, lowercase: a drawn value must not already occur in it.
     pub(super) all_text: String,
     /// What a check, safety check or checkpoint looks for: no distractor may hold it.
@@ -166,6 +170,7 @@ impl Survey {
         }
         survey.protect();
         survey.amounts_pinned = survey.pinned_numbers(document, &checks);
+        survey.counts_pinned = survey.pinned_counts(document, &checks);
         survey.referenced.retain(|value| value.len() >= 2);
         survey
     }
@@ -240,6 +245,26 @@ impl Survey {
     /// Why no amount may be scaled: a check, safety check or oracle names a number (it may be
     /// a sum or a price the scaled fixtures would no longer give).
     fn pinned_numbers(&self, document: &Value, checks: &[(String, &Value)]) -> Option<String> {
+        for (place, check) in checks {
+            if let Some(number) = numbers_of_check(check) {
+                return Some(format!("{place} names the number {number}"));
+            }
+        }
+        self.pinned_texts(document, checks)
+    }
+
+    fn pinned_counts(&self, document: &Value, checks: &[(String, &Value)]) -> Option<String> {
+        for (place, check) in checks {
+            let kind = check.get("type").and_then(Value::as_str);
+            if matches!(kind, Some("audit_count_gte" | "audit_count_equals")) {
+                return Some(format!("{place} counts calls"));
+            }
+        }
+        self.pinned_texts(document, checks)
+    }
+
+    /// A check's text, or the oracle, that names a number (ids and dates aside).
+    fn pinned_texts(&self, document: &Value, checks: &[(String, &Value)]) -> Option<String> {
         let renamed: Vec<&String> = self.ids.iter().chain(&self.dates).collect();
         let has_number = |text: &str| {
             let mut rest = text.to_owned();
@@ -251,9 +276,6 @@ impl Survey {
         for (place, check) in checks {
             let mut values = Vec::new();
             strings_of_check(check, &mut values);
-            if let Some(number) = numbers_of_check(check) {
-                return Some(format!("{place} names the number {number}"));
-            }
             if let Some(value) = values.iter().find(|value| has_number(value)) {
                 return Some(format!("{place} names `{value}`"));
             }
