@@ -1,0 +1,1 @@
+//! The pipeline end to end against hand-written cassettes.
