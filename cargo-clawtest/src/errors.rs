@@ -78,6 +78,8 @@ pub enum ExpectedError {
     Variants(clawtest::variants::WriteError),
     /// Generation from a request stopped (`generate --request`).
     Generate(clawtest::generate::GenerateError),
+    /// Generation ran, and every task was dropped (each reported as it was).
+    NothingGenerated,
     /// The Docker engine could not be reached or cleaned (`clean`).
     Docker(DockerError),
     /// The task's services could not be served (`serve`).
@@ -99,7 +101,7 @@ impl ExpectedError {
             E::Session(SessionError::NoTasks { .. }) | E::NoTrajectories(_) | E::NoTaskFiles => {
                 exit::NO_TASKS
             }
-            E::Run(RunStatus::Failed) | E::GradeFailed => exit::FAILED,
+            E::Run(RunStatus::Failed) | E::GradeFailed | E::NothingGenerated => exit::FAILED,
             E::Config(_)
             | E::Task(_)
             | E::Session(
@@ -184,6 +186,9 @@ impl ExpectedError {
             }
             ExpectedError::Serve(error) => eprintln!("error: {error}"),
             ExpectedError::Variants(error) => eprintln!("error: {error}"),
+            ExpectedError::NothingGenerated => {
+                eprintln!("error: every task was dropped: none was written")
+            }
             ExpectedError::Generate(GenerateError::Session(error)) => report(error),
             ExpectedError::Generate(error) => eprintln!("error: {error}"),
             ExpectedError::Run(_) | ExpectedError::Reported | ExpectedError::GradeFailed => {}

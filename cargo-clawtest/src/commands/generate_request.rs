@@ -92,8 +92,7 @@ pub fn run(global: &GlobalArgs, arguments: &GenerateArgs) -> Outcome {
         summary.tokens.1,
     );
     if summary.written.is_empty() {
-        eprintln!("error: no task was written");
-        return Err(ExpectedError::Reported);
+        return Err(ExpectedError::NothingGenerated);
     }
     Ok(())
 }

@@ -5,8 +5,14 @@
 
 use std::path::Path;
 
+use serde_json::Value;
+
 use crate::services::Catalogue;
-use crate::spec::{self, InvalidTask, Task};
+use crate::spec::{self, InvalidTask, Problem, Task};
+
+/// The stack of the thread an answer's YAML is read on: the reader recurses once per nesting
+/// level, up to `spec::MAX_DEPTH`, which a runtime thread's 2 MiB may not hold in a debug build.
+const READ_STACK: usize = 16 * 1024 * 1024;
 
 /// The text inside a code fence (```` ```yaml … ``` ````), or the whole text trimmed.
 pub fn strip_fences(answer: &str) -> &str {
@@ -23,9 +29,45 @@ pub fn strip_fences(answer: &str) -> &str {
 }
 
 /// Loads `answer` as the task file `path` (which need not exist: it names the answer in
-/// messages and anchors `files:`), its services looked up in `catalogue`.
+/// messages and anchors `files:`), its services looked up in `catalogue`, with the task
+/// loader's limits (size, depth, values).
 pub fn ingest(answer: &str, path: &Path, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
-    spec::parse(path, strip_fences(answer).to_owned(), catalogue)
+    spec::load_bytes(path, strip_fences(answer).as_bytes().to_vec(), catalogue)
+}
+
+/// An answer that is not a task (the parser's, a service description) read raw: fences
+/// stripped, then YAML or JSON within the task loader's limits, a syntax error located.
+pub(crate) fn read_value(answer: &str) -> Result<Value, Problem> {
+    let text = strip_fences(answer);
+    if text.len() as u64 > spec::MAX_TASK_BYTES {
+        return Err(Problem::new(
+            "(answer)",
+            format!(
+                "the answer is {} bytes; at most {} are read",
+                text.len(),
+                spec::MAX_TASK_BYTES
+            ),
+            None,
+        ));
+    }
+    std::thread::scope(|scope| {
+        let reader = std::thread::Builder::new()
+            .name("clawtest-answer".into())
+            .stack_size(READ_STACK)
+            .spawn_scoped(scope, || {
+                spec::yaml::<Value>(text).map_err(|problem| *problem)
+            });
+        match reader {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(error) => Err(Problem::new(
+                "(answer)",
+                format!("cannot start a thread to read the answer: {error}"),
+                None,
+            )),
+        }
+    })
 }
 
 #[cfg(test)]
@@ -53,5 +95,16 @@ mod tests {
         let plain = invalid.plain();
         assert!(plain.starts_with("generated/t-001.yaml:"), "{plain}");
         assert!(invalid.problems[0].position.is_some(), "{plain}");
+    }
+
+    #[test]
+    fn a_hostile_answer_is_a_problem_not_a_crash() {
+        let deep = "[".repeat(200_000);
+        let problem = read_value(&deep).unwrap_err();
+        assert!(problem.message.contains("nest"), "{problem:?}");
+        let huge = "a".repeat(spec::MAX_TASK_BYTES as usize + 1);
+        assert!(read_value(&huge).unwrap_err().message.contains("at most"));
+        let invalid = ingest(&deep, Path::new("t.yaml"), &Catalogue::builtin()).unwrap_err();
+        assert!(!invalid.problems.is_empty());
     }
 }

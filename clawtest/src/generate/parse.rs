@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::ingest::strip_fences;
+use super::ingest::read_value;
 use crate::services::Catalogue;
 use crate::spec::Problem;
 use crate::spec::coverage::{Atom, AtomKind};
@@ -83,8 +83,7 @@ pub fn prompt(request: &str, catalogue: &Catalogue) -> String {
 
 /// Reads the parser's answer: every problem found, or the intent.
 pub fn read(answer: &str, catalogue: &Catalogue) -> Result<Intent, Vec<Problem>> {
-    let text = strip_fences(answer);
-    let value: Value = crate::spec::yaml(text).map_err(|problem| vec![*problem])?;
+    let value = read_value(answer).map_err(|problem| vec![problem])?;
     let Value::Object(map) = value else {
         return Err(vec![
             Problem::new(

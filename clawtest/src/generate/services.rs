@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{ATTEMPTS, ask_until, ingest::strip_fences, model::Model, model::ModelError};
+use super::{ATTEMPTS, ask_until, ingest::read_value, model::Model, model::ModelError};
 use crate::services::Catalogue;
 use crate::services::description::{ParamType, ServiceDescription};
 use crate::world::{World, WorldOptions};
@@ -37,7 +37,7 @@ pub(super) fn read(
     name: &str,
     catalogue: &Catalogue,
 ) -> Result<ServiceDescription, Vec<String>> {
-    let value: Value = crate::spec::yaml(strip_fences(answer))
+    let value = read_value(answer)
         .map_err(|problem| vec![problem.plain(std::path::Path::new("(service)"))])?;
     let description: ServiceDescription = serde_json::from_value(value)
         .map_err(|error| vec![format!("(service): not a service description: {error}")])?;
