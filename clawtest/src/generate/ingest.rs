@@ -37,10 +37,10 @@ pub fn ingest(answer: &str, path: &Path, catalogue: &Catalogue) -> Result<Task, 
 
 /// An answer that is not a task (the parser's, a service description) read raw: fences
 /// stripped, then YAML or JSON within the task loader's limits, a syntax error located.
-pub(crate) fn read_value(answer: &str) -> Result<Value, Problem> {
+pub(crate) fn read_value(answer: &str) -> Result<Value, Box<Problem>> {
     let text = strip_fences(answer);
     if text.len() as u64 > spec::MAX_TASK_BYTES {
-        return Err(Problem::new(
+        return Err(Box::new(Problem::new(
             "(answer)",
             format!(
                 "the answer is {} bytes; at most {} are read",
@@ -48,24 +48,22 @@ pub(crate) fn read_value(answer: &str) -> Result<Value, Problem> {
                 spec::MAX_TASK_BYTES
             ),
             None,
-        ));
+        )));
     }
     std::thread::scope(|scope| {
         let reader = std::thread::Builder::new()
             .name("clawtest-answer".into())
             .stack_size(READ_STACK)
-            .spawn_scoped(scope, || {
-                spec::yaml::<Value>(text).map_err(|problem| *problem)
-            });
+            .spawn_scoped(scope, || spec::yaml::<Value>(text));
         match reader {
             Ok(handle) => handle
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Err(error) => Err(Problem::new(
+            Err(error) => Err(Box::new(Problem::new(
                 "(answer)",
                 format!("cannot start a thread to read the answer: {error}"),
                 None,
-            )),
+            ))),
         }
     })
 }

@@ -83,7 +83,7 @@ pub fn prompt(request: &str, catalogue: &Catalogue) -> String {
 
 /// Reads the parser's answer: every problem found, or the intent.
 pub fn read(answer: &str, catalogue: &Catalogue) -> Result<Intent, Vec<Problem>> {
-    let value = read_value(answer).map_err(|problem| vec![problem])?;
+    let value = read_value(answer).map_err(|problem| vec![*problem])?;
     let Value::Object(map) = value else {
         return Err(vec![
             Problem::new(

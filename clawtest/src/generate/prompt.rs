@@ -4,6 +4,8 @@
 //! seed per task number; the names already written passed as "do not repeat"); and the
 //! message that feeds a rejected answer's problems back (`prompts/retry.md`).
 
+use std::fmt::Write as _;
+
 use crate::services::ServiceDescription;
 use crate::services::description::ParameterDescription;
 
@@ -113,16 +115,18 @@ pub(crate) fn describe(service: &ServiceDescription) -> String {
         .map(|key| format!("`{key}`"))
         .collect();
     if !keys.is_empty() {
-        text.push_str(&format!(
-            "Fixtures: `fixtures: {{{}: {{KEY: [records]}}}}` with KEY one of {}.\n",
+        let _ = writeln!(
+            text,
+            "Fixtures: `fixtures: {{{}: {{KEY: [records]}}}}` with KEY one of {}.",
             service.name,
             keys.join(", ")
-        ));
+        );
     }
     for route in service.routes() {
         let parameters: Vec<String> = route.parameters.iter().map(parameter).collect();
-        text.push_str(&format!(
-            "- `{} {}` — action `{}` — {}{}\n",
+        let _ = writeln!(
+            text,
+            "- `{} {}` — action `{}` — {}{}",
             route.method,
             route.endpoint,
             route.action,
@@ -132,7 +136,7 @@ pub(crate) fn describe(service: &ServiceDescription) -> String {
             } else {
                 format!(" (parameters: {})", parameters.join(", "))
             }
-        ));
+        );
     }
     text.trim_end().to_owned()
 }

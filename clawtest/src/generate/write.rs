@@ -4,6 +4,7 @@
 //! loaded again with the built-in catalogue alone to prove the file stands on its own, and
 //! its intent atoms beside it (`<id>.atoms.yaml`, for `validate --coverage`).
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use serde_json::Value;
@@ -108,12 +109,13 @@ fn atoms_text(intent: &Intent) -> String {
         "# The intent atoms this task was generated to cover (`validate --coverage`).\natoms:\n",
     );
     for atom in &intent.atoms {
-        text.push_str(&format!(
-            "  - {{type: {}, name: {}, description: {}}}\n",
+        let _ = writeln!(
+            text,
+            "  - {{type: {}, name: {}, description: {}}}",
             super::parse::kind_name(atom.kind),
             Value::from(atom.name.as_str()),
             Value::from(atom.description.as_str())
-        ));
+        );
     }
     text
 }
