@@ -51,7 +51,7 @@ pub fn run(global: &GlobalArgs, arguments: &GenerateArgs) -> Outcome {
         .clone()
         .or_else(|| settings.name.clone())
         .unwrap_or_else(|| generate::default_name(&text));
-    if !generate::is_name(&name) {
+    if !clawtest::config::GenerateConfig::is_name(&name) {
         return Err(ExpectedError::Usage(
             "the name (--name, [generate] name) must be letters, digits, `_` and `-`, at most 60",
         ));

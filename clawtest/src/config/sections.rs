@@ -325,6 +325,18 @@ impl Default for GenerateConfig {
     }
 }
 
+impl GenerateConfig {
+    /// Whether `name` can prefix task ids and name a cassette: letters, digits, `_` and `-`,
+    /// at most 60.
+    pub fn is_name(name: &str) -> bool {
+        !name.is_empty()
+            && name.len() <= 60
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    }
+}
+
 fn default_generate_count() -> u32 {
     5
 }

@@ -196,16 +196,6 @@ pub fn default_name(request: &str) -> String {
     }
 }
 
-/// Whether `name` can prefix task ids and name a cassette: letters, digits, `_` and `-`, at
-/// most 60.
-pub fn is_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 60
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
 /// Runs the pipeline for `request` in the suite `config` describes, reporting to `progress`.
 pub async fn generate(
     config: &Config,
