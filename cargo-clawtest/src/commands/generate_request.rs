@@ -125,11 +125,11 @@ fn show(progress: Progress<'_>) {
             }
         }
         Progress::Rejected {
-            number,
+            stage,
             attempt,
             problems,
         } => {
-            outln!("task {number}: attempt {attempt} rejected:");
+            outln!("{stage}: attempt {attempt} rejected:");
             for problem in problems {
                 outln!("  {problem}");
             }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use serde_json::Value;
+use serde::de::DeserializeOwned;
 
 use crate::services::Catalogue;
 use crate::spec::{self, InvalidTask, Problem, Task};
@@ -36,8 +36,9 @@ pub fn ingest(answer: &str, path: &Path, catalogue: &Catalogue) -> Result<Task, 
 }
 
 /// An answer that is not a task (the parser's, a service description) read raw: fences
-/// stripped, then YAML or JSON within the task loader's limits, a syntax error located.
-pub(crate) fn read_value(answer: &str) -> Result<Value, Box<Problem>> {
+/// stripped, then YAML or JSON within the task loader's limits (as a located tree, or a plain
+/// value), a syntax error located.
+pub(crate) fn read_value<T: DeserializeOwned + Send>(answer: &str) -> Result<T, Box<Problem>> {
     let text = strip_fences(answer);
     if text.len() as u64 > spec::MAX_TASK_BYTES {
         return Err(Box::new(Problem::new(
@@ -54,7 +55,7 @@ pub(crate) fn read_value(answer: &str) -> Result<Value, Box<Problem>> {
         let reader = std::thread::Builder::new()
             .name("clawtest-answer".into())
             .stack_size(READ_STACK)
-            .spawn_scoped(scope, || spec::yaml::<Value>(text));
+            .spawn_scoped(scope, || spec::yaml::<T>(text));
         match reader {
             Ok(handle) => handle
                 .join()
@@ -98,10 +99,11 @@ mod tests {
     #[test]
     fn a_hostile_answer_is_a_problem_not_a_crash() {
         let deep = "[".repeat(200_000);
-        let problem = read_value(&deep).unwrap_err();
+        let problem = read_value::<serde_json::Value>(&deep).unwrap_err();
         assert!(problem.message.contains("nest"), "{problem:?}");
         let huge = "a".repeat(spec::MAX_TASK_BYTES as usize + 1);
-        assert!(read_value(&huge).unwrap_err().message.contains("at most"));
+        let problem = read_value::<serde_json::Value>(&huge).unwrap_err();
+        assert!(problem.message.contains("at most"), "{problem:?}");
         let invalid = ingest(&deep, Path::new("t.yaml"), &Catalogue::builtin()).unwrap_err();
         assert!(!invalid.problems.is_empty());
     }

@@ -91,8 +91,8 @@ pub enum Progress<'a> {
     },
     /// An answer was rejected; another attempt follows unless this was the last.
     Rejected {
-        /// The task's number (from 1).
-        number: u32,
+        /// Whose answer it was.
+        stage: Stage<'a>,
         /// The answer's number (from 1).
         attempt: u32,
         /// Why, one line each (`file:line:column: field: message`).
@@ -102,6 +102,27 @@ pub enum Progress<'a> {
     Written(&'a Written),
     /// A task was dropped after [`ATTEMPTS`] answers.
     Dropped(&'a Dropped),
+}
+
+/// Who gave an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage<'a> {
+    /// The parser.
+    Parser,
+    /// The description of this missing service.
+    Service(&'a str),
+    /// The task with this number (from 1).
+    Task(u32),
+}
+
+impl std::fmt::Display for Stage<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stage::Parser => formatter.write_str("parser"),
+            Stage::Service(name) => write!(formatter, "service `{name}`"),
+            Stage::Task(number) => write!(formatter, "task {number}"),
+        }
+    }
 }
 
 /// A task written.
@@ -225,14 +246,21 @@ pub async fn generate(
     let mut retries = 0;
 
     // Parser.
-    let (mut intent, attempts) = ask_until(
+    let (parsed, attempts) = ask_until(
         &mut model,
         0,
         parse::prompt(&request.request, &builtin),
+        &mut |attempt, problems| {
+            progress(Progress::Rejected {
+                stage: Stage::Parser,
+                attempt,
+                problems,
+            });
+        },
         |answer| parse::read(answer, &builtin).map_err(|problems| plain_all(&problems, "(answer)")),
     )
-    .await?
-    .map_err(GenerateError::Parse)?;
+    .await?;
+    let mut intent = parsed.map_err(GenerateError::Parse)?;
     retries += attempts - 1;
     if !request.services.is_empty() {
         intent.services = request
@@ -260,7 +288,17 @@ pub async fn generate(
     let mut local: Vec<ServiceDescription> = Vec::new();
     let mut services_dropped = Vec::new();
     for name in intent.missing_services.clone() {
-        match services::describe(&mut model, &name, &request.request, &builtin).await? {
+        let mut rejected = |attempt: u32, problems: &[String]| {
+            progress(Progress::Rejected {
+                stage: Stage::Service(&name),
+                attempt,
+                problems,
+            });
+        };
+        let described =
+            services::describe(&mut model, &name, &request.request, &builtin, &mut rejected)
+                .await?;
+        match described {
             (Ok(description), attempts) => {
                 retries += attempts - 1;
                 progress(Progress::ServiceAdded {
@@ -327,12 +365,12 @@ pub async fn generate(
         };
         let mut rejected = |attempt: u32, problems: &[String]| {
             progress(Progress::Rejected {
-                number,
+                stage: Stage::Task(number),
                 attempt,
                 problems,
             });
         };
-        let outcome = ask_until_reporting(
+        let outcome = ask_until(
             &mut model,
             number,
             task_prompt.text(),
@@ -403,23 +441,9 @@ pub async fn generate(
 }
 
 /// What `read` makes of the model's answers to `prompt`, asked in `stage`, each rejected
-/// answer's problems fed back, up to [`ATTEMPTS`] answers: the value or the last problems,
-/// and how many answers were read.
+/// answer's problems told to `rejected` and fed back, up to [`ATTEMPTS`] answers: the value
+/// or the last problems, and how many answers were read.
 async fn ask_until<T>(
-    model: &mut Model,
-    stage: u32,
-    prompt: String,
-    read: impl FnMut(&str) -> Result<T, Vec<String>>,
-) -> Result<Result<(T, u32), Vec<String>>, ModelError> {
-    let outcome = ask_until_reporting(model, stage, prompt, &mut |_, _| {}, read).await?;
-    Ok(match outcome {
-        (Ok(value), attempts) => Ok((value, attempts)),
-        (Err(problems), _) => Err(problems),
-    })
-}
-
-/// [`ask_until`], telling `rejected` of each answer rejected.
-async fn ask_until_reporting<T>(
     model: &mut Model,
     stage: u32,
     prompt: String,

@@ -8,9 +8,12 @@ use std::fmt;
 use serde_json::Value;
 
 use super::ingest::read_value;
+use serde_saphyr::Spanned;
+
 use crate::services::Catalogue;
-use crate::spec::Problem;
 use crate::spec::coverage::{Atom, AtomKind};
+use crate::spec::raw::Node;
+use crate::spec::{Position, Problem};
 
 /// The parser's prompt template.
 const TEMPLATE: &str = include_str!("../../prompts/parse.md");
@@ -83,105 +86,135 @@ pub fn prompt(request: &str, catalogue: &Catalogue) -> String {
 
 /// Reads the parser's answer: every problem found, or the intent.
 pub fn read(answer: &str, catalogue: &Catalogue) -> Result<Intent, Vec<Problem>> {
-    let value = read_value(answer).map_err(|problem| vec![*problem])?;
-    let Value::Object(map) = value else {
+    let root: Spanned<Node> = read_value(answer).map_err(|problem| vec![*problem])?;
+    if !matches!(root.value, Node::Map(_)) {
         return Err(vec![
             Problem::new(
                 "(answer)",
                 "expected one JSON object `{services, missing_services, difficulty, atoms}`",
-                None,
+                at(&root),
             )
             .with_help("answer with the object only"),
         ]);
-    };
+    }
+    // A missing field is placed where the object starts.
+    let field = |key: &str| root.value.entry(key).map(|(_, value)| value);
     let mut problems = Vec::new();
     let mut services = Vec::new();
     let mut missing_services = Vec::new();
-    match map.get("services") {
-        Some(Value::Array(names)) if !names.is_empty() => {
+    match field("services") {
+        Some(Spanned {
+            value: Node::List(names),
+            ..
+        }) if !names.is_empty() => {
             for (index, name) in names.iter().enumerate() {
-                match name.as_str() {
-                    Some(name) if catalogue.get(name).is_some() => {
-                        services.push(name.to_owned());
+                match &name.value {
+                    Node::Scalar(Value::String(text)) if catalogue.get(text).is_some() => {
+                        services.push(text.clone());
                     }
-                    Some(name) if is_service_name(name) => missing_services.push(name.to_owned()),
-                    _ => problems.push(
+                    Node::Scalar(Value::String(text)) if is_service_name(text) => {
+                        missing_services.push(text.clone());
+                    }
+                    other => problems.push(
                         Problem::new(
                             format!("services[{index}]"),
-                            format!("`{name}` is not a service name"),
-                            None,
+                            format!("`{}` is not a service name", other.to_json()),
+                            at(name),
                         )
                         .with_help("lower-case letters, digits and `_`"),
                     ),
                 }
             }
         }
-        _ => problems.push(Problem::new(
+        other => problems.push(Problem::new(
             "services",
             "expected a non-empty list of service names",
-            None,
+            other.map_or(at(&root), at),
         )),
     }
     // `missing_services` only repeats what `services` says; a name only there is missing too.
-    if let Some(Value::Array(names)) = map.get("missing_services") {
-        for name in names.iter().filter_map(Value::as_str) {
-            if catalogue.get(name).is_none()
+    if let Some(Spanned {
+        value: Node::List(names),
+        ..
+    }) = field("missing_services")
+    {
+        for name in names {
+            if let Node::Scalar(Value::String(name)) = &name.value
+                && catalogue.get(name).is_none()
                 && is_service_name(name)
-                && !missing_services.iter().any(|known| known == name)
+                && !missing_services.contains(name)
             {
-                missing_services.push(name.to_owned());
+                missing_services.push(name.clone());
             }
         }
     }
-    let difficulty = match map.get("difficulty") {
-        None | Some(Value::Null) => Difficulty::Medium,
-        Some(value) => match value.as_str().and_then(Difficulty::from_name) {
+    let difficulty = match field("difficulty") {
+        None
+        | Some(Spanned {
+            value: Node::Scalar(Value::Null),
+            ..
+        }) => Difficulty::Medium,
+        Some(value) => match value
+            .value
+            .to_json()
+            .as_str()
+            .and_then(Difficulty::from_name)
+        {
             Some(difficulty) => difficulty,
             None => {
                 problems.push(
-                    Problem::new("difficulty", format!("`{value}` is not a difficulty"), None)
-                        .with_help("write easy, medium or hard"),
+                    Problem::new(
+                        "difficulty",
+                        format!("`{}` is not a difficulty", value.value.to_json()),
+                        at(value),
+                    )
+                    .with_help("write easy, medium or hard"),
                 );
                 Difficulty::Medium
             }
         },
     };
     let mut atoms = Vec::new();
-    match map.get("atoms") {
-        Some(Value::Array(list)) => {
-            for (index, entry) in list.iter().enumerate() {
-                match serde_json::from_value::<Atom>(entry.clone()) {
+    match field("atoms") {
+        Some(
+            list @ Spanned {
+                value: Node::List(entries),
+                ..
+            },
+        ) => {
+            for (index, entry) in entries.iter().enumerate() {
+                match serde_json::from_value::<Atom>(entry.value.to_json()) {
                     Ok(atom) if !atom.name.trim().is_empty() => atoms.push(atom),
                     Ok(_) => problems.push(Problem::new(
                         format!("atoms[{index}].name"),
                         "an atom needs a name",
-                        None,
+                        at(entry),
                     )),
                     Err(error) => problems.push(
-                        Problem::new(format!("atoms[{index}]"), error.to_string(), None)
+                        Problem::new(format!("atoms[{index}]"), error.to_string(), at(entry))
                             .with_help(
                                 "write {\"type\": \"action\"|\"object\"|\"constraint\", \"name\": …, \"description\": …}",
                             ),
                     ),
                 }
             }
-            if !ATOMS.contains(&list.len()) {
+            if !ATOMS.contains(&entries.len()) {
                 problems.push(Problem::new(
                     "atoms",
                     format!(
                         "expected {} to {} atoms, found {}",
                         ATOMS.start(),
                         ATOMS.end(),
-                        list.len()
+                        entries.len()
                     ),
-                    None,
+                    at(list),
                 ));
             }
         }
-        _ => problems.push(Problem::new(
+        other => problems.push(Problem::new(
             "atoms",
             "expected a list of intent atoms",
-            None,
+            other.map_or(at(&root), at),
         )),
     }
     if !problems.is_empty() {
@@ -193,6 +226,11 @@ pub fn read(answer: &str, catalogue: &Catalogue) -> Result<Intent, Vec<Problem>>
         difficulty,
         atoms,
     })
+}
+
+/// Where a value of the answer was written.
+fn at<T>(spanned: &Spanned<T>) -> Option<Position> {
+    Position::from_location(spanned.referenced)
 }
 
 /// A name a task-local service may have: lower-case letters, digits and `_`, from a letter.
@@ -255,6 +293,14 @@ mod tests {
             .map(|problem| problem.field.as_str())
             .collect();
         assert_eq!(fields, ["services[0]", "difficulty", "atoms[0]", "atoms"]);
+        // Each at the value it is about: line 1, the columns where they are written.
+        let columns: Vec<u64> = problems
+            .iter()
+            .map(|problem| problem.position.expect("located").column)
+            .collect();
+        let answer = r#"{"services": ["Gmail!"], "difficulty": "brutal", "atoms": [{"type": "verb", "name": "x"}]}"#;
+        assert_eq!(columns[0] as usize, answer.find("\"Gmail!").unwrap() + 1);
+        assert_eq!(columns[1] as usize, answer.find("\"brutal").unwrap() + 1);
     }
 
     #[test]

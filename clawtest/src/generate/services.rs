@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{ATTEMPTS, ask_until, ingest::read_value, model::Model, model::ModelError};
+use super::{ask_until, ingest::read_value, model::Model, model::ModelError};
 use crate::services::Catalogue;
 use crate::services::description::{ParamType, ServiceDescription};
 use crate::world::{World, WorldOptions};
@@ -20,15 +20,15 @@ pub(super) async fn describe(
     name: &str,
     request: &str,
     catalogue: &Catalogue,
+    rejected: &mut dyn FnMut(u32, &[String]),
 ) -> Result<(Result<ServiceDescription, Vec<String>>, u32), ModelError> {
     let prompt = TEMPLATE
         .replace("{{name}}", name)
         .replace("{{request}}", request.trim());
-    let outcome = ask_until(model, 0, prompt, |answer| read(answer, name, catalogue)).await?;
-    Ok(match outcome {
-        Ok((description, attempts)) => (Ok(description), attempts),
-        Err(problems) => (Err(problems), ATTEMPTS),
+    ask_until(model, 0, prompt, rejected, |answer| {
+        read(answer, name, catalogue)
     })
+    .await
 }
 
 /// Reads one answer: the description, or why it cannot be used.
@@ -37,7 +37,7 @@ pub(super) fn read(
     name: &str,
     catalogue: &Catalogue,
 ) -> Result<ServiceDescription, Vec<String>> {
-    let value = read_value(answer)
+    let value: Value = read_value(answer)
         .map_err(|problem| vec![problem.plain(std::path::Path::new("(service)"))])?;
     let description: ServiceDescription = serde_json::from_value(value)
         .map_err(|error| vec![format!("(service): not a service description: {error}")])?;

@@ -73,10 +73,10 @@ impl Seen {
                 format!("service {name} dropped: {}", problems.join(" | "))
             }
             Progress::Rejected {
-                number,
+                stage,
                 attempt,
                 problems,
-            } => format!("task {number} attempt {attempt}: {}", problems.join(" | ")),
+            } => format!("{stage} attempt {attempt}: {}", problems.join(" | ")),
             Progress::Written(written) => {
                 format!("task {} written after {}", written.number, written.attempts)
             }
@@ -128,7 +128,11 @@ async fn the_example_records_each_retry_and_drop_then_replays_to_the_committed_b
 
     let (outcome, seen) = run(&config, &request).await;
     let summary = outcome.unwrap();
-    let expected: [(&str, &str); 13] = [
+    let expected: [(&str, &str); 14] = [
+        (
+            "parser attempt 1",
+            "(answer):9:12: atoms: expected 3 to 8 atoms, found 2",
+        ),
         ("parsed after 2", ""),
         (
             "task 1 attempt 1",
@@ -159,7 +163,7 @@ async fn the_example_records_each_retry_and_drop_then_replays_to_the_committed_b
             seen[index]
         );
     }
-    assert_eq!(seen[13], "task 6 dropped");
+    assert_eq!(seen[14], "task 6 dropped");
     assert_eq!(summary.written.len(), 5);
     assert_eq!(summary.dropped.len(), 1);
     assert_eq!(summary.retries, 7);
@@ -342,13 +346,15 @@ async fn a_missing_service_is_described_smoke_called_and_written_inline() {
     )
     .await;
     let summary = outcome.unwrap();
+    assert_eq!(seen.len(), 4, "{seen:#?}");
+    assert!(
+        seen[1].starts_with("service `payroll` attempt 1: (service): "),
+        "{seen:#?}"
+    );
+    assert!(seen[1].contains("nowhere"), "{seen:#?}");
     assert_eq!(
-        seen,
-        [
-            "parsed after 1",
-            "service payroll after 2",
-            "task 1 written after 1"
-        ]
+        seen[2..],
+        ["service payroll after 2", "task 1 written after 1"]
     );
     assert_eq!(summary.services_added, ["payroll"]);
     // The file stands on its own: the service is inline, and it loads with the built-in
@@ -383,9 +389,14 @@ async fn a_service_that_cannot_be_described_is_dropped_and_without_services_noth
         matches!(outcome, Err(GenerateError::NoServices)),
         "{outcome:?}"
     );
-    assert_eq!(seen.len(), 2, "{seen:?}");
+    // Parsed, three answers rejected, then dropped.
+    assert_eq!(seen.len(), 5, "{seen:?}");
     assert!(
-        seen[1].starts_with("service payroll dropped: (service): name: expected `payroll`"),
+        seen[1].starts_with("service `payroll` attempt 1: (service):"),
+        "{seen:?}"
+    );
+    assert!(
+        seen[4].starts_with("service payroll dropped: (service): name: expected `payroll`"),
         "{seen:?}"
     );
 }
