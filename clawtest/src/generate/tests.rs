@@ -439,3 +439,75 @@ fn dedup_hashes_content_whatever_the_name_and_measures_prompt_overlap() {
         ) < 0.2
     );
 }
+
+#[test]
+fn the_suite_s_tasks_are_known_to_dedup_but_those_the_run_rewrites_are_not() {
+    let folder = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(example().join("tasks/generated/weekly_update-001.yaml")).unwrap();
+    std::fs::create_dir_all(folder.path().join("tasks/generated")).unwrap();
+    std::fs::write(
+        folder.path().join("tasks/mine.yaml"),
+        text.replace("weekly_update-001", "mine"),
+    )
+    .unwrap();
+    std::fs::write(
+        folder.path().join("tasks/generated/weekly_update-001.yaml"),
+        &text,
+    )
+    .unwrap();
+    let config = suite(folder.path(), "http://127.0.0.1:9", "");
+    let catalogue = Catalogue::builtin();
+    let known = known_tasks(&config, &folder.path().join("tasks/generated"), &catalogue);
+    let ids: Vec<&str> = known.iter().map(|known| known.id.as_str()).collect();
+    assert_eq!(ids, ["mine"]);
+
+    // A generated task with the suite task's content is a duplicate of it.
+    let task = crate::spec::parse(Path::new("t.yaml"), text.clone(), &catalogue).unwrap();
+    let intent = Intent {
+        services: vec!["calendar".into(), "contacts".into(), "gmail".into()],
+        missing_services: Vec::new(),
+        difficulty: Difficulty::Medium,
+        atoms: Vec::new(),
+    };
+    let context = validate::Context {
+        intent: &intent,
+        allowed: &intent.services,
+        catalogue: &catalogue,
+        threshold: 0.75,
+        known: &known,
+    };
+    let problems = validate::check(&task, &text, &context);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(
+        problems[0].message,
+        "the task repeats `mine` (the same content under another name)"
+    );
+    // Without it, the task passes every check; with a service the request did not ask for, not.
+    let alone = validate::Context {
+        known: &[],
+        ..context
+    };
+    assert!(validate::check(&task, &text, &alone).is_empty());
+    // A task without its oracle is refused before anything is played.
+    let mut without = task.clone();
+    without.oracle = None;
+    let problems = validate::check(&without, &text, &alone);
+    let fields: Vec<&str> = problems
+        .iter()
+        .map(|problem| problem.field.as_str())
+        .collect();
+    assert_eq!(fields, ["oracle"]);
+    let only_gmail = vec!["gmail".to_string()];
+    let narrow = validate::Context {
+        allowed: &only_gmail,
+        ..alone
+    };
+    let problems = validate::check(&task, &text, &narrow);
+    assert!(
+        problems.iter().any(|problem| problem
+            .message
+            .contains("`calendar`, which the request does not need")),
+        "{problems:?}"
+    );
+}
