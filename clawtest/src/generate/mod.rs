@@ -263,18 +263,11 @@ pub async fn generate(
     let mut intent = parsed.map_err(GenerateError::Parse)?;
     retries += attempts - 1;
     if !request.services.is_empty() {
-        intent.services = request
+        (intent.services, intent.missing_services) = request
             .services
             .iter()
-            .filter(|name| builtin.get(name).is_some())
             .cloned()
-            .collect();
-        intent.missing_services = request
-            .services
-            .iter()
-            .filter(|name| builtin.get(name).is_none())
-            .cloned()
-            .collect();
+            .partition(|name| builtin.get(name).is_some());
     }
     if let Some(difficulty) = request.difficulty {
         intent.difficulty = difficulty;

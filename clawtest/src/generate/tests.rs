@@ -67,7 +67,12 @@ struct Seen(Vec<String>);
 impl Seen {
     fn record(&mut self, progress: Progress<'_>) {
         let line = match progress {
-            Progress::Parsed { attempts, .. } => format!("parsed after {attempts}"),
+            Progress::Parsed { intent, attempts } => format!(
+                "parsed after {attempts}: {} + {}; {}",
+                intent.services.join(","),
+                intent.missing_services.join(","),
+                intent.difficulty
+            ),
             Progress::ServiceAdded { name, attempts } => format!("service {name} after {attempts}"),
             Progress::ServiceDropped { name, problems } => {
                 format!("service {name} dropped: {}", problems.join(" | "))
@@ -510,4 +515,25 @@ fn the_suite_s_tasks_are_known_to_dedup_but_those_the_run_rewrites_are_not() {
             .contains("`calendar`, which the request does not need")),
         "{problems:?}"
     );
+}
+
+#[tokio::test]
+async fn the_request_s_services_and_difficulty_win_over_the_parser_s() {
+    let folder = tempfile::tempdir().unwrap();
+    let parse = r#"{"services": ["gmail"], "difficulty": "easy", "atoms": [
+        {"type": "action", "name": "list_tasks"}, {"type": "object", "name": "tasks"},
+        {"type": "constraint", "name": "delete_task"}]}"#;
+    let server = serve(ScriptedModel::with_scripts(vec![script(
+        "Parse a request",
+        &[parse],
+    )]))
+    .await;
+    let config = suite(folder.path(), &server.url, "");
+    let mut asked = request(folder.path(), "Triage my todo list", 1, "todo");
+    asked.services = vec!["todo".into(), "payroll".into()];
+    asked.difficulty = Some(Difficulty::Hard);
+    let (_, seen) = run(&config, &asked).await;
+    // The parser said gmail and easy; the request's todo (and payroll, to be generated) and
+    // hard are what the next stages get.
+    assert_eq!(seen[0], "parsed after 1: todo + payroll; hard");
 }
