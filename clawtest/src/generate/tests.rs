@@ -192,6 +192,8 @@ async fn the_example_records_each_retry_and_drop_then_replays_to_the_committed_b
     assert_eq!(files(&request.out), recorded);
     // And those are the example's committed tasks, byte for byte.
     assert_eq!(files(&example().join("tasks/generated")), recorded);
+    // Every one valid, feasible and distinct from every other.
+    let mut seen_tasks: Vec<Known> = Vec::new();
     for (name, _) in recorded
         .iter()
         .filter(|(name, _)| !name.contains(".atoms."))
@@ -201,7 +203,18 @@ async fn the_example_records_each_retry_and_drop_then_replays_to_the_committed_b
             crate::oracle::check(&task, &Catalogue::builtin(), 0.75).is_feasible(),
             "{name}"
         );
+        let known = Known::of(&task);
+        for other in &seen_tasks {
+            assert_ne!(known.hash, other.hash, "{name} and {}", other.id);
+            assert!(
+                validate::similarity(&known.words, &other.words) < validate::SIMILARITY,
+                "{name} and {}",
+                other.id
+            );
+        }
+        seen_tasks.push(known);
     }
+    assert_eq!(seen_tasks.len(), 5);
 }
 
 #[tokio::test]
