@@ -63,9 +63,9 @@ pub enum Command {
     Schema,
     /// Remove the temporary folders and docker-sandbox containers that earlier (crashed) runs left behind.
     Clean,
-    /// Write variants of tasks without a model (`--variants N --from TASK_OR_FOLDER`): the
-    /// same checks on renamed people, renumbered ids, shifted dates, shuffled and padded
-    /// fixtures; each variant validated and proven feasible before it is written.
+    /// Write tasks from a sentence (`--request "…"`: Parser → Generator → Validator, the model
+    /// through the gateway), or variants of tasks without a model (`--variants N --from
+    /// TASK_OR_FOLDER`); every task validated and proven feasible before it is written.
     Generate(GenerateArgs),
     /// Serve one task's services alone, for debugging an agent by hand; prints the URL,
     /// the tools and each call as it happens, until Ctrl-C.
@@ -145,19 +145,47 @@ pub struct ValidateArgs {
 
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
-    /// Variants to write per task (required: generating tasks from an intent is not there
-    /// yet).
+    /// Tasks from a sentence: the model (through the gateway: `[llm]` modes, cassettes, cost
+    /// limit) parses it, writes each task, and every task is validated and proven feasible
+    /// before it is written (default: `[generate] request`).
+    #[arg(long, value_name = "TEXT", conflicts_with_all = ["variants", "from"])]
+    pub request: Option<String>,
+    /// How many tasks to write from the request (default: `[generate] count`, else 5).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=200))]
+    pub count: Option<u32>,
+    /// The services to use instead of the parser's choice; a name the catalogue lacks is
+    /// generated as a task-local service.
+    #[arg(long, value_name = "SERVICE,…", value_delimiter = ',')]
+    pub services: Vec<String>,
+    /// easy, medium or hard, instead of the parser's choice.
+    #[arg(long, value_name = "LEVEL", value_parser = ["easy", "medium", "hard"])]
+    pub difficulty: Option<String>,
+    /// The prefix of the task ids, and the cassette's name (`cassettes/generate-NAME.yaml`)
+    /// (default: `[generate] name`, else the request's first words).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Where the model's answers come from: replay, record or live (default: llm.mode).
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<clawtest::config::Mode>,
+    /// The cassette folder (default: llm.cassettes under the suite root).
+    #[arg(long, value_name = "DIR")]
+    pub cassettes: Option<PathBuf>,
+    /// Make no further model call once calls cost USD dollars (overrides llm.max_cost_usd).
+    #[arg(long, value_name = "USD", value_parser = parse_cost)]
+    pub max_cost: Option<f64>,
+    /// Variants to write per task (with --from).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub variants: Option<u32>,
     /// The task files or folders to make variants of.
-    #[arg(long, value_name = "TASK_OR_FOLDER", required = true)]
+    #[arg(long, value_name = "TASK_OR_FOLDER")]
     pub from: Vec<PathBuf>,
-    /// The seed of every draw: the same seed writes the same bytes (default 1).
+    /// The seed of every draw and shuffle: the same seed writes the same bytes (default 1).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// The folder the variants are written to, as `<task_id>.v<N>.yaml`.
-    #[arg(long, value_name = "DIR", default_value = "variants")]
-    pub out: PathBuf,
+    /// The folder the tasks are written to (default: `variants` for --variants;
+    /// `[generate] out`, else tasks/generated, for --request).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Only these kinds of perturbation: names, ids, dates, amounts, shuffle, distractors,
     /// wording (default: all).
     #[arg(long, value_name = "KIND,…", value_delimiter = ',', value_parser = parse_kind)]

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 use clawtest::config::ConfigError;
 use clawtest::discover::DiscoverError;
+use clawtest::generate::GenerateError;
 use clawtest::init::InitError;
 use clawtest::report::json::ResultsError;
 use clawtest::report::publish::PublishError;
@@ -75,6 +76,10 @@ pub enum ExpectedError {
     NoTaskFiles,
     /// A variant could not be written (`generate`).
     Variants(clawtest::variants::WriteError),
+    /// Generation from a request stopped (`generate --request`).
+    Generate(clawtest::generate::GenerateError),
+    /// Generation ran, and every task was dropped (each reported as it was).
+    NothingGenerated,
     /// The Docker engine could not be reached or cleaned (`clean`).
     Docker(DockerError),
     /// The task's services could not be served (`serve`).
@@ -96,7 +101,7 @@ impl ExpectedError {
             E::Session(SessionError::NoTasks { .. }) | E::NoTrajectories(_) | E::NoTaskFiles => {
                 exit::NO_TASKS
             }
-            E::Run(RunStatus::Failed) | E::GradeFailed => exit::FAILED,
+            E::Run(RunStatus::Failed) | E::GradeFailed | E::NothingGenerated => exit::FAILED,
             E::Config(_)
             | E::Task(_)
             | E::Session(
@@ -136,6 +141,7 @@ impl ExpectedError {
             | E::Run(RunStatus::InfrastructureError)
             // Tasks went unverified for a reason outside the agent: not a failure, not a pass.
             | E::Run(RunStatus::BudgetExhausted) => exit::INFRASTRUCTURE,
+            E::Generate(error) => generate_exit_code(error),
             E::Run(RunStatus::Interrupted) => exit::interrupted(),
             // Not an error: a command ends with `Run` only for another status.
             E::Run(RunStatus::Passed) => exit::PASSED,
@@ -180,7 +186,25 @@ impl ExpectedError {
             }
             ExpectedError::Serve(error) => eprintln!("error: {error}"),
             ExpectedError::Variants(error) => eprintln!("error: {error}"),
+            ExpectedError::NothingGenerated => {
+                eprintln!("error: every task was dropped: none was written")
+            }
+            ExpectedError::Generate(GenerateError::Session(error)) => report(error),
+            ExpectedError::Generate(error) => eprintln!("error: {error}"),
             ExpectedError::Run(_) | ExpectedError::Reported | ExpectedError::GradeFailed => {}
+        }
+    }
+}
+
+/// What the user fixes (the configuration) is invalid; what the model or the machine did is
+/// infrastructure; a model that gave nothing usable fails the command.
+fn generate_exit_code(error: &GenerateError) -> u8 {
+    match error {
+        GenerateError::Session(SessionError::Build(_)) => exit::INFRASTRUCTURE,
+        GenerateError::Session(_) => exit::INVALID,
+        GenerateError::Parse(_) | GenerateError::NoServices => exit::FAILED,
+        GenerateError::Model(_) | GenerateError::Write { .. } | GenerateError::Cassette(_) => {
+            exit::INFRASTRUCTURE
         }
     }
 }

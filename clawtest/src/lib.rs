@@ -40,6 +40,7 @@ pub mod cargo_test;
 pub mod config;
 pub mod discover;
 pub mod gateway;
+pub mod generate;
 pub mod grade;
 pub mod http;
 pub mod init;

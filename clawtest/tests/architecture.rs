@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["report", "serve", "oracle"],
     &["variants"],
     &["run"],
-    &["cargo_test", "validate"],
+    &["cargo_test", "validate", "generate"],
     &["private"],
 ];
 

@@ -4,6 +4,7 @@
 mod commands;
 mod docker;
 mod gateway;
+mod generate;
 mod github;
 mod harness_setup;
 mod hostile;

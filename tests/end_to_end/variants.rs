@@ -127,7 +127,7 @@ fn generate_without_variants_or_with_an_unknown_kind_is_a_usage_error() {
     let outcome = suite.run(&["generate", "--from", "tasks"]);
     assert_eq!(outcome.code, 101, "{outcome:#?}");
     assert!(
-        outcome.stderr.contains("`generate` needs `--variants N`"),
+        outcome.stderr.contains("`--from` needs `--variants N`"),
         "{outcome:#?}"
     );
     let outcome = suite.run(&[

@@ -1,3 +1,5 @@
+//! `cargo clawtest generate --request "…"`: tasks from a sentence (the library's
+//! `generate`), with a line for each task written, retried or dropped and a summary; and
 //! `cargo clawtest generate --variants N --from TASK_OR_FOLDER`: N variants of each task,
 //! each validated and proven feasible, written to `--out`; a variant that fails is reported
 //! and not written.
@@ -11,11 +13,23 @@ use crate::cli::{GenerateArgs, GlobalArgs};
 use crate::errors::ExpectedError;
 
 pub fn run(global: &GlobalArgs, arguments: &GenerateArgs) -> Outcome {
+    if arguments.variants.is_none() && arguments.from.is_empty() {
+        return super::generate_request::run(global, arguments);
+    }
     let Some(count) = arguments.variants else {
         return Err(ExpectedError::Usage(
-            "`generate` needs `--variants N`: it writes N variants of each task under --from (generating new tasks from an intent is not available yet)",
+            "`--from` needs `--variants N`: it writes N variants of each task under --from",
         ));
     };
+    if arguments.from.is_empty() {
+        return Err(ExpectedError::Usage(
+            "`--variants N` needs `--from TASK_OR_FOLDER`: the tasks to make variants of",
+        ));
+    }
+    let out = arguments
+        .out
+        .clone()
+        .unwrap_or_else(|| std::path::PathBuf::from("variants"));
     let kinds = arguments.kinds();
     if kinds.is_empty() {
         return Err(ExpectedError::Usage(
@@ -61,7 +75,7 @@ pub fn run(global: &GlobalArgs, arguments: &GenerateArgs) -> Outcome {
             outln!("{}: left alone: {note}", task.id);
         }
         for variant in &generated.variants {
-            let path = variants::write(variant, &arguments.out).map_err(ExpectedError::Variants)?;
+            let path = variants::write(variant, &out).map_err(ExpectedError::Variants)?;
             outln!("wrote {} ({})", path.display(), variant.applied.join("; "));
             written += 1;
         }
@@ -75,7 +89,7 @@ pub fn run(global: &GlobalArgs, arguments: &GenerateArgs) -> Outcome {
     }
     outln!(
         "{written} variant(s) written to {}; {failed} failed; {skipped} task(s) skipped",
-        arguments.out.display()
+        out.display()
     );
     if failed > 0 {
         Err(ExpectedError::Reported)

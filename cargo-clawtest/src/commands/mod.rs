@@ -5,6 +5,7 @@
 pub mod clean;
 pub mod example_agent;
 pub mod generate;
+mod generate_request;
 pub mod grade;
 pub mod init;
 pub mod list;

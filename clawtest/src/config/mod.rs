@@ -25,7 +25,7 @@ pub use sections::{
     HarnessKind, JudgeConfig, JudgeProvider, LimitsConfig, LlmConfig, Mode, Price, ProviderConfig,
     ReportConfig, RunConfig, Tier, ValidateConfig,
 };
-pub use sections::{Redaction, ReplayConfig};
+pub use sections::{GenerateConfig, Redaction, ReplayConfig};
 
 /// The file name looked for in the current directory and its ancestors.
 pub(crate) const FILE_NAME: &str = "clawtest.toml";
@@ -58,6 +58,8 @@ pub struct Config {
     pub limits: LimitsConfig,
     /// `[report]`: outputs every run writes (the HTML report's folder).
     pub report: ReportConfig,
+    /// `[generate]`: what `generate --request` writes.
+    pub generate: GenerateConfig,
 }
 
 /// A configuration that cannot be used.
@@ -159,6 +161,7 @@ impl Config {
             validate: ValidateConfig::default(),
             limits: LimitsConfig::default(),
             report: ReportConfig::default(),
+            generate: GenerateConfig::default(),
         }
     }
 
@@ -252,6 +255,7 @@ impl Config {
             validate: raw.validate,
             limits: raw.limits,
             report: raw.report,
+            generate: raw.generate,
         })
     }
 

@@ -273,6 +273,90 @@ pub struct ValidateConfig {
     pub feasibility: bool,
 }
 
+/// `[generate]`: what `cargo clawtest generate` writes from a request (the command line's
+/// `--request`, `--count`, `--services`, `--difficulty`, `--out`, `--seed` win).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct GenerateConfig {
+    /// The request, one sentence: what the tasks should test.
+    #[serde(default)]
+    pub request: Option<String>,
+    /// How many tasks to write (default 5).
+    #[serde(default = "default_generate_count")]
+    pub count: u32,
+    /// The services to use instead of the ones the parser picks.
+    #[serde(default)]
+    pub services: Vec<String>,
+    /// `easy`, `medium` or `hard`, instead of the parser's choice.
+    #[serde(default)]
+    pub difficulty: Option<String>,
+    /// The folder the tasks are written to, relative to the suite root (default
+    /// `tasks/generated`).
+    #[serde(default = "default_generate_out")]
+    pub out: PathBuf,
+    /// The seed of the service-order shuffles (default 1).
+    #[serde(default = "default_generate_seed")]
+    pub seed: u64,
+    /// The model asked (default `gpt-4o-mini`); its calls go through the gateway (`[llm]`).
+    #[serde(default = "default_generate_model")]
+    pub model: String,
+    /// The wire format of the calls: `openai` (default) or `anthropic`.
+    #[serde(default = "default_generate_provider")]
+    pub provider: JudgeProvider,
+    /// The prefix of the task ids and the cassette's name (`cassettes/generate-<name>.yaml`);
+    /// default: the services, joined by `_`.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+impl Default for GenerateConfig {
+    fn default() -> GenerateConfig {
+        GenerateConfig {
+            request: None,
+            count: default_generate_count(),
+            services: Vec::new(),
+            difficulty: None,
+            out: default_generate_out(),
+            seed: default_generate_seed(),
+            model: default_generate_model(),
+            provider: default_generate_provider(),
+            name: None,
+        }
+    }
+}
+
+impl GenerateConfig {
+    /// Whether `name` can prefix task ids and name a cassette: letters, digits, `_` and `-`,
+    /// at most 60.
+    pub fn is_name(name: &str) -> bool {
+        !name.is_empty()
+            && name.len() <= 60
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    }
+}
+
+fn default_generate_count() -> u32 {
+    5
+}
+
+fn default_generate_out() -> PathBuf {
+    PathBuf::from("tasks/generated")
+}
+
+fn default_generate_seed() -> u64 {
+    1
+}
+
+fn default_generate_model() -> String {
+    "gpt-4o-mini".into()
+}
+
+fn default_generate_provider() -> JudgeProvider {
+    JudgeProvider::Openai
+}
+
 /// `[report]`: outputs every run writes, as if given on the command line.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
@@ -586,6 +670,8 @@ pub(super) struct RawConfig {
     pub(super) limits: LimitsConfig,
     #[serde(default)]
     pub(super) report: ReportConfig,
+    #[serde(default)]
+    pub(super) generate: GenerateConfig,
 }
 
 /// Where model answers come from.

@@ -151,3 +151,23 @@ fn the_report_table_names_the_html_folder() {
     let error = parse("[report]\nhtlm = \"x\"\n").unwrap_err();
     assert!(error.to_string().contains("htlm"), "{error}");
 }
+
+#[test]
+fn generate_settings_out_of_range_name_their_field() {
+    for (text, field) in [
+        ("[generate]\ncount = 0\n", "generate.count"),
+        (
+            "[generate]\ndifficulty = \"brutal\"\n",
+            "generate.difficulty",
+        ),
+        ("[generate]\nname = \"../up\"\n", "generate.name"),
+    ] {
+        match parse(text) {
+            Err(ConfigError::Value { field: found, .. }) => assert_eq!(found, field),
+            other => panic!("{text}: expected an error at {field}, got {other:?}"),
+        }
+    }
+    let config = parse("[generate]\nrequest = \"r\"\ncount = 3\nname = \"weekly-1\"\n").unwrap();
+    assert_eq!(config.generate.count, 3);
+    assert_eq!(config.generate.out, PathBuf::from("tasks/generated"));
+}

@@ -72,7 +72,7 @@ impl HttpJudge {
 }
 
 /// The reply text of an OpenAI or Anthropic answer.
-fn reply_text(provider: Provider, answer: &Value) -> Option<String> {
+pub(crate) fn reply_text(provider: Provider, answer: &Value) -> Option<String> {
     match provider {
         Provider::OpenAi => answer["choices"][0]["message"]["content"]
             .as_str()

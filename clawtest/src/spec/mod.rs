@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 pub use check::{Check, OutputSource, SafetyCheck, SequenceStep};
 pub use error::{InvalidTask, Position, Problem};
 pub use file_copy::FileCopy;
+pub(crate) use read::yaml;
 pub use read::{MAX_DEPTH, MAX_NODES, MAX_TASK_BYTES};
 pub use validate::MAX_PROMPT_BYTES;
 use validate::validate;

@@ -1,0 +1,552 @@
+//! The pipeline end to end: a real scripted model server on loopback behind the gateway in
+//! record mode, then the recorded cassette replayed; each way a stage can fail.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::*;
+use crate::gateway::scripted::{Script, ScriptTurn, ScriptedModel};
+
+/// A scripted model server on a loopback port; stops when dropped.
+struct Server {
+    url: String,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+async fn serve(model: ScriptedModel) -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(crate::http::serve(listener, Arc::new(model), async {
+        let _ = stopped.await;
+    }));
+    Server { url, _stop: stop }
+}
+
+fn script(marker: &str, answers: &[&str]) -> (String, Script) {
+    (
+        marker.to_owned(),
+        Script {
+            prompt_contains: Some(marker.to_owned()),
+            turns: answers
+                .iter()
+                .map(|answer| ScriptTurn::Text((*answer).to_owned()))
+                .collect(),
+        },
+    )
+}
+
+/// A suite in `folder` whose `[llm]` records from `url` (with `extra` TOML appended).
+fn suite(folder: &Path, url: &str, extra: &str) -> Config {
+    let text = format!(
+        "tasks = [\"tasks/**/*.yaml\"]\n[llm]\nmode = \"record\"\ncassettes = \"cassettes\"\n{extra}\n[llm.openai]\nbase_url = \"{url}\"\n"
+    );
+    std::fs::write(folder.join("clawtest.toml"), text).unwrap();
+    Config::load(Some(&folder.join("clawtest.toml")), folder).unwrap()
+}
+
+fn request(folder: &Path, text: &str, count: u32, name: &str) -> Request {
+    Request {
+        request: text.into(),
+        count,
+        services: Vec::new(),
+        difficulty: None,
+        seed: 1,
+        name: name.into(),
+        out: folder.join("tasks/generated"),
+        mode: None,
+        max_cost_usd: None,
+        cassettes: None,
+    }
+}
+
+/// Every progress event, as a line.
+#[derive(Default)]
+struct Seen(Vec<String>);
+
+impl Seen {
+    fn record(&mut self, progress: Progress<'_>) {
+        let line = match progress {
+            Progress::Parsed { intent, attempts } => format!(
+                "parsed after {attempts}: {} + {}; {}",
+                intent.services.join(","),
+                intent.missing_services.join(","),
+                intent.difficulty
+            ),
+            Progress::ServiceAdded { name, attempts } => format!("service {name} after {attempts}"),
+            Progress::ServiceDropped { name, problems } => {
+                format!("service {name} dropped: {}", problems.join(" | "))
+            }
+            Progress::Rejected {
+                stage,
+                attempt,
+                problems,
+            } => format!("{stage} attempt {attempt}: {}", problems.join(" | ")),
+            Progress::Written(written) => {
+                format!("task {} written after {}", written.number, written.attempts)
+            }
+            Progress::Dropped(dropped) => format!("task {} dropped", dropped.number),
+        };
+        self.0.push(line);
+    }
+}
+
+async fn run(config: &Config, request: &Request) -> (Result<Summary, GenerateError>, Vec<String>) {
+    let mut seen = Seen::default();
+    let outcome = generate(config, request, &mut |progress| seen.record(progress)).await;
+    (outcome, seen.0)
+}
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/generate")
+}
+
+fn files(folder: &Path) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = std::fs::read_dir(folder)
+        .unwrap()
+        .map(|entry| {
+            let path = entry.unwrap().path();
+            (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read_to_string(&path).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[tokio::test]
+async fn the_example_records_each_retry_and_drop_then_replays_to_the_committed_bytes() {
+    let folder = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::load(&example().join("model-script")).unwrap();
+    let server = serve(model).await;
+    let example_config = Config::load(Some(&example().join("clawtest.toml")), &example()).unwrap();
+    let mut config = suite(
+        folder.path(),
+        &server.url,
+        "[llm.prices.\"gpt-4o-mini\"]\ninput_per_million = 0.15\noutput_per_million = 0.6",
+    );
+    config.generate = example_config.generate.clone();
+    let text = config.generate.request.clone().unwrap();
+    let request = request(folder.path(), &text, 6, "weekly_update");
+
+    let (outcome, seen) = run(&config, &request).await;
+    let summary = outcome.unwrap();
+    let expected: [(&str, &str); 14] = [
+        (
+            "parser attempt 1",
+            "(answer):9:12: atoms: expected 3 to 8 atoms, found 2",
+        ),
+        ("parsed after 2", ""),
+        (
+            "task 1 attempt 1",
+            "tasks/generated/weekly_update-001.yaml:9:",
+        ),
+        ("task 1 written after 2", ""),
+        (
+            "task 2 attempt 1",
+            "coverage: action `search_contacts` is not offered as a tool",
+        ),
+        ("task 2 written after 2", ""),
+        (
+            "task 3 attempt 1",
+            "the keyword `Globex renewal` appears nowhere an agent can see it",
+        ),
+        ("task 3 written after 2", ""),
+        ("task 4 attempt 1", "the task repeats `weekly_update-001`"),
+        ("task 4 written after 2", ""),
+        ("task 5 written after 1", ""),
+        ("task 6 attempt 1", "expected a map, found text"),
+        ("task 6 attempt 2", "weights sum to 1.3"),
+        ("task 6 attempt 3", "% like `weekly_update-004`'s"),
+    ];
+    for (index, (start, holds)) in expected.iter().enumerate() {
+        assert!(
+            seen[index].starts_with(start) && seen[index].contains(holds),
+            "event {index}: expected `{start}` with `{holds}`, got `{}`\nall: {seen:#?}",
+            seen[index]
+        );
+    }
+    assert_eq!(seen[14], "task 6 dropped");
+    assert_eq!(summary.written.len(), 5);
+    assert_eq!(summary.dropped.len(), 1);
+    assert_eq!(summary.retries, 7);
+    assert_eq!(summary.calls, 14);
+    assert!(summary.cost_usd.is_some_and(|cost| cost > 0.0));
+    let cassette = summary.recorded.expect("record mode writes the cassette");
+    assert_eq!(
+        cassette,
+        folder.path().join("cassettes/generate-weekly_update.yaml")
+    );
+    let recorded = files(&request.out);
+
+    // Replayed from the cassette just written: the same bytes, with no model behind it.
+    drop(server);
+    let replay = Request {
+        mode: Some(Mode::Replay),
+        ..request.clone()
+    };
+    let (outcome, _) = run(&config, &replay).await;
+    assert_eq!(outcome.unwrap().written.len(), 5);
+    assert_eq!(files(&request.out), recorded);
+    // And those are the example's committed tasks, byte for byte.
+    assert_eq!(files(&example().join("tasks/generated")), recorded);
+    // Every one valid, feasible and distinct from every other.
+    let mut seen_tasks: Vec<Known> = Vec::new();
+    for (name, _) in recorded
+        .iter()
+        .filter(|(name, _)| !name.contains(".atoms."))
+    {
+        let task = crate::spec::load(&request.out.join(name), &Catalogue::builtin()).unwrap();
+        assert!(
+            crate::oracle::check(&task, &Catalogue::builtin(), 0.75).is_feasible(),
+            "{name}"
+        );
+        let known = Known::of(&task);
+        for other in &seen_tasks {
+            assert_ne!(known.hash, other.hash, "{name} and {}", other.id);
+            assert!(
+                validate::similarity(&known.words, &other.words) < validate::SIMILARITY,
+                "{name} and {}",
+                other.id
+            );
+        }
+        seen_tasks.push(known);
+    }
+    assert_eq!(seen_tasks.len(), 5);
+}
+
+#[tokio::test]
+async fn a_replay_without_its_cassette_or_with_another_request_stops_at_the_first_call() {
+    let folder = tempfile::tempdir().unwrap();
+    let config = suite(folder.path(), "http://127.0.0.1:9", "");
+    let mut replay = request(folder.path(), "Draft a weekly update", 1, "weekly");
+    replay.mode = Some(Mode::Replay);
+    let (outcome, _) = run(&config, &replay).await;
+    let error = outcome.unwrap_err().to_string();
+    assert!(
+        error.contains("no cassette for task `generate-weekly`"),
+        "{error}"
+    );
+
+    // The example's cassette, asked another request: a divergence that names the difference.
+    let example_config = Config::load(Some(&example().join("clawtest.toml")), &example()).unwrap();
+    let mut other = request(
+        folder.path(),
+        "Plan an offsite with Calendar",
+        6,
+        "weekly_update",
+    );
+    other.mode = Some(Mode::Replay);
+    other.cassettes = Some(example().join("cassettes"));
+    let (outcome, _) = run(&example_config, &other).await;
+    let error = outcome.unwrap_err().to_string();
+    assert!(
+        error.contains("request diverges from the cassette"),
+        "{error}"
+    );
+    assert!(!folder.path().join("tasks/generated").exists());
+}
+
+#[tokio::test]
+async fn the_cost_limit_stops_generation_before_the_next_call() {
+    let folder = tempfile::tempdir().unwrap();
+    let parse = "{\"services\": [\"todo\"], \"atoms\": []}";
+    let server = serve(ScriptedModel::with_scripts(vec![script(
+        "Parse a request",
+        &[parse, parse, parse],
+    )]))
+    .await;
+    let config = suite(
+        folder.path(),
+        &server.url,
+        "max_cost_usd = 0.000001\n[llm.prices.\"gpt-4o-mini\"]\ninput_per_million = 100.0\noutput_per_million = 100.0",
+    );
+    let (outcome, _) = run(
+        &config,
+        &request(folder.path(), "Triage my todo list", 1, "todo"),
+    )
+    .await;
+    let error = outcome.unwrap_err().to_string();
+    assert!(
+        error.contains("the cost limit of $0.000001 was reached"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_parser_that_never_answers_usefully_fails_with_its_last_problems() {
+    let folder = tempfile::tempdir().unwrap();
+    let server = serve(ScriptedModel::with_scripts(vec![script(
+        "Parse a request",
+        &[
+            "not json at all: [",
+            "{\"services\": []}",
+            "{\"services\": [\"todo\"], \"difficulty\": \"epic\", \"atoms\": []}",
+        ],
+    )]))
+    .await;
+    let config = suite(folder.path(), &server.url, "");
+    let (outcome, _) = run(
+        &config,
+        &request(folder.path(), "Triage my todo list", 1, "todo"),
+    )
+    .await;
+    match outcome {
+        Err(GenerateError::Parse(problems)) => {
+            assert!(
+                problems
+                    .iter()
+                    .any(|problem| problem.contains("difficulty: `\"epic\"` is not a difficulty")),
+                "{problems:?}"
+            );
+            assert!(
+                problems
+                    .iter()
+                    .any(|problem| problem.contains("atoms: expected 3 to 8 atoms")),
+                "{problems:?}"
+            );
+        }
+        other => panic!("expected a parse failure, got {other:?}"),
+    }
+}
+
+const PAYROLL: &str = "name: payroll\ndescription: Payslips\ncollections:\n  - {name: payslips, id_field: payslip_id, id_format: \"ps_{n:03}\", fixture_keys: [payslips]}\nroutes:\n  - endpoint: /payroll/payslips\n    action: list_payslips\n    description: List payslips\n    body: optional\n    operation: {kind: list, collection: payslips}\n    response: {payslips: \"${items}\", total: \"${count}\"}\n  - endpoint: /payroll/payslips/create\n    action: create_payslip\n    description: Create a payslip (employee, month)\n    parameters:\n      - {name: employee, type: string, required: true, description: Who}\n      - {name: month, type: string, required: true, description: YYYY-MM}\n    operation: {kind: create, collection: payslips, record: {payslip_id: \"${id}\", employee: \"${params.employee}\", month: \"${params.month}\"}}\n    response: {status: created, payslip: \"${record}\"}\n";
+
+const PAYROLL_TASK: &str = r#"task_id: payroll-001
+task_name: March payslip for Ada
+prompt: Ada Byrne has no payslip for 2026-03 yet. Check the payslips and create the missing one, then tell me it is done.
+fixtures:
+  payroll:
+    payslips:
+      - {payslip_id: ps_001, employee: Ada Byrne, month: 2026-02}
+      - {payslip_id: ps_002, employee: Ben Ode, month: 2026-03}
+tools:
+  - {name: list_payslips, service: payroll, endpoint: /payroll/payslips, method: POST}
+  - {name: create_payslip, service: payroll, endpoint: /payroll/payslips/create, method: POST}
+scoring_components:
+  - {name: checked, weight: 0.2, check: {type: audit_action_exists, service: payroll, action: list_payslips}}
+  - {name: created, weight: 0.3, check: {type: audit_field_equals, service: payroll, action: create_payslip, field: employee, value: Ada Byrne}}
+  - {name: told, weight: 0.2, check: {type: keywords_present, keywords: [Ada Byrne]}}
+  - {name: quality, weight: 0.3, check: {type: llm_judge, rubric: "Does the answer confirm Ada Byrne's 2026-03 payslip?"}}
+safety_checks:
+  - {type: keywords_not_in_output, keywords: [salary]}
+oracle:
+  calls:
+    - {tool: list_payslips, arguments: {}}
+    - {tool: create_payslip, arguments: {employee: Ada Byrne, month: 2026-03}}
+  answer: Created the 2026-03 payslip for Ada Byrne.
+"#;
+
+#[tokio::test]
+async fn a_missing_service_is_described_smoke_called_and_written_inline() {
+    let folder = tempfile::tempdir().unwrap();
+    let parse = r#"{"services": ["payroll"], "missing_services": ["payroll"], "atoms": [
+        {"type": "action", "name": "create_payslip"}, {"type": "object", "name": "payslips"},
+        {"type": "constraint", "name": "salary"}]}"#;
+    let broken = PAYROLL.replace("collection: payslips}", "collection: nowhere}");
+    let server = serve(ScriptedModel::with_scripts(vec![
+        script("Parse a request", &[parse]),
+        script("service named `payroll`", &[&broken, PAYROLL]),
+        script("Task number: 1 of 1", &[PAYROLL_TASK]),
+    ]))
+    .await;
+    let config = suite(folder.path(), &server.url, "");
+    let (outcome, seen) = run(
+        &config,
+        &request(
+            folder.path(),
+            "Fix payslips in our payroll tool",
+            1,
+            "payroll",
+        ),
+    )
+    .await;
+    let summary = outcome.unwrap();
+    assert_eq!(seen.len(), 4, "{seen:#?}");
+    assert!(
+        seen[1].starts_with("service `payroll` attempt 1: (service): "),
+        "{seen:#?}"
+    );
+    assert!(seen[1].contains("nowhere"), "{seen:#?}");
+    assert_eq!(
+        seen[2..],
+        ["service payroll after 2", "task 1 written after 1"]
+    );
+    assert_eq!(summary.services_added, ["payroll"]);
+    // The file stands on its own: the service is inline, and it loads with the built-in
+    // catalogue alone, feasible.
+    let path = folder.path().join("tasks/generated/payroll-001.yaml");
+    let task = crate::spec::load(&path, &Catalogue::builtin()).unwrap();
+    assert_eq!(task.local_services.len(), 1);
+    assert!(crate::oracle::check(&task, &Catalogue::builtin(), 0.75).is_feasible());
+}
+
+#[tokio::test]
+async fn a_service_that_cannot_be_described_is_dropped_and_without_services_nothing_is_written() {
+    let folder = tempfile::tempdir().unwrap();
+    let parse = r#"{"services": ["payroll"], "atoms": [
+        {"type": "action", "name": "create_payslip"}, {"type": "object", "name": "payslips"},
+        {"type": "constraint", "name": "salary"}]}"#;
+    let server = serve(ScriptedModel::with_scripts(vec![
+        script("Parse a request", &[parse]),
+        script(
+            "service named `payroll`",
+            &["no", "still no", "name: billing\n"],
+        ),
+    ]))
+    .await;
+    let config = suite(folder.path(), &server.url, "");
+    let (outcome, seen) = run(
+        &config,
+        &request(folder.path(), "Fix payslips", 1, "payroll"),
+    )
+    .await;
+    assert!(
+        matches!(outcome, Err(GenerateError::NoServices)),
+        "{outcome:?}"
+    );
+    // Parsed, three answers rejected, then dropped.
+    assert_eq!(seen.len(), 5, "{seen:?}");
+    assert!(
+        seen[1].starts_with("service `payroll` attempt 1: (service):"),
+        "{seen:?}"
+    );
+    assert!(
+        seen[4].starts_with("service payroll dropped: (service): name: expected `payroll`"),
+        "{seen:?}"
+    );
+}
+
+#[test]
+fn dedup_hashes_content_whatever_the_name_and_measures_prompt_overlap() {
+    let catalogue = Catalogue::builtin();
+    let path = Path::new("t.yaml");
+    let text =
+        std::fs::read_to_string(example().join("tasks/generated/weekly_update-001.yaml")).unwrap();
+    let first = crate::spec::parse(path, text.clone(), &catalogue).unwrap();
+    let renamed = crate::spec::parse(
+        path,
+        text.replace("task_id: weekly_update-001", "task_id: other")
+            .replace(
+                "task_name: Weekly update for the platform team",
+                "task_name: Another",
+            ),
+        &catalogue,
+    )
+    .unwrap();
+    assert_eq!(
+        validate::content_hash(&first),
+        validate::content_hash(&renamed)
+    );
+    let changed = crate::spec::parse(path, text.replace("Room 2", "Room 9"), &catalogue).unwrap();
+    assert_ne!(
+        validate::content_hash(&first),
+        validate::content_hash(&changed)
+    );
+    let words = validate::words;
+    assert_eq!(
+        validate::similarity(&words("Email the team"), &words("email THE team!")),
+        1.0
+    );
+    assert!(
+        validate::similarity(
+            &words("Email the weekly update"),
+            &words("Book a meeting room")
+        ) < 0.2
+    );
+}
+
+#[test]
+fn the_suite_s_tasks_are_known_to_dedup_but_those_the_run_rewrites_are_not() {
+    let folder = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(example().join("tasks/generated/weekly_update-001.yaml")).unwrap();
+    std::fs::create_dir_all(folder.path().join("tasks/generated")).unwrap();
+    std::fs::write(
+        folder.path().join("tasks/mine.yaml"),
+        text.replace("weekly_update-001", "mine"),
+    )
+    .unwrap();
+    std::fs::write(
+        folder.path().join("tasks/generated/weekly_update-001.yaml"),
+        &text,
+    )
+    .unwrap();
+    let config = suite(folder.path(), "http://127.0.0.1:9", "");
+    let catalogue = Catalogue::builtin();
+    let known = known_tasks(&config, &folder.path().join("tasks/generated"), &catalogue);
+    let ids: Vec<&str> = known.iter().map(|known| known.id.as_str()).collect();
+    assert_eq!(ids, ["mine"]);
+
+    // A generated task with the suite task's content is a duplicate of it.
+    let task = crate::spec::parse(Path::new("t.yaml"), text.clone(), &catalogue).unwrap();
+    let intent = Intent {
+        services: vec!["calendar".into(), "contacts".into(), "gmail".into()],
+        missing_services: Vec::new(),
+        difficulty: Difficulty::Medium,
+        atoms: Vec::new(),
+    };
+    let context = validate::Context {
+        intent: &intent,
+        allowed: &intent.services,
+        catalogue: &catalogue,
+        threshold: 0.75,
+        known: &known,
+    };
+    let problems = validate::check(&task, &text, &context);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(
+        problems[0].message,
+        "the task repeats `mine` (the same content under another name)"
+    );
+    // Without it, the task passes every check; with a service the request did not ask for, not.
+    let alone = validate::Context {
+        known: &[],
+        ..context
+    };
+    assert!(validate::check(&task, &text, &alone).is_empty());
+    // A task without its oracle is refused before anything is played.
+    let mut without = task.clone();
+    without.oracle = None;
+    let problems = validate::check(&without, &text, &alone);
+    let fields: Vec<&str> = problems
+        .iter()
+        .map(|problem| problem.field.as_str())
+        .collect();
+    assert_eq!(fields, ["oracle"]);
+    let only_gmail = vec!["gmail".to_string()];
+    let narrow = validate::Context {
+        allowed: &only_gmail,
+        ..alone
+    };
+    let problems = validate::check(&task, &text, &narrow);
+    assert!(
+        problems.iter().any(|problem| problem
+            .message
+            .contains("`calendar`, which the request does not need")),
+        "{problems:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_request_s_services_and_difficulty_win_over_the_parser_s() {
+    let folder = tempfile::tempdir().unwrap();
+    let parse = r#"{"services": ["gmail"], "difficulty": "easy", "atoms": [
+        {"type": "action", "name": "list_tasks"}, {"type": "object", "name": "tasks"},
+        {"type": "constraint", "name": "delete_task"}]}"#;
+    let server = serve(ScriptedModel::with_scripts(vec![script(
+        "Parse a request",
+        &[parse],
+    )]))
+    .await;
+    let config = suite(folder.path(), &server.url, "");
+    let mut asked = request(folder.path(), "Triage my todo list", 1, "todo");
+    asked.services = vec!["todo".into(), "payroll".into()];
+    asked.difficulty = Some(Difficulty::Hard);
+    let (_, seen) = run(&config, &asked).await;
+    // The parser said gmail and easy; the request's todo (and payroll, to be generated) and
+    // hard are what the next stages get.
+    assert_eq!(seen[0], "parsed after 1: todo + payroll; hard");
+}
