@@ -59,6 +59,7 @@ impl Gateway {
                 Interaction {
                     request: RecordedRequest { path, body },
                     response,
+                    round: state.round,
                 },
             ));
         }

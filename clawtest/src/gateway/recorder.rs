@@ -91,6 +91,7 @@ mod tests {
                     events: None,
                     retried: vec![],
                 },
+                round: None,
             }],
         }
     }

@@ -39,6 +39,16 @@ pub(crate) enum GatewayFailure {
         recorded: usize,
     },
     #[error(
+        "task `{task_id}` trial {trial} round {round}: the harness made model call {call} of the round but the cassette records only {recorded} call(s) for this round"
+    )]
+    RoundExhausted {
+        task_id: String,
+        trial: u32,
+        round: u32,
+        call: usize,
+        recorded: usize,
+    },
+    #[error(
         "task `{task_id}` trial {trial}: the cassette has no recording for this trial (it records {recorded} trial(s))"
     )]
     NoTrial {
@@ -130,6 +140,10 @@ pub(super) struct State {
     pub(super) streams: Vec<JoinHandle<()>>,
     /// The trial's folder, once a request showed it (see `placeholders.rs`).
     pub(super) learned: Option<String>,
+    /// The closed-loop round the calls belong to (`None`: a task without rounds).
+    pub(super) round: Option<u32>,
+    /// The number of the round's first call.
+    pub(super) round_start: usize,
     /// Becomes true with the first failure: the trial is stopped there.
     failed: watch::Sender<bool>,
 }
@@ -143,6 +157,8 @@ impl Default for State {
             failure: None,
             streams: Vec::new(),
             learned: None,
+            round: None,
+            round_start: 0,
             failed: watch::channel(false).0,
         }
     }
@@ -325,6 +341,14 @@ impl Gateway {
         calls
     }
 
+    /// Starts round `number` of a closed loop: its calls are recorded with that round, and
+    /// replayed from that round's interactions only.
+    pub(crate) fn begin_round(&self, number: u32) {
+        let mut state = self.lock();
+        state.round = Some(number);
+        state.round_start = state.next_call;
+    }
+
     /// The first failure, if any call could not be answered.
     pub(crate) fn failure(&self) -> Option<GatewayFailure> {
         self.lock().failure.clone()
@@ -441,6 +465,7 @@ mod tests {
                 events: None,
                 retried: Vec::new(),
             },
+            round: None,
         };
         Cassette {
             version: 1,

@@ -204,6 +204,7 @@ pub(crate) async fn run(
         mcp_url: offers_mcp.then(|| mcp_url(&services_url)),
         workspace_files,
         files: context.files.to_vec(),
+        round: None,
     };
     let launch = Launch {
         task_id: task.id.clone(),
@@ -302,6 +303,7 @@ pub(crate) async fn run(
         limits_reached,
         duration: finished.duration,
         robustness_rule: RobustnessRule::InjectedFaults,
+        rounds: None,
     };
     // A model call the cassette could not answer means the trial did not see the model it was
     // meant to: grading it would judge the gateway, not the agent.

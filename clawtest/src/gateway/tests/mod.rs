@@ -180,6 +180,7 @@ pub(super) fn interaction(path: &str, request: Value, answer: Value) -> Interact
             events: None,
             retried: Vec::new(),
         },
+        round: None,
     }
 }
 
