@@ -72,6 +72,10 @@ pub struct Interaction {
     /// without rounds). A round replays only its own interactions, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round: Option<u32>,
+    /// The closed loop's simulated user made the call (`simulator: llm`), not the harness: a
+    /// harness's call never replays it, nor the simulator a harness's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub simulator: bool,
 }
 
 /// The request of an interaction, as the replay matches it.
@@ -246,6 +250,7 @@ mod tests {
                         retried: vec![429],
                     },
                     round: None,
+                    simulator: false,
                 }],
             }],
         };

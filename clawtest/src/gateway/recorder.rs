@@ -92,6 +92,7 @@ mod tests {
                     retried: vec![],
                 },
                 round: None,
+                simulator: false,
             }],
         }
     }

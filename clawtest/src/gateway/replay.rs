@@ -112,7 +112,9 @@ impl Gateway {
                         call,
                         recorded: script.len(),
                     }),
-                    Some(interaction) => self.matched(interaction, route, &hidden, call),
+                    Some(interaction) => {
+                        self.matched(interaction, route, &hidden, (call, state.simulator))
+                    }
                 },
                 Some(round) => {
                     let of_round = || {
@@ -129,7 +131,9 @@ impl Gateway {
                             call: in_round,
                             recorded: of_round().count(),
                         }),
-                        Some(interaction) => self.matched(interaction, route, &hidden, call),
+                        Some(interaction) => {
+                            self.matched(interaction, route, &hidden, (call, state.simulator))
+                        }
                     }
                 }
             },
@@ -172,9 +176,20 @@ impl Gateway {
         interaction: &Interaction,
         route: &Route,
         request: &Value,
-        call: usize,
+        (call, simulator): (usize, bool),
     ) -> Result<RecordedResponse, GatewayFailure> {
-        let difference = if interaction.request.path != route.path {
+        let difference = if interaction.simulator != simulator {
+            Some(match interaction.simulator {
+                true => {
+                    "the cassette records the simulated user's call here, and the harness called"
+                        .into()
+                }
+                false => {
+                    "the cassette records the harness's call here, and the simulated user called"
+                        .into()
+                }
+            })
+        } else if interaction.request.path != route.path {
             Some(format!(
                 "path: recorded {}, got {}",
                 interaction.request.path, route.path

@@ -144,6 +144,8 @@ pub(super) struct State {
     pub(super) round: Option<u32>,
     /// The number of the round's first call.
     pub(super) round_start: usize,
+    /// The calls now are the closed loop's simulated user's (see [`Gateway::ask`]).
+    pub(super) simulator: bool,
     /// Becomes true with the first failure: the trial is stopped there.
     failed: watch::Sender<bool>,
 }
@@ -159,6 +161,7 @@ impl Default for State {
             learned: None,
             round: None,
             round_start: 0,
+            simulator: false,
             failed: watch::channel(false).0,
         }
     }
@@ -349,6 +352,32 @@ impl Gateway {
         state.round_start = state.next_call;
     }
 
+    /// Asks the model on the closed loop's simulated user's behalf (`simulator: llm`),
+    /// between two rounds: the call is answered as the harness's are (replayed, forwarded,
+    /// recorded, charged), marked as the simulator's. The answer's JSON body; a refused call
+    /// is also the gateway's failure.
+    pub(crate) async fn ask(&self, body: Value) -> Value {
+        let path = "/v1/chat/completions";
+        let Ok(route) = Route::of("POST", path, &[]) else {
+            return Value::Null;
+        };
+        let request = HttpRequest {
+            method: "POST".into(),
+            path: path.into(),
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.to_string().into_bytes(),
+        };
+        self.lock().simulator = true;
+        let response = self.respond(route, request).await;
+        self.lock().simulator = false;
+        match response.body {
+            crate::http::ResponseBody::Whole(bytes) => {
+                serde_json::from_slice(&bytes).unwrap_or(Value::Null)
+            }
+            crate::http::ResponseBody::Chunks(_) => Value::Null,
+        }
+    }
+
     /// The first failure, if any call could not be answered.
     pub(crate) fn failure(&self) -> Option<GatewayFailure> {
         self.lock().failure.clone()
@@ -466,6 +495,7 @@ mod tests {
                 retried: Vec::new(),
             },
             round: None,
+            simulator: false,
         };
         Cassette {
             version: 1,

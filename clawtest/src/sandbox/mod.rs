@@ -114,7 +114,11 @@ pub(crate) fn trial_folder(
 
 /// Whether the trial's folder is a follow-up round's: laid out by an earlier round already.
 fn follow_up(launch: &Launch) -> bool {
-    launch.setup.round.as_ref().is_some_and(|round| round.number > 1)
+    launch
+        .setup
+        .round
+        .as_ref()
+        .is_some_and(|round| round.number > 1)
 }
 
 /// Columns the harness's terminal libraries are told they have (`COLUMNS`): text wrapped at

@@ -181,6 +181,7 @@ pub(super) fn interaction(path: &str, request: Value, answer: Value) -> Interact
             retried: Vec::new(),
         },
         round: None,
+        simulator: false,
     }
 }
 

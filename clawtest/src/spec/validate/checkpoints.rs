@@ -209,7 +209,10 @@ fn check_weights(
                     (sum * 1000.0).round() / 1000.0,
                     super::WEIGHT_TOLERANCE
                 ),
-                weights.last().and_then(|(_, _, position)| *position).or(at(list)),
+                weights
+                    .last()
+                    .and_then(|(_, _, position)| *position)
+                    .or(at(list)),
             )
             .with_help("change the weights so that they sum to 1.0"),
         );
