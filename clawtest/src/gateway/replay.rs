@@ -112,17 +112,19 @@ impl Gateway {
                         call,
                         recorded: script.len(),
                     }),
-                    Some(interaction) => {
-                        self.matched(interaction, route, &hidden, (call, state.simulator))
-                    }
+                    Some(interaction) => self.matched(interaction, route, &hidden, call),
                 },
                 Some(round) => {
+                    let speaker = state.simulator;
                     let of_round = || {
-                        script
-                            .iter()
-                            .filter(move |interaction| interaction.round.unwrap_or(1) == round)
+                        script.iter().filter(move |interaction| {
+                            interaction.round.unwrap_or(1) == round
+                                && interaction.simulator == speaker
+                        })
                     };
-                    let in_round = call.saturating_sub(state.round_start);
+                    let counter = state.replayed.entry((round, speaker)).or_default();
+                    let in_round = *counter;
+                    *counter += 1;
                     match of_round().nth(in_round) {
                         None => Err(GatewayFailure::RoundExhausted {
                             task_id: self.task_id.clone(),
@@ -131,9 +133,7 @@ impl Gateway {
                             call: in_round,
                             recorded: of_round().count(),
                         }),
-                        Some(interaction) => {
-                            self.matched(interaction, route, &hidden, (call, state.simulator))
-                        }
+                        Some(interaction) => self.matched(interaction, route, &hidden, call),
                     }
                 }
             },
@@ -176,20 +176,9 @@ impl Gateway {
         interaction: &Interaction,
         route: &Route,
         request: &Value,
-        (call, simulator): (usize, bool),
+        call: usize,
     ) -> Result<RecordedResponse, GatewayFailure> {
-        let difference = if interaction.simulator != simulator {
-            Some(match interaction.simulator {
-                true => {
-                    "the cassette records the simulated user's call here, and the harness called"
-                        .into()
-                }
-                false => {
-                    "the cassette records the harness's call here, and the simulated user called"
-                        .into()
-                }
-            })
-        } else if interaction.request.path != route.path {
+        let difference = if interaction.request.path != route.path {
             Some(format!(
                 "path: recorded {}, got {}",
                 interaction.request.path, route.path

@@ -142,8 +142,8 @@ pub(super) struct State {
     pub(super) learned: Option<String>,
     /// The closed-loop round the calls belong to (`None`: a task without rounds).
     pub(super) round: Option<u32>,
-    /// The number of the round's first call.
-    pub(super) round_start: usize,
+    /// The calls replayed so far per (round, the simulator's or the harness's).
+    pub(super) replayed: std::collections::BTreeMap<(u32, bool), usize>,
     /// The calls now are the closed loop's simulated user's (see [`Gateway::ask`]).
     pub(super) simulator: bool,
     /// Becomes true with the first failure: the trial is stopped there.
@@ -160,7 +160,7 @@ impl Default for State {
             streams: Vec::new(),
             learned: None,
             round: None,
-            round_start: 0,
+            replayed: std::collections::BTreeMap::new(),
             simulator: false,
             failed: watch::channel(false).0,
         }
@@ -347,9 +347,7 @@ impl Gateway {
     /// Starts round `number` of a closed loop: its calls are recorded with that round, and
     /// replayed from that round's interactions only.
     pub(crate) fn begin_round(&self, number: u32) {
-        let mut state = self.lock();
-        state.round = Some(number);
-        state.round_start = state.next_call;
+        self.lock().round = Some(number);
     }
 
     /// Asks the model on the closed loop's simulated user's behalf (`simulator: llm`),

@@ -160,7 +160,11 @@ fn rounds_section(summary: &RunSummary) -> String {
     for verdict in &summary.verdicts {
         for record in &verdict.trials {
             if let Some(rounds) = &record.rounds {
-                let scores: Vec<String> = rounds.rounds.iter().map(|round| score(round.score)).collect();
+                let scores: Vec<String> = rounds
+                    .rounds
+                    .iter()
+                    .map(|round| score(round.score))
+                    .collect();
                 let _ = writeln!(
                     rows,
                     "| `{}` | {} | {} | {} | {} | {} | {} |",
