@@ -226,3 +226,6 @@ pub(crate) async fn run<H: Harness>(
     });
     Ok(Outcome { grade, trajectory })
 }
+
+#[cfg(test)]
+mod tests;
