@@ -81,7 +81,7 @@ pub struct HarnessSetup {
 }
 
 /// One round of a closed-loop trial, as the backends give it to the harness (the follow-up
-/// protocol, docs/sandbox.md): `CLAWTEST_ROUND`, the round's user message as the prompt,
+/// protocol, docs/closed-loop.md): `CLAWTEST_ROUND`, the round's user message as the prompt,
 /// and the earlier rounds in [`CONVERSATION_FILE`] (`CLAWTEST_CONVERSATION_FILE`).
 #[derive(Debug, Clone)]
 pub struct RoundSetup {
