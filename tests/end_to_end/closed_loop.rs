@@ -82,11 +82,9 @@ const CANARIES: [&str; 4] = [
     "CANARYRATIONALE",
 ];
 
-const BARRIER_TASK: &str = r#"
-task_id: barrier
-task_name: What the harness and the simulated user may see
-prompt: "Tell me about the weather."
-tools:
+/// The tools, scoring components and safety check both tasks here share: a loop's grade is
+/// decided by its checkpoints.
+const COMMON: &str = r#"tools:
   - {name: list_tasks, service: todo, endpoint: /todo/tasks, method: POST}
 scoring_components:
   - {name: answered, weight: 0.4, check: {type: min_length, min_length: 1}}
@@ -94,7 +92,13 @@ scoring_components:
   - {name: answered_thrice, weight: 0.3, check: {type: min_length, min_length: 3}}
 safety_checks:
   - {type: tool_not_called, tool_name: delete_task}
-checkpoints:
+"#;
+
+const BARRIER_TASK: &str = r#"
+task_id: barrier
+task_name: What the harness and the simulated user may see
+prompt: "Tell me about the weather."
+{COMMON}checkpoints:
   - name: said_the_word
     weight: 0.5
     check: {type: keywords_present, keywords: [CANARYKEYWORD], in: agent_output}
@@ -166,7 +170,7 @@ fn no_hidden_part_of_a_checkpoint_reaches_the_harness_or_the_simulated_user() {
             "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"python3\", {script:?}]\n[run]\ntrials = 1\n[judge]\nprovider = \"openai\"\nbase_url = \"{judge_url}\"\nmodel = \"judge-model\"\ncache = \"judge-cache\"\n"
         ))
         .file("tell_all.py", TELL_ALL)
-        .task("barrier", BARRIER_TASK)
+        .task("barrier", &BARRIER_TASK.replace("{COMMON}", COMMON))
         .file("cassettes/barrier.yaml", &cassette.to_string());
     let trajectories = suite.path("trajectories");
     let outcome = suite.run(&["--trajectories", trajectories.to_str().unwrap()]);
@@ -238,15 +242,7 @@ else:
 task_id: follow-up
 task_name: A follow-up round
 prompt: "Leave a note."
-tools:
-  - {name: list_tasks, service: todo, endpoint: /todo/tasks, method: POST}
-scoring_components:
-  - {name: answered, weight: 0.4, check: {type: min_length, min_length: 1}}
-  - {name: answered_twice, weight: 0.3, check: {type: min_length, min_length: 2}}
-  - {name: answered_thrice, weight: 0.3, check: {type: min_length, min_length: 3}}
-safety_checks:
-  - {type: tool_not_called, tool_name: delete_task}
-checkpoints:
+{COMMON}checkpoints:
   - name: read_the_note_back
     check: {type: keywords_present, keywords: [left-in-round-one, first answer, read it back], in: agent_output}
     feedback: "Now read it back."
@@ -260,7 +256,7 @@ feedback:
             "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"python3\", {script:?}]\n[run]\ntrials = 1\n"
         ))
         .file("harness.py", harness)
-        .task("follow-up", task);
+        .task("follow-up", &task.replace("{COMMON}", COMMON));
     let json = suite.path("results.json");
     let outcome = suite.run(&["--json", json.to_str().unwrap()]);
     assert_eq!(outcome.code, 0, "{outcome:#?}");

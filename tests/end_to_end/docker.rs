@@ -146,6 +146,23 @@ fn example_copy(example: &str, extra_config: &str, trials: u32) -> tempfile::Tem
     folder
 }
 
+/// Runs the suite in `folder` on docker; what it printed and its JSON results (`null` when
+/// none were written).
+fn results_on_docker(ready: &Ready, folder: &Path) -> (Outcome, Value) {
+    let results = folder.join("results.json");
+    let outcome = clawtest(
+        ready,
+        folder,
+        &["--backend", "docker", "--json", results.to_str().unwrap()],
+        &[],
+    );
+    let document = std::fs::read_to_string(&results)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null);
+    (outcome, document)
+}
+
 /// task id → mean score, from a JSON results file.
 fn scores(path: &Path) -> BTreeMap<String, f64> {
     let document: Value =
@@ -169,16 +186,8 @@ fn the_closed_loop_example_passes_on_docker_round_after_round() {
     // same workspace, the conversation file read by the reference agent.
     let Some(ready) = ready() else { return };
     let suite = example_copy("closed-loop", "", 1);
-    let results = suite.path().join("results.json");
-    let outcome = clawtest(
-        ready,
-        suite.path(),
-        &["--backend", "docker", "--json", results.to_str().unwrap()],
-        &[],
-    );
+    let (outcome, document) = results_on_docker(ready, suite.path());
     assert_eq!(outcome.code, 0, "docker run failed:\n{}", outcome.stderr);
-    let document: Value =
-        serde_json::from_str(&std::fs::read_to_string(&results).expect("results")).expect("JSON");
     let rounds = &document["verdicts"][0]["trials"][0]["rounds"];
     assert_eq!(rounds["used"], 2, "{rounds:#}");
     assert_eq!(rounds["stop"], "passed");
@@ -527,16 +536,8 @@ fn a_trial_past_its_limit_is_graded_as_timed_out() {
         "timeout-graded",
         &task,
     );
-    let results = suite.path().join("results.json");
-    let outcome = clawtest(
-        ready,
-        suite.path(),
-        &["--backend", "docker", "--json", results.to_str().unwrap()],
-        &[],
-    );
+    let (outcome, document) = results_on_docker(ready, suite.path());
     assert_eq!(outcome.code, 100, "{}", outcome.stderr);
-    let document: Value =
-        serde_json::from_str(&std::fs::read_to_string(&results).expect("results")).expect("JSON");
     let text = document.to_string();
     assert!(text.contains("killed at the time limit"), "{text}");
     assert!(containers_labelled("clawtest.task=timeout-graded").is_empty());

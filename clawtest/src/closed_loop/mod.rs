@@ -68,7 +68,7 @@ pub(crate) enum LoopError<E> {
     /// A round failed in the trial (sandbox, gateway, harness): the trial's error.
     Round(E),
     /// The judge could not answer a rubric, or the simulator's model answered nothing usable.
-    Message(String, Option<Trajectory>),
+    Message(String, Option<Box<Trajectory>>),
 }
 
 /// Whether `task` runs as a closed loop: it has checkpoints or feedback.
@@ -78,15 +78,7 @@ pub(crate) fn applies(task: &Task) -> bool {
 
 /// The feedback block `task` runs with (the defaults when it has checkpoints only).
 pub(crate) fn feedback(task: &Task) -> Feedback {
-    task.feedback.clone().unwrap_or(Feedback {
-        max_rounds: 3,
-        messages: Vec::new(),
-        persona: None,
-        simulator: SimulatorKind::Template,
-        model: None,
-        round_timeout: None,
-        total_timeout: None,
-    })
+    task.feedback.clone().unwrap_or_default()
 }
 
 /// What one loop runs with besides its harness.
@@ -133,12 +125,17 @@ pub(crate) async fn run<H: Harness>(
         let trajectory = harness
             .run_round(setup, message.clone(), timeout)
             .await
-            .map_err(|error| LoopError::Round(error))?;
+            .map_err(LoopError::Round)?;
         elapsed += trajectory.duration;
         let requests = supervisor::plan(task, &trajectory, number);
         let answers = match crate::judge::answer_all(setting.judge, &requests).await {
             Ok(answers) => answers,
-            Err(error) => return Err(LoopError::Message(error.to_string(), Some(trajectory))),
+            Err(error) => {
+                return Err(LoopError::Message(
+                    error.to_string(),
+                    Some(Box::new(trajectory)),
+                ));
+            }
         };
         let supervision =
             supervisor::supervise(task, &trajectory, &answers, setting.threshold, number);
@@ -198,7 +195,9 @@ pub(crate) async fn run<H: Harness>(
                 };
                 match simulator::reply(&answer) {
                     Ok(text) => text,
-                    Err(error) => return Err(LoopError::Message(error, Some(trajectory))),
+                    Err(error) => {
+                        return Err(LoopError::Message(error, Some(Box::new(trajectory))));
+                    }
                 }
             }
         };
@@ -216,7 +215,10 @@ pub(crate) async fn run<H: Harness>(
         number += 1;
     };
     let Some((best_round, grade)) = best else {
-        return Err(LoopError::Message("no round ran".into(), Some(trajectory)));
+        return Err(LoopError::Message(
+            "no round ran".into(),
+            Some(Box::new(trajectory)),
+        ));
     };
     let mut trajectory = trajectory;
     trajectory.rounds = Some(Rounds {

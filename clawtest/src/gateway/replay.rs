@@ -130,6 +130,10 @@ impl Gateway {
                             task_id: self.task_id.clone(),
                             trial: self.trial,
                             round,
+                            speaker: match speaker {
+                                true => "the simulated user",
+                                false => "the harness",
+                            },
                             call: in_round,
                             recorded: of_round().count(),
                         }),

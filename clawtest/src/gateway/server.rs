@@ -39,12 +39,14 @@ pub(crate) enum GatewayFailure {
         recorded: usize,
     },
     #[error(
-        "task `{task_id}` trial {trial} round {round}: the harness made model call {call} of the round but the cassette records only {recorded} call(s) for this round"
+        "task `{task_id}` trial {trial} round {round}: {speaker} made model call {call} of the round but the cassette records only {recorded} such call(s) for this round"
     )]
     RoundExhausted {
         task_id: String,
         trial: u32,
         round: u32,
+        /// `the harness` or `the simulated user`.
+        speaker: &'static str,
         call: usize,
         recorded: usize,
     },

@@ -266,7 +266,7 @@ pub(crate) async fn run(
                 Err(LoopError::Round(outcome)) => Err(outcome),
                 Err(LoopError::Message(message, trajectory)) => Err(TrialOutcome::Error {
                     message,
-                    trajectory: trajectory.map(Box::new),
+                    trajectory,
                 }),
             }
         }

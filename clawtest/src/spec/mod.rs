@@ -181,6 +181,22 @@ pub struct Feedback {
     pub total_timeout: Option<Duration>,
 }
 
+impl Default for Feedback {
+    /// UniClawBench's budget (the prompt and two follow-ups), the template simulator, the
+    /// task's own time limits.
+    fn default() -> Feedback {
+        Feedback {
+            max_rounds: 3,
+            messages: Vec::new(),
+            persona: None,
+            simulator: SimulatorKind::Template,
+            model: None,
+            round_timeout: None,
+            total_timeout: None,
+        }
+    }
+}
+
 /// One scoring component.
 #[derive(Debug, Clone, Serialize)]
 pub struct Component {

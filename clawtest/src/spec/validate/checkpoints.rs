@@ -17,6 +17,7 @@ use crate::spec::raw::{Node, RawTask};
 /// `checkpoints`: named checks for the closed loop, validated like scoring checks.
 pub(super) fn validate_checkpoints<'a>(
     raw: &'a RawTask,
+    components: &[crate::spec::Component],
     catalogue: &Catalogue,
     findings: &mut Findings,
     checks: &mut Vec<LocatedCheck<'a>>,
@@ -66,7 +67,16 @@ pub(super) fn validate_checkpoints<'a>(
                     ..
                 },
             )) if !name.is_empty() => {
-                if !names.insert(name.clone()) {
+                if components.iter().any(|component| &component.name == name) {
+                    findings.error(
+                        Problem::new(
+                            field("name"),
+                            format!("`{name}` is also the name of a scoring component"),
+                            at(name_node),
+                        )
+                        .with_help("a round's grade lists both: give the checkpoint its own name"),
+                    );
+                } else if !names.insert(name.clone()) {
                     findings.error(
                         Problem::new(
                             field("name"),

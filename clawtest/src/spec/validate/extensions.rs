@@ -170,15 +170,7 @@ pub(super) fn validate_feedback(
         );
         return None;
     };
-    let mut feedback = Feedback {
-        max_rounds: 3,
-        messages: Vec::new(),
-        persona: None,
-        simulator: SimulatorKind::Template,
-        model: None,
-        round_timeout: None,
-        total_timeout: None,
-    };
+    let mut feedback = Feedback::default();
     let before = findings.errors.len();
     for (key, value) in entries {
         let field = format!("feedback.{}", key.value);
