@@ -221,6 +221,13 @@ fn no_hidden_part_of_a_checkpoint_reaches_the_harness_or_the_simulated_user() {
     for canary in CANARIES {
         assert!(!output.contains(canary), "{canary} in the output {output}");
     }
+
+    // The supervisor's rubric went through the judge once per round, and its answers are
+    // cached: the same run again asks the judge nothing.
+    assert_eq!(judge_requests.lock().unwrap().len(), 2);
+    let again = suite.run(&[]);
+    assert_eq!(again.code, 100, "{again:#?}");
+    assert_eq!(judge_requests.lock().unwrap().len(), 2, "{again:#?}");
 }
 
 #[test]
