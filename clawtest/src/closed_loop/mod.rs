@@ -127,7 +127,7 @@ pub(crate) async fn run<H: Harness>(
             .await
             .map_err(LoopError::Round)?;
         elapsed += trajectory.duration;
-        let requests = supervisor::plan(task, &trajectory, number);
+        let requests = supervisor::plan(task, &trajectory);
         let answers = match crate::judge::answer_all(setting.judge, &requests).await {
             Ok(answers) => answers,
             Err(error) => {

@@ -18,18 +18,28 @@ pub(crate) const DEFAULT_MODEL: &str = "gpt-4o-mini";
 
 /// The template simulator's message before round `round` (from 2): the fixed message for that
 /// follow-up if the task has one, else one sentence per missing checkpoint (its feedback, or its
-/// name in words). Empty when there is nothing to say.
+/// name in words), else [`CONTINUE`] while a checkpoint's round is still to come. Empty when
+/// there is nothing to say.
 pub(crate) fn template(messages: &[String], handoff: &Handoff, round: u32) -> String {
     if let Some(message) = messages.get(round.saturating_sub(2) as usize) {
         return message.trim().to_string();
     }
-    handoff
+    let message = handoff
         .missing
         .iter()
         .map(sentence)
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    // A checkpoint whose round has not come has no words yet: the user asks to go on.
+    match message.is_empty() && handoff.pending {
+        true => CONTINUE.to_string(),
+        false => message,
+    }
 }
+
+/// What the template simulator says when a checkpoint's round has not come yet
+/// (UniClawBench's continuation message).
+pub(crate) const CONTINUE: &str = "Please continue from your current state.";
 
 /// What the user says about one missing checkpoint.
 fn sentence(missing: &Missing) -> String {
@@ -115,6 +125,7 @@ mod tests {
                     feedback: feedback.map(str::to_string),
                 })
                 .collect(),
+            pending: false,
         }
     }
 

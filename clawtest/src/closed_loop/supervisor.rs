@@ -37,6 +37,8 @@ pub(crate) struct Handoff {
     pub(crate) score: f64,
     /// The checkpoints not met, by their public name and feedback.
     pub(crate) missing: Vec<Missing>,
+    /// Some checkpoint's round (`after_turn`) has not come yet: the user wants more.
+    pub(crate) pending: bool,
 }
 
 /// A checkpoint not met, as the simulated user may name it.
@@ -48,17 +50,16 @@ pub(crate) struct Missing {
     pub(crate) feedback: Option<String>,
 }
 
-/// The task the supervisor grades in round `round`: the task's own components followed by
-/// the checkpoints whose first round has come (`after_turn`), each weighed as written; an
+/// The task the supervisor grades: the task's own components followed by the checkpoints,
+/// each weighed as written (every round grades them all, so that rounds compare); an
 /// `llm_judge` checkpoint's rubric carries its hidden reference.
-pub(crate) fn supervised_task(task: &Task, round: u32) -> Task {
+pub(crate) fn supervised_task(task: &Task) -> Task {
     let mut supervised = task.clone();
     supervised
         .components
         .extend(
             task.checkpoints
                 .iter()
-                .filter(|checkpoint| checkpoint.after_turn.unwrap_or(1) <= round)
                 .map(|checkpoint| Component {
                     name: checkpoint.name.clone(),
                     weight: checkpoint.weight,
@@ -76,13 +77,14 @@ pub(crate) fn supervised_task(task: &Task, round: u32) -> Task {
     supervised
 }
 
-/// The judge requests round `round` needs (its `llm_judge` components and checkpoints).
-pub(crate) fn plan(task: &Task, trajectory: &Trajectory, round: u32) -> Vec<JudgeRequest> {
-    grade::judge::plan(&supervised_task(task, round), trajectory)
+/// The judge requests a round needs (its `llm_judge` components and checkpoints).
+pub(crate) fn plan(task: &Task, trajectory: &Trajectory) -> Vec<JudgeRequest> {
+    grade::judge::plan(&supervised_task(task), trajectory)
 }
 
 /// Grades round `round` and decides: `pass` when the grade passed, `fail` when a safety check
-/// was violated (no later round can undo a forbidden call), else `continue`.
+/// was violated (no later round can undo a forbidden call), else `continue`. A checkpoint not
+/// met is named to the simulator from its round (`after_turn`) on; before, it is `pending`.
 pub(crate) fn supervise(
     task: &Task,
     trajectory: &Trajectory,
@@ -90,7 +92,7 @@ pub(crate) fn supervise(
     threshold: f64,
     round: u32,
 ) -> Supervision {
-    let supervised = supervised_task(task, round);
+    let supervised = supervised_task(task);
     let grade = grade::grade(&supervised, trajectory, answers, threshold);
     let recoverable = grade.violations.is_empty();
     let verdict = if grade.passed {
@@ -100,8 +102,7 @@ pub(crate) fn supervise(
     } else {
         Verdict::Fail
     };
-    // A checkpoint not yet graded (its round has not come) is not named either.
-    let missing = task
+    let not_met: Vec<_> = task
         .checkpoints
         .iter()
         .filter(|checkpoint| {
@@ -112,17 +113,25 @@ pub(crate) fn supervise(
                 .find(|component| component.name == checkpoint.name)
                 .is_some_and(|component| component.score < 1.0)
         })
+        .collect();
+    let (named, pending): (Vec<_>, Vec<_>) = not_met
+        .into_iter()
+        .partition(|checkpoint| checkpoint.after_turn.unwrap_or(1) <= round);
+    let missing = named
+        .into_iter()
         .map(|checkpoint| Missing {
             name: checkpoint.name.clone(),
             feedback: checkpoint.feedback.clone(),
         })
         .collect();
+    let pending = !pending.is_empty();
     Supervision {
         handoff: Handoff {
             verdict,
             recoverable,
             score: grade.final_score,
             missing,
+            pending,
         },
         grade,
         verdict,

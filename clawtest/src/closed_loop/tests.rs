@@ -248,3 +248,25 @@ async fn an_unusable_simulator_answer_is_the_trials_error_not_a_stop() {
     let error = run_loop(&task, &mut harness).await.unwrap_err();
     assert!(matches!(error, LoopError::Message(message, Some(_)) if message.contains("choices")));
 }
+
+#[tokio::test]
+async fn a_checkpoint_named_from_round_two_is_not_named_in_round_one() {
+    // `later` is named from round 2 on: round 1 misses only it, and the user asks to go on
+    // without naming it; round 2's follow-up names it.
+    let task = task(
+        "  - name: later\n    after_turn: 2\n    check: {type: keywords_present, keywords: [zeta]}\nfeedback: {max_rounds: 3}",
+    );
+    let mut harness = Scripted::new(&[
+        ("alpha omega", 1),
+        ("alpha omega", 1),
+        ("alpha omega zeta", 1),
+    ]);
+    let outcome = run_loop(&task, &mut harness).await.unwrap();
+    let rounds = rounds(&outcome);
+    assert_eq!(rounds.rounds[0].verdict, Verdict::Continue);
+    assert!(rounds.rounds[0].missing.is_empty());
+    assert_eq!(harness.seen[1].1, super::simulator::CONTINUE);
+    assert_eq!(rounds.rounds[1].missing, vec!["later".to_string()]);
+    assert_eq!(harness.seen[2].1, "This is not done yet: later.");
+    assert_eq!((rounds.stop, rounds.used()), (StopReason::Passed, 3));
+}

@@ -176,10 +176,7 @@ pub(crate) async fn run(
     // A closed loop's checkpoints may run commands too: they are planned with the task's.
     let closed_loop = crate::closed_loop::applies(task);
     let planned = match closed_loop {
-        true => grade::commands::plan(&crate::closed_loop::supervisor::supervised_task(
-            task,
-            u32::MAX,
-        )),
+        true => grade::commands::plan(&crate::closed_loop::supervisor::supervised_task(task)),
         false => grade::commands::plan(task),
     };
     let surfaces = surfaces(

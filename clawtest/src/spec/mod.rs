@@ -141,7 +141,8 @@ pub struct Checkpoint {
     /// A hidden reference answer, given to the judge with an `llm_judge` rubric; never shown
     /// to the harness or the simulator.
     pub reference: Option<String>,
-    /// Graded from this round on; absent means from the first round.
+    /// Named to the simulated user from this round on (it is graded in every round); absent
+    /// means from the first.
     pub after_turn: Option<u32>,
     /// What the simulated user says when the checkpoint is not met (public words).
     pub feedback: Option<String>,

@@ -352,7 +352,7 @@ struct CheckpointEntry {
     weight: Option<f64>,
     /// Hidden: a reference answer given to the judge of an `llm_judge` rubric.
     reference: Option<String>,
-    /// Graded from this round on; absent means from the first.
+    /// Named to the simulated user from this round on (graded in every round).
     #[schemars(range(min = 1))]
     after_turn: Option<u32>,
     /// What the simulated user says when the checkpoint is not met.
