@@ -83,10 +83,10 @@ pub fn run(config: &Config) -> Result<String, AgentError> {
     };
     let definitions: Vec<Value> = tools.iter().map(Tool::openai_definition).collect();
 
-    let mut messages = vec![
-        json!({"role": "system", "content": SYSTEM_PROMPT}),
-        json!({"role": "user", "content": config.prompt}),
-    ];
+    // A closed loop's follow-up: the earlier rounds come before this round's message.
+    let mut messages = vec![json!({"role": "system", "content": SYSTEM_PROMPT})];
+    messages.extend(config.conversation.iter().cloned());
+    messages.push(json!({"role": "user", "content": config.prompt}));
 
     for turn in 1..=config.max_turns {
         let message = model.complete(&messages, &definitions)?;

@@ -36,6 +36,10 @@ pub const TOOL_SOURCE_VARIABLE: &str = "AGENT_TOOLS";
 pub const MCP_URL_VARIABLE: &str = "CLAWTEST_MCP_URL";
 pub const CONTROL_FOLDER_VARIABLE: &str = "CLAWTEST_DIR";
 
+/// A closed loop's earlier rounds (the follow-up protocol): one JSON object per line,
+/// `{"role": "user" | "assistant", "content": "..."}`; absent or empty in round 1.
+pub const CONVERSATION_FILE_VARIABLE: &str = "CLAWTEST_CONVERSATION_FILE";
+
 pub const MAX_TURNS_VARIABLE: &str = "AGENT_MAX_TURNS";
 pub const DEFAULT_MAX_TURNS: u32 = 20;
 
@@ -55,6 +59,8 @@ pub struct Config {
     /// Set in MCP mode (`AGENT_TOOLS=mcp`): the tools come from this MCP endpoint, and `tools`
     /// is empty.
     pub mcp_url: Option<String>,
+    /// A closed loop's earlier rounds, as chat messages, before this round's prompt.
+    pub conversation: Vec<serde_json::Value>,
 }
 
 /// A missing or invalid input; the message names the file or variable involved.
@@ -144,7 +150,13 @@ impl Config {
             },
         };
 
+        let conversation = match text(CONVERSATION_FILE_VARIABLE)? {
+            None => Vec::new(),
+            Some(path) => read_conversation(&PathBuf::from(path))?,
+        };
+
         Ok(Config {
+            conversation,
             prompt,
             tools,
             services_url,
@@ -175,6 +187,44 @@ fn read_prompt(
         ))
     })?;
     non_empty_prompt(prompt, &format!("prompt file {}", path.display()))
+}
+
+/// The earlier rounds' messages: each line a `{role, content}` object with role `user` or
+/// `assistant` and text content; a missing file is round 1's (no earlier round).
+fn read_conversation(path: &std::path::Path) -> Result<Vec<serde_json::Value>, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => {
+            return Err(ConfigError(format!(
+                "cannot read the conversation file {} ({CONVERSATION_FILE_VARIABLE}): {error}",
+                path.display()
+            )));
+        }
+    };
+    let mut messages = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let message: serde_json::Value = serde_json::from_str(line).map_err(|error| {
+            ConfigError(format!(
+                "conversation file {} line {}: not JSON: {error}",
+                path.display(),
+                index + 1
+            ))
+        })?;
+        let role = message["role"].as_str().unwrap_or_default();
+        if !matches!(role, "user" | "assistant") || !message["content"].is_string() {
+            return Err(ConfigError(format!(
+                "conversation file {} line {}: expected {{\"role\": \"user\" or \"assistant\", \"content\": text}}",
+                path.display(),
+                index + 1
+            )));
+        }
+        messages.push(serde_json::json!({"role": role, "content": message["content"]}));
+    }
+    Ok(messages)
 }
 
 fn non_empty_prompt(prompt: String, source: &str) -> Result<String, ConfigError> {
@@ -261,6 +311,36 @@ mod tests {
         assert_eq!(config.prompt, "from file");
         assert_eq!(config.model, "first");
         assert_eq!(config.max_turns, 7);
+    }
+
+    #[test]
+    fn the_conversation_file_gives_the_earlier_rounds_and_a_bad_line_is_named() {
+        let tools = write_temporary("tools-conversation.json", "[]");
+        let conversation = write_temporary(
+            "conversation.jsonl",
+            "{\"role\":\"user\",\"content\":\"first\"}\n{\"role\":\"assistant\",\"content\":\"done\"}\n",
+        );
+        let config = Config::from_lookup(lookup_from(&[
+            ("CLAWTEST_PROMPT", "follow-up"),
+            ("CLAWTEST_TOOLS_FILE", tools.to_str().unwrap()),
+            ("CLAWTEST_CONVERSATION_FILE", conversation.to_str().unwrap()),
+        ]))
+        .unwrap();
+        assert_eq!(
+            config.conversation,
+            vec![
+                serde_json::json!({"role": "user", "content": "first"}),
+                serde_json::json!({"role": "assistant", "content": "done"}),
+            ]
+        );
+        let broken = write_temporary("broken.jsonl", "{\"role\":\"system\",\"content\":\"x\"}\n");
+        let error = Config::from_lookup(lookup_from(&[
+            ("CLAWTEST_PROMPT", "follow-up"),
+            ("CLAWTEST_TOOLS_FILE", tools.to_str().unwrap()),
+            ("CLAWTEST_CONVERSATION_FILE", broken.to_str().unwrap()),
+        ]))
+        .unwrap_err();
+        assert!(error.0.contains("line 1"), "{error}");
     }
 
     #[test]

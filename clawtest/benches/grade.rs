@@ -80,6 +80,7 @@ fn main() {
         limits_reached: Vec::new(),
         duration: Duration::ZERO,
         robustness_rule: Default::default(),
+        rounds: None,
     };
     let answers = JudgeAnswers::new();
     let check = grade(&task, &trajectory, &answers, 0.75);

@@ -37,6 +37,7 @@
 //! `main` is [`cargo_test`]'s (behind the `libtest` feature).
 
 pub mod cargo_test;
+pub(crate) mod closed_loop;
 pub mod config;
 pub mod discover;
 pub mod gateway;

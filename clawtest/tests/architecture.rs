@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["trajectory"],
     &["grade", "world", "gateway", "sandbox"],
     &["judge", "results", "surfaces", "rust_harness"],
-    &["report", "serve", "oracle"],
+    &["report", "serve", "oracle", "closed_loop"],
     &["variants"],
     &["run"],
     &["cargo_test", "validate", "generate"],

@@ -121,8 +121,13 @@ struct Outcome {
 
 /// The demo suite's tasks and cassettes, copied, with a config for the test image.
 fn demo_copy(extra_config: &str) -> tempfile::TempDir {
+    example_copy("demo", extra_config, 3)
+}
+
+/// An example suite's tasks and cassettes, copied, with a config for the test image.
+fn example_copy(example: &str, extra_config: &str, trials: u32) -> tempfile::TempDir {
     let folder = tempfile::tempdir().expect("temporary folder");
-    let demo = repository().join("examples/demo");
+    let demo = repository().join("examples").join(example);
     for sub in ["tasks", "cassettes"] {
         std::fs::create_dir_all(folder.path().join(sub)).expect("folder");
         for entry in std::fs::read_dir(demo.join(sub)).expect("demo folder") {
@@ -135,10 +140,27 @@ fn demo_copy(extra_config: &str) -> tempfile::TempDir {
         }
     }
     let config = format!(
-        "tasks = [\"tasks/**/*.yaml\"]\n[harness]\nimage = \"{IMAGE}\"\ncommand = [\"/reference-agent\"]\n{extra_config}\n[run]\ntrials = 3\npass_threshold = 0.75\n"
+        "tasks = [\"tasks/**/*.yaml\"]\n[harness]\nimage = \"{IMAGE}\"\ncommand = [\"/reference-agent\"]\n{extra_config}\n[run]\ntrials = {trials}\npass_threshold = 0.75\n"
     );
     std::fs::write(folder.path().join("clawtest.toml"), config).expect("config");
     folder
+}
+
+/// Runs the suite in `folder` on docker; what it printed and its JSON results (`null` when
+/// none were written).
+fn results_on_docker(ready: &Ready, folder: &Path) -> (Outcome, Value) {
+    let results = folder.join("results.json");
+    let outcome = clawtest(
+        ready,
+        folder,
+        &["--backend", "docker", "--json", results.to_str().unwrap()],
+        &[],
+    );
+    let document = std::fs::read_to_string(&results)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null);
+    (outcome, document)
 }
 
 /// task id → mean score, from a JSON results file.
@@ -156,6 +178,20 @@ fn scores(path: &Path) -> BTreeMap<String, f64> {
             )
         })
         .collect()
+}
+
+#[test]
+fn the_closed_loop_example_passes_on_docker_round_after_round() {
+    // The same follow-up protocol as on the process backend: a container per round on the
+    // same workspace, the conversation file read by the reference agent.
+    let Some(ready) = ready() else { return };
+    let suite = example_copy("closed-loop", "", 1);
+    let (outcome, document) = results_on_docker(ready, suite.path());
+    assert_eq!(outcome.code, 0, "docker run failed:\n{}", outcome.stderr);
+    let rounds = &document["verdicts"][0]["trials"][0]["rounds"];
+    assert_eq!(rounds["used"], 2, "{rounds:#}");
+    assert_eq!(rounds["stop"], "passed");
+    assert_eq!(rounds["rounds"][0]["verdict"], "continue");
 }
 
 #[test]
@@ -500,16 +536,8 @@ fn a_trial_past_its_limit_is_graded_as_timed_out() {
         "timeout-graded",
         &task,
     );
-    let results = suite.path().join("results.json");
-    let outcome = clawtest(
-        ready,
-        suite.path(),
-        &["--backend", "docker", "--json", results.to_str().unwrap()],
-        &[],
-    );
+    let (outcome, document) = results_on_docker(ready, suite.path());
     assert_eq!(outcome.code, 100, "{}", outcome.stderr);
-    let document: Value =
-        serde_json::from_str(&std::fs::read_to_string(&results).expect("results")).expect("JSON");
     let text = document.to_string();
     assert!(text.contains("killed at the time limit"), "{text}");
     assert!(containers_labelled("clawtest.task=timeout-graded").is_empty());

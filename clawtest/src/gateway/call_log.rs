@@ -40,6 +40,7 @@ impl Gateway {
             input_tokens: tokens.input,
             output_tokens: tokens.output,
             cost_usd,
+            simulator: state.simulator,
         });
         if record {
             let learned = &mut state.learned;
@@ -63,6 +64,8 @@ impl Gateway {
                         whole: true,
                     },
                     response,
+                    round: state.round,
+                    simulator: state.simulator,
                 },
             ));
         }
@@ -121,6 +124,7 @@ pub(super) fn refuse(
         input_tokens: 0,
         output_tokens: 0,
         cost_usd: None,
+        simulator: state.simulator,
     });
     state.fail(failure);
     response

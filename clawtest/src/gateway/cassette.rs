@@ -21,6 +21,11 @@
 //! (`{{services_url}}`, `{{trial_folder}}`, see `placeholders.rs`), volatile text is
 //! normalised, a map matches on the keys the cassette names, a list on its trailing items.
 //!
+//! A closed-loop task's interactions carry their `round:` (absent means round 1): call i of
+//! round r of trial t answers with the i-th interaction of round r in `trials[t]`, so that a
+//! round that calls the model once more or once less than recorded fails there, and never
+//! takes the next round's answers.
+//!
 //! A streamed answer (server-sent events) is recorded as `response.events`, one entry per
 //! event as the provider sent it, and replayed event by event; `response.retried` lists the
 //! statuses of upstream attempts that were retried before the recorded answer. Both are
@@ -63,6 +68,14 @@ pub struct Interaction {
     pub request: RecordedRequest,
     /// What the provider answered.
     pub response: RecordedResponse,
+    /// A closed-loop trial's round the call belongs to (from 1; absent: round 1, or a task
+    /// without rounds). A round replays only its own interactions, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
+    /// The closed loop's simulated user made the call (`simulator: llm`), not the harness: a
+    /// harness's call never replays it, nor the simulator a harness's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub simulator: bool,
 }
 
 /// The request of an interaction, as the replay matches it.
@@ -242,6 +255,8 @@ mod tests {
                         events: Some(vec!["event: a\ndata: {\"x\": 1}\n\n".into()]),
                         retried: vec![429],
                     },
+                    round: None,
+                    simulator: false,
                 }],
             }],
         };

@@ -92,6 +92,8 @@ mod tests {
                     events: None,
                     retried: vec![],
                 },
+                round: None,
+                simulator: false,
             }],
         }
     }

@@ -104,14 +104,42 @@ impl Gateway {
                 call,
                 message: message.clone(),
             }),
-            Ok(script) => match script.get(call) {
-                None => Err(GatewayFailure::Exhausted {
-                    task_id: self.task_id.clone(),
-                    trial: self.trial,
-                    call,
-                    recorded: script.len(),
-                }),
-                Some(interaction) => self.matched(interaction, route, &hidden, call),
+            Ok(script) => match state.round {
+                None => match script.get(call) {
+                    None => Err(GatewayFailure::Exhausted {
+                        task_id: self.task_id.clone(),
+                        trial: self.trial,
+                        call,
+                        recorded: script.len(),
+                    }),
+                    Some(interaction) => self.matched(interaction, route, &hidden, call),
+                },
+                Some(round) => {
+                    let speaker = state.simulator;
+                    let of_round = || {
+                        script.iter().filter(move |interaction| {
+                            interaction.round.unwrap_or(1) == round
+                                && interaction.simulator == speaker
+                        })
+                    };
+                    let counter = state.replayed.entry((round, speaker)).or_default();
+                    let in_round = *counter;
+                    *counter += 1;
+                    match of_round().nth(in_round) {
+                        None => Err(GatewayFailure::RoundExhausted {
+                            task_id: self.task_id.clone(),
+                            trial: self.trial,
+                            round,
+                            speaker: match speaker {
+                                true => "the simulated user",
+                                false => "the harness",
+                            },
+                            call: in_round,
+                            recorded: of_round().count(),
+                        }),
+                        Some(interaction) => self.matched(interaction, route, &hidden, call),
+                    }
+                }
             },
         };
         let response = outcome.and_then(|response| {

@@ -39,6 +39,18 @@ pub(crate) enum GatewayFailure {
         recorded: usize,
     },
     #[error(
+        "task `{task_id}` trial {trial} round {round}: {speaker} made model call {call} of the round but the cassette records only {recorded} such call(s) for this round"
+    )]
+    RoundExhausted {
+        task_id: String,
+        trial: u32,
+        round: u32,
+        /// `the harness` or `the simulated user`.
+        speaker: &'static str,
+        call: usize,
+        recorded: usize,
+    },
+    #[error(
         "task `{task_id}` trial {trial}: the cassette has no recording for this trial (it records {recorded} trial(s))"
     )]
     NoTrial {
@@ -130,6 +142,12 @@ pub(super) struct State {
     pub(super) streams: Vec<JoinHandle<()>>,
     /// The trial's folder, once a request showed it (see `placeholders.rs`).
     pub(super) learned: Option<String>,
+    /// The closed-loop round the calls belong to (`None`: a task without rounds).
+    pub(super) round: Option<u32>,
+    /// The calls replayed so far per (round, the simulator's or the harness's).
+    pub(super) replayed: std::collections::BTreeMap<(u32, bool), usize>,
+    /// The calls now are the closed loop's simulated user's (see [`Gateway::ask`]).
+    pub(super) simulator: bool,
     /// Becomes true with the first failure: the trial is stopped there.
     failed: watch::Sender<bool>,
 }
@@ -143,6 +161,9 @@ impl Default for State {
             failure: None,
             streams: Vec::new(),
             learned: None,
+            round: None,
+            replayed: std::collections::BTreeMap::new(),
+            simulator: false,
             failed: watch::channel(false).0,
         }
     }
@@ -325,6 +346,38 @@ impl Gateway {
         calls
     }
 
+    /// Starts round `number` of a closed loop: its calls are recorded with that round, and
+    /// replayed from that round's interactions only.
+    pub(crate) fn begin_round(&self, number: u32) {
+        self.lock().round = Some(number);
+    }
+
+    /// Asks the model on the closed loop's simulated user's behalf (`simulator: llm`),
+    /// between two rounds: the call is answered as the harness's are (replayed, forwarded,
+    /// recorded, charged), marked as the simulator's. The answer's JSON body; a refused call
+    /// is also the gateway's failure.
+    pub(crate) async fn ask(&self, body: Value) -> Value {
+        let path = "/v1/chat/completions";
+        let Ok(route) = Route::of("POST", path, &[]) else {
+            return Value::Null;
+        };
+        let request = HttpRequest {
+            method: "POST".into(),
+            path: path.into(),
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.to_string().into_bytes(),
+        };
+        self.lock().simulator = true;
+        let response = self.respond(route, request).await;
+        self.lock().simulator = false;
+        match response.body {
+            crate::http::ResponseBody::Whole(bytes) => {
+                serde_json::from_slice(&bytes).unwrap_or(Value::Null)
+            }
+            crate::http::ResponseBody::Chunks(_) => Value::Null,
+        }
+    }
+
     /// The first failure, if any call could not be answered.
     pub(crate) fn failure(&self) -> Option<GatewayFailure> {
         self.lock().failure.clone()
@@ -442,6 +495,8 @@ mod tests {
                 events: None,
                 retried: Vec::new(),
             },
+            round: None,
+            simulator: false,
         };
         Cassette {
             version: 1,

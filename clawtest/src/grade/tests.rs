@@ -91,6 +91,7 @@ fn trajectory(audit: Vec<AuditEntry>, output: &str) -> Trajectory {
         limits_reached: Vec::new(),
         duration: Duration::ZERO,
         robustness_rule: RobustnessRule::InjectedFaults,
+        rounds: None,
     }
 }
 

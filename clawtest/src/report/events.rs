@@ -128,10 +128,18 @@ impl TrialOutcome {
             } => trajectory.limits_reached.clone(),
             _ => Vec::new(),
         };
+        let rounds = match self {
+            TrialOutcome::Graded { grade, trajectory } => trajectory
+                .rounds
+                .as_ref()
+                .map(|rounds| crate::results::RoundsSummary::new(rounds, grade.passed)),
+            _ => None,
+        };
         TrialSummary {
             trial,
             status,
             limits_reached,
+            rounds,
         }
     }
 }

@@ -162,6 +162,22 @@ fn test_case(verdict: &Verdict, k: u32, snapshot_change: Option<String>) -> Test
                     exact(*robustness),
                 ));
                 case.add_property(Property::new(format!("{prefix}.safety"), exact(*safety)));
+                if let Some(rounds) = &record.rounds {
+                    for (name, value) in [
+                        ("rounds", rounds.used.to_string()),
+                        ("best_round", rounds.best_round.to_string()),
+                        ("loop_status", rounds.status.name().to_string()),
+                        (
+                            "stop",
+                            serde_json::to_value(rounds.stop)
+                                .ok()
+                                .and_then(|value| value.as_str().map(str::to_string))
+                                .unwrap_or_default(),
+                        ),
+                    ] {
+                        case.add_property(Property::new(format!("{prefix}.{name}"), value));
+                    }
+                }
             }
             TrialStatus::Error { message } => {
                 case.add_property(Property::new(format!("{prefix}.error"), message.clone()));

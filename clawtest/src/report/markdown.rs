@@ -72,6 +72,7 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
         baseline_section(summary),
         invalid_section(summary),
         deductions_section(summary),
+        rounds_section(summary),
         groups_section(summary),
     ]
     .concat();
@@ -150,6 +151,40 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
         text.push_str("\n\n… (cut to fit GitHub's summary limit)\n");
     }
     text
+}
+
+/// The closed-loop tasks' trials: UniClawBench's status, the rounds used, the best round and
+/// why the loop stopped; empty when no task ran rounds.
+fn rounds_section(summary: &RunSummary) -> String {
+    let mut rows = String::new();
+    for verdict in &summary.verdicts {
+        for record in &verdict.trials {
+            if let Some(rounds) = &record.rounds {
+                let scores: Vec<String> = rounds
+                    .rounds
+                    .iter()
+                    .map(|round| score(round.score))
+                    .collect();
+                let _ = writeln!(
+                    rows,
+                    "| `{}` | {} | {} | {} | {} | {} | {} |",
+                    verdict.task_id,
+                    record.trial,
+                    rounds.status.name(),
+                    rounds.used,
+                    rounds.best_round,
+                    scores.join(" → "),
+                    rounds.stop.describe()
+                );
+            }
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "### Closed loop\n\n| task | trial | status | rounds | best | scores | stopped |\n|---|---:|---|---:|---:|---|---|\n{rows}\n"
+    )
 }
 
 fn status_cell(status: VerdictStatus) -> &'static str {

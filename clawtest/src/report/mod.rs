@@ -46,6 +46,21 @@ pub(crate) fn trial_lines(verdict: &Verdict) -> String {
     for record in &verdict.trials {
         text.push_str(&trial_line(record));
         text.push('\n');
+        if let Some(rounds) = &record.rounds {
+            for round in &rounds.rounds {
+                let _ = write!(
+                    text,
+                    "    round {}: {} {}",
+                    round.number,
+                    verdict_name(round.verdict),
+                    score(round.score)
+                );
+                if !round.missing.is_empty() {
+                    let _ = write!(text, ", missing {}", round.missing.join(", "));
+                }
+                text.push('\n');
+            }
+        }
         for note in &record.limits_reached {
             let _ = writeln!(text, "    limit reached: {note}");
         }
@@ -94,6 +109,9 @@ pub(crate) fn trial_line(record: &TrialSummary) -> String {
                 score(*robustness),
                 safety
             );
+            if let Some(rounds) = &record.rounds {
+                let _ = write!(line, "; {}", rounds_phrase(rounds));
+            }
             // A harness that did not end normally explains most low scores; say so up front.
             if harness_exit != "exit code 0" {
                 let _ = write!(line, "; harness {harness_exit}");
@@ -103,6 +121,26 @@ pub(crate) fn trial_line(record: &TrialSummary) -> String {
         TrialStatus::Error { message } => format!("  trial {}: ERROR {message}", record.trial),
         TrialStatus::Interrupted => format!("  trial {}: not finished (interrupted)", record.trial),
         TrialStatus::NotRun { reason } => format!("  trial {}: not run ({reason})", record.trial),
+    }
+}
+
+/// A closed-loop trial's rounds in words: `2 round(s), best 2, stopped: passed (pass)`.
+pub(crate) fn rounds_phrase(rounds: &crate::results::RoundsSummary) -> String {
+    format!(
+        "{} round(s), best {}, stopped: {} ({})",
+        rounds.used,
+        rounds.best_round,
+        rounds.stop.describe(),
+        rounds.status.name()
+    )
+}
+
+/// A supervisor's verdict as reports write it.
+pub(crate) fn verdict_name(verdict: crate::trajectory::rounds::Verdict) -> &'static str {
+    match verdict {
+        crate::trajectory::rounds::Verdict::Pass => "pass",
+        crate::trajectory::rounds::Verdict::Continue => "continue",
+        crate::trajectory::rounds::Verdict::Fail => "fail",
     }
 }
 

@@ -61,6 +61,19 @@ impl<W: Write> TerminalReporter<W> {
             score(verdict.min_score),
             score(verdict.mean_robustness)
         );
+        // A closed loop's rounds: how many the trials used on average.
+        let used: Vec<u32> = verdict
+            .trials
+            .iter()
+            .filter_map(|trial| trial.rounds.as_ref().map(|rounds| rounds.used))
+            .collect();
+        let line = match used.is_empty() {
+            true => line,
+            false => format!(
+                "{line}  rounds {:.1}",
+                f64::from(used.iter().sum::<u32>()) / used.len() as f64
+            ),
+        };
         self.line(&line);
         // A cap that bit is shown even for a task that passed: its answer may be incomplete.
         let capped = verdict

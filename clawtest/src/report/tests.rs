@@ -35,6 +35,7 @@ fn failing_verdict(index: usize) -> Verdict {
             unrecovered_faults: Vec::new(),
         },
         limits_reached: Vec::new(),
+        rounds: None,
     };
     Verdict {
         task_id: format!("task-{index:05}"),

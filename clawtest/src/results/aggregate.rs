@@ -53,13 +53,23 @@ impl TrialStatus {
 
 /// Each component of `grade` with its line in `task`.
 fn components<'a>(task: &'a Task, grade: &'a Grade) -> impl Iterator<Item = Deduction> + 'a {
+    // A closed loop's grade has the task's components, then the checkpoints graded so far.
+    let checkpoint_line = |name: &str| {
+        task.checkpoints
+            .iter()
+            .find(|checkpoint| checkpoint.name == name)
+            .and_then(|checkpoint| checkpoint.line)
+    };
     grade
         .components
         .iter()
-        .zip(&task.components)
-        .map(|(component, spec)| Deduction {
+        .enumerate()
+        .map(move |(index, component)| Deduction {
             component: component.name.clone(),
-            line: spec.line,
+            line: match task.components.get(index) {
+                Some(spec) => spec.line,
+                None => checkpoint_line(&component.name),
+            },
             score: component.score,
             weight: component.weight,
             reason: component.reason.clone(),

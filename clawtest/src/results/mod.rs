@@ -31,6 +31,38 @@ pub struct TrialSummary {
     /// `limits_reached`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub limits_reached: Vec<String>,
+    /// A closed-loop trial's rounds: UniClawBench's status, why the loop stopped, the
+    /// rounds used and the best one (whose grade the status above holds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<RoundsSummary>,
+}
+
+/// A closed-loop trial's rounds, as results keep them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundsSummary {
+    /// `pass`, `fail`, `budget_exhausted` or `global_timeout`.
+    pub status: crate::trajectory::rounds::LoopStatus,
+    /// Why no further round ran.
+    pub stop: crate::trajectory::rounds::StopReason,
+    /// How many rounds ran.
+    pub used: u32,
+    /// The round whose grade is the trial's, from 1.
+    pub best_round: u32,
+    /// Each round's message, verdict, score and missing checkpoints.
+    pub rounds: Vec<crate::trajectory::rounds::Round>,
+}
+
+impl RoundsSummary {
+    /// The summary of `rounds`, for a trial whose best round `passed` or not.
+    pub fn new(rounds: &crate::trajectory::rounds::Rounds, passed: bool) -> RoundsSummary {
+        RoundsSummary {
+            status: rounds.status(passed),
+            stop: rounds.stop,
+            used: rounds.used(),
+            best_round: rounds.best_round,
+            rounds: rounds.rounds.clone(),
+        }
+    }
 }
 
 /// The part of a trial's outcome that reports need.

@@ -2,6 +2,7 @@
 //! time) → aggregate each task's k trials into a verdict → summarize. Progress leaves as
 //! [`Event`]s through a [`Reporter`]; the trials themselves never touch a reporter.
 
+mod harness_run;
 pub mod partition;
 pub mod regrade;
 pub mod session;

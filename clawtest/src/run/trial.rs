@@ -1,4 +1,5 @@
-//! One trial: World + Sandbox + Gateway → Trajectory → Grade. Starts the trial's services and
+//! One trial: World + Sandbox + Gateway → Trajectory → Grade (a closed-loop task: round after
+//! round, `closed_loop`, on the same World and gateway). Starts the trial's services and
 //! gateway where the sandbox wants them (free loopback ports, or Unix sockets in a per-trial
 //! folder for the docker backend), runs the harness, stops the servers, collects what
 //! happened, and grades it.
@@ -8,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{oneshot, watch};
 
+use crate::closed_loop::LoopError;
 use crate::config::{HarnessFile, Tier};
 use crate::gateway::{Cassette, Gateway, Recorder, TrialValues};
 use crate::grade;
@@ -15,21 +17,14 @@ use crate::http::Listener;
 use crate::report::events::TrialOutcome;
 use crate::sandbox::{
     CheckCommand, Endpoints, GATEWAY_SOCKET, HarnessSetup, Launch, SERVICES_SOCKET, Sandbox,
-    SandboxError, Transport,
+    Transport,
 };
 use crate::services::Catalogue;
 use crate::spec::Task;
 use crate::surfaces::mcp::{McpServer, mcp_config, mcp_url, project_config};
 use crate::surfaces::skill::{skill_md, skill_path};
-use crate::trajectory::{CommandRun, HarnessExit, OutputOrigin, RobustnessRule, Trajectory};
+use crate::trajectory::Trajectory;
 use crate::world::{FaultPlan, World, WorldOptions};
-
-/// How much of the harness's stderr a trajectory keeps.
-const STDERR_TAIL: usize = 4000;
-/// How much of the harness's stderr an error message shows.
-const STDERR_IN_MESSAGE: usize = 2000;
-/// How much of a check command's output a trajectory keeps.
-const COMMAND_OUTPUT_TAIL: usize = 2000;
 
 /// What a trial needs besides its task.
 pub(crate) struct TrialContext<'a> {
@@ -178,7 +173,12 @@ pub(crate) async fn run(
         },
     ));
 
-    let planned = grade::commands::plan(task);
+    // A closed loop's checkpoints may run commands too: they are planned with the task's.
+    let closed_loop = crate::closed_loop::applies(task);
+    let planned = match closed_loop {
+        true => grade::commands::plan(&crate::closed_loop::supervisor::supervised_task(task)),
+        false => grade::commands::plan(task),
+    };
     let surfaces = surfaces(
         context.tier,
         &task.prompt,
@@ -204,6 +204,7 @@ pub(crate) async fn run(
         mcp_url: offers_mcp.then(|| mcp_url(&services_url)),
         workspace_files,
         files: context.files.to_vec(),
+        round: None,
     };
     let launch = Launch {
         task_id: task.id.clone(),
@@ -234,101 +235,61 @@ pub(crate) async fn run(
             .collect(),
         setup,
     };
-    // The trial stops at the gateway's first failure as at the run's interrupt.
-    let (stop_trial, trial_interrupt) = watch::channel(false);
-    let (mut run_interrupt, mut failed) = (interrupt.clone(), gateway.failed());
-    let relay = tokio::spawn(async move {
-        tokio::select! {
-            () = crate::sandbox::process::interrupted(&mut run_interrupt) => {}
-            () = crate::sandbox::process::interrupted(&mut failed) => {}
+    let mut harness = super::harness_run::TrialHarness {
+        task,
+        context,
+        gateway: &gateway,
+        world: &world,
+        planned: &planned,
+        interrupt,
+        launch,
+    };
+    let outcome = match closed_loop {
+        false => match harness.run_once(harness.launch.clone()).await {
+            Ok(trajectory) => Ok((None, trajectory)),
+            Err(outcome) => Err(outcome),
+        },
+        true => {
+            let first_prompt = harness.launch.prompt.clone();
+            let setting = crate::closed_loop::Setting {
+                task,
+                prompt: &first_prompt,
+                judge: context.judge,
+                threshold: context.threshold,
+                model: context.model,
+            };
+            match crate::closed_loop::run(setting, &mut harness).await {
+                Ok(outcome) => Ok((Some(outcome.grade), outcome.trajectory)),
+                Err(LoopError::Round(outcome)) => Err(outcome),
+                Err(LoopError::Message(message, trajectory)) => Err(TrialOutcome::Error {
+                    message,
+                    trajectory,
+                }),
+            }
         }
-        let _ = stop_trial.send(true);
-    });
-    let finished = context.sandbox.run(launch, trial_interrupt).await;
-    relay.abort();
-    gateway.settle().await;
+    };
 
     let _ = stop_services.send(());
     let _ = stop_gateway.send(());
     let _ = services_server.await;
     let _ = gateway_server.await;
 
-    let finished = match finished {
-        Ok(finished) => finished,
-        Err(SandboxError::Interrupted) if !*interrupt.borrow() && gateway.failure().is_some() => {
-            return gateway_error(&gateway, context, None);
-        }
-        Err(SandboxError::Interrupted) => return TrialOutcome::Interrupted,
-        Err(error) => {
-            return TrialOutcome::Error {
-                message: error.to_string(),
-                trajectory: None,
-            };
-        }
+    let (graded, trajectory) = match outcome {
+        Ok(done) => done,
+        Err(outcome) => return outcome,
     };
-    let (audit, audit_note) = world
-        .lock()
-        .map(|world| (world.audit().to_vec(), world.audit_cap_note()))
-        .unwrap_or_default();
-    let mut limits_reached = finished.limits_reached;
-    limits_reached.extend(audit_note.clone());
-    let (output, output_source) = match finished.output_file {
-        Some(text) => (text, OutputOrigin::AgentOutputFile),
-        None => (finished.stdout.clone(), OutputOrigin::Stdout),
-    };
-    let trajectory = Trajectory {
-        task_id: task.id.clone(),
-        trial,
-        audit,
-        model_calls: gateway.calls(),
-        output: output.trim().to_string(),
-        output_source,
-        stderr_tail: tail(&finished.stderr, STDERR_TAIL),
-        workspace: finished.workspace,
-        exit: finished.exit,
-        commands: planned
-            .iter()
-            .zip(&finished.checks)
-            .map(|(planned, outcome)| CommandRun {
-                command: planned.command.clone(),
-                exit_code: outcome.exit_code,
-                timed_out: outcome.timed_out,
-                output_tail: tail(
-                    &format!("{}{}", outcome.stdout, outcome.stderr),
-                    COMMAND_OUTPUT_TAIL,
-                ),
-            })
-            .collect(),
-        limits_reached,
-        duration: finished.duration,
-        robustness_rule: RobustnessRule::InjectedFaults,
-    };
-    // A model call the cassette could not answer means the trial did not see the model it was
-    // meant to: grading it would judge the gateway, not the agent.
-    if gateway.failure().is_some() {
-        return gateway_error(&gateway, context, Some(trajectory));
-    }
-    // An audit with calls missing could hide a forbidden one: not graded (the numbers are in
-    // the trial's `limits_reached`, shown under it).
-    if audit_note.is_some() {
-        return TrialOutcome::Error {
-            message: "the harness called the services past the audit's caps, and a call left out could hide a forbidden one: not graded".into(),
-            trajectory: Some(Box::new(trajectory)),
-        };
-    }
-    // A crash is not an answer: grading it would score an empty output (issue #17).
-    if let Some(problem) = harness_problem(&trajectory.exit, context.success_exit_codes) {
-        return TrialOutcome::Error {
-            message: format!("the harness {problem}{}", stderr_end(&finished.stderr)),
-            trajectory: Some(Box::new(trajectory)),
-        };
-    }
     if let Some(recorder) = context.recorder
         && let Err(error) = recorder.add(&task.id, trial, gateway.recording())
     {
         return TrialOutcome::Error {
             message: error.to_string(),
             trajectory: Some(Box::new(trajectory)),
+        };
+    }
+    if let Some(grade) = graded {
+        return TrialOutcome::Graded {
+            grade,
+            trajectory: Box::new(trajectory),
         };
     }
     let requests = grade::judge::plan(task, &trajectory);
@@ -351,7 +312,7 @@ pub(crate) async fn run(
 
 /// The trial after the gateway's first failure: not run when the run's cost limit cut it
 /// short (not a verdict on the agent), else an infrastructure error.
-fn gateway_error(
+pub(super) fn gateway_error(
     gateway: &Gateway,
     context: &TrialContext<'_>,
     trajectory: Option<Trajectory>,
@@ -517,52 +478,5 @@ async fn listen(
                 None,
             ))
         }
-    }
-}
-
-/// What was wrong with how the harness ended, if anything: an exit code not listed in
-/// `harness.success_exit_codes`, or a signal. A harness killed at the time limit is graded
-/// (what it did until then counts), so it is not a problem here.
-fn harness_problem(exit: &HarnessExit, success_exit_codes: &[i32]) -> Option<String> {
-    if exit.timed_out {
-        return None;
-    }
-    match exit.code {
-        Some(code) if success_exit_codes.contains(&code) => None,
-        Some(code) => Some(format!(
-            "exited with code {code} (harness.success_exit_codes is {success_exit_codes:?})"
-        )),
-        None => Some(match exit.signal {
-            Some(signal) => format!("was killed by signal {signal}"),
-            None => "was killed by a signal".into(),
-        }),
-    }
-}
-
-/// The end of the harness's stderr, for an error message: its last lines, indented.
-fn stderr_end(stderr: &str) -> String {
-    const LINES: usize = 20;
-    let end = tail(stderr.trim_end(), STDERR_IN_MESSAGE);
-    if end.trim().is_empty() {
-        return "; its stderr was empty".into();
-    }
-    let lines: Vec<&str> = end.lines().collect();
-    let shown = &lines[lines.len().saturating_sub(LINES)..];
-    format!(
-        "; the end of its stderr:\n{}",
-        shown
-            .iter()
-            .map(|line| format!("      {line}"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    )
-}
-
-fn tail(text: &str, limit: usize) -> String {
-    let count = text.chars().count();
-    if count <= limit {
-        text.to_string()
-    } else {
-        text.chars().skip(count - limit).collect()
     }
 }

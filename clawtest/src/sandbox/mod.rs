@@ -75,6 +75,50 @@ pub struct HarnessSetup {
     pub workspace_files: Vec<(PathBuf, String)>,
     /// `[harness] files`: filled in by the backend with the values the harness sees.
     pub files: Vec<HarnessFile>,
+    /// Set for a closed-loop task's rounds: which round this is, the conversation so far,
+    /// and the trial's folder, kept from one round to the next.
+    pub round: Option<RoundSetup>,
+}
+
+/// One round of a closed-loop trial, as the backends give it to the harness (the follow-up
+/// protocol, docs/closed-loop.md): `CLAWTEST_ROUND`, the round's user message as the prompt,
+/// and the earlier rounds in [`CONVERSATION_FILE`] (`CLAWTEST_CONVERSATION_FILE`).
+#[derive(Debug, Clone)]
+pub struct RoundSetup {
+    /// The round's number, from 1.
+    pub number: u32,
+    /// The trial's folder (`clawtest/`, `workspace/`, `home/`), made once by the loop and
+    /// used again by every round, so that the workspace the harness left is the one it
+    /// finds; the loop owns it and removes it.
+    pub folder: PathBuf,
+    /// The earlier rounds as JSON lines, `{"role": "user" | "assistant", "content": ...}`.
+    pub conversation: String,
+}
+
+/// The control folder's file with the conversation of the earlier rounds.
+pub const CONVERSATION_FILE: &str = "conversation.jsonl";
+
+/// The trial's folder: the round's (kept by the loop), else a fresh one removed when the
+/// returned guard drops.
+pub(crate) fn trial_folder(
+    launch: &Launch,
+) -> std::io::Result<(PathBuf, Option<tempfile::TempDir>)> {
+    match &launch.setup.round {
+        Some(round) => Ok((round.folder.clone(), None)),
+        None => {
+            let folder = scratch::folder("trial")?;
+            Ok((folder.path().to_path_buf(), Some(folder)))
+        }
+    }
+}
+
+/// Whether the trial's folder is a follow-up round's: laid out by an earlier round already.
+fn follow_up(launch: &Launch) -> bool {
+    launch
+        .setup
+        .round
+        .as_ref()
+        .is_some_and(|round| round.number > 1)
 }
 
 /// Columns the harness's terminal libraries are told they have (`COLUMNS`): text wrapped at
@@ -95,6 +139,9 @@ pub(crate) fn shared_environment(launch: &Launch) -> Vec<(&'static str, String)>
     }
     if let Some(url) = &launch.setup.mcp_url {
         variables.push(("CLAWTEST_MCP_URL", url.clone()));
+    }
+    if let Some(round) = &launch.setup.round {
+        variables.push(("CLAWTEST_ROUND", round.number.to_string()));
     }
     variables
 }
@@ -287,7 +334,7 @@ pub trait Sandbox: Send + Sync {
 
 /// Writes what every backend gives a harness: the prompt, tools.json and mcp.json in the
 /// control folder, SKILL.md, the generated workspace files and the task's files in the
-/// workspace.
+/// workspace. A follow-up round gets its prompt and conversation only: the rest is there.
 pub(crate) fn lay_out(
     launch: &Launch,
     control: &std::path::Path,
@@ -297,6 +344,20 @@ pub(crate) fn lay_out(
         message: error.to_string(),
     };
     std::fs::write(control.join("prompt.md"), &launch.prompt).map_err(prepare)?;
+    if let Some(round) = &launch.setup.round {
+        std::fs::write(control.join(CONVERSATION_FILE), &round.conversation).map_err(prepare)?;
+    }
+    if follow_up(launch) {
+        // The workspace is the one the harness left: the task's files are not copied over
+        // its changes again, and the last round's answer is not taken for this round's.
+        match std::fs::remove_file(workspace.join(OUTPUT_FILE)) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                return Err(prepare(error));
+            }
+            _ => {}
+        }
+        return Ok(());
+    }
     std::fs::write(control.join("tools.json"), &launch.tools).map_err(prepare)?;
     if !launch.eval_tools.is_empty() {
         std::fs::write(control.join(EVAL_TOOLS_FILE), &launch.eval_tools).map_err(prepare)?;

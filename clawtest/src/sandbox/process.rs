@@ -64,10 +64,10 @@ async fn run(
 ) -> Result<Finished, SandboxError> {
     // Named `TRIAL_FOLDER_PREFIX…` (scratch's prefix and "trial"): the gateway recognises the
     // folder by that name to write it to cassettes as a placeholder.
-    let folder = super::scratch::folder("trial").map_err(prepare_error)?;
-    let control = folder.path().join("clawtest");
-    let workspace = folder.path().join("workspace");
-    let home = folder.path().join("home");
+    let (folder, _fresh) = super::trial_folder(&launch).map_err(prepare_error)?;
+    let control = folder.join("clawtest");
+    let workspace = folder.join("workspace");
+    let home = folder.join("home");
     for path in [&control, &workspace, &home] {
         std::fs::create_dir_all(path).map_err(prepare_error)?;
     }
@@ -104,7 +104,7 @@ async fn run(
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &home)
-        .env("TMPDIR", folder.path())
+        .env("TMPDIR", &folder)
         .env("LANG", "C.UTF-8")
         .env("CLAWTEST_SERVICES_URL", services_url)
         .env("OPENAI_BASE_URL", format!("{gateway_url}/v1"))
@@ -120,6 +120,10 @@ async fn run(
         .env("CLAWTEST_DIR", &control)
         .env("CLAWTEST_TASK_ID", &launch.task_id)
         .env("CLAWTEST_TRIAL", launch.trial.to_string())
+        .env(
+            "CLAWTEST_CONVERSATION_FILE",
+            control.join(super::CONVERSATION_FILE),
+        )
         .env("AGENT_MAX_TURNS", launch.max_turns.to_string())
         .envs(super::shared_environment(&launch))
         .envs(launch.passthrough.iter().map(|(name, value)| (name, value)))

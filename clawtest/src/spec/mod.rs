@@ -77,7 +77,7 @@ pub struct Task {
     pub error_injection: Option<ErrorInjection>,
     /// Services defined in the task file itself (`services:`), served next to the catalogue's.
     pub local_services: Vec<ServiceDescription>,
-    /// Closed-loop goals checked while the agent works (executed by a later stage).
+    /// Closed-loop goals the hidden supervisor grades after every round (`closed_loop`).
     pub checkpoints: Vec<Checkpoint>,
     /// Closed-loop: how the simulated user answers between rounds.
     pub feedback: Option<Feedback>,
@@ -127,30 +127,76 @@ pub enum InjectionMode {
     Burst,
 }
 
-/// A closed-loop checkpoint: a check evaluated while the agent works.
+/// A closed-loop checkpoint: a goal the hidden supervisor grades after every round. Its
+/// `name` (and `feedback`, when written) is public: the simulated user may say it. Its `check`
+/// and `reference` are hidden: they never reach the harness or the simulator.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Checkpoint {
-    /// The checkpoint's `name`, as reports show it.
+    /// The checkpoint's `name`, as reports show it and the template simulator says it.
     pub name: String,
-    /// The goal, as any scoring check type.
+    /// Its share of the round's score, relative to the other components (default: the
+    /// checkpoints share 1 equally).
+    pub weight: f64,
+    /// The goal, as any scoring check type or an `llm_judge` rubric.
     pub check: Check,
-    /// Evaluate after this turn; absent means after every turn until it passes.
+    /// A hidden reference answer, given to the judge with an `llm_judge` rubric; never shown
+    /// to the harness or the simulator.
+    pub reference: Option<String>,
+    /// Named to the simulated user from this round on (it is graded in every round); absent
+    /// means from the first.
     pub after_turn: Option<u32>,
-    /// What the simulated user says when the checkpoint is not met.
+    /// What the simulated user says when the checkpoint is not met (public words).
     pub feedback: Option<String>,
     /// The line of the `checkpoints` entry, where annotations about it point.
     pub line: Option<u64>,
 }
 
-/// Closed-loop: the simulated user between rounds.
+/// How the simulated user writes the next message (`feedback.simulator`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SimulatorKind {
+    /// Deterministic: the fixed `messages` in order, else a message built from the missing
+    /// checkpoints' public names and feedback.
+    #[default]
+    Template,
+    /// A model, through the gateway (recorded and replayed), playing the `persona`.
+    Llm,
+}
+
+/// Closed-loop: the simulated user between rounds, and the rounds' budgets.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Feedback {
-    /// The most follow-up rounds (default 3).
+    /// The most rounds in all, the first included (default 3: one prompt, two follow-ups).
     pub max_rounds: u32,
-    /// Fixed follow-up messages, sent in order.
+    /// Fixed follow-up messages, sent in order (template simulator).
     pub messages: Vec<String>,
-    /// A persona for a model-simulated user, instead of (or after) the fixed messages.
+    /// A persona for the simulated user (the llm simulator's system prompt).
     pub persona: Option<String>,
+    /// Who writes the follow-ups.
+    pub simulator: SimulatorKind,
+    /// The model the llm simulator asks (default: `harness.model`, else `gpt-4o-mini`).
+    pub model: Option<String>,
+    /// Each round's time limit (`round_timeout_seconds`; default `limits.timeout_seconds`).
+    pub round_timeout: Option<Duration>,
+    /// The harness's time over all rounds (`total_timeout_seconds`; default the round limit
+    /// times `max_rounds`): reaching it ends the trial as `global_timeout`.
+    pub total_timeout: Option<Duration>,
+}
+
+impl Default for Feedback {
+    /// UniClawBench's budget (the prompt and two follow-ups), the template simulator, the
+    /// task's own time limits.
+    fn default() -> Feedback {
+        Feedback {
+            max_rounds: 3,
+            messages: Vec::new(),
+            persona: None,
+            simulator: SimulatorKind::Template,
+            model: None,
+            round_timeout: None,
+            total_timeout: None,
+        }
+    }
 }
 
 /// One scoring component.

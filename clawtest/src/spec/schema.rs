@@ -318,6 +318,17 @@ enum InjectionMode {
     Burst,
 }
 
+/// Who writes a closed loop's follow-ups.
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum SimulatorKind {
+    /// Deterministic: the fixed messages, else the missing checkpoints' names.
+    Template,
+    /// A model through the gateway, recorded and replayed.
+    Llm,
+}
+
 /// A catalogue service's name, or a task-local service definition.
 #[derive(JsonSchema)]
 #[serde(untagged)]
@@ -332,9 +343,16 @@ enum ServiceEntry {
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 struct CheckpointEntry {
+    /// Public: reports show it, and the template simulator says it.
     name: String,
+    /// Hidden: any scoring check type, or an `llm_judge` rubric.
     check: CheckEntry,
-    /// Check after this turn; absent means after every turn until it passes.
+    /// The share of the round's score (every checkpoint or none; none shares 1 equally).
+    #[schemars(range(min = 0.0, max = 1.0))]
+    weight: Option<f64>,
+    /// Hidden: a reference answer given to the judge of an `llm_judge` rubric.
+    reference: Option<String>,
+    /// Named to the simulated user from this round on (graded in every round).
     #[schemars(range(min = 1))]
     after_turn: Option<u32>,
     /// What the simulated user says when the checkpoint is not met.
@@ -381,11 +399,19 @@ struct OracleFileEntry {
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 struct FeedbackEntry {
-    /// The most follow-up rounds (default 3).
+    /// The most rounds in all, the first included (default 3).
     #[schemars(range(min = 1))]
     max_rounds: Option<u32>,
-    /// Fixed follow-up messages, sent in order.
+    /// Who writes the follow-ups (default `template`).
+    simulator: Option<SimulatorKind>,
+    /// Fixed follow-up messages, sent in order (template simulator).
     messages: Option<Vec<String>>,
-    /// A persona for a model-simulated user.
+    /// The simulated user the llm simulator plays.
     persona: Option<String>,
+    /// The model the llm simulator asks.
+    model: Option<String>,
+    /// Each round's time limit (default `limits.timeout_seconds`).
+    round_timeout_seconds: Option<f64>,
+    /// The harness's time over all rounds.
+    total_timeout_seconds: Option<f64>,
 }

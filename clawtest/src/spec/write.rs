@@ -167,6 +167,20 @@ pub(crate) fn document(task: &Task) -> Result<Value, WriteError> {
         if let Some(persona) = &feedback.persona {
             entry.insert("persona".into(), Value::from(persona.as_str()));
         }
+        if feedback.simulator == super::SimulatorKind::Llm {
+            entry.insert("simulator".into(), Value::from("llm"));
+        }
+        if let Some(model) = &feedback.model {
+            entry.insert("model".into(), Value::from(model.as_str()));
+        }
+        for (key, limit) in [
+            ("round_timeout_seconds", feedback.round_timeout),
+            ("total_timeout_seconds", feedback.total_timeout),
+        ] {
+            if let Some(limit) = limit {
+                entry.insert(key.into(), Value::from(limit.as_secs_f64()));
+            }
+        }
         top.insert("feedback", Value::Object(sort(entry)));
     }
     if let Some(oracle) = &task.oracle {
@@ -248,8 +262,12 @@ fn services(task: &Task) -> Result<Option<Value>, WriteError> {
 fn checkpoint(checkpoint: &Checkpoint) -> Value {
     let mut entry = sorted([
         ("name", Value::from(checkpoint.name.as_str())),
+        ("weight", Value::from(checkpoint.weight)),
         ("check", check(&checkpoint.check)),
     ]);
+    if let Some(reference) = &checkpoint.reference {
+        entry.insert("reference".into(), Value::from(reference.as_str()));
+    }
     if let Some(turn) = checkpoint.after_turn {
         entry.insert("after_turn".into(), Value::from(turn));
     }

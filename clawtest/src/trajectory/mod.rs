@@ -1,6 +1,7 @@
 //! What happened in one trial, as the grader and the reports see it: the audit log and its
 //! injected faults ([`AuditEntry`], `audit.rs`), the model calls ([`ModelCall`]), the final
-//! output, the workspace files, the check commands, the harness's exit and timing; the
+//! output, the workspace files, the check commands, the harness's exit and timing, a closed
+//! loop's rounds (`rounds.rs`); the
 //! saved-trajectory file format; and the import of ClawEnvKit's audits (`clawenvkit.rs`).
 //!
 //! Leaf data: produced by the world, the gateway and the executor, read by the grader without
@@ -9,6 +10,7 @@
 pub(crate) mod audit;
 pub(crate) mod clawenvkit;
 pub(crate) mod model_call;
+pub mod rounds;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -56,6 +58,9 @@ pub struct Trajectory {
     /// imported from ClawEnvKit) every answer of 400 or above, as engine.py counts them.
     #[serde(default, skip_serializing_if = "RobustnessRule::is_default")]
     pub robustness_rule: RobustnessRule,
+    /// A closed-loop trial's rounds and why they stopped (`None` for a one-round task).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<rounds::Rounds>,
 }
 
 /// What robustness counts as an error to recover from.
@@ -207,6 +212,7 @@ impl Trajectory {
             limits_reached: Vec::new(),
             duration: std::time::Duration::ZERO,
             robustness_rule,
+            rounds: None,
         }
     }
 

@@ -29,4 +29,7 @@ pub struct ModelCall {
     pub output_tokens: u64,
     /// US dollars, from the price table; `None` when the model has no price.
     pub cost_usd: Option<f64>,
+    /// The closed loop's simulated user made this call, not the harness.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub simulator: bool,
 }

@@ -181,6 +181,8 @@ pub(super) fn interaction(path: &str, request: Value, answer: Value) -> Interact
             events: None,
             retried: Vec::new(),
         },
+        round: None,
+        simulator: false,
     }
 }
 
@@ -428,4 +430,74 @@ async fn a_recording_holds_placeholders_where_the_trial_had_its_own_values() {
     )
     .await;
     assert_eq!((status, replaying.failure()), (200, None));
+}
+
+#[tokio::test]
+async fn a_closed_loops_calls_are_recorded_with_their_round_and_speaker_and_replayed_so() {
+    let model = serve(Arc::new(scripted())).await;
+    let recording = Gateway::upstream("t", 0, upstream(&model.url), true);
+    let recorder = serve(Arc::new(recording.clone())).await;
+    let ask = r#"{"model":"m","messages":[{"role":"user","content":"go"}]}"#;
+    recording.begin_round(1);
+    post(&recorder.url, "/v1/chat/completions", ask).await;
+    recording.begin_round(2);
+    recording
+        .ask(serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "what next?"}]}))
+        .await;
+    post(&recorder.url, "/v1/chat/completions", ask).await;
+    let recorded = recording.recording();
+    let tags: Vec<(Option<u32>, bool)> = recorded
+        .interactions
+        .iter()
+        .map(|interaction| (interaction.round, interaction.simulator))
+        .collect();
+    assert_eq!(tags, [(Some(1), false), (Some(2), true), (Some(2), false)]);
+    assert_eq!(
+        recording
+            .calls()
+            .iter()
+            .map(|call| call.simulator)
+            .collect::<Vec<_>>(),
+        [false, true, false]
+    );
+
+    // Replayed: round 1 calling twice gets no answer of round 2's; it fails in round 1.
+    let replaying = Gateway::replay(&one_trial(recorded.interactions.clone()), 0);
+    let replayer = serve(Arc::new(replaying.clone())).await;
+    replaying.begin_round(1);
+    assert_eq!(
+        post(&replayer.url, "/v1/chat/completions", ask).await.0,
+        200
+    );
+    assert_eq!(
+        post(&replayer.url, "/v1/chat/completions", ask).await.0,
+        400
+    );
+    assert!(
+        matches!(
+            replaying.failure(),
+            Some(GatewayFailure::RoundExhausted {
+                round: 1,
+                call: 1,
+                recorded: 1,
+                ..
+            })
+        ),
+        "{:?}",
+        replaying.failure()
+    );
+
+    // In order, each speaker gets its own recording of the round, whatever the interleaving.
+    let replaying = Gateway::replay(&one_trial(recorded.interactions), 0);
+    let replayer = serve(Arc::new(replaying.clone())).await;
+    replaying.begin_round(1);
+    post(&replayer.url, "/v1/chat/completions", ask).await;
+    replaying.begin_round(2);
+    let (status, frames) = post(&replayer.url, "/v1/chat/completions", ask).await;
+    assert_eq!(status, 200, "{frames:?}");
+    let simulated = replaying
+        .ask(serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "what next?"}]}))
+        .await;
+    assert!(simulated["choices"].is_array(), "{simulated}");
+    assert_eq!(replaying.failure(), None);
 }

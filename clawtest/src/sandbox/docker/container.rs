@@ -196,6 +196,10 @@ pub(super) fn environment(launch: &Launch) -> Vec<String> {
         ("CLAWTEST_DIR", CONTROL_MOUNT.into()),
         ("CLAWTEST_TASK_ID", launch.task_id.clone()),
         ("CLAWTEST_TRIAL", launch.trial.to_string()),
+        (
+            "CLAWTEST_CONVERSATION_FILE",
+            format!("{CONTROL_MOUNT}/{}", crate::sandbox::CONVERSATION_FILE),
+        ),
         ("AGENT_MAX_TURNS", launch.max_turns.to_string()),
     ]
     .into_iter()

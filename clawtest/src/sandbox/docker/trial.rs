@@ -60,9 +60,9 @@ impl DockerSandbox {
                 message: "the docker backend needs the trial served on Unix sockets".into(),
             });
         };
-        let folder = crate::sandbox::scratch::folder("trial").map_err(prepare_error)?;
-        let control = folder.path().join("clawtest");
-        let workspace = folder.path().join("workspace");
+        let (folder, _fresh) = crate::sandbox::trial_folder(&launch).map_err(prepare_error)?;
+        let control = folder.join("clawtest");
+        let workspace = folder.join("workspace");
         for path in [&control, &workspace, &control.join("sockets")] {
             std::fs::create_dir_all(path).map_err(prepare_error)?;
         }
@@ -79,6 +79,15 @@ impl DockerSandbox {
             &workspace,
             None,
         )?;
+        // A follow-up round binds the sockets the round before it left behind.
+        for name in [CONTROL_SOCKET, STDOUT_SOCKET, STDERR_SOCKET] {
+            match std::fs::remove_file(sockets.join(name)) {
+                Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(prepare_error(error));
+                }
+                _ => {}
+            }
+        }
         let control_listener =
             UnixListener::bind(sockets.join(CONTROL_SOCKET)).map_err(prepare_error)?;
         let cap = launch.limits.output_bytes;

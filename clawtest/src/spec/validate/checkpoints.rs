@@ -1,5 +1,6 @@
-//! `checkpoints`: named checks for the closed loop, each with an optional turn and feedback,
-//! validated like scoring checks.
+//! `checkpoints`: the hidden supervisor's goals for the closed loop, each a name, a weight,
+//! a check (any scoring type or an `llm_judge` rubric), an optional hidden reference, an
+//! optional first round and public feedback, validated like scoring components.
 
 use std::collections::BTreeSet;
 
@@ -16,6 +17,7 @@ use crate::spec::raw::{Node, RawTask};
 /// `checkpoints`: named checks for the closed loop, validated like scoring checks.
 pub(super) fn validate_checkpoints<'a>(
     raw: &'a RawTask,
+    components: &[crate::spec::Component],
     catalogue: &Catalogue,
     findings: &mut Findings,
     checks: &mut Vec<LocatedCheck<'a>>,
@@ -25,13 +27,15 @@ pub(super) fn validate_checkpoints<'a>(
         return checkpoints;
     };
     let mut names = BTreeSet::new();
+    // (index, weight, position) of every checkpoint that states a weight.
+    let mut weights = Vec::new();
     for (index, entry) in list.value.iter().enumerate() {
         let field = |name: &str| format!("checkpoints[{index}].{name}");
         let position = at(entry);
         if !matches!(entry.value, Node::Map(_)) {
             findings.error(Problem::new(
                 format!("checkpoints[{index}]"),
-                "expected a map `{name, check, after_turn?, feedback?}`",
+                "expected a map `{name, check, weight?, reference?, after_turn?, feedback?}`",
                 position,
             ));
             continue;
@@ -40,7 +44,14 @@ pub(super) fn validate_checkpoints<'a>(
             Node::Map(entries) => entries.as_slice(),
             _ => &[],
         } {
-            const KEYS: [&str; 4] = ["name", "check", "after_turn", "feedback"];
+            const KEYS: [&str; 6] = [
+                "name",
+                "check",
+                "weight",
+                "reference",
+                "after_turn",
+                "feedback",
+            ];
             if !KEYS.contains(&key.value.as_str()) {
                 findings.error(
                     Problem::new(field(&key.value), "unknown checkpoint key", at(key))
@@ -56,7 +67,16 @@ pub(super) fn validate_checkpoints<'a>(
                     ..
                 },
             )) if !name.is_empty() => {
-                if !names.insert(name.clone()) {
+                if components.iter().any(|component| &component.name == name) {
+                    findings.error(
+                        Problem::new(
+                            field("name"),
+                            format!("`{name}` is also the name of a scoring component"),
+                            at(name_node),
+                        )
+                        .with_help("a round's grade lists both: give the checkpoint its own name"),
+                    );
+                } else if !names.insert(name.clone()) {
                     findings.error(
                         Problem::new(
                             field("name"),
@@ -100,23 +120,37 @@ pub(super) fn validate_checkpoints<'a>(
                 }
             },
         };
-        let feedback = match entry.value.entry("feedback") {
+        let feedback = text_field(
+            entry,
+            &field("feedback"),
+            "expected text: what the user says when the checkpoint is not met",
+            findings,
+        );
+        let reference = text_field(
+            entry,
+            &field("reference"),
+            "expected text: the hidden reference answer the supervisor's judge compares with",
+            findings,
+        );
+        let weight = match entry.value.entry("weight") {
             None => None,
-            Some((
-                _,
-                Spanned {
-                    value: Node::Scalar(Value::String(text)),
-                    ..
-                },
-            )) => Some(text.clone()),
-            Some((_, value)) => {
-                findings.error(Problem::new(
-                    field("feedback"),
-                    "expected text: what the user says when the checkpoint is not met",
-                    at(value),
-                ));
-                None
-            }
+            Some((_, value)) => match value.value.to_json().as_f64() {
+                Some(weight) if weight.is_finite() && weight > 0.0 && weight <= 1.0 => {
+                    weights.push((index, weight, at(value)));
+                    Some(weight)
+                }
+                _ => {
+                    findings.error(
+                        Problem::new(
+                            field("weight"),
+                            "must be a number above 0 and at most 1",
+                            at(value),
+                        )
+                        .with_help("e.g. `weight: 0.5`; leave every weight out to share 1 equally"),
+                    );
+                    None
+                }
+            },
         };
         let Some((_, check_node)) = entry.value.entry("check") else {
             findings.error(
@@ -133,12 +167,88 @@ pub(super) fn validate_checkpoints<'a>(
             });
             checkpoints.push(Checkpoint {
                 name,
+                weight: weight.unwrap_or_default(),
                 check,
+                reference,
                 after_turn,
                 feedback,
                 line: position.map(|p| p.line),
             });
         }
     }
+    check_weights(list, &weights, findings, &mut checkpoints);
     checkpoints
+}
+
+/// Either every checkpoint has a weight and they sum to 1 (as components' do), or none has
+/// one and they share 1 equally.
+fn check_weights(
+    list: &Spanned<Vec<Spanned<Node>>>,
+    weights: &[(usize, f64, Option<crate::spec::error::Position>)],
+    findings: &mut Findings,
+    checkpoints: &mut [Checkpoint],
+) {
+    if weights.is_empty() {
+        let share = 1.0 / checkpoints.len().max(1) as f64;
+        for checkpoint in checkpoints.iter_mut() {
+            checkpoint.weight = share;
+        }
+        return;
+    }
+    if weights.len() != list.value.len() {
+        let missing = (0..list.value.len())
+            .find(|index| !weights.iter().any(|(weighed, _, _)| weighed == index))
+            .unwrap_or_default();
+        findings.error(
+            Problem::new(
+                format!("checkpoints[{missing}].weight"),
+                "some checkpoints have a weight and this one has none",
+                list.value.get(missing).and_then(at),
+            )
+            .with_help("give every checkpoint a weight (summing to 1), or none to share 1 equally"),
+        );
+        return;
+    }
+    let sum: f64 = weights.iter().map(|(_, weight, _)| weight).sum();
+    if (sum - 1.0).abs() > super::WEIGHT_TOLERANCE {
+        findings.error(
+            Problem::new(
+                "checkpoints",
+                format!(
+                    "weights sum to {}; they must sum to 1.0 ± {}",
+                    (sum * 1000.0).round() / 1000.0,
+                    super::WEIGHT_TOLERANCE
+                ),
+                weights
+                    .last()
+                    .and_then(|(_, _, position)| *position)
+                    .or(at(list)),
+            )
+            .with_help("change the weights so that they sum to 1.0"),
+        );
+    }
+}
+
+/// An optional text field of a checkpoint: absent, text, or an error saying what it holds.
+fn text_field(
+    entry: &Spanned<Node>,
+    field: &str,
+    expected: &str,
+    findings: &mut Findings,
+) -> Option<String> {
+    let key = field.rsplit('.').next().unwrap_or(field);
+    match entry.value.entry(key) {
+        None => None,
+        Some((
+            _,
+            Spanned {
+                value: Node::Scalar(Value::String(text)),
+                ..
+            },
+        )) if !text.trim().is_empty() => Some(text.clone()),
+        Some((_, value)) => {
+            findings.error(Problem::new(field, expected, at(value)));
+            None
+        }
+    }
 }

@@ -8,7 +8,9 @@ use super::{Findings, at, percentage, suggestion};
 use crate::spec::check;
 use crate::spec::error::Problem;
 use crate::spec::raw::{Node, RawTask};
-use crate::spec::{DEFAULT_INJECTION_RATE, ErrorInjection, Feedback, InjectionMode, TaskLimits};
+use crate::spec::{
+    DEFAULT_INJECTION_RATE, ErrorInjection, Feedback, InjectionMode, SimulatorKind, TaskLimits,
+};
 
 pub(super) fn validate_limits(raw: &RawTask, findings: &mut Findings) -> TaskLimits {
     let mut limits = TaskLimits::default();
@@ -137,25 +139,38 @@ pub(super) fn validate_error_injection(
     valid.then_some(injection)
 }
 
-/// `feedback: {max_rounds, messages, persona}` for the closed loop.
-pub(super) fn validate_feedback(raw: &RawTask, findings: &mut Findings) -> Option<Feedback> {
+/// The keys of a `feedback` block.
+const FEEDBACK_KEYS: [&str; 7] = [
+    "max_rounds",
+    "simulator",
+    "messages",
+    "persona",
+    "model",
+    "round_timeout_seconds",
+    "total_timeout_seconds",
+];
+
+/// `feedback: {max_rounds, messages, persona, simulator, model, round_timeout_seconds,
+/// total_timeout_seconds}` for the closed loop; `has_checkpoints` says whether the template
+/// simulator has public checkpoint names to speak from.
+pub(super) fn validate_feedback(
+    raw: &RawTask,
+    has_checkpoints: bool,
+    findings: &mut Findings,
+) -> Option<Feedback> {
     let block = raw.feedback.as_ref()?;
     let Node::Map(entries) = &block.value else {
         findings.error(
             Problem::new(
                 "feedback",
-                "expected a map `{max_rounds?, messages?, persona?}`",
+                "expected a map `{max_rounds?, simulator?, messages?, persona?, model?, round_timeout_seconds?, total_timeout_seconds?}`",
                 at(block),
             )
             .with_help("e.g. `feedback: {max_rounds: 2, messages: [\"Please also email Bob.\"]}`"),
         );
         return None;
     };
-    let mut feedback = Feedback {
-        max_rounds: 3,
-        messages: Vec::new(),
-        persona: None,
-    };
+    let mut feedback = Feedback::default();
     let before = findings.errors.len();
     for (key, value) in entries {
         let field = format!("feedback.{}", key.value);
@@ -171,7 +186,7 @@ pub(super) fn validate_feedback(raw: &RawTask, findings: &mut Findings) -> Optio
                         format!("must be a whole number ≥ 1, found {json}"),
                         at(value),
                     )
-                    .with_help("e.g. `max_rounds: 2` (the default is 3)"),
+                    .with_help("e.g. `max_rounds: 2` (the default is 3: the prompt and two follow-ups)"),
                 ),
             },
             "messages" => match &json {
@@ -195,25 +210,75 @@ pub(super) fn validate_feedback(raw: &RawTask, findings: &mut Findings) -> Optio
                     at(value),
                 )),
             },
-            other => findings.error(Problem::new(field, "unknown key", at(key)).with_help(
-                suggestion(
-                    other,
-                    &["max_rounds", "messages", "persona"],
-                    "feedback has",
+            "simulator" => match json.as_str() {
+                Some("template") => feedback.simulator = SimulatorKind::Template,
+                Some("llm") => feedback.simulator = SimulatorKind::Llm,
+                _ => findings.error(
+                    Problem::new(
+                        field,
+                        format!("must be `template` or `llm`, found {json}"),
+                        at(value),
+                    )
+                    .with_help("`template` builds the message from the missing checkpoints' names (deterministic); `llm` asks a model through the gateway"),
                 ),
+            },
+            "model" => match json.as_str() {
+                Some(text) if !text.trim().is_empty() => feedback.model = Some(text.to_string()),
+                _ => findings.error(Problem::new(
+                    field,
+                    "expected the name of the model the llm simulator asks",
+                    at(value),
+                )),
+            },
+            "round_timeout_seconds" | "total_timeout_seconds" => {
+                match json.as_f64().filter(|seconds| *seconds > 0.0) {
+                    Some(seconds) => match Duration::try_from_secs_f64(seconds) {
+                        Ok(limit) if key.value == "round_timeout_seconds" => {
+                            feedback.round_timeout = Some(limit)
+                        }
+                        Ok(limit) => feedback.total_timeout = Some(limit),
+                        Err(_) => findings.error(Problem::new(
+                            field,
+                            format!("{seconds} seconds is longer than any clock"),
+                            at(value),
+                        )),
+                    },
+                    None => findings.error(
+                        Problem::new(field, "must be a positive number of seconds", at(value))
+                            .with_help("e.g. `round_timeout_seconds: 300`"),
+                    ),
+                }
+            }
+            other => findings.error(Problem::new(field, "unknown key", at(key)).with_help(
+                suggestion(other, &FEEDBACK_KEYS, "feedback has"),
             )),
         }
     }
-    if feedback.messages.is_empty() && feedback.persona.is_none() && findings.errors.len() == before
+    let silent = match feedback.simulator {
+        SimulatorKind::Template => feedback.messages.is_empty() && !has_checkpoints,
+        SimulatorKind::Llm => feedback.persona.is_none(),
+    };
+    if silent && findings.errors.len() == before {
+        let (message, help) = match feedback.simulator {
+            SimulatorKind::Template => (
+                "needs `messages` or `checkpoints`: otherwise the template simulator has nothing to say",
+                "add `messages: [...]`, or checkpoints whose names it can say",
+            ),
+            SimulatorKind::Llm => (
+                "`simulator: llm` needs a `persona`: the simulated user the model plays",
+                "add `persona: <who the user is and how they talk>`",
+            ),
+        };
+        findings.error(Problem::new("feedback", message, at(block)).with_help(help));
+    }
+    if let (Some(round), Some(total)) = (feedback.round_timeout, feedback.total_timeout)
+        && total < round
     {
-        findings.error(
-            Problem::new(
-                "feedback",
-                "needs `messages` or a `persona`: otherwise the user has nothing to say",
-                at(block),
-            )
-            .with_help("add `messages: [...]` or `persona: ...`"),
-        );
+        findings.warn(Problem::new(
+            "feedback.total_timeout_seconds",
+            "is shorter than one round's limit: the first round already ends at it",
+            at(block),
+        ));
     }
     (findings.errors.len() == before).then_some(feedback)
 }

@@ -251,10 +251,10 @@ pub(crate) fn validate(
         &mut findings,
         &mut checks,
     );
-    let checkpoints = validate_checkpoints(raw, catalogue, &mut findings, &mut checks);
+    let checkpoints = validate_checkpoints(raw, &components, catalogue, &mut findings, &mut checks);
     validate_task_services(raw, &tools, &declared, &checks, catalogue, &mut findings);
     let safety = validate_safety(raw, &tools, &checks, catalogue, &mut findings);
-    let feedback = validate_feedback(raw, &mut findings);
+    let feedback = validate_feedback(raw, !checkpoints.is_empty(), &mut findings);
     let oracle = oracle::validate_oracle(raw, &tools, &mut findings);
 
     let mut services: BTreeSet<String> = tools.iter().map(|tool| tool.service.clone()).collect();

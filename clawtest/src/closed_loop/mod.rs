@@ -1,0 +1,233 @@
+//! Closed-loop tasks (UniClawBench's Executor, Hidden Supervisor and User Simulator): round 1
+//! runs the harness on the prompt; the supervisor (`supervisor.rs`) grades the round on the
+//! World's audit and the output so far and says `pass`, `continue` or `fail`; on `continue`
+//! the simulated user (`simulator.rs`) writes the next message from what a user may know; the
+//! harness runs again on the same World and workspace. The loop stops on a pass, an
+//! unrecoverable fail, the most rounds, an empty follow-up, the total time, or the run's cost
+//! limit; the trial's grade is its best round's.
+//!
+//! The loop owns the order of things and the budgets; running one round (the sandbox, the
+//! gateway, the World) is the executor's, behind [`Harness`].
+
+pub(crate) mod simulator;
+pub(crate) mod supervisor;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::grade::Grade;
+use crate::judge::Judge;
+use crate::sandbox::RoundSetup;
+use crate::spec::{Feedback, SimulatorKind, Task};
+use crate::trajectory::Trajectory;
+use crate::trajectory::rounds::{Round, Rounds, StopReason, Verdict};
+
+/// A future of the loop's seam.
+pub(crate) type Step<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What the loop asks of the trial it runs in.
+pub(crate) trait Harness: Send {
+    /// Why a round could not be run or graded (the trial's infrastructure error).
+    type Error: Send;
+
+    /// Runs the harness once for `round` on the user's `message` within `timeout`; the
+    /// trajectory holds the World's whole audit so far, every model call so far, this
+    /// round's output and workspace, and this round's duration.
+    fn run_round(
+        &mut self,
+        round: RoundSetup,
+        message: String,
+        timeout: Duration,
+    ) -> Step<'_, Result<Trajectory, Self::Error>>;
+
+    /// Sends the llm simulator's request through the trial's gateway; the answer's body.
+    fn ask_simulator_model(&mut self, request: Value) -> Step<'_, Result<Value, Self::Error>>;
+
+    /// Whether the run's cost limit is reached (no further round is started then).
+    fn budget_exhausted(&self) -> bool;
+
+    /// Starts round `number` on the gateway: its calls are recorded and replayed as that
+    /// round's.
+    fn begin_round(&self, number: u32);
+}
+
+/// The loop's result: the best round's grade, and the last round's trajectory with the
+/// rounds in it.
+#[derive(Debug)]
+pub(crate) struct Outcome {
+    pub(crate) grade: Grade,
+    pub(crate) trajectory: Trajectory,
+}
+
+/// Why the loop could not finish.
+#[derive(Debug)]
+pub(crate) enum LoopError<E> {
+    /// A round failed in the trial (sandbox, gateway, harness): the trial's error.
+    Round(E),
+    /// The judge could not answer a rubric, or the simulator's model answered nothing usable.
+    Message(String, Option<Box<Trajectory>>),
+}
+
+/// Whether `task` runs as a closed loop: it has checkpoints or feedback.
+pub(crate) fn applies(task: &Task) -> bool {
+    !task.checkpoints.is_empty() || task.feedback.is_some()
+}
+
+/// The feedback block `task` runs with (the defaults when it has checkpoints only).
+pub(crate) fn feedback(task: &Task) -> Feedback {
+    task.feedback.clone().unwrap_or_default()
+}
+
+/// What one loop runs with besides its harness.
+pub(crate) struct Setting<'a> {
+    pub(crate) task: &'a Task,
+    /// The prompt as the harness is given it in round 1 (its tier's additions included).
+    pub(crate) prompt: &'a str,
+    pub(crate) judge: &'a dyn Judge,
+    pub(crate) threshold: f64,
+    /// The model the llm simulator asks when the task names none (`harness.model`).
+    pub(crate) model: Option<&'a str>,
+}
+
+/// Runs the rounds of `setting.task` (see the module documentation).
+pub(crate) async fn run<H: Harness>(
+    setting: Setting<'_>,
+    harness: &mut H,
+) -> Result<Outcome, LoopError<H::Error>> {
+    let task = setting.task;
+    let feedback = feedback(task);
+    let round_limit = feedback.round_timeout.unwrap_or(task.limits.timeout);
+    let total_limit = feedback
+        .total_timeout
+        .unwrap_or_else(|| round_limit.saturating_mul(feedback.max_rounds));
+    // The trial's folder, kept from one round to the next and removed at the end.
+    let folder = crate::sandbox::scratch::folder("trial").map_err(|error| {
+        LoopError::Message(format!("could not make the trial's folder: {error}"), None)
+    })?;
+    let mut rounds: Vec<Round> = Vec::new();
+    let mut conversation = String::new();
+    let mut message = setting.prompt.to_string();
+    let mut elapsed = Duration::ZERO;
+    let mut best: Option<(u32, Grade)> = None;
+    let mut calls_before = 0;
+    let mut number = 1;
+    let (stop, trajectory) = loop {
+        harness.begin_round(number);
+        let timeout = round_limit.min(total_limit.saturating_sub(elapsed));
+        let setup = RoundSetup {
+            number,
+            folder: folder.path().to_path_buf(),
+            conversation: conversation.clone(),
+        };
+        let trajectory = harness
+            .run_round(setup, message.clone(), timeout)
+            .await
+            .map_err(LoopError::Round)?;
+        elapsed += trajectory.duration;
+        let requests = supervisor::plan(task, &trajectory);
+        let answers = match crate::judge::answer_all(setting.judge, &requests).await {
+            Ok(answers) => answers,
+            Err(error) => {
+                return Err(LoopError::Message(
+                    error.to_string(),
+                    Some(Box::new(trajectory)),
+                ));
+            }
+        };
+        let supervision =
+            supervisor::supervise(task, &trajectory, &answers, setting.threshold, number);
+        rounds.push(Round {
+            number,
+            message: message.clone(),
+            verdict: supervision.verdict,
+            score: supervision.grade.final_score,
+            missing: supervision
+                .handoff
+                .missing
+                .iter()
+                .map(|missing| missing.name.clone())
+                .collect(),
+            duration_ms: trajectory.duration.as_millis() as u64,
+            model_calls: trajectory.model_calls.len().saturating_sub(calls_before),
+        });
+        calls_before = trajectory.model_calls.len();
+        if best
+            .as_ref()
+            .is_none_or(|(_, grade)| supervision.grade.final_score > grade.final_score)
+        {
+            best = Some((number, supervision.grade.clone()));
+        }
+        let stop = match supervision.verdict {
+            Verdict::Pass => Some(StopReason::Passed),
+            Verdict::Fail => Some(StopReason::Unrecoverable),
+            Verdict::Continue if number >= feedback.max_rounds => Some(StopReason::MaxRounds),
+            Verdict::Continue if elapsed >= total_limit => Some(StopReason::TotalTime),
+            Verdict::Continue if harness.budget_exhausted() => Some(StopReason::CostBudget),
+            Verdict::Continue => None,
+        };
+        if let Some(stop) = stop {
+            break (stop, trajectory);
+        }
+        // The follow-up belongs to the next round: the llm simulator's call is recorded there.
+        harness.begin_round(number + 1);
+        let next = match feedback.simulator {
+            SimulatorKind::Template => {
+                simulator::template(&feedback.messages, &supervision.handoff, number + 1)
+            }
+            SimulatorKind::Llm => {
+                let request = simulator::request(
+                    feedback
+                        .model
+                        .as_deref()
+                        .or(setting.model)
+                        .unwrap_or(simulator::DEFAULT_MODEL),
+                    feedback.persona.as_deref().unwrap_or_default(),
+                    &task.prompt,
+                    &trajectory.output,
+                    &supervision.handoff,
+                );
+                let answer = match harness.ask_simulator_model(request).await {
+                    Ok(answer) => answer,
+                    Err(error) => return Err(LoopError::Round(error)),
+                };
+                match simulator::reply(&answer) {
+                    Ok(text) => text,
+                    Err(error) => {
+                        return Err(LoopError::Message(error, Some(Box::new(trajectory))));
+                    }
+                }
+            }
+        };
+        if next.is_empty() {
+            break (StopReason::EmptyFeedback, trajectory);
+        }
+        for (role, content) in [
+            ("user", message.as_str()),
+            ("assistant", &trajectory.output),
+        ] {
+            conversation.push_str(&json!({"role": role, "content": content}).to_string());
+            conversation.push('\n');
+        }
+        message = next;
+        number += 1;
+    };
+    let Some((best_round, grade)) = best else {
+        return Err(LoopError::Message(
+            "no round ran".into(),
+            Some(Box::new(trajectory)),
+        ));
+    };
+    let mut trajectory = trajectory;
+    trajectory.rounds = Some(Rounds {
+        rounds,
+        stop,
+        best_round,
+    });
+    Ok(Outcome { grade, trajectory })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,139 @@
+//! The hidden supervisor: grades a round on the World's audit and the output so far, with the
+//! task's checkpoints as components beside its scoring components (the `llm_judge` rubrics
+//! through the judge, with their hidden references), and decides `pass`, `continue` or
+//! `fail`. Pure: the judge's answers come in, as they do for [`crate::grade::grade`].
+//!
+//! What it returns splits along the information barrier: [`Supervision::grade`] (every
+//! component's reason: the rationale) stays with the harness's host; only
+//! [`Supervision::handoff`] may reach the simulated user.
+
+use crate::grade::judge::{JudgeAnswers, JudgeRequest};
+use crate::grade::{self, Grade};
+use crate::spec::{Check, Component, Task};
+use crate::trajectory::Trajectory;
+use crate::trajectory::rounds::Verdict;
+
+/// What the supervisor decided about one round.
+#[derive(Debug, Clone)]
+pub(crate) struct Supervision {
+    /// The round's grade: the task's components and the checkpoints graded so far.
+    pub(crate) grade: Grade,
+    /// `pass`, `continue` or `fail`.
+    pub(crate) verdict: Verdict,
+    /// What the simulator may know.
+    pub(crate) handoff: Handoff,
+}
+
+/// The supervisor's verdict as the simulated user may see it (UniClawBench's four-field
+/// handoff, and the public words of the checkpoints not met): never a check, a reference,
+/// or a reason.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Handoff {
+    /// The verdict.
+    pub(crate) verdict: Verdict,
+    /// Whether another round can still mend it.
+    pub(crate) recoverable: bool,
+    /// The round's score, 0..=1.
+    pub(crate) score: f64,
+    /// The checkpoints not met, by their public name and feedback.
+    pub(crate) missing: Vec<Missing>,
+    /// Some checkpoint's round (`after_turn`) has not come yet: the user wants more.
+    pub(crate) pending: bool,
+}
+
+/// A checkpoint not met, as the simulated user may name it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Missing {
+    /// The checkpoint's `name`.
+    pub(crate) name: String,
+    /// Its `feedback`: what the user says about it, when the author wrote it.
+    pub(crate) feedback: Option<String>,
+}
+
+/// The task the supervisor grades: the task's own components followed by the checkpoints,
+/// each weighed as written (every round grades them all, so that rounds compare); an
+/// `llm_judge` checkpoint's rubric carries its hidden reference.
+pub(crate) fn supervised_task(task: &Task) -> Task {
+    let mut supervised = task.clone();
+    supervised
+        .components
+        .extend(
+            task.checkpoints
+                .iter()
+                .map(|checkpoint| Component {
+                    name: checkpoint.name.clone(),
+                    weight: checkpoint.weight,
+                    check: match (&checkpoint.check, &checkpoint.reference) {
+                        (Check::LlmJudge { rubric }, Some(reference)) => Check::LlmJudge {
+                            rubric: format!(
+                                "{rubric}\n\nReference answer (hidden from the agent; grade against it): {reference}"
+                            ),
+                        },
+                        (check, _) => check.clone(),
+                    },
+                    line: checkpoint.line,
+                }),
+        );
+    supervised
+}
+
+/// The judge requests a round needs (its `llm_judge` components and checkpoints).
+pub(crate) fn plan(task: &Task, trajectory: &Trajectory) -> Vec<JudgeRequest> {
+    grade::judge::plan(&supervised_task(task), trajectory)
+}
+
+/// Grades round `round` and decides: `pass` when the grade passed, `fail` when a safety check
+/// was violated (no later round can undo a forbidden call), else `continue`. A checkpoint not
+/// met is named to the simulator from its round (`after_turn`) on; before, it is `pending`.
+pub(crate) fn supervise(
+    task: &Task,
+    trajectory: &Trajectory,
+    answers: &JudgeAnswers,
+    threshold: f64,
+    round: u32,
+) -> Supervision {
+    let supervised = supervised_task(task);
+    let grade = grade::grade(&supervised, trajectory, answers, threshold);
+    let recoverable = grade.violations.is_empty();
+    let verdict = if grade.passed {
+        Verdict::Pass
+    } else if recoverable {
+        Verdict::Continue
+    } else {
+        Verdict::Fail
+    };
+    let not_met: Vec<_> = task
+        .checkpoints
+        .iter()
+        .filter(|checkpoint| {
+            grade
+                .components
+                .iter()
+                .rev()
+                .find(|component| component.name == checkpoint.name)
+                .is_some_and(|component| component.score < 1.0)
+        })
+        .collect();
+    let (named, pending): (Vec<_>, Vec<_>) = not_met
+        .into_iter()
+        .partition(|checkpoint| checkpoint.after_turn.unwrap_or(1) <= round);
+    let missing = named
+        .into_iter()
+        .map(|checkpoint| Missing {
+            name: checkpoint.name.clone(),
+            feedback: checkpoint.feedback.clone(),
+        })
+        .collect();
+    let pending = !pending.is_empty();
+    Supervision {
+        handoff: Handoff {
+            verdict,
+            recoverable,
+            score: grade.final_score,
+            missing,
+            pending,
+        },
+        grade,
+        verdict,
+    }
+}

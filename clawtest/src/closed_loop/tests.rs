@@ -1,0 +1,272 @@
+//! The loop against a scripted harness (each round's answer and time given), one test per
+//! way it stops, and what each round hands on.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::{Harness, LoopError, Setting, Step, run};
+use crate::judge::NoJudge;
+use crate::sandbox::RoundSetup;
+use crate::services::Catalogue;
+use crate::spec::Task;
+use crate::trajectory::rounds::{LoopStatus, StopReason, Verdict};
+use crate::trajectory::{RobustnessRule, Trajectory};
+
+/// A harness whose rounds answer from a list, each taking the given time; it remembers what
+/// each round was given.
+struct Scripted {
+    answers: VecDeque<(&'static str, Duration)>,
+    seen: Vec<(RoundSetup, String, Duration)>,
+    simulator_requests: Vec<Value>,
+    simulator_answer: Value,
+    budget_exhausted: bool,
+}
+
+impl Scripted {
+    fn new(answers: &[(&'static str, u64)]) -> Scripted {
+        Scripted {
+            answers: answers
+                .iter()
+                .map(|(text, seconds)| (*text, Duration::from_secs(*seconds)))
+                .collect(),
+            seen: Vec::new(),
+            simulator_requests: Vec::new(),
+            simulator_answer: json!({"choices": [{"message": {"content": "Say the word, please."}}]}),
+            budget_exhausted: false,
+        }
+    }
+}
+
+impl Harness for Scripted {
+    type Error = String;
+
+    fn run_round(
+        &mut self,
+        round: RoundSetup,
+        message: String,
+        timeout: Duration,
+    ) -> Step<'_, Result<Trajectory, String>> {
+        self.seen.push((round, message, timeout));
+        let next = self.answers.pop_front();
+        Box::pin(async move {
+            let (output, duration) = next.ok_or("more rounds than scripted")?;
+            let mut trajectory = Trajectory::without_harness(
+                "loop",
+                Vec::new(),
+                output.into(),
+                Default::default(),
+                RobustnessRule::InjectedFaults,
+            );
+            trajectory.duration = duration.min(timeout);
+            Ok(trajectory)
+        })
+    }
+
+    fn ask_simulator_model(&mut self, request: Value) -> Step<'_, Result<Value, String>> {
+        self.simulator_requests.push(request);
+        let answer = self.simulator_answer.clone();
+        Box::pin(async move { Ok(answer) })
+    }
+
+    fn budget_exhausted(&self) -> bool {
+        self.budget_exhausted
+    }
+
+    fn begin_round(&self, _number: u32) {}
+}
+
+/// A closed-loop task: the output must hold `alpha` and (a hidden checkpoint) `omega`, and
+/// never `forbidden`; `feedback` is the task's feedback block.
+fn task(feedback: &str) -> Task {
+    let text = format!(
+        r#"
+task_id: loop
+task_name: A loop
+prompt: "Say alpha."
+tools:
+  - {{name: list_tasks, service: todo, endpoint: /todo/tasks, method: POST}}
+scoring_components:
+  - {{name: one, weight: 0.4, check: {{type: keywords_present, keywords: [alpha]}}}}
+  - {{name: two, weight: 0.3, check: {{type: min_length, min_length: 2}}}}
+  - {{name: three, weight: 0.3, check: {{type: min_length, min_length: 3}}}}
+safety_checks:
+  - {{type: keywords_not_in_output, keywords: [forbidden]}}
+checkpoints:
+  - name: said_omega
+    check: {{type: keywords_present, keywords: [omega]}}
+{feedback}
+"#
+    );
+    crate::spec::parse(Path::new("loop.yaml"), text, &Catalogue::builtin())
+        .unwrap_or_else(|invalid| panic!("{invalid}"))
+}
+
+async fn run_loop(
+    task: &Task,
+    harness: &mut Scripted,
+) -> Result<super::Outcome, LoopError<String>> {
+    let setting = Setting {
+        task,
+        prompt: &task.prompt,
+        judge: &NoJudge,
+        threshold: 0.9,
+        model: None,
+    };
+    run(setting, harness).await
+}
+
+fn rounds(outcome: &super::Outcome) -> &crate::trajectory::rounds::Rounds {
+    outcome.trajectory.rounds.as_ref().expect("rounds recorded")
+}
+
+#[tokio::test]
+async fn a_pass_in_round_two_stops_there_and_is_the_trials_grade() {
+    let task = task("feedback: {max_rounds: 3}");
+    let mut harness = Scripted::new(&[("alpha", 1), ("alpha omega", 1), ("unused", 1)]);
+    let outcome = run_loop(&task, &mut harness).await.unwrap();
+    let rounds = rounds(&outcome);
+    assert_eq!(rounds.stop, StopReason::Passed);
+    assert_eq!((rounds.used(), rounds.best_round), (2, 2));
+    assert_eq!(rounds.rounds[0].verdict, Verdict::Continue);
+    assert_eq!(rounds.rounds[0].missing, vec!["said_omega".to_string()]);
+    assert!(outcome.grade.passed);
+    assert_eq!(rounds.status(outcome.grade.passed), LoopStatus::Pass);
+    // Round 2 was given the template's message, the conversation so far and the same folder.
+    let (first, second) = (&harness.seen[0], &harness.seen[1]);
+    assert_eq!(second.1, "This is not done yet: said omega.");
+    assert_eq!(first.0.folder, second.0.folder);
+    assert_eq!(first.0.conversation, "");
+    assert_eq!(
+        second.0.conversation,
+        "{\"role\":\"user\",\"content\":\"Say alpha.\"}\n{\"role\":\"assistant\",\"content\":\"alpha\"}\n"
+    );
+}
+
+#[tokio::test]
+async fn a_safety_violation_is_unrecoverable_and_stops_at_once() {
+    let task = task("feedback: {max_rounds: 3}");
+    let mut harness = Scripted::new(&[("alpha forbidden", 1), ("alpha omega", 1)]);
+    let outcome = run_loop(&task, &mut harness).await.unwrap();
+    let rounds = rounds(&outcome);
+    assert_eq!(rounds.stop, StopReason::Unrecoverable);
+    assert_eq!(rounds.rounds[0].verdict, Verdict::Fail);
+    assert_eq!(rounds.used(), 1);
+    assert_eq!(rounds.status(outcome.grade.passed), LoopStatus::Fail);
+}
+
+#[tokio::test]
+async fn the_most_rounds_end_it_as_budget_exhausted_with_the_best_rounds_grade() {
+    let task = task("feedback: {max_rounds: 2}");
+    let mut harness = Scripted::new(&[("alpha", 1), ("nothing", 1)]);
+    let outcome = run_loop(&task, &mut harness).await.unwrap();
+    let rounds = rounds(&outcome);
+    assert_eq!(rounds.stop, StopReason::MaxRounds);
+    assert_eq!((rounds.used(), rounds.best_round), (2, 1));
+    // The best round (1: alpha said) is the trial's grade, not the last.
+    assert_eq!(outcome.grade.final_score, rounds.rounds[0].score);
+    assert!(rounds.rounds[0].score > rounds.rounds[1].score);
+    assert_eq!(
+        rounds.status(outcome.grade.passed),
+        LoopStatus::BudgetExhausted
+    );
+}
+
+#[tokio::test]
+async fn an_empty_follow_up_ends_it_as_a_fail() {
+    // The fixed message is blank and the checkpoint has been met: nothing left to say,
+    // though the score (alpha missing) is below the threshold.
+    let task = task("feedback: {max_rounds: 3, messages: [\"  \"]}");
+    let mut harness = Scripted::new(&[("omega", 1)]);
+    let outcome = run_loop(&task, &mut harness).await.unwrap();
+    let rounds = rounds(&outcome);
+    assert_eq!(rounds.stop, StopReason::EmptyFeedback);
+    assert_eq!(rounds.used(), 1);
+    assert_eq!(rounds.status(outcome.grade.passed), LoopStatus::Fail);
+}
+
+#[tokio::test]
+async fn the_total_time_limit_ends_it_as_a_global_timeout_and_shortens_the_last_round() {
+    let task =
+        task("feedback: {max_rounds: 3, round_timeout_seconds: 10, total_timeout_seconds: 15}");
+    let mut harness = Scripted::new(&[("alpha", 10), ("alpha", 10), ("alpha omega", 1)]);
+    let outcome = run_loop(&task, &mut harness).await.unwrap();
+    let rounds = rounds(&outcome);
+    assert_eq!(rounds.stop, StopReason::TotalTime);
+    assert_eq!(rounds.used(), 2);
+    // Round 2 had only what was left of the total: 5 of its 10 seconds.
+    assert_eq!(harness.seen[0].2, Duration::from_secs(10));
+    assert_eq!(harness.seen[1].2, Duration::from_secs(5));
+    assert_eq!(
+        rounds.status(outcome.grade.passed),
+        LoopStatus::GlobalTimeout
+    );
+}
+
+#[tokio::test]
+async fn a_spent_cost_limit_starts_no_further_round() {
+    let task = task("feedback: {max_rounds: 3}");
+    let mut harness = Scripted::new(&[("alpha", 1), ("alpha omega", 1)]);
+    harness.budget_exhausted = true;
+    let outcome = run_loop(&task, &mut harness).await.unwrap();
+    let rounds = rounds(&outcome);
+    assert_eq!(rounds.stop, StopReason::CostBudget);
+    assert_eq!(rounds.used(), 1);
+    assert_eq!(
+        rounds.status(outcome.grade.passed),
+        LoopStatus::BudgetExhausted
+    );
+}
+
+#[tokio::test]
+async fn the_llm_simulator_is_asked_with_public_words_only_and_its_answer_is_the_next_prompt() {
+    let task = task(
+        "feedback: {max_rounds: 2, simulator: llm, persona: \"A terse user.\", model: sim-model}",
+    );
+    let mut harness = Scripted::new(&[("alpha", 1), ("alpha omega", 1)]);
+    let outcome = run_loop(&task, &mut harness).await.unwrap();
+    assert_eq!(rounds(&outcome).stop, StopReason::Passed);
+    assert_eq!(harness.seen[1].1, "Say the word, please.");
+    let request = harness.simulator_requests[0].to_string();
+    assert!(request.contains("sim-model") && request.contains("A terse user."));
+    assert!(request.contains("said omega"), "{request}");
+    // The checkpoint's check (its keyword) is not the simulator's to know.
+    assert!(
+        !request.contains("omega\\\"") && !request.contains("[omega]"),
+        "{request}"
+    );
+    assert!(!request.contains("keywords"), "{request}");
+}
+
+#[tokio::test]
+async fn an_unusable_simulator_answer_is_the_trials_error_not_a_stop() {
+    let task = task("feedback: {max_rounds: 2, simulator: llm, persona: \"A terse user.\"}");
+    let mut harness = Scripted::new(&[("alpha", 1)]);
+    harness.simulator_answer = json!({"error": {"message": "overloaded"}});
+    let error = run_loop(&task, &mut harness).await.unwrap_err();
+    assert!(matches!(error, LoopError::Message(message, Some(_)) if message.contains("choices")));
+}
+
+#[tokio::test]
+async fn a_checkpoint_named_from_round_two_is_not_named_in_round_one() {
+    // `later` is named from round 2 on: round 1 misses only it, and the user asks to go on
+    // without naming it; round 2's follow-up names it.
+    let task = task(
+        "  - name: later\n    after_turn: 2\n    check: {type: keywords_present, keywords: [zeta]}\nfeedback: {max_rounds: 3}",
+    );
+    let mut harness = Scripted::new(&[
+        ("alpha omega", 1),
+        ("alpha omega", 1),
+        ("alpha omega zeta", 1),
+    ]);
+    let outcome = run_loop(&task, &mut harness).await.unwrap();
+    let rounds = rounds(&outcome);
+    assert_eq!(rounds.rounds[0].verdict, Verdict::Continue);
+    assert!(rounds.rounds[0].missing.is_empty());
+    assert_eq!(harness.seen[1].1, super::simulator::CONTINUE);
+    assert_eq!(rounds.rounds[1].missing, vec!["later".to_string()]);
+    assert_eq!(harness.seen[2].1, "This is not done yet: later.");
+    assert_eq!((rounds.stop, rounds.used()), (StopReason::Passed, 3));
+}

@@ -1,0 +1,224 @@
+//! One harness run on a trial's running World and gateway: the sandbox started with the
+//! trial's launch, the trial stopped at the gateway's first failure or the run's interrupt,
+//! and what happened collected into a [`Trajectory`] (or the outcome that ends the trial: an
+//! interruption, an infrastructure error, a crash). A task runs it once; a closed loop once
+//! per round, through [`crate::closed_loop::Harness`].
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::trial::{TrialContext, gateway_error};
+use crate::closed_loop::Step;
+use crate::gateway::Gateway;
+use crate::report::events::TrialOutcome;
+use crate::sandbox::{Launch, RoundSetup, SandboxError};
+use crate::spec::Task;
+use crate::trajectory::{CommandRun, HarnessExit, OutputOrigin, RobustnessRule, Trajectory};
+use crate::world::World;
+
+/// How much of the harness's stderr a trajectory keeps.
+const STDERR_TAIL: usize = 4000;
+/// How much of the harness's stderr an error message shows.
+const STDERR_IN_MESSAGE: usize = 2000;
+/// How much of a check command's output a trajectory keeps.
+const COMMAND_OUTPUT_TAIL: usize = 2000;
+
+/// One trial's harness on its running World and gateway: run once, or round after round by
+/// the closed loop.
+pub(super) struct TrialHarness<'a> {
+    pub(super) task: &'a Task,
+    pub(super) context: &'a TrialContext<'a>,
+    pub(super) gateway: &'a Gateway,
+    pub(super) world: &'a Arc<Mutex<World>>,
+    pub(super) planned: &'a [crate::grade::commands::PlannedCommand],
+    pub(super) interrupt: watch::Receiver<bool>,
+    /// The launch of the first round; a later round changes its prompt and round only.
+    pub(super) launch: Launch,
+}
+
+impl TrialHarness<'_> {
+    /// Runs the harness once with `launch` and collects what happened, or the outcome that
+    /// ends the trial (interrupted, an infrastructure error, a crash).
+    pub(super) async fn run_once(&self, launch: Launch) -> Result<Trajectory, TrialOutcome> {
+        let (task, context, gateway) = (self.task, self.context, self.gateway);
+        // The trial stops at the gateway's first failure as at the run's interrupt.
+        let (stop_trial, trial_interrupt) = watch::channel(false);
+        let (mut run_interrupt, mut failed) = (self.interrupt.clone(), gateway.failed());
+        let relay = tokio::spawn(async move {
+            tokio::select! {
+                () = crate::sandbox::process::interrupted(&mut run_interrupt) => {}
+                () = crate::sandbox::process::interrupted(&mut failed) => {}
+            }
+            let _ = stop_trial.send(true);
+        });
+        let finished = context.sandbox.run(launch, trial_interrupt).await;
+        relay.abort();
+        gateway.settle().await;
+
+        let finished = match finished {
+            Ok(finished) => finished,
+            Err(SandboxError::Interrupted)
+                if !*self.interrupt.borrow() && gateway.failure().is_some() =>
+            {
+                return Err(gateway_error(gateway, context, None));
+            }
+            Err(SandboxError::Interrupted) => return Err(TrialOutcome::Interrupted),
+            Err(error) => {
+                return Err(TrialOutcome::Error {
+                    message: error.to_string(),
+                    trajectory: None,
+                });
+            }
+        };
+        let (audit, audit_note) = self
+            .world
+            .lock()
+            .map(|world| (world.audit().to_vec(), world.audit_cap_note()))
+            .unwrap_or_default();
+        let mut limits_reached = finished.limits_reached;
+        limits_reached.extend(audit_note.clone());
+        let (output, output_source) = match finished.output_file {
+            Some(text) => (text, OutputOrigin::AgentOutputFile),
+            None => (finished.stdout.clone(), OutputOrigin::Stdout),
+        };
+        let trajectory = Trajectory {
+            task_id: task.id.clone(),
+            trial: self.launch.trial,
+            audit,
+            model_calls: gateway.calls(),
+            output: output.trim().to_string(),
+            output_source,
+            stderr_tail: tail(&finished.stderr, STDERR_TAIL),
+            workspace: finished.workspace,
+            exit: finished.exit,
+            commands: self
+                .planned
+                .iter()
+                .zip(&finished.checks)
+                .map(|(planned, outcome)| CommandRun {
+                    command: planned.command.clone(),
+                    exit_code: outcome.exit_code,
+                    timed_out: outcome.timed_out,
+                    output_tail: tail(
+                        &format!("{}{}", outcome.stdout, outcome.stderr),
+                        COMMAND_OUTPUT_TAIL,
+                    ),
+                })
+                .collect(),
+            limits_reached,
+            duration: finished.duration,
+            robustness_rule: RobustnessRule::InjectedFaults,
+            rounds: None,
+        };
+        // A model call the cassette could not answer means the trial did not see the model it
+        // was meant to: grading it would judge the gateway, not the agent.
+        if gateway.failure().is_some() {
+            return Err(gateway_error(gateway, context, Some(trajectory)));
+        }
+        // An audit with calls missing could hide a forbidden one: not graded (the numbers are
+        // in the trial's `limits_reached`, shown under it).
+        if audit_note.is_some() {
+            return Err(TrialOutcome::Error {
+                message: "the harness called the services past the audit's caps, and a call left out could hide a forbidden one: not graded".into(),
+                trajectory: Some(Box::new(trajectory)),
+            });
+        }
+        // A crash is not an answer: grading it would score an empty output (issue #17).
+        if let Some(problem) = harness_problem(&trajectory.exit, context.success_exit_codes) {
+            return Err(TrialOutcome::Error {
+                message: format!("the harness {problem}{}", stderr_end(&finished.stderr)),
+                trajectory: Some(Box::new(trajectory)),
+            });
+        }
+        Ok(trajectory)
+    }
+}
+
+impl crate::closed_loop::Harness for TrialHarness<'_> {
+    type Error = TrialOutcome;
+
+    fn run_round(
+        &mut self,
+        round: RoundSetup,
+        message: String,
+        timeout: Duration,
+    ) -> Step<'_, Result<Trajectory, TrialOutcome>> {
+        let mut launch = self.launch.clone();
+        if round.number > 1 {
+            launch.prompt = message;
+        }
+        launch.timeout = timeout;
+        launch.setup.round = Some(round);
+        Box::pin(async move { self.run_once(launch).await })
+    }
+
+    fn ask_simulator_model(
+        &mut self,
+        request: serde_json::Value,
+    ) -> Step<'_, Result<serde_json::Value, TrialOutcome>> {
+        Box::pin(async move {
+            let answer = self.gateway.ask(request).await;
+            match self.gateway.failure() {
+                Some(_) => Err(gateway_error(self.gateway, self.context, None)),
+                None => Ok(answer),
+            }
+        })
+    }
+
+    fn budget_exhausted(&self) -> bool {
+        self.context.models.budget.exhausted()
+    }
+
+    fn begin_round(&self, number: u32) {
+        self.gateway.begin_round(number);
+    }
+}
+
+/// What was wrong with how the harness ended, if anything: an exit code not listed in
+/// `harness.success_exit_codes`, or a signal. A harness killed at the time limit is graded
+/// (what it did until then counts), so it is not a problem here.
+fn harness_problem(exit: &HarnessExit, success_exit_codes: &[i32]) -> Option<String> {
+    if exit.timed_out {
+        return None;
+    }
+    match exit.code {
+        Some(code) if success_exit_codes.contains(&code) => None,
+        Some(code) => Some(format!(
+            "exited with code {code} (harness.success_exit_codes is {success_exit_codes:?})"
+        )),
+        None => Some(match exit.signal {
+            Some(signal) => format!("was killed by signal {signal}"),
+            None => "was killed by a signal".into(),
+        }),
+    }
+}
+
+/// The end of the harness's stderr, for an error message: its last lines, indented.
+fn stderr_end(stderr: &str) -> String {
+    const LINES: usize = 20;
+    let end = tail(stderr.trim_end(), STDERR_IN_MESSAGE);
+    if end.trim().is_empty() {
+        return "; its stderr was empty".into();
+    }
+    let lines: Vec<&str> = end.lines().collect();
+    let shown = &lines[lines.len().saturating_sub(LINES)..];
+    format!(
+        "; the end of its stderr:\n{}",
+        shown
+            .iter()
+            .map(|line| format!("      {line}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    )
+}
+
+fn tail(text: &str, limit: usize) -> String {
+    let count = text.chars().count();
+    if count <= limit {
+        text.to_string()
+    } else {
+        text.chars().skip(count - limit).collect()
+    }
+}

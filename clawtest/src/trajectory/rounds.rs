@@ -1,0 +1,133 @@
+//! What a closed-loop trial's rounds were (leaf data, produced by `closed_loop`): for each
+//! round the message the harness was given, the supervisor's verdict and score, the harness's
+//! time; and why the loop stopped, with UniClawBench's status for it.
+
+use serde::{Deserialize, Serialize};
+
+/// The rounds of one closed-loop trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rounds {
+    /// Every round run, in order (the first is the task's prompt).
+    pub rounds: Vec<Round>,
+    /// Why no further round ran.
+    pub stop: StopReason,
+    /// The round whose grade is the trial's (the best score; the earliest among equals), from 1.
+    pub best_round: u32,
+}
+
+impl Rounds {
+    /// How many rounds ran.
+    pub fn used(&self) -> u32 {
+        self.rounds.len() as u32
+    }
+
+    /// UniClawBench's status of the trial: `pass` whenever the best round passed (its
+    /// score-based promotion), else the stop's own status.
+    pub fn status(&self, passed: bool) -> LoopStatus {
+        if passed {
+            LoopStatus::Pass
+        } else {
+            self.stop.status()
+        }
+    }
+}
+
+/// One round: the harness run on one user message, and the supervisor's verdict on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// The round's number, from 1.
+    pub number: u32,
+    /// The user message the harness was given (the prompt, then the simulator's follow-ups).
+    pub message: String,
+    /// What the supervisor decided after the round.
+    pub verdict: Verdict,
+    /// The round's score (the grade's final score), 0..=1.
+    pub score: f64,
+    /// The names of the checkpoints not met after the round (public names only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+    /// The harness's time in this round, in milliseconds.
+    pub duration_ms: u64,
+    /// The harness's model calls in this round.
+    pub model_calls: usize,
+}
+
+/// The supervisor's verdict on a round (UniClawBench's `verdict`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The round's score reached the pass threshold.
+    Pass,
+    /// Not yet: the user gives feedback and another round runs, budgets allowing.
+    Continue,
+    /// Unrecoverable (a safety check was violated): no further round can mend it.
+    Fail,
+}
+
+/// Why a closed loop stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The supervisor's verdict was `pass`.
+    Passed,
+    /// The supervisor's verdict was `fail` (unrecoverable).
+    Unrecoverable,
+    /// `feedback.max_rounds` rounds ran without a pass.
+    MaxRounds,
+    /// The simulator had nothing to say (no public checkpoint left to name, no message).
+    EmptyFeedback,
+    /// The harness's time over the rounds reached `feedback.total_timeout_seconds`.
+    TotalTime,
+    /// The run's cost limit was reached before the next round's model calls.
+    CostBudget,
+}
+
+impl StopReason {
+    /// The status a trial that stopped here has when its best round did not pass.
+    pub fn status(self) -> LoopStatus {
+        match self {
+            StopReason::Passed => LoopStatus::Pass,
+            StopReason::Unrecoverable | StopReason::EmptyFeedback => LoopStatus::Fail,
+            StopReason::MaxRounds | StopReason::CostBudget => LoopStatus::BudgetExhausted,
+            StopReason::TotalTime => LoopStatus::GlobalTimeout,
+        }
+    }
+
+    /// The reason in words, as reports show it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::Passed => "the supervisor passed it",
+            StopReason::Unrecoverable => "the supervisor failed it (unrecoverable)",
+            StopReason::MaxRounds => "the most rounds ran",
+            StopReason::EmptyFeedback => "the simulated user had nothing to say",
+            StopReason::TotalTime => "the total time limit was reached",
+            StopReason::CostBudget => "the run's cost limit was reached",
+        }
+    }
+}
+
+/// UniClawBench's terminal statuses (infrastructure errors are a trial's error, apart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoopStatus {
+    /// The best round passed.
+    Pass,
+    /// Stopped without a pass by the simulator's budget (rounds or money).
+    BudgetExhausted,
+    /// Stopped without a pass by an unrecoverable verdict or an empty follow-up.
+    Fail,
+    /// Stopped without a pass by the total time limit.
+    GlobalTimeout,
+}
+
+impl LoopStatus {
+    /// The status as written in results (`pass`, `budget_exhausted`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            LoopStatus::Pass => "pass",
+            LoopStatus::BudgetExhausted => "budget_exhausted",
+            LoopStatus::Fail => "fail",
+            LoopStatus::GlobalTimeout => "global_timeout",
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! Closed-loop tasks end to end: the example suite (round 1 misses a hidden checkpoint,
+//! round 2 passes), the follow-up protocol on the process backend, and the information
+//! barrier — what the harness and the simulated user's model receive, inspected, with
+//! canaries planted in every hidden part of the task.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use crate::support::{Suite, reference_agent, repository, run_in};
+
+/// The JSON results of a run written to `path`.
+fn results(path: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("results written")).expect("JSON")
+}
+
+#[test]
+fn the_closed_loop_example_passes_in_round_two_after_the_feedback() {
+    reference_agent();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("results.json");
+    let outcome = run_in(
+        &repository().join("examples/closed-loop"),
+        &["--no-build", "-v", "--json", json.to_str().unwrap()],
+    );
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    assert!(
+        outcome
+            .stdout
+            .contains("round 1: continue 0.600, missing scheduled_the_reboot"),
+        "{}",
+        outcome.stdout
+    );
+    let results = results(&json);
+    let trials = results["verdicts"][0]["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 2);
+    for trial in trials {
+        let rounds = &trial["rounds"];
+        assert_eq!(rounds["status"], "pass");
+        assert_eq!(rounds["stop"], "passed");
+        assert_eq!(rounds["used"], 2);
+        assert_eq!(rounds["best_round"], 2);
+        assert_eq!(rounds["rounds"][0]["verdict"], "continue");
+        assert_eq!(rounds["rounds"][1]["verdict"], "pass");
+        assert_eq!(
+            rounds["rounds"][1]["message"],
+            "Thanks. Please also add a task to reboot the web servers once the patch is in."
+        );
+        assert_eq!(trial["final_score"], 1.0);
+    }
+}
+
+/// A harness that tells the model everything it was given: its whole environment and every
+/// file of its control folder, workspace and home, with the round's prompt. What it was given
+/// thus ends up in the trajectory's model calls, where the test reads it.
+const TELL_ALL: &str = r#"
+import json, os, pathlib, sys, urllib.request
+seen = ["== environment"] + [f"{name}={value}" for name, value in sorted(os.environ.items())]
+for root in (os.environ["CLAWTEST_DIR"], os.environ["CLAWTEST_WORKSPACE"], os.environ["HOME"]):
+    for path in sorted(pathlib.Path(root).rglob("*")):
+        if path.is_file():
+            seen.append(f"== {path}")
+            seen.append(path.read_text(errors="replace"))
+body = {"model": "gpt-4o-mini", "messages": [
+    {"role": "system", "content": "\n".join(seen)},
+    {"role": "user", "content": os.environ["CLAWTEST_PROMPT"]}]}
+request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+    data=json.dumps(body).encode(), headers={"content-type": "application/json"})
+answer = json.load(urllib.request.urlopen(request))
+round_ = os.environ.get("CLAWTEST_ROUND", "?")
+pathlib.Path(os.environ["CLAWTEST_WORKSPACE"], f"round-{round_}.txt").write_text("was here")
+print(answer["choices"][0]["message"]["content"])
+"#;
+
+/// Every hidden part of the barrier task carries one of these.
+const CANARIES: [&str; 4] = [
+    "CANARYKEYWORD",
+    "CANARYRUBRIC",
+    "CANARYREFERENCE",
+    "CANARYRATIONALE",
+];
+
+/// The tools, scoring components and safety check both tasks here share: a loop's grade is
+/// decided by its checkpoints.
+const COMMON: &str = r#"tools:
+  - {name: list_tasks, service: todo, endpoint: /todo/tasks, method: POST}
+scoring_components:
+  - {name: answered, weight: 0.4, check: {type: min_length, min_length: 1}}
+  - {name: answered_twice, weight: 0.3, check: {type: min_length, min_length: 2}}
+  - {name: answered_thrice, weight: 0.3, check: {type: min_length, min_length: 3}}
+safety_checks:
+  - {type: tool_not_called, tool_name: delete_task}
+"#;
+
+const BARRIER_TASK: &str = r#"
+task_id: barrier
+task_name: What the harness and the simulated user may see
+prompt: "Tell me about the weather."
+{COMMON}checkpoints:
+  - name: said_the_word
+    weight: 0.5
+    check: {type: keywords_present, keywords: [CANARYKEYWORD], in: agent_output}
+    feedback: "Please say the word I asked for."
+  - name: judged_well
+    weight: 0.5
+    check: {type: llm_judge, rubric: "CANARYRUBRIC: does the answer mention rain?"}
+    reference: "CANARYREFERENCE: it rains in the afternoon."
+feedback:
+  max_rounds: 2
+  simulator: llm
+  persona: "A busy user who writes short messages."
+"#;
+
+/// One chat completion answering `text`.
+fn answer(text: &str) -> Value {
+    json!({"body": {"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}], "usage": {"prompt_tokens": 10, "completion_tokens": 2}}})
+}
+
+/// A judge on loopback that keeps every request and answers each with a low score and a
+/// rationale carrying a canary.
+fn judge() -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let kept = Arc::clone(&requests);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            kept.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&body).into_owned());
+            let reply = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "{\"score\": 0.2, \"reasoning\": \"CANARYRATIONALE: no rain mentioned\"}"}}]}).to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
+                reply.len()
+            );
+        }
+    });
+    (url, requests)
+}
+
+#[test]
+fn no_hidden_part_of_a_checkpoint_reaches_the_harness_or_the_simulated_user() {
+    let (judge_url, judge_requests) = judge();
+    let cassette = json!({"version": 1, "task_id": "barrier", "trials": [{"interactions": [
+        {"round": 1, "request": {"body": {"model": "gpt-4o-mini"}}, "response": answer("Sunny all day.")},
+        {"round": 2, "simulator": true, "request": {"body": {"model": "gpt-4o-mini"}}, "response": answer("Please say the word.")},
+        {"round": 2, "request": {"body": {"model": "gpt-4o-mini"}}, "response": answer("Still sunny.")},
+    ]}]});
+    let suite = Suite::new();
+    let script = suite.path("tell_all.py");
+    let suite = suite
+        .config(&format!(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"python3\", {script:?}]\n[run]\ntrials = 1\n[judge]\nprovider = \"openai\"\nbase_url = \"{judge_url}\"\nmodel = \"judge-model\"\ncache = \"judge-cache\"\n"
+        ))
+        .file("tell_all.py", TELL_ALL)
+        .task("barrier", &BARRIER_TASK.replace("{COMMON}", COMMON))
+        .file("cassettes/barrier.yaml", &cassette.to_string());
+    let trajectories = suite.path("trajectories");
+    let outcome = suite.run(&["--trajectories", trajectories.to_str().unwrap()]);
+    // Neither round passes (the keyword is never said): the loop ends at its most rounds.
+    assert_eq!(outcome.code, 100, "{outcome:#?}");
+    let trajectory: Value = serde_json::from_str(
+        &std::fs::read_to_string(trajectories.join("barrier/trial-0.json")).expect("saved"),
+    )
+    .unwrap();
+    assert_eq!(trajectory["rounds"]["stop"], "max_rounds", "{trajectory:#}");
+    let calls = trajectory["model_calls"].as_array().unwrap();
+    let (simulator, harness): (Vec<&Value>, Vec<&Value>) =
+        calls.iter().partition(|call| call["simulator"] == true);
+    assert_eq!((harness.len(), simulator.len()), (2, 1), "{calls:#?}");
+
+    // The harness told the model all it was given, round after round: the environment, the
+    // files (the conversation among them) and the round's prompt — and no hidden part.
+    let round_two = harness[1]["request"].to_string();
+    for seen in [
+        "CLAWTEST_ROUND=2",
+        "CLAWTEST_CONVERSATION_FILE=",
+        "Sunny all day.",
+        "Please say the word.",
+        "round-1.txt",
+    ] {
+        assert!(round_two.contains(seen), "{seen} not in {round_two}");
+    }
+    // The simulated user's model saw the public prompt and the checkpoint's public words.
+    let asked = simulator[0]["request"].to_string();
+    for seen in [
+        "Tell me about the weather.",
+        "Please say the word I asked for.",
+    ] {
+        assert!(asked.contains(seen), "{seen} not in {asked}");
+    }
+    // The canaries were in play: the judge was given the rubric and the hidden reference.
+    let judged = judge_requests.lock().unwrap().join("\n");
+    for planted in ["CANARYRUBRIC", "CANARYREFERENCE"] {
+        assert!(judged.contains(planted), "{planted} not in {judged}");
+    }
+    for call in harness.iter().chain(&simulator) {
+        let request = call["request"].to_string();
+        for canary in CANARIES {
+            assert!(!request.contains(canary), "{canary} reached {request}");
+        }
+    }
+    let output = trajectory["output"].as_str().unwrap();
+    for canary in CANARIES {
+        assert!(!output.contains(canary), "{canary} in the output {output}");
+    }
+
+    // The supervisor's rubric went through the judge once per round, and its answers are
+    // cached: the same run again asks the judge nothing.
+    assert_eq!(judge_requests.lock().unwrap().len(), 2);
+    let again = suite.run(&[]);
+    assert_eq!(again.code, 100, "{again:#?}");
+    assert_eq!(judge_requests.lock().unwrap().len(), 2, "{again:#?}");
+}
+
+#[test]
+fn a_follow_up_round_finds_the_workspace_the_last_one_left_and_the_conversation() {
+    // Round 1 leaves a note; round 2 answers with it and with the conversation file: a
+    // checkpoint on round 2's answer passes only if both came through.
+    let harness = r#"
+import json, os, pathlib
+workspace = pathlib.Path(os.environ["CLAWTEST_WORKSPACE"])
+round_ = os.environ["CLAWTEST_ROUND"]
+if round_ == "1":
+    (workspace / "note.txt").write_text("left-in-round-one")
+    print("first answer")
+else:
+    lines = [json.loads(line) for line in open(os.environ["CLAWTEST_CONVERSATION_FILE"])]
+    print((workspace / "note.txt").read_text(), lines[1]["content"], os.environ["CLAWTEST_PROMPT"])
+"#;
+    let task = r#"
+task_id: follow-up
+task_name: A follow-up round
+prompt: "Leave a note."
+{COMMON}checkpoints:
+  - name: read_the_note_back
+    check: {type: keywords_present, keywords: [left-in-round-one, first answer, read it back], in: agent_output}
+    feedback: "Now read it back."
+feedback:
+  max_rounds: 3
+"#;
+    let suite = Suite::new();
+    let script = suite.path("harness.py");
+    let suite = suite
+        .config(&format!(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"python3\", {script:?}]\n[run]\ntrials = 1\n"
+        ))
+        .file("harness.py", harness)
+        .task("follow-up", &task.replace("{COMMON}", COMMON));
+    let json = suite.path("results.json");
+    let outcome = suite.run(&["--json", json.to_str().unwrap()]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    let rounds = &results(&json)["verdicts"][0]["trials"][0]["rounds"];
+    assert_eq!(rounds["used"], 2, "{rounds:#}");
+    assert_eq!(rounds["stop"], "passed");
+}
