@@ -12,19 +12,23 @@ use crate::spec::{
     DEFAULT_INJECTION_RATE, ErrorInjection, Feedback, InjectionMode, SimulatorKind, TaskLimits,
 };
 
+/// The longest time limit a task may set, in seconds (a week): a longer one is a mistake, and
+/// deadlines past it would overflow the clocks they are added to.
+const MAX_SECONDS: f64 = 604_800.0;
+
 pub(super) fn validate_limits(raw: &RawTask, findings: &mut Findings) -> TaskLimits {
     let mut limits = TaskLimits::default();
     let Some(raw_limits) = &raw.limits else {
         return limits;
     };
     if let Some(timeout) = &raw_limits.value.timeout_seconds {
-        if timeout.value > 0.0 && timeout.value.is_finite() {
+        if timeout.value > 0.0 && timeout.value <= MAX_SECONDS {
             limits.timeout = Duration::from_secs_f64(timeout.value);
         } else {
             findings.error(
                 Problem::new(
                     "limits.timeout_seconds",
-                    "must be a positive number of seconds",
+                    format!("must be a positive number of seconds, at most {MAX_SECONDS} (a week)"),
                     at(timeout),
                 )
                 .with_help("e.g. `timeout_seconds: 300` (the default)"),
@@ -232,20 +236,25 @@ pub(super) fn validate_feedback(
             },
             "round_timeout_seconds" | "total_timeout_seconds" => {
                 match json.as_f64().filter(|seconds| *seconds > 0.0) {
-                    Some(seconds) => match Duration::try_from_secs_f64(seconds) {
-                        Ok(limit) if key.value == "round_timeout_seconds" => {
-                            feedback.round_timeout = Some(limit)
-                        }
-                        Ok(limit) => feedback.total_timeout = Some(limit),
-                        Err(_) => findings.error(Problem::new(
+                    Some(seconds) if seconds > MAX_SECONDS => findings.error(
+                        Problem::new(
                             field,
-                            format!("{seconds} seconds is longer than any clock"),
+                            format!("{seconds} seconds is more than a week ({MAX_SECONDS} s), the longest a time limit may be"),
                             at(value),
-                        )),
-                    },
+                        )
+                        .with_help(format!("e.g. `{}: 300`", key.value)),
+                    ),
+                    Some(seconds) => {
+                        let limit = Duration::from_secs_f64(seconds);
+                        if key.value == "round_timeout_seconds" {
+                            feedback.round_timeout = Some(limit);
+                        } else {
+                            feedback.total_timeout = Some(limit);
+                        }
+                    }
                     None => findings.error(
                         Problem::new(field, "must be a positive number of seconds", at(value))
-                            .with_help("e.g. `round_timeout_seconds: 300`"),
+                            .with_help(format!("e.g. `{}: 300`", key.value)),
                     ),
                 }
             }
