@@ -35,7 +35,7 @@ fn the_closed_loop_example_passes_in_round_two_after_the_feedback() {
     );
     let results = results(&json);
     let trials = results["verdicts"][0]["trials"].as_array().unwrap();
-    assert_eq!(trials.len(), 2);
+    assert_eq!(trials.len(), 3);
     for trial in trials {
         let rounds = &trial["rounds"];
         assert_eq!(rounds["status"], "pass");
