@@ -37,10 +37,13 @@ pub(super) fn read(
     name: &str,
     catalogue: &Catalogue,
 ) -> Result<ServiceDescription, Vec<String>> {
-    let value: Value = read_value(answer)
-        .map_err(|problem| vec![problem.plain(std::path::Path::new("(service)"))])?;
-    let description: ServiceDescription = serde_json::from_value(value)
-        .map_err(|error| vec![format!("(service): not a service description: {error}")])?;
+    // Read straight into the description, so a wrong shape is located at its line too.
+    let description: ServiceDescription = read_value(answer).map_err(|mut problem| {
+        problem.help = Some(
+            "a service description is a map of name, description, collections and routes (prompts/service.md)".into(),
+        );
+        vec![problem.plain(std::path::Path::new("(service)"))]
+    })?;
     if description.name != name {
         return Err(vec![format!(
             "(service): name: expected `{name}`, found `{}`",
@@ -129,8 +132,9 @@ mod tests {
             &Catalogue::builtin(),
         )
         .unwrap_err();
+        assert!(problems[0].starts_with("(service):2:"), "{problems:?}");
         assert!(
-            problems[0].contains("not a service description"),
+            problems[0].contains("a service description is a map"),
             "{problems:?}"
         );
         // A name the catalogue has is not a missing service.
