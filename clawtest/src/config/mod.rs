@@ -9,6 +9,7 @@
 mod check;
 mod harness_command;
 mod harness_files;
+mod llm;
 pub mod secrets;
 mod sections;
 
@@ -19,13 +20,13 @@ use miette::{Diagnostic, NamedSource, SourceSpan};
 pub use harness_files::{
     FileBase, HarnessFile, Placeholder, Template, TemplateError, TemplateValues,
 };
+pub use llm::{LlmConfig, Mode, Price, ProviderConfig, Redaction, ReplayConfig};
 use sections::RawConfig;
 pub use sections::{
-    BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, HarnessConfig,
-    HarnessKind, JudgeConfig, JudgeProvider, LimitsConfig, LlmConfig, Mode, Price, ProviderConfig,
-    ReportConfig, RunConfig, Tier, ValidateConfig,
+    BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, GenerateConfig,
+    HarnessConfig, HarnessKind, JudgeConfig, JudgeProvider, LimitsConfig, ReportConfig, RunConfig,
+    Tier, ValidateConfig,
 };
-pub use sections::{GenerateConfig, Redaction, ReplayConfig};
 
 /// The file name looked for in the current directory and its ancestors.
 pub(crate) const FILE_NAME: &str = "clawtest.toml";
