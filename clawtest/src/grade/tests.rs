@@ -2,15 +2,12 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::*;
 use crate::spec::{Check, Component, OutputSource, Safety, SafetyCheck, Task, TaskLimits};
-use crate::trajectory::{
-    AuditEntry, FaultKind, HarnessExit, OutputOrigin, RobustnessRule, Trajectory,
-};
+use crate::trajectory::{AuditEntry, FaultKind, RobustnessRule, Trajectory};
 
 fn task(components: Vec<(f64, Check)>, safety: Vec<SafetyCheck>) -> Task {
     Task {
@@ -73,26 +70,14 @@ fn entry(seq: u64, action: &str, params: Value, fault: Option<FaultKind>) -> Aud
 }
 
 fn trajectory(audit: Vec<AuditEntry>, output: &str) -> Trajectory {
-    Trajectory {
-        task_id: "t".into(),
-        trial: 0,
+    // Where the answer came from does not change its grade.
+    Trajectory::without_harness(
+        "t",
         audit,
-        model_calls: Vec::new(),
-        output: output.into(),
-        output_source: OutputOrigin::Stdout,
-        stderr_tail: String::new(),
-        workspace: BTreeMap::new(),
-        exit: HarnessExit {
-            code: Some(0),
-            timed_out: false,
-            signal: None,
-        },
-        commands: Vec::new(),
-        limits_reached: Vec::new(),
-        duration: Duration::ZERO,
-        robustness_rule: RobustnessRule::InjectedFaults,
-        rounds: None,
-    }
+        output.into(),
+        BTreeMap::new(),
+        RobustnessRule::InjectedFaults,
+    )
 }
 
 fn exists(action: &str) -> Check {
