@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::support::{Suite, repository, run_in};
+use crate::support::{Suite, files, repository, run_in};
 
 /// Copies `relative` of the example into `folder`.
 fn copy(relative: &str, folder: &Path) {
@@ -20,19 +20,6 @@ fn copy(relative: &str, folder: &Path) {
     } else {
         std::fs::copy(source, target).unwrap();
     }
-}
-
-fn texts(folder: &Path) -> Vec<(String, String)> {
-    let mut files: Vec<(String, String)> = std::fs::read_dir(folder)
-        .unwrap()
-        .map(|entry| {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read_to_string(&path).unwrap())
-        })
-        .collect();
-    files.sort();
-    files
 }
 
 #[test]
@@ -50,13 +37,13 @@ fn the_example_replays_to_its_committed_tasks_which_pass_the_oracle() {
             outcome.code, outcome.stdout, outcome.stderr
         )
     );
-    let written = texts(&folder.path().join("tasks/generated"));
-    let committed = texts(&repository().join("examples/generate/tasks/generated"));
+    let written = files(&folder.path().join("tasks/generated"));
+    let committed = files(&repository().join("examples/generate/tasks/generated"));
     assert_eq!(written, committed);
 
     let again = run_in(folder.path(), &["generate"]);
     assert_eq!(again.code, 0, "{again:#?}");
-    assert_eq!(texts(&folder.path().join("tasks/generated")), committed);
+    assert_eq!(files(&folder.path().join("tasks/generated")), committed);
 
     let oracle = run_in(folder.path(), &["run", "--oracle"]);
     assert_eq!(oracle.code, 0, "{oracle:#?}");

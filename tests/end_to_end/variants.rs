@@ -4,12 +4,9 @@
 //! memory (the oracle, since the demo's cassettes answer the original prompts only) and
 //! writes no task file.
 
-use std::collections::BTreeMap;
-use std::path::Path;
-
 use serde_json::Value;
 
-use crate::support::{Outcome, Suite};
+use crate::support::{Outcome, Suite, files};
 
 const NO_HARNESS: &str = "tasks = [\"tasks/*.yaml\"]\n[harness]\nbuild = [\"false\"]\ncommand = [\"/no/such/agent\"]\n[run]\ntrials = 1\n";
 
@@ -19,20 +16,6 @@ fn demo() -> Suite {
         .demo_task("todo-triage", false)
         .demo_task("gmail-reply", false)
         .demo_task("inbox-to-todo", false)
-}
-
-/// Every file of `folder` by name, with its text.
-fn files(folder: &Path) -> BTreeMap<String, String> {
-    std::fs::read_dir(folder)
-        .unwrap()
-        .map(|entry| {
-            let path = entry.unwrap().path();
-            (
-                path.file_name().unwrap().to_string_lossy().into_owned(),
-                std::fs::read_to_string(&path).unwrap(),
-            )
-        })
-        .collect()
 }
 
 /// `generate --variants 2 --from tasks --seed SEED --out OUT` in `suite`.

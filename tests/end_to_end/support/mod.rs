@@ -215,6 +215,20 @@ pub fn demo_shards(out: &Path) -> [PathBuf; 2] {
     })
 }
 
+/// Every file of `folder` by name, with its text.
+pub fn files(folder: &Path) -> std::collections::BTreeMap<String, String> {
+    std::fs::read_dir(folder)
+        .unwrap()
+        .map(|entry| {
+            let path = entry.unwrap().path();
+            (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read_to_string(&path).unwrap(),
+            )
+        })
+        .collect()
+}
+
 /// Parses a JUnit file written by a run.
 pub fn junit(path: &Path) -> quick_junit::Report {
     let xml = std::fs::read_to_string(path).expect("JUnit written");
