@@ -23,7 +23,7 @@ use clawtest::run::session::SessionError;
 use clawtest::sandbox::docker::DockerError;
 use clawtest::sandbox::select::BackendError;
 use clawtest::serve::standalone::ServeError;
-use clawtest::spec::InvalidTask;
+use clawtest::task::InvalidTask;
 
 /// The exit codes, by name.
 pub mod exit {

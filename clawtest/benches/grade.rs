@@ -35,7 +35,7 @@ safety_checks:
 "#;
 
 fn main() {
-    let task = clawtest::spec::parse(
+    let task = clawtest::task::parse(
         Path::new("bench.yaml"),
         TASK.to_string(),
         &Catalogue::builtin(),

@@ -6,7 +6,7 @@
 //! The tasks are generated (one of three shapes, each with its own id, names, weights and
 //! fixtures) into a temporary folder, then validated through `clawtest::validate::validate`,
 //! the function the command calls, with the built-in catalogue built in each run as the
-//! command does. Files are read on one worker a core (`spec::load_all`); the bench prints how
+//! command does. Files are read on one worker a core (`task::load_all`); the bench prints how
 //! many, so a figure from a one-core runner (or `taskset -c 0`) is read as such. Prints the
 //! figures of each of 5 runs and the best; asserts nothing beyond "all valid".
 

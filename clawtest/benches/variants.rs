@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use clawtest::services::Catalogue;
-use clawtest::spec::{self, Task};
+use clawtest::task::{self, Task};
 use clawtest::variants::{self, Kinds, Options};
 
 const TASKS: usize = 1_000;
@@ -67,7 +67,7 @@ fn main() {
     let tasks: Vec<Task> = (0..TASKS)
         .map(|index| {
             let path = folder.join(format!("bench-{index}.yaml"));
-            spec::parse(&path, task_text(index), &catalogue)
+            task::parse(&path, task_text(index), &catalogue)
                 .unwrap_or_else(|invalid| panic!("{}", invalid.plain()))
         })
         .collect();

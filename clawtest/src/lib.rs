@@ -7,7 +7,7 @@
 //!    ──grade──▶ [Grade] ──aggregate──▶ [Verdict] ──summarize──▶ RunSummary ──publish──▶ files
 //! ```
 //!
-//! [`discover`] finds the task files, [`spec`] turns each into a [`spec::Task`], [`run`] plans
+//! [`discover`] finds the task files, [`task`] turns each into a [`task::Task`], [`run`] plans
 //! and executes the trials (each in a [`world::World`] served by [`serve`], its harness in a
 //! [`sandbox`], its model calls through the [`gateway`]) into [`trajectory::Trajectory`]s,
 //! [`grade`] grades each one purely, [`results`] aggregates them into verdicts and a
@@ -26,7 +26,7 @@
 //! 5  judge  results  surfaces  rust_harness
 //! 4  grade  world  gateway  sandbox
 //! 3  trajectory                     leaf data: what happened
-//! 2  spec
+//! 2  task
 //! 1  services
 //! 0  config  http  discover  interrupt  init
 //! ```
@@ -55,8 +55,8 @@ pub mod rust_harness;
 pub mod sandbox;
 pub mod serve;
 pub mod services;
-pub mod spec;
 pub mod surfaces;
+pub mod task;
 pub mod trajectory;
 pub mod validate;
 pub mod variants;

@@ -17,7 +17,7 @@ use crate::config::Config;
 use crate::discover::DiscoverError;
 use crate::run::suite;
 use crate::services::Catalogue;
-use crate::spec::{InvalidTask, Problem, Task, coverage};
+use crate::task::{InvalidTask, Problem, Task, coverage};
 
 /// The version of the JSON schema; bumped on any incompatible change.
 const JSON_VERSION: u32 = 1;

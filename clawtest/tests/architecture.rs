@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["config", "http", "discover", "interrupt", "init"],
     &["services"],
-    &["spec"],
+    &["task"],
     &["trajectory"],
     &["grade", "world", "gateway", "sandbox"],
     &["judge", "results", "surfaces", "rust_harness"],
@@ -134,10 +134,10 @@ fn the_check_sees_an_import_against_the_direction() {
     );
     assert!(crate_paths("$crate::__private::run()").is_empty());
     let lines =
-        code_lines("use crate::spec::Task;\n#[cfg(test)]\nmod tests {\nuse crate::run;\n}\n");
-    assert_eq!(lines, [(1, "use crate::spec::Task;")]);
+        code_lines("use crate::task::Task;\n#[cfg(test)]\nmod tests {\nuse crate::run;\n}\n");
+    assert_eq!(lines, [(1, "use crate::task::Task;")]);
     let shared =
-        "use crate::spec::Task;\n#[cfg(test)]\npub(crate) mod tests {\nuse crate::run;\n}\n";
-    assert_eq!(code_lines(shared), [(1, "use crate::spec::Task;")]);
-    assert!(layer_of("run") > layer_of("spec"));
+        "use crate::task::Task;\n#[cfg(test)]\npub(crate) mod tests {\nuse crate::run;\n}\n";
+    assert_eq!(code_lines(shared), [(1, "use crate::task::Task;")]);
+    assert!(layer_of("run") > layer_of("task"));
 }

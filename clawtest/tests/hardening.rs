@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use clawtest::services::Catalogue;
-use clawtest::spec::{self, InvalidTask, MAX_DEPTH, MAX_NODES, MAX_TASK_BYTES};
+use clawtest::task::{self, InvalidTask, MAX_DEPTH, MAX_NODES, MAX_TASK_BYTES};
 
 const VALID: &str = "\
 task_id: todo-triage
@@ -39,7 +39,7 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
 }
 
 fn rejected(path: &Path) -> InvalidTask {
-    match spec::load(path, &Catalogue::builtin()) {
+    match task::load(path, &Catalogue::builtin()) {
         Ok(task) => panic!("{} loaded as task {}", path.display(), task.id),
         Err(invalid) => invalid,
     }
@@ -64,7 +64,7 @@ fn summary(invalid: &InvalidTask) -> Vec<(String, Option<u64>, String)> {
 fn the_valid_base_loads() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = write(dir.path(), "task.yaml", VALID.as_bytes());
-    let task = spec::load(&path, &Catalogue::builtin()).expect("the base task is valid");
+    let task = task::load(&path, &Catalogue::builtin()).expect("the base task is valid");
     assert_eq!(task.components.len(), 3);
 }
 
@@ -111,7 +111,7 @@ fn a_file_over_the_size_limit_is_refused_before_it_is_parsed() {
     );
     // Text handed to the loader directly meets the same limit.
     let refused =
-        spec::parse(Path::new("big.yaml"), text, &Catalogue::builtin()).expect_err("too large");
+        task::parse(Path::new("big.yaml"), text, &Catalogue::builtin()).expect_err("too large");
     assert!(refused.problems[0].message.contains("larger than"));
 }
 
@@ -315,7 +315,7 @@ fn a_file_source_that_links_out_of_the_task_folder_is_refused_at_its_line() {
     );
 
     let inside = format!("{VALID}files:\n  - {{source: alias.txt, target: /workspace/c.txt}}\n");
-    let task = spec::load(
+    let task = task::load(
         &write(dir.path(), "inside.yaml", inside.as_bytes()),
         &Catalogue::builtin(),
     )
@@ -333,16 +333,16 @@ fn a_prompt_too_long_for_the_environment_is_refused_at_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let at_limit = VALID.replace(
         "prompt: Raise the priority of the OpenSSL task.",
-        &format!("prompt: {}", "x".repeat(spec::MAX_PROMPT_BYTES)),
+        &format!("prompt: {}", "x".repeat(task::MAX_PROMPT_BYTES)),
     );
-    spec::load(
+    task::load(
         &write(dir.path(), "long.yaml", at_limit.as_bytes()),
         &Catalogue::builtin(),
     )
     .unwrap_or_else(|invalid| panic!("{}", invalid.plain()));
     let over = VALID.replace(
         "prompt: Raise the priority of the OpenSSL task.",
-        &format!("prompt: {}", "x".repeat(spec::MAX_PROMPT_BYTES + 1)),
+        &format!("prompt: {}", "x".repeat(task::MAX_PROMPT_BYTES + 1)),
     );
     let found = summary(&rejected(&write(dir.path(), "over.yaml", over.as_bytes())));
     assert_eq!(found.len(), 1, "{found:#?}");

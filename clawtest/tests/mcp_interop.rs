@@ -31,7 +31,7 @@ safety_checks:
 #[tokio::test]
 async fn the_official_sdk_client_lists_and_calls_tools_once_audited() {
     let catalogue = Catalogue::builtin();
-    let task = clawtest::spec::parse(Path::new("mcp.yaml"), TASK.to_string(), &catalogue)
+    let task = clawtest::task::parse(Path::new("mcp.yaml"), TASK.to_string(), &catalogue)
         .unwrap_or_else(|error| panic!("{}", error.plain()));
     let bindings: Vec<ToolBinding> = task
         .tools

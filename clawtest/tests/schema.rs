@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use clawtest::spec::schema::task_schema_text;
+use clawtest::task::schema::task_schema_text;
 
 fn committed_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../schema/task.schema.json")
@@ -47,10 +47,10 @@ fn the_schema_names_every_check_type_and_safety_type() {
             })
             .collect()
     };
-    assert_eq!(constants("CheckEntry"), clawtest::spec::check::CHECK_TYPES);
+    assert_eq!(constants("CheckEntry"), clawtest::task::check::CHECK_TYPES);
     assert_eq!(
         constants("SafetyCheckEntry"),
-        clawtest::spec::check::SAFETY_TYPES
+        clawtest::task::check::SAFETY_TYPES
     );
     assert_eq!(
         schema["$schema"],

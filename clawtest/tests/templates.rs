@@ -34,7 +34,7 @@ fn every_task_template_validates_and_has_a_cassette() {
         .collect();
     assert_eq!(tasks.len(), 2);
     for path in tasks {
-        let task = clawtest::spec::load(&folder.path().join(path), &Catalogue::builtin())
+        let task = clawtest::task::load(&folder.path().join(path), &Catalogue::builtin())
             .unwrap_or_else(|error| panic!("{}", error.plain()));
         let cassette = Cassette::load(&folder.path().join("cassettes"), &task.id)
             .unwrap_or_else(|error| panic!("{error}"));

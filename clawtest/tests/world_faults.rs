@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clawtest::serve::{Delay, serve_with};
 use clawtest::services::Catalogue;
-use clawtest::spec::InjectionMode;
+use clawtest::task::InjectionMode;
 use clawtest::trajectory::FaultKind;
 use clawtest::world::{FaultPlan, World, WorldOptions};
 use serde_json::{Value, json};

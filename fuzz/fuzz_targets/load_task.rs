@@ -4,7 +4,7 @@
 //!
 //! Beyond "never panics, never hangs, never exhausts memory", two properties are checked:
 //! every rejected file renders as a diagnostic and as JSON (a span past the text would panic
-//! in the renderer), and every accepted task written back with `spec::write` loads again and
+//! in the renderer), and every accepted task written back with `task::write` loads again and
 //! writes the same text (the writer is a fixed point), so the writer cannot produce a file
 //! the loader refuses.
 
@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::LazyLock;
 
 use clawtest::services::Catalogue;
-use clawtest::spec;
+use clawtest::task;
 use clawtest::validate::{FileOutcome, Report};
 use libfuzzer_sys::fuzz_target;
 
@@ -22,7 +22,7 @@ static CATALOGUE: LazyLock<Catalogue> = LazyLock::new(Catalogue::builtin);
 
 fuzz_target!(|data: &[u8]| {
     let path = Path::new("fuzz/task.yaml");
-    match spec::load_bytes(path, data.to_vec(), &CATALOGUE) {
+    match task::load_bytes(path, data.to_vec(), &CATALOGUE) {
         Err(invalid) => {
             let report = Report {
                 files: vec![FileOutcome::invalid(invalid)],
@@ -34,17 +34,17 @@ fuzz_target!(|data: &[u8]| {
             assert!(json.contains("\"valid\": false"), "{json}");
         }
         Ok(task) => {
-            let Ok(written) = spec::write::to_yaml(&task) else {
+            let Ok(written) = task::write::to_yaml(&task) else {
                 return;
             };
-            let again = spec::load_bytes(path, written.clone().into_bytes(), &CATALOGUE)
+            let again = task::load_bytes(path, written.clone().into_bytes(), &CATALOGUE)
                 .unwrap_or_else(|invalid| {
                     panic!(
                         "an accepted task, written back, does not load:\n{}\n{written}",
                         invalid.plain()
                     )
                 });
-            let rewritten = spec::write::to_yaml(&again).expect("a loaded task can be written");
+            let rewritten = task::write::to_yaml(&again).expect("a loaded task can be written");
             assert_eq!(rewritten, written, "the writer is not a fixed point");
         }
     }

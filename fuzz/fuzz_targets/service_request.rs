@@ -54,7 +54,14 @@ fuzz_target!(|data: &[u8]| {
         answer.status
     );
     if let Err(error) = serde_json::from_slice::<Value>(&answer.body) {
-        panic!("{name} {}: the answer is not JSON ({error})", route.endpoint);
+        panic!(
+            "{name} {}: the answer is not JSON ({error})",
+            route.endpoint
+        );
     }
-    assert_eq!(world.audit().len(), 1, "{name}: one audit entry per request");
+    assert_eq!(
+        world.audit().len(),
+        1,
+        "{name}: one audit entry per request"
+    );
 });

@@ -1,4 +1,4 @@
-//! Fuzz target for `spec::tree`: the typed form of a task read through its located tree must
+//! Fuzz target for `task::tree`: the typed form of a task read through its located tree must
 //! equal the typed form read directly from the text, locations included, and whatever a
 //! direct parse reads the tree must read too. The loader parses each file once and reads the
 //! typed form from the tree; this keeps that equal to what a second parse would give.
@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let Some((direct, through_tree)) = clawtest::spec::typed_both_ways(text) else {
+    let Some((direct, through_tree)) = clawtest::task::typed_both_ways(text) else {
         return;
     };
     match (&direct, &through_tree) {

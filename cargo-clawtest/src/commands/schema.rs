@@ -3,6 +3,6 @@
 use super::Outcome;
 
 pub fn run() -> Outcome {
-    out!("{}", clawtest::spec::schema::task_schema_text());
+    out!("{}", clawtest::task::schema::task_schema_text());
     Ok(())
 }

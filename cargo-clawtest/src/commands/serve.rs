@@ -2,7 +2,7 @@
 //! is its normal end).
 
 use clawtest::services::Catalogue;
-use clawtest::spec::InjectionMode;
+use clawtest::task::InjectionMode;
 use clawtest::world::{FaultPlan, WorldOptions};
 
 use super::{Outcome, runtime};
@@ -11,7 +11,7 @@ use crate::errors::ExpectedError;
 
 pub fn run(arguments: &ServeArgs) -> Outcome {
     let catalogue = Catalogue::builtin();
-    let task = clawtest::spec::load(&arguments.task, &catalogue)
+    let task = clawtest::task::load(&arguments.task, &catalogue)
         .map_err(|error| ExpectedError::Task(Box::new(error)))?;
     let mode = if arguments.burst {
         InjectionMode::Burst

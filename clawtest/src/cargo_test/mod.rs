@@ -21,7 +21,7 @@ use crate::rust_harness::{InProcessSandbox, RustHarness};
 use crate::sandbox::Sandbox;
 use crate::sandbox::process::ProcessSandbox;
 use crate::services::Catalogue;
-use crate::spec::Task;
+use crate::task::Task;
 
 /// A failed task test. Its `Debug` is the plain message, so that a `#[test]` returning
 /// `Result<(), Failure>` prints the grade breakdown as written.
@@ -273,7 +273,7 @@ pub fn run_task_file(
     let config = load_config(manifest_dir, None)?;
     let runner = TaskRunner::new(config, harness, trials);
     let file = manifest_dir.join(path);
-    let mut task = crate::spec::load(&file, runner.catalogue())
+    let mut task = crate::task::load(&file, runner.catalogue())
         .map_err(|error| Failure(error.plain().trim_end().to_string()))?;
     task.path = PathBuf::from(path);
     checked(runner.run(task)?, snapshot)
@@ -364,7 +364,7 @@ mod tests {
         let runner = TaskRunner::new(config("[harness]\nkind = \"rust\"\n"), None, None);
         let demo =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/demo/tasks/todo-triage.yaml");
-        let task = crate::spec::load(&demo, runner.catalogue()).unwrap();
+        let task = crate::task::load(&demo, runner.catalogue()).unwrap();
         let failure = runner.run(task).unwrap_err();
         assert!(
             failure.0.contains("clawtest::main!(harness = your_agent)"),

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use crate::grade::Grade;
 use crate::judge::Judge;
 use crate::sandbox::RoundSetup;
-use crate::spec::{Feedback, SimulatorKind, Task};
+use crate::task::{Feedback, SimulatorKind, Task};
 use crate::trajectory::Trajectory;
 use crate::trajectory::rounds::{Round, Rounds, StopReason, Verdict};
 

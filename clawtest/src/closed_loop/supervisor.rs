@@ -9,7 +9,7 @@
 
 use crate::grade::judge::{JudgeAnswers, JudgeRequest};
 use crate::grade::{self, Grade};
-use crate::spec::{Check, Component, Task};
+use crate::task::{Check, Component, Task};
 use crate::trajectory::Trajectory;
 use crate::trajectory::rounds::Verdict;
 

@@ -11,7 +11,7 @@ use super::{Harness, LoopError, Setting, Step, run};
 use crate::judge::NoJudge;
 use crate::sandbox::RoundSetup;
 use crate::services::Catalogue;
-use crate::spec::Task;
+use crate::task::Task;
 use crate::trajectory::rounds::{LoopStatus, StopReason, Verdict};
 use crate::trajectory::{RobustnessRule, Trajectory};
 
@@ -100,7 +100,7 @@ checkpoints:
 {feedback}
 "#
     );
-    crate::spec::parse(Path::new("loop.yaml"), text, &Catalogue::builtin())
+    crate::task::parse(Path::new("loop.yaml"), text, &Catalogue::builtin())
         .unwrap_or_else(|invalid| panic!("{invalid}"))
 }
 

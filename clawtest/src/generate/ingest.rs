@@ -1,6 +1,6 @@
 //! Ingest: the Generator's answer → a [`Task`], or every problem with it located in the
 //! answer's text. Code fences are stripped, then the text is loaded exactly as a task file is
-//! (`spec::parse`: the raw tree, ClawEnvKit's 12 structural checks, clawtest's own), so a
+//! (`task::parse`: the raw tree, ClawEnvKit's 12 structural checks, clawtest's own), so a
 //! generated task fails with the very errors `cargo clawtest validate` would show.
 
 use std::path::Path;
@@ -8,10 +8,10 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 
 use crate::services::Catalogue;
-use crate::spec::{self, InvalidTask, Problem, Task};
+use crate::task::{self, InvalidTask, Problem, Task};
 
 /// The stack of the thread an answer's YAML is read on: the reader recurses once per nesting
-/// level, up to `spec::MAX_DEPTH`, which a runtime thread's 2 MiB may not hold in a debug build.
+/// level, up to `task::MAX_DEPTH`, which a runtime thread's 2 MiB may not hold in a debug build.
 const READ_STACK: usize = 16 * 1024 * 1024;
 
 /// The text inside a code fence (```` ```yaml … ``` ````), or the whole text trimmed.
@@ -32,7 +32,7 @@ pub fn strip_fences(answer: &str) -> &str {
 /// messages and anchors `files:`), its services looked up in `catalogue`, with the task
 /// loader's limits (size, depth, values).
 pub fn ingest(answer: &str, path: &Path, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
-    spec::load_bytes(path, strip_fences(answer).as_bytes().to_vec(), catalogue)
+    task::load_bytes(path, strip_fences(answer).as_bytes().to_vec(), catalogue)
 }
 
 /// An answer that is not a task (the parser's, a service description) read raw: fences
@@ -40,13 +40,13 @@ pub fn ingest(answer: &str, path: &Path, catalogue: &Catalogue) -> Result<Task, 
 /// value), a syntax error located.
 pub(crate) fn read_value<T: DeserializeOwned + Send>(answer: &str) -> Result<T, Box<Problem>> {
     let text = strip_fences(answer);
-    if text.len() as u64 > spec::MAX_TASK_BYTES {
+    if text.len() as u64 > task::MAX_TASK_BYTES {
         return Err(Box::new(Problem::new(
             "(answer)",
             format!(
                 "the answer is {} bytes; at most {} are read",
                 text.len(),
-                spec::MAX_TASK_BYTES
+                task::MAX_TASK_BYTES
             ),
             None,
         )));
@@ -55,7 +55,7 @@ pub(crate) fn read_value<T: DeserializeOwned + Send>(answer: &str) -> Result<T, 
         let reader = std::thread::Builder::new()
             .name("clawtest-answer".into())
             .stack_size(READ_STACK)
-            .spawn_scoped(scope, || spec::yaml::<T>(text));
+            .spawn_scoped(scope, || task::yaml::<T>(text));
         match reader {
             Ok(handle) => handle
                 .join()
@@ -101,7 +101,7 @@ mod tests {
         let deep = "[".repeat(200_000);
         let problem = read_value::<serde_json::Value>(&deep).unwrap_err();
         assert!(problem.message.contains("nest"), "{problem:?}");
-        let huge = "a".repeat(spec::MAX_TASK_BYTES as usize + 1);
+        let huge = "a".repeat(task::MAX_TASK_BYTES as usize + 1);
         let problem = read_value::<serde_json::Value>(&huge).unwrap_err();
         assert!(problem.message.contains("at most"), "{problem:?}");
         let invalid = ingest(&deep, Path::new("t.yaml"), &Catalogue::builtin()).unwrap_err();

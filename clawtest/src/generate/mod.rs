@@ -461,7 +461,7 @@ async fn ask_until<T>(
 }
 
 /// Each problem as one line, `place: field: message (help: …)`.
-fn plain_all(problems: &[crate::spec::Problem], place: &str) -> Vec<String> {
+fn plain_all(problems: &[crate::task::Problem], place: &str) -> Vec<String> {
     problems
         .iter()
         .map(|problem| problem.plain(Path::new(place)))
@@ -488,7 +488,7 @@ fn known_tasks(config: &Config, out: &Path, catalogue: &Catalogue) -> Vec<Known>
             let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
             !file.starts_with(&out)
         })
-        .filter_map(|file| crate::spec::load(file, catalogue).ok())
+        .filter_map(|file| crate::task::load(file, catalogue).ok())
         .map(|task| Known::of(&task))
         .collect()
 }

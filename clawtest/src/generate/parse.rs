@@ -11,9 +11,9 @@ use super::ingest::read_value;
 use serde_saphyr::Spanned;
 
 use crate::services::Catalogue;
-use crate::spec::coverage::{Atom, AtomKind};
-use crate::spec::raw::Node;
-use crate::spec::{Position, Problem};
+use crate::task::coverage::{Atom, AtomKind};
+use crate::task::raw::Node;
+use crate::task::{Position, Problem};
 
 /// The parser's prompt template.
 const TEMPLATE: &str = include_str!("../../prompts/parse.md");

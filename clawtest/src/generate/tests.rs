@@ -198,7 +198,7 @@ async fn the_example_records_each_retry_and_drop_then_replays_to_the_committed_b
         .iter()
         .filter(|(name, _)| !name.contains(".atoms."))
     {
-        let task = crate::spec::load(&request.out.join(name), &Catalogue::builtin()).unwrap();
+        let task = crate::task::load(&request.out.join(name), &Catalogue::builtin()).unwrap();
         assert!(
             crate::oracle::check(&task, &Catalogue::builtin(), 0.75).is_feasible(),
             "{name}"
@@ -378,7 +378,7 @@ async fn a_missing_service_is_described_smoke_called_and_written_inline() {
     // The file stands on its own: the service is inline, and it loads with the built-in
     // catalogue alone, feasible.
     let path = folder.path().join("tasks/generated/payroll-001.yaml");
-    let task = crate::spec::load(&path, &Catalogue::builtin()).unwrap();
+    let task = crate::task::load(&path, &Catalogue::builtin()).unwrap();
     assert_eq!(task.local_services.len(), 1);
     assert!(crate::oracle::check(&task, &Catalogue::builtin(), 0.75).is_feasible());
 }
@@ -425,8 +425,8 @@ fn dedup_hashes_content_whatever_the_name_and_measures_prompt_overlap() {
     let path = Path::new("t.yaml");
     let text =
         std::fs::read_to_string(example().join("tasks/generated/weekly_update-001.yaml")).unwrap();
-    let first = crate::spec::parse(path, text.clone(), &catalogue).unwrap();
-    let renamed = crate::spec::parse(
+    let first = crate::task::parse(path, text.clone(), &catalogue).unwrap();
+    let renamed = crate::task::parse(
         path,
         text.replace("task_id: weekly_update-001", "task_id: other")
             .replace(
@@ -440,7 +440,7 @@ fn dedup_hashes_content_whatever_the_name_and_measures_prompt_overlap() {
         validate::content_hash(&first),
         validate::content_hash(&renamed)
     );
-    let changed = crate::spec::parse(path, text.replace("Room 2", "Room 9"), &catalogue).unwrap();
+    let changed = crate::task::parse(path, text.replace("Room 2", "Room 9"), &catalogue).unwrap();
     assert_ne!(
         validate::content_hash(&first),
         validate::content_hash(&changed)
@@ -481,7 +481,7 @@ fn the_suite_s_tasks_are_known_to_dedup_but_those_the_run_rewrites_are_not() {
     assert_eq!(ids, ["mine"]);
 
     // A generated task with the suite task's content is a duplicate of it.
-    let task = crate::spec::parse(Path::new("t.yaml"), text.clone(), &catalogue).unwrap();
+    let task = crate::task::parse(Path::new("t.yaml"), text.clone(), &catalogue).unwrap();
     let intent = Intent {
         services: vec!["calendar".into(), "contacts".into(), "gmail".into()],
         missing_services: Vec::new(),

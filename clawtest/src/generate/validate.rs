@@ -1,6 +1,6 @@
 //! The Validator: what a generated task must be beyond a valid task file (`ingest.rs` has the
 //! 12 structural checks). It covers the intent's atoms (each action offered and scored, each
-//! object visible, each constraint enforced: `spec::coverage`, as errors here); it uses only
+//! object visible, each constraint enforced: `task::coverage`, as errors here); it uses only
 //! the services it was given; it carries an `oracle:`, which must hold (feasibility and
 //! discrimination by `oracle::check`); and it is new: neither its normalised content nor its
 //! prompt repeats a task of the suite or of this run. Every problem is located in the answer.
@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::parse::Intent;
 use crate::services::Catalogue;
-use crate::spec::{self, Position, Problem, Task};
+use crate::task::{self, Position, Problem, Task};
 
 /// Two prompts whose word sets overlap this much (Jaccard) are the same scenario.
 pub const SIMILARITY: f64 = 0.8;
@@ -44,7 +44,7 @@ impl Known {
 /// The hash of what a task is, whatever it is called: its written form without its id and
 /// name, lower case, with every run of white space one space.
 pub fn content_hash(task: &Task) -> String {
-    let mut document = spec::write::document(task).unwrap_or_default();
+    let mut document = task::write::document(task).unwrap_or_default();
     if let Some(map) = document.as_object_mut() {
         map.remove("task_id");
         map.remove("task_name");
@@ -97,7 +97,7 @@ pub fn check(task: &Task, source: &str, context: &Context<'_>) -> Vec<Problem> {
         column: 1,
         span: None,
     });
-    let mut problems = spec::coverage::coverage(task, &context.intent.atoms);
+    let mut problems = task::coverage::coverage(task, &context.intent.atoms);
     for service in &task.services {
         if !context.allowed.iter().any(|allowed| allowed == service) {
             problems.push(

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::GenerateError;
 use super::parse::Intent;
 use crate::services::{Catalogue, ServiceDescription};
-use crate::spec::{self, Task};
+use crate::task::{self, Task};
 
 /// Where a task came from.
 pub(super) struct Provenance<'a> {
@@ -64,7 +64,7 @@ pub(super) fn write(
         path: path.to_path_buf(),
         error: std::io::Error::other(message),
     };
-    let mut document = spec::write::document(task).map_err(|error| failed(error.to_string()))?;
+    let mut document = task::write::document(task).map_err(|error| failed(error.to_string()))?;
     document["task_id"] = Value::from(id);
     let used: Vec<&ServiceDescription> = local
         .iter()
@@ -82,9 +82,9 @@ pub(super) fn write(
         }
         document["services"] = Value::Array(entries);
     }
-    let body = spec::write::text(&document).map_err(|error| failed(error.to_string()))?;
+    let body = task::write::text(&document).map_err(|error| failed(error.to_string()))?;
     let text = format!("{}{body}", provenance.header());
-    let loaded = spec::parse(path, text.clone(), &Catalogue::builtin()).map_err(|invalid| {
+    let loaded = task::parse(path, text.clone(), &Catalogue::builtin()).map_err(|invalid| {
         failed(format!(
             "the written task does not load on its own: {}",
             invalid.plain()

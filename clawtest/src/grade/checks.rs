@@ -7,8 +7,8 @@
 
 use serde_json::Value;
 
-use crate::spec::check::{pattern_regex, workspace_relative};
-use crate::spec::{Check, OutputSource, SafetyCheck};
+use crate::task::check::{pattern_regex, workspace_relative};
+use crate::task::{Check, OutputSource, SafetyCheck};
 use crate::trajectory::{AuditEntry, Trajectory};
 
 /// Entries of `service` that the service handled (no injected fault).

@@ -2,7 +2,7 @@
 //! its sandbox once the harness has ended (planned here, purely, so the executor runs exactly
 //! what the grader will look for), and how their results score.
 
-use crate::spec::{Check, Task};
+use crate::task::{Check, Task};
 use crate::trajectory::{CommandRun, Trajectory};
 
 /// How long an `exit_code` command may run (ClawEnvKit's limit).

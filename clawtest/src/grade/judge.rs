@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::spec::{Check, Task};
+use crate::task::{Check, Task};
 use crate::trajectory::Trajectory;
 
 /// How much of the agent's output the judge sees (ClawEnvKit's limit).

@@ -16,7 +16,7 @@ mod robustness;
 
 use serde::Serialize;
 
-use crate::spec::{Check, Task};
+use crate::task::{Check, Task};
 use crate::trajectory::Trajectory;
 
 pub use judge::{JudgeAnswer, JudgeAnswers, JudgeRequest};

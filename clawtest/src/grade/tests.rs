@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::spec::{Check, Component, OutputSource, Safety, SafetyCheck, Task, TaskLimits};
+use crate::task::{Check, Component, OutputSource, Safety, SafetyCheck, Task, TaskLimits};
 use crate::trajectory::{AuditEntry, FaultKind, RobustnessRule, Trajectory};
 
 fn task(components: Vec<(f64, Check)>, safety: Vec<SafetyCheck>) -> Task {
@@ -287,7 +287,7 @@ fn the_final_score_is_exact_and_the_verdict_reads_it_at_four_places() {
 fn sequences_match_greedily_in_order() {
     let steps = ["list_tasks", "create_task", "update_task"]
         .iter()
-        .map(|action| crate::spec::SequenceStep {
+        .map(|action| crate::task::SequenceStep {
             action: action.to_string(),
             field_match: BTreeMap::new(),
         })
@@ -616,7 +616,7 @@ fn property_scores_stay_in_range_safety_gates_and_service_interleaving_is_irrele
                 random.below(10) as f64 / 10.0,
                 Check::AuditSequence {
                     service: "gmail".into(),
-                    actions: vec![crate::spec::SequenceStep {
+                    actions: vec![crate::task::SequenceStep {
                         action: random.pick(&actions).into(),
                         field_match: BTreeMap::new(),
                     }],

@@ -102,7 +102,7 @@ fn write(workspace: &Path, relative: &Path, content: &str) -> Result<(), AgentEr
     // Plans name clean workspace paths; a plan file edited by hand must not write elsewhere.
     let inside = relative
         .to_str()
-        .and_then(crate::spec::check::workspace_relative)
+        .and_then(crate::task::check::workspace_relative)
         .ok_or_else(|| failed(std::io::Error::other("the path leaves the workspace")))?;
     let path = workspace.join(inside);
     if let Some(parent) = path.parent() {

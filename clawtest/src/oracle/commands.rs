@@ -9,7 +9,7 @@ use std::path::Path;
 use super::PlannedFile;
 use crate::grade::commands;
 use crate::sandbox::CheckCommand;
-use crate::spec::Task;
+use crate::task::Task;
 use crate::trajectory::CommandRun;
 
 /// How much of a command's output the proof keeps (as a trajectory does).

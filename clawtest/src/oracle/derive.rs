@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 use super::sample::{Anchor, sample};
 use super::{Cause, Plan, PlannedCall, PlannedFile};
 use crate::services::{Catalogue, Operation, ParamType, RouteDescription};
-use crate::spec::check::workspace_relative;
-use crate::spec::{Check, OutputSource, SafetyCheck, Task};
+use crate::task::check::workspace_relative;
+use crate::task::{Check, OutputSource, SafetyCheck, Task};
 use crate::world::World;
 
 /// A part of a plan that could not be derived, and what the author should write instead.

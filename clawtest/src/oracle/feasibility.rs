@@ -15,7 +15,7 @@ use super::derive::Gap;
 use super::{Cause, Plan, PlannedCall, failure, plan, trajectory};
 use crate::grade::{self, Grade, JudgeAnswer, JudgeAnswers};
 use crate::services::Catalogue;
-use crate::spec::{Check, OutputSource, Position, Problem, SafetyCheck, Task};
+use crate::task::{Check, OutputSource, Position, Problem, SafetyCheck, Task};
 use crate::world::{World, WorldOptions};
 
 /// Why a task cannot be passed, or cannot be told from doing nothing.
@@ -411,8 +411,8 @@ fn forbidden_call(
     world: &World,
     action: &str,
 ) -> Option<PlannedCall> {
-    let forbidden = crate::spec::Task {
-        components: vec![crate::spec::Component {
+    let forbidden = crate::task::Task {
+        components: vec![crate::task::Component {
             name: "forbidden".into(),
             weight: 1.0,
             check: Check::AuditActionExists {

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::spec::{OracleFile, Task};
+use crate::task::{OracleFile, Task};
 use crate::trajectory::{AuditEntry, RobustnessRule, Trajectory, WorkspaceFile};
 
 pub use derive::plan;

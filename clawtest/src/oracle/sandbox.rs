@@ -12,7 +12,7 @@ use super::plan;
 use crate::sandbox::process::ProcessSandbox;
 use crate::sandbox::{Launch, Running, Sandbox, SandboxError};
 use crate::services::Catalogue;
-use crate::spec::Task;
+use crate::task::Task;
 use crate::world::{World, WorldOptions};
 
 /// Runs the oracle as the harness of every trial.

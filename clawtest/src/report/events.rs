@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::grade::Grade;
 use crate::results::{RunSummary, TrialStatus, TrialSummary, Verdict};
-use crate::spec::Task;
+use crate::task::Task;
 use crate::trajectory::Trajectory;
 
 /// Something that happened during a run.

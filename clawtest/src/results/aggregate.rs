@@ -8,7 +8,7 @@ use super::{
 };
 use crate::config::Gates;
 use crate::grade::Grade;
-use crate::spec::Task;
+use crate::task::Task;
 use crate::trajectory::Trajectory;
 
 impl TrialStatus {

@@ -14,7 +14,7 @@ use crate::closed_loop::Step;
 use crate::gateway::Gateway;
 use crate::report::events::TrialOutcome;
 use crate::sandbox::{Launch, RoundSetup, SandboxError};
-use crate::spec::Task;
+use crate::task::Task;
 use crate::trajectory::{CommandRun, HarnessExit, OutputOrigin, RobustnessRule, Trajectory};
 use crate::world::World;
 

@@ -25,7 +25,7 @@ use crate::gateway::{Budget, Cassette, Prices, Recorder, Upstream};
 use crate::results::{InvalidEntry, RunSummary, SummaryInputs, TrialSummary, Verdict, aggregate};
 use crate::sandbox::Sandbox;
 use crate::services::Catalogue;
-use crate::spec::Task;
+use crate::task::Task;
 
 /// The choices of one run (config merged with the command line).
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@ use crate::config::{Config, ConfigError, DEFAULT_PASS_THRESHOLD};
 use crate::grade::{self, Grade};
 use crate::judge::{Judge, JudgeError, NoJudge};
 use crate::services::Catalogue;
-use crate::spec::{InvalidTask, Task};
+use crate::task::{InvalidTask, Task};
 use crate::trajectory::{Trajectory, from_clawenvkit};
 
 /// The result of re-grading one file.
@@ -144,7 +144,7 @@ pub async fn grade_one(
     result: &OneResult,
     catalogue: &Catalogue,
 ) -> Result<GradedOne, GradeOneError> {
-    let task = crate::spec::load(&result.task, catalogue)
+    let task = crate::task::load(&result.task, catalogue)
         .map_err(|error| GradeOneError::Task(Box::new(error)))?;
     let start = result
         .task

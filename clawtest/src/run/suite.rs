@@ -9,7 +9,7 @@ use super::partition::Partition;
 use crate::config::Config;
 use crate::discover::{self, DiscoverError};
 use crate::services::Catalogue;
-use crate::spec::{self, InvalidTask, Problem, Task};
+use crate::task::{self, InvalidTask, Problem, Task};
 
 /// The tasks of one run.
 #[derive(Debug)]
@@ -39,7 +39,7 @@ pub(crate) fn load(
     };
     let mut tasks = Vec::new();
     let mut invalid = Vec::new();
-    for (file, outcome) in files.iter().zip(spec::load_all(&files, catalogue)) {
+    for (file, outcome) in files.iter().zip(task::load_all(&files, catalogue)) {
         let shown = display_path(&config.root, file);
         match outcome {
             Ok(mut task) => {
@@ -102,7 +102,7 @@ fn reject_duplicate_ids(tasks: &mut Vec<Task>, invalid: &mut Vec<InvalidTask>) {
             .filter(|&&other| other != index)
             .map(|&other| tasks[other].path.display().to_string())
             .collect();
-        let position = spec::Position {
+        let position = task::Position {
             line: task.line,
             column: 1,
             span: None,

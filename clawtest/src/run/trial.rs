@@ -20,9 +20,9 @@ use crate::sandbox::{
     Transport,
 };
 use crate::services::Catalogue;
-use crate::spec::Task;
 use crate::surfaces::mcp::{McpServer, mcp_config, mcp_url, project_config};
 use crate::surfaces::skill::{skill_md, skill_path};
+use crate::task::Task;
 use crate::trajectory::Trajectory;
 use crate::world::{FaultPlan, World, WorldOptions};
 

@@ -19,7 +19,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::config::{FileBase, HarnessFile, TemplateValues};
-use crate::spec::FileCopy;
+use crate::task::FileCopy;
 use crate::trajectory::{HarnessExit, WorkspaceFile};
 
 /// Everything a backend needs to start one trial's harness.

@@ -12,8 +12,8 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 
 use crate::services::{Catalogue, ToolBinding};
-use crate::spec::Task;
 use crate::surfaces::mcp::McpServer;
+use crate::task::Task;
 use crate::trajectory::AuditEntry;
 use crate::world::{World, WorldError, WorldOptions};
 

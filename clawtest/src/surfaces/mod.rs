@@ -10,7 +10,7 @@ pub(crate) mod skill;
 use serde_json::{Value, json};
 
 use crate::services::Catalogue;
-use crate::spec::Task;
+use crate::task::Task;
 
 /// The task's tools as one JSON array. Each entry is both an OpenAI function-calling tool
 /// (`type`, `function`) and a ClawEnvKit eval-tools entry (`name`, `description`, `endpoint`,

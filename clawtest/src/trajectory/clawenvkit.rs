@@ -2,7 +2,7 @@
 //! users can grade their results with clawtest (`cargo clawtest grade TASK --audit FILE`).
 
 use super::{AuditEntry, RobustnessRule, Trajectory, WorkspaceFile};
-use crate::spec::Task;
+use crate::task::Task;
 
 /// A trajectory from ClawEnvKit's grading inputs, so its users can re-grade their results:
 /// the audit as its grader consumes it (`{service: [{action, params, status}]}`, grading.json's

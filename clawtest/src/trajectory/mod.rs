@@ -5,7 +5,7 @@
 //! saved-trajectory file format; and the import of ClawEnvKit's audits (`clawenvkit.rs`).
 //!
 //! Leaf data: produced by the world, the gateway and the executor, read by the grader without
-//! any further I/O. It imports nothing of the library above [`crate::spec`].
+//! any further I/O. It imports nothing of the library above [`crate::task`].
 
 pub(crate) mod audit;
 pub(crate) mod clawenvkit;

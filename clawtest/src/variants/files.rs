@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::{Generated, Options, Variant, generate};
 use crate::discover::{self, DiscoverError};
 use crate::services::Catalogue;
-use crate::spec::{self, InvalidTask, Task};
+use crate::task::{self, InvalidTask, Task};
 
 /// One source task file and what it gave.
 #[derive(Debug)]
@@ -30,7 +30,7 @@ pub fn from_paths(
     Ok(files
         .into_iter()
         .map(|source| {
-            let outcome = spec::load(&source, catalogue).map(|task| {
+            let outcome = task::load(&source, catalogue).map(|task| {
                 let generated = generate(&task, catalogue, options);
                 (task, generated)
             });

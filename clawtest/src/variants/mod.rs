@@ -2,7 +2,7 @@
 //! suite can be regenerated on every release and no model can have memorised it. Each kind of
 //! perturbation ([`Kind`]) can be switched on or off; all of them are drawn from one seed, so
 //! the same seed gives the same bytes. A variant is written back as task.yaml
-//! (`spec::write`), loaded again as any task file is, checked to be a fixed point of that
+//! (`task::write`), loaded again as any task file is, checked to be a fixed point of that
 //! round trip, and proven feasible by the oracle (`oracle::check`) before it is handed out;
 //! a variant that fails any of these is reported with the reason, never handed out.
 //!
@@ -21,7 +21,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::services::Catalogue;
-use crate::spec::{self, Task};
+use crate::task::{self, Task};
 use survey::Survey;
 
 pub use files::{FromFile, WriteError, expand, from_paths, write};
@@ -134,7 +134,7 @@ pub const DEFAULT_SEED: u64 = 1;
 pub struct Variant {
     /// The variant as a validated task (`task_id` is the source's id with `.v<N>`).
     pub task: Task,
-    /// Its task.yaml: a provenance comment, then exactly what `spec::write::to_yaml` writes.
+    /// Its task.yaml: a provenance comment, then exactly what `task::write::to_yaml` writes.
     pub yaml: String,
     /// What was changed, one line per kind.
     pub applied: Vec<String>,
@@ -173,7 +173,7 @@ pub fn generate(task: &Task, catalogue: &Catalogue, options: &Options) -> Genera
         generated.skipped = Some("every kind of perturbation is switched off".into());
         return generated;
     }
-    let document = match spec::write::document(task) {
+    let document = match task::write::document(task) {
         Ok(document) => document,
         Err(error) => {
             generated.skipped = Some(format!("the task cannot be written back: {error}"));
@@ -263,11 +263,11 @@ fn finish(
 ) -> Result<Variant, String> {
     let mut document = perturbed.document;
     document["task_id"] = Value::from(id);
-    let text = spec::write::text(&document).map_err(|error| error.to_string())?;
+    let text = task::write::text(&document).map_err(|error| error.to_string())?;
     // Loaded from beside the source, so `files[].source` resolves as the source's does.
     let path = task.folder.join(format!("{id}.yaml"));
     let load = |text: String| {
-        spec::parse(&path, text, catalogue).map_err(|invalid| {
+        task::parse(&path, text, catalogue).map_err(|invalid| {
             let problems: Vec<String> = invalid
                 .problems
                 .iter()
@@ -277,9 +277,9 @@ fn finish(
         })
     };
     let loaded = load(text)?;
-    let written = spec::write::to_yaml(&loaded).map_err(|error| error.to_string())?;
+    let written = task::write::to_yaml(&loaded).map_err(|error| error.to_string())?;
     let mut variant = load(written.clone())?;
-    if spec::write::to_yaml(&variant).map_err(|error| error.to_string())? != written {
+    if task::write::to_yaml(&variant).map_err(|error| error.to_string())? != written {
         return Err("the variant does not load back as it was written".into());
     }
     let feasibility = crate::oracle::check(&variant, catalogue, options.threshold);

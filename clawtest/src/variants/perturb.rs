@@ -1,5 +1,5 @@
 //! One variant's surface, drawn from a seed: the task as its task.yaml document (a JSON value,
-//! `spec::write::document`) in, the perturbed document out, with what was changed and what
+//! `task::write::document`) in, the perturbed document out, with what was changed and what
 //! was left alone. Values are found in the fixtures (people, companies and e-mail addresses
 //! under the keys that name them, ids under `id`/`*_id`, ISO dates anywhere) and rewritten as
 //! whole tokens in every text the agent or the grader reads (prompt, fixtures, tool

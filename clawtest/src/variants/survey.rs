@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::text::dates;
-use crate::spec::check::workspace_relative;
+use crate::task::check::workspace_relative;
 
 /// Keys of a check (or safety check) that name things rather than hold values.
 pub(super) const NAME_KEYS: &[&str] = &[

@@ -1,4 +1,4 @@
-use crate::spec::Check;
+use crate::task::Check;
 use std::path::{Path, PathBuf};
 
 use super::*;
@@ -17,7 +17,7 @@ fn options(count: u32, seed: u64) -> Options {
 }
 
 fn load(path: &Path) -> Task {
-    spec::load(path, &catalogue()).unwrap_or_else(|invalid| panic!("{}", invalid.plain()))
+    task::load(path, &catalogue()).unwrap_or_else(|invalid| panic!("{}", invalid.plain()))
 }
 
 /// `text` written as `<name>.yaml` in a new folder (kept alive by the caller), loaded.
@@ -80,7 +80,7 @@ fn every_corpus_task_gets_three_valid_feasible_distinct_deterministic_variants()
         for (index, variant) in generated.variants.iter().enumerate() {
             // Valid as written: the file's text loads (the header is a comment) and is
             // feasible.
-            let reloaded = spec::parse(&path, variant.yaml.clone(), &catalogue)
+            let reloaded = task::parse(&path, variant.yaml.clone(), &catalogue)
                 .unwrap_or_else(|invalid| panic!("{}", invalid.plain()));
             assert_eq!(reloaded.id, variant.task.id);
             assert!(

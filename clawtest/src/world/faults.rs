@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::InjectionMode;
+use crate::task::InjectionMode;
 use crate::trajectory::FaultKind;
 
 /// The error injector's plan: each POST to a service route is a fault with probability

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Random, task};
 use crate::grade::{JudgeAnswers, grade};
-use crate::spec::{Check, OutputSource, SafetyCheck};
+use crate::task::{Check, OutputSource, SafetyCheck};
 use crate::trajectory::from_clawenvkit;
 
 /// How many cases are generated.

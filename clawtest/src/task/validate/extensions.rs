@@ -1,0 +1,293 @@
+//! clawtest's own task fields: `limits`, `error_injection` and the closed-loop `feedback`.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{Findings, at, percentage, suggestion};
+use crate::task::check;
+use crate::task::error::Problem;
+use crate::task::raw::{Node, RawTask};
+use crate::task::{
+    DEFAULT_INJECTION_RATE, ErrorInjection, Feedback, InjectionMode, SimulatorKind, TaskLimits,
+};
+
+/// The longest time limit a task may set, in seconds (a week): a longer one is a mistake, and
+/// deadlines past it would overflow the clocks they are added to.
+const MAX_SECONDS: f64 = 604_800.0;
+
+pub(super) fn validate_limits(raw: &RawTask, findings: &mut Findings) -> TaskLimits {
+    let mut limits = TaskLimits::default();
+    let Some(raw_limits) = &raw.limits else {
+        return limits;
+    };
+    if let Some(timeout) = &raw_limits.value.timeout_seconds {
+        if timeout.value > 0.0 && timeout.value <= MAX_SECONDS {
+            limits.timeout = Duration::from_secs_f64(timeout.value);
+        } else {
+            findings.error(
+                Problem::new(
+                    "limits.timeout_seconds",
+                    format!("must be a positive number of seconds, at most {MAX_SECONDS} (a week)"),
+                    at(timeout),
+                )
+                .with_help("e.g. `timeout_seconds: 300` (the default)"),
+            );
+        }
+    }
+    if let Some(turns) = &raw_limits.value.max_turns {
+        if turns.value > 0 {
+            limits.max_turns = turns.value;
+        } else {
+            findings.error(
+                Problem::new("limits.max_turns", "must be at least 1", at(turns))
+                    .with_help("e.g. `max_turns: 20` (the default)"),
+            );
+        }
+    }
+    limits
+}
+
+/// `error_injection: {rate, seed, mode}`; the block's presence turns injection on.
+pub(super) fn validate_error_injection(
+    raw: &RawTask,
+    findings: &mut Findings,
+) -> Option<ErrorInjection> {
+    let block = raw.error_injection.as_ref()?;
+    let mut injection = ErrorInjection {
+        rate: DEFAULT_INJECTION_RATE,
+        seed: None,
+        mode: InjectionMode::Uniform,
+    };
+    let entries = match &block.value {
+        Node::Map(entries) => entries.as_slice(),
+        Node::Scalar(Value::Null) => &[],
+        other => {
+            findings.error(
+                Problem::new(
+                    "error_injection",
+                    format!(
+                        "expected a map `{{rate, seed, mode}}`, found {}",
+                        check::kind(&other.to_json())
+                    ),
+                    at(block),
+                )
+                .with_help("e.g. `error_injection: {rate: 0.25, seed: 7, mode: uniform}`"),
+            );
+            return None;
+        }
+    };
+    let mut valid = true;
+    for (key, value) in entries {
+        let field = format!("error_injection.{}", key.value);
+        let json = value.value.to_json();
+        match key.value.as_str() {
+            "rate" => match json.as_f64() {
+                Some(rate) if (0.0..=1.0).contains(&rate) => injection.rate = rate,
+                _ => {
+                    valid = false;
+                    findings.error(
+                        Problem::new(
+                            field,
+                            format!("must be a probability between 0 and 1, found {json}"),
+                            at(value),
+                        )
+                        .with_help(
+                            match json.as_f64().and_then(percentage) {
+                                Some(share) => {
+                                    format!("{json} looks like a percentage: write `rate: {share}`")
+                                }
+                                None => "e.g. `rate: 0.25`: one request in four gets a fault"
+                                    .to_string(),
+                            },
+                        ),
+                    );
+                }
+            },
+            "seed" => match json.as_u64() {
+                Some(seed) => injection.seed = Some(seed),
+                None => {
+                    valid = false;
+                    findings.error(
+                        Problem::new(field, format!("must be a whole number ≥ 0, found {json}"), at(value))
+                            .with_help("any fixed number makes the faults the same in every run, e.g. `seed: 7`"),
+                    );
+                }
+            },
+            "mode" => match json.as_str() {
+                Some("uniform") => injection.mode = InjectionMode::Uniform,
+                Some("burst") => injection.mode = InjectionMode::Burst,
+                _ => {
+                    valid = false;
+                    let text = json
+                        .as_str()
+                        .map_or_else(|| json.to_string(), str::to_string);
+                    findings.error(
+                        Problem::new(field, format!("unknown mode `{text}`"), at(value))
+                            .with_help(suggestion(&text, &["uniform", "burst"], "one of")),
+                    );
+                }
+            },
+            other => {
+                valid = false;
+                findings.error(
+                    Problem::new(field, "unknown key", at(key)).with_help(suggestion(
+                        other,
+                        &["rate", "seed", "mode"],
+                        "error_injection has",
+                    )),
+                );
+            }
+        }
+    }
+    valid.then_some(injection)
+}
+
+/// The keys of a `feedback` block.
+const FEEDBACK_KEYS: [&str; 7] = [
+    "max_rounds",
+    "simulator",
+    "messages",
+    "persona",
+    "model",
+    "round_timeout_seconds",
+    "total_timeout_seconds",
+];
+
+/// `feedback: {max_rounds, messages, persona, simulator, model, round_timeout_seconds,
+/// total_timeout_seconds}` for the closed loop; `has_checkpoints` says whether the template
+/// simulator has public checkpoint names to speak from.
+pub(super) fn validate_feedback(
+    raw: &RawTask,
+    has_checkpoints: bool,
+    findings: &mut Findings,
+) -> Option<Feedback> {
+    let block = raw.feedback.as_ref()?;
+    let Node::Map(entries) = &block.value else {
+        findings.error(
+            Problem::new(
+                "feedback",
+                "expected a map `{max_rounds?, simulator?, messages?, persona?, model?, round_timeout_seconds?, total_timeout_seconds?}`",
+                at(block),
+            )
+            .with_help("e.g. `feedback: {max_rounds: 2, messages: [\"Please also email Bob.\"]}`"),
+        );
+        return None;
+    };
+    let mut feedback = Feedback::default();
+    let before = findings.errors.len();
+    for (key, value) in entries {
+        let field = format!("feedback.{}", key.value);
+        let json = value.value.to_json();
+        match key.value.as_str() {
+            "max_rounds" => match json.as_u64() {
+                Some(rounds) if rounds >= 1 && rounds <= u64::from(u32::MAX) => {
+                    feedback.max_rounds = rounds as u32
+                }
+                _ => findings.error(
+                    Problem::new(
+                        field,
+                        format!("must be a whole number ≥ 1, found {json}"),
+                        at(value),
+                    )
+                    .with_help("e.g. `max_rounds: 2` (the default is 3: the prompt and two follow-ups)"),
+                ),
+            },
+            "messages" => match &json {
+                Value::Array(items) if items.iter().all(Value::is_string) => {
+                    feedback.messages = items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect();
+                }
+                _ => findings.error(
+                    Problem::new(field, "expected a list of text", at(value))
+                        .with_help("e.g. `messages: [\"Also CC the team lead.\"]`"),
+                ),
+            },
+            "persona" => match json.as_str() {
+                Some(text) if !text.trim().is_empty() => feedback.persona = Some(text.to_string()),
+                _ => findings.error(Problem::new(
+                    field,
+                    "expected non-empty text describing the simulated user",
+                    at(value),
+                )),
+            },
+            "simulator" => match json.as_str() {
+                Some("template") => feedback.simulator = SimulatorKind::Template,
+                Some("llm") => feedback.simulator = SimulatorKind::Llm,
+                _ => findings.error(
+                    Problem::new(
+                        field,
+                        format!("must be `template` or `llm`, found {json}"),
+                        at(value),
+                    )
+                    .with_help("`template` builds the message from the missing checkpoints' names (deterministic); `llm` asks a model through the gateway"),
+                ),
+            },
+            "model" => match json.as_str() {
+                Some(text) if !text.trim().is_empty() => feedback.model = Some(text.to_string()),
+                _ => findings.error(Problem::new(
+                    field,
+                    "expected the name of the model the llm simulator asks",
+                    at(value),
+                )),
+            },
+            "round_timeout_seconds" | "total_timeout_seconds" => {
+                match json.as_f64().filter(|seconds| *seconds > 0.0) {
+                    Some(seconds) if seconds > MAX_SECONDS => findings.error(
+                        Problem::new(
+                            field,
+                            format!("{seconds} seconds is more than a week ({MAX_SECONDS} s), the longest a time limit may be"),
+                            at(value),
+                        )
+                        .with_help(format!("e.g. `{}: 300`", key.value)),
+                    ),
+                    Some(seconds) => {
+                        let limit = Duration::from_secs_f64(seconds);
+                        if key.value == "round_timeout_seconds" {
+                            feedback.round_timeout = Some(limit);
+                        } else {
+                            feedback.total_timeout = Some(limit);
+                        }
+                    }
+                    None => findings.error(
+                        Problem::new(field, "must be a positive number of seconds", at(value))
+                            .with_help(format!("e.g. `{}: 300`", key.value)),
+                    ),
+                }
+            }
+            other => findings.error(Problem::new(field, "unknown key", at(key)).with_help(
+                suggestion(other, &FEEDBACK_KEYS, "feedback has"),
+            )),
+        }
+    }
+    let silent = match feedback.simulator {
+        SimulatorKind::Template => feedback.messages.is_empty() && !has_checkpoints,
+        SimulatorKind::Llm => feedback.persona.is_none(),
+    };
+    if silent && findings.errors.len() == before {
+        let (message, help) = match feedback.simulator {
+            SimulatorKind::Template => (
+                "needs `messages` or `checkpoints`: otherwise the template simulator has nothing to say",
+                "add `messages: [...]`, or checkpoints whose names it can say",
+            ),
+            SimulatorKind::Llm => (
+                "`simulator: llm` needs a `persona`: the simulated user the model plays",
+                "add `persona: <who the user is and how they talk>`",
+            ),
+        };
+        findings.error(Problem::new("feedback", message, at(block)).with_help(help));
+    }
+    if let (Some(round), Some(total)) = (feedback.round_timeout, feedback.total_timeout)
+        && total < round
+    {
+        findings.warn(Problem::new(
+            "feedback.total_timeout_seconds",
+            "is shorter than one round's limit: the first round already ends at it",
+            at(block),
+        ));
+    }
+    (findings.errors.len() == before).then_some(feedback)
+}
