@@ -138,17 +138,11 @@ fn write_examples(folder: &Path, blocks: &[(usize, String)]) -> Vec<(PathBuf, us
         .collect()
 }
 
-#[test]
-fn every_yaml_example_of_the_task_format_chapter_validates() {
-    let chapter = std::fs::read_to_string(repository().join(CHAPTER)).unwrap();
-    let blocks = yaml_blocks(&chapter);
-    assert!(
-        blocks.len() > 20,
-        "{CHAPTER} has only {} yaml examples",
-        blocks.len()
-    );
+/// Validates the examples (from `source`, a file of the repository) and fails with every
+/// invalid one, its line and what `validate` said.
+fn assert_examples_validate(source: &str, blocks: &[(usize, String)]) {
     let folder = tempfile::tempdir().unwrap();
-    let examples = write_examples(folder.path(), &blocks);
+    let examples = write_examples(folder.path(), blocks);
     let output = Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"))
         .args(["clawtest", "validate", "--format", "json"])
         .arg(folder.path())
@@ -180,7 +174,7 @@ fn every_yaml_example_of_the_task_format_chapter_validates() {
             .find(|(example, _, _)| example.ends_with(Path::new(path).file_name().unwrap()))
             .unwrap();
         failures.push(format!(
-            "{CHAPTER}:{line}: the example is not a valid task:\n{}\nas the task file:\n{task}",
+            "{source}:{line}: the example is not a valid task:\n{}\nas the task file:\n{task}",
             problems
                 .iter()
                 .map(|problem| format!("  {}: {}", problem["field"], problem["message"]))
@@ -195,6 +189,29 @@ fn every_yaml_example_of_the_task_format_chapter_validates() {
         "validate did not read every example"
     );
     assert_eq!(output.status.code(), Some(0));
+}
+
+#[test]
+fn every_yaml_example_of_the_task_format_chapter_validates() {
+    let chapter = std::fs::read_to_string(repository().join(CHAPTER)).unwrap();
+    let blocks = yaml_blocks(&chapter);
+    assert!(
+        blocks.len() > 20,
+        "{CHAPTER} has only {} yaml examples",
+        blocks.len()
+    );
+    assert_examples_validate(CHAPTER, &blocks);
+}
+
+#[test]
+fn the_readme_task_validates() {
+    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
+    let tasks: Vec<(usize, String)> = yaml_blocks(&readme)
+        .into_iter()
+        .filter(|(_, text)| text.lines().any(|line| line.starts_with("task_id:")))
+        .collect();
+    assert_eq!(tasks.len(), 1, "README.md shows one task");
+    assert_examples_validate("README.md", &tasks);
 }
 
 #[test]
