@@ -202,3 +202,30 @@ fn the_checker_finds_a_broken_link_and_a_missing_heading() {
     assert!(broken[0].contains("missing.md: no such file"));
     assert!(broken[1].contains("no heading `#nowhere`"));
 }
+
+/// The README's CI snippet is a short form of the workflow `init` writes: each command it runs
+/// is one the template runs, so copying either gives the same job.
+#[test]
+fn the_readme_ci_snippet_runs_what_the_workflow_template_runs() {
+    let root = repository();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let template = std::fs::read_to_string(root.join("templates/github-workflow.yml")).unwrap();
+    let template_commands: BTreeSet<&str> = template
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("run: "))
+        .collect();
+    let snippet_commands: Vec<&str> = readme
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("- run: "))
+        .collect();
+    assert!(
+        snippet_commands.len() >= 3,
+        "the README has no CI snippet with its `- run:` steps"
+    );
+    for command in snippet_commands {
+        assert!(
+            template_commands.contains(command),
+            "README.md's CI snippet runs `{command}`, which templates/github-workflow.yml does not"
+        );
+    }
+}
