@@ -32,10 +32,10 @@ use crate::gateway::CassetteError;
 use crate::run::session::SessionError;
 use crate::services::{Catalogue, ServiceDescription};
 
+use crate::accept::Fingerprint;
 pub use ingest::{ingest, strip_fences};
 pub use model::{Message, Model, ModelError};
 pub use parse::{Difficulty, Intent};
-use validate::Known;
 
 /// How many answers a stage may give before it is dropped (ClawEnvKit's 3).
 pub const ATTEMPTS: u32 = 3;
@@ -394,7 +394,7 @@ pub async fn generate(
                     cassette: &cassette_shown,
                 };
                 let task = write::write(&task, &id, &local, &intent, &provenance, &path)?;
-                known.push(Known::of(&task));
+                known.push(Fingerprint::of(&task));
                 let entry = Written {
                     number,
                     id,
@@ -479,7 +479,7 @@ fn shown(path: &Path, root: &Path) -> String {
 
 /// The suite's tasks that dedup compares with: every valid task the configuration's globs
 /// find, but those in `out` (which this run rewrites).
-fn known_tasks(config: &Config, out: &Path, catalogue: &Catalogue) -> Vec<Known> {
+fn known_tasks(config: &Config, out: &Path, catalogue: &Catalogue) -> Vec<Fingerprint> {
     let out = std::fs::canonicalize(out).unwrap_or_else(|_| out.to_path_buf());
     let files = crate::discover::task_files(&config.root, &config.tasks).unwrap_or_default();
     files
@@ -489,7 +489,7 @@ fn known_tasks(config: &Config, out: &Path, catalogue: &Catalogue) -> Vec<Known>
             !file.starts_with(&out)
         })
         .filter_map(|file| crate::task::load(file, catalogue).ok())
-        .map(|task| Known::of(&task))
+        .map(|task| Fingerprint::of(&task))
         .collect()
 }
 

@@ -80,7 +80,10 @@ pub fn write(variant: &Variant, out: &Path) -> Result<PathBuf, WriteError> {
         std::fs::write(&target, content).map_err(io(&target))?;
     }
     let path = out.join(format!("{}.yaml", variant.task.id));
-    std::fs::write(&path, &variant.yaml).map_err(io(&path))?;
+    crate::accept::write(&path, &variant.yaml).map_err(|failure| WriteError::Io {
+        path: failure.path,
+        error: failure.error,
+    })?;
     Ok(path)
 }
 
