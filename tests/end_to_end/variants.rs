@@ -1,6 +1,7 @@
-//! Variants end to end: `generate --variants N --from FOLDER` writes N files a task, each a
-//! valid and feasible task with its provenance, the same bytes for the same seed and a clear
-//! usage error without `--variants`; `run --variants N --oracle` runs the demo's variants in
+//! Variants end to end: `vary FOLDER --count N` writes N files a task, each a valid and
+//! feasible task with its provenance, the same bytes for the same seed and a clear usage
+//! error without a task; the deprecated `generate --variants N --from FOLDER` writes the same
+//! bytes after a one-line notice; `run --variants N --oracle` runs the demo's variants in
 //! memory (the oracle, since the demo's cassettes answer the original prompts only) and
 //! writes no task file.
 
@@ -18,23 +19,15 @@ fn demo() -> Suite {
         .demo_task("inbox-to-todo", false)
 }
 
-/// `generate --variants 2 --from tasks --seed SEED --out OUT` in `suite`.
+/// `vary tasks --count 2 --seed SEED --out OUT` in `suite`.
 fn generate_two(suite: &Suite, seed: &str, out: &str) -> Outcome {
     suite.run(&[
-        "generate",
-        "--variants",
-        "2",
-        "--from",
-        "tasks",
-        "--seed",
-        seed,
-        "--out",
-        out,
+        "vary", "tasks", "--count", "2", "--seed", seed, "--out", out,
     ])
 }
 
 #[test]
-fn generate_writes_valid_feasible_variants_the_same_for_the_same_seed() {
+fn vary_writes_valid_feasible_variants_the_same_for_the_same_seed() {
     let suite = demo();
     let outcome = generate_two(&suite, "11", "first");
     assert_eq!(outcome.code, 0, "{outcome:#?}");
@@ -85,10 +78,7 @@ fn generate_writes_valid_feasible_variants_the_same_for_the_same_seed() {
 
     // Only one kind: the e-mail addresses and dates stay.
     let ids_only = suite.run(&[
-        "generate",
-        "--variants",
-        "1",
-        "--from",
+        "vary",
         "tasks/inbox-to-todo.yaml",
         "--only",
         "ids",
@@ -105,23 +95,76 @@ fn generate_writes_valid_feasible_variants_the_same_for_the_same_seed() {
 }
 
 #[test]
-fn generate_without_variants_or_with_an_unknown_kind_is_a_usage_error() {
+fn the_deprecated_generate_variants_writes_the_same_bytes_after_a_notice() {
     let suite = demo();
-    let outcome = suite.run(&["generate", "--from", "tasks"]);
-    assert_eq!(outcome.code, 101, "{outcome:#?}");
-    assert!(
-        outcome.stderr.contains("`--from` needs `--variants N`"),
-        "{outcome:#?}"
-    );
     let outcome = suite.run(&[
         "generate",
         "--variants",
-        "1",
+        "2",
         "--from",
         "tasks",
-        "--only",
-        "colours",
+        "--seed",
+        "11",
+        "--out",
+        "old",
     ]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    let notices: Vec<&str> = outcome
+        .stderr
+        .lines()
+        .filter(|line| line.contains("deprecated"))
+        .collect();
+    assert_eq!(
+        notices,
+        [
+            "warning: `generate --variants N --from PATH` is deprecated: use `cargo clawtest vary PATH --count N` (the other flags are the same)"
+        ],
+        "{outcome:#?}"
+    );
+    let new = generate_two(&suite, "11", "new");
+    assert_eq!(new.code, 0, "{new:#?}");
+    assert!(!new.stderr.contains("deprecated"), "{new:#?}");
+    assert_eq!(files(&suite.path("old")), files(&suite.path("new")));
+    // With `--config` and `--from=`, it is still the variants command.
+    std::fs::write(suite.path("other.toml"), NO_HARNESS).unwrap();
+    let outcome = suite.run(&[
+        "generate",
+        "--config",
+        "other.toml",
+        "--from=tasks/todo-triage.yaml",
+        "--out",
+        "configured",
+    ]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    assert!(outcome.stderr.contains("is deprecated"), "{outcome:#?}");
+    assert!(suite.path("configured/todo-triage.v1.yaml").exists());
+    // `generate --request` is not touched.
+    let outcome = suite.run(&[
+        "generate",
+        "--request",
+        "Sort mail --from the inbox",
+        "--name",
+        "x",
+    ]);
+    assert!(!outcome.stderr.contains("deprecated"), "{outcome:#?}");
+}
+
+#[test]
+fn vary_without_a_task_or_with_an_unknown_kind_is_a_usage_error() {
+    let suite = demo();
+    let outcome = suite.run(&["vary", "--count", "2"]);
+    assert_eq!(outcome.code, 101, "{outcome:#?}");
+    assert!(
+        outcome
+            .stderr
+            .contains("`vary` needs the tasks to make variants of"),
+        "{outcome:#?}"
+    );
+    // The variants' flags are not `generate`'s.
+    let outcome = suite.run(&["generate", "--request", "x", "--only", "ids"]);
+    assert_ne!(outcome.code, 0, "{outcome:#?}");
+    assert!(outcome.stderr.contains("--only"), "{outcome:#?}");
+    let outcome = suite.run(&["vary", "tasks", "--only", "colours"]);
     assert_ne!(outcome.code, 0, "{outcome:#?}");
     assert!(
         outcome

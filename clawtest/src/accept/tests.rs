@@ -62,7 +62,7 @@ fn another_surface_needs_another_prompt_and_other_fixtures_or_at_least_one() {
     assert!(candidate.is_new(&known, Distance::PartSurface));
     // Both changed: new at either distance; a surface is not a scenario.
     let mut both = prompt_only;
-    both["fixtures"] = Value::from(serde_json::json!({"todo": {"tasks": []}}));
+    both["fixtures"] = serde_json::json!({"todo": {"tasks": []}});
     let candidate = Fingerprint::of_document(&both);
     assert!(candidate.is_new(&known, Distance::Surface));
     assert!(!candidate.is_new(&known, Distance::Scenario));

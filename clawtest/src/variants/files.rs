@@ -1,5 +1,5 @@
-//! Variants as files and as a suite: the task files a `--from` path names, loaded and each
-//! given its variants (`generate --variants`); a variant written into the output folder with
+//! Variants as files and as a suite: the task files the paths name, loaded and each
+//! given its variants (`cargo clawtest vary`); a variant written into the output folder with
 //! the workspace files it copies, so it loads there as it did beside its source; a suite's
 //! tasks replaced by their variants in memory (`run --variants`).
 
