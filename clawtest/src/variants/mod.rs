@@ -11,6 +11,7 @@
 //! `perturb.rs` finds the values and rewrites them; `text.rs` holds the seeded draws,
 //! whole-token replacement and date arithmetic; `pools.rs` the built-in names.
 
+mod fields;
 mod files;
 mod perturb;
 mod pools;
@@ -183,10 +184,10 @@ pub fn generate(task: &Task, catalogue: &Catalogue, options: &Options) -> Genera
             return generated;
         }
     };
-    let survey = Survey::new(&document, &workspace_files(task));
+    let survey = Survey::new(task, &document, &workspace_files(task));
     generated.left_alone = survey.left_alone.clone();
     // A draw that changes nothing means no draw will: the task is skipped, with the reason.
-    let probe = perturb::perturb(&document, &survey, options.kinds, options.seed);
+    let probe = perturb::perturb(task, &survey, options.kinds, options.seed);
     if probe.applied.is_empty() {
         let mut reason = "nothing the chosen kinds of perturbation can change".to_owned();
         if !survey.left_alone.is_empty() {
@@ -206,11 +207,12 @@ pub fn generate(task: &Task, catalogue: &Catalogue, options: &Options) -> Genera
                     ^ options.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
                     ^ u64::from(index).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
                     ^ attempt.wrapping_mul(0x1656_67B1_9E37_79F9);
-                let perturbed = perturb::perturb(&document, &survey, options.kinds, seed);
-                let fingerprint = Fingerprint::of_document(&perturbed.document);
+                let perturbed = perturb::perturb(task, &survey, options.kinds, seed);
+                let document = task::write::document(&perturbed.task).ok()?;
+                let fingerprint = Fingerprint::of_document(&document);
                 fingerprint
                     .is_new(seen, distance)
-                    .then_some((perturbed, fingerprint))
+                    .then_some(((document, perturbed.applied), fingerprint))
             })
         };
         let drawn = draw(Distance::Surface, &seen).or_else(|| draw(Distance::PartSurface, &seen));
@@ -244,10 +246,9 @@ fn finish(
     options: &Options,
     index: u32,
     id: &str,
-    perturbed: perturb::Perturbed,
+    (mut document, applied): (Value, Vec<String>),
     seen: &[Fingerprint],
 ) -> Result<Variant, String> {
-    let mut document = perturbed.document;
     document["task_id"] = Value::from(id);
     // Loaded from beside the source, so `files[].source` resolves as the source's does.
     let path = task.folder.join(format!("{id}.yaml"));
@@ -284,11 +285,11 @@ fn finish(
     }
     let mut variant = reloaded.task;
     variant.path = task.path.clone();
-    let header = provenance(task, options, index, &perturbed.applied).header();
+    let header = provenance(task, options, index, &applied).header();
     Ok(Variant {
         task: variant,
         yaml: format!("{header}{}", reloaded.text),
-        applied: perturbed.applied,
+        applied,
     })
 }
 
