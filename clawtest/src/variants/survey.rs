@@ -152,6 +152,7 @@ impl Survey {
     /// Every check's values by the table of `fields.rs`: regexes, hashes, commands and hashed
     /// files protected; what the checks look for referenced.
     fn read_checks(&mut self, task: &Task) -> Vec<CheckValues> {
+        // The table hands out the places the rewrite changes: the survey reads a copy's.
         let mut typed = task.clone();
         let oracle_files: Vec<(String, String)> = task
             .oracle
