@@ -1,6 +1,9 @@
 //! The command line: `cargo clawtest [run] [FILTER…]`, `cargo clawtest list` and
-//! `cargo clawtest validate [PATH…]`, `merge`, `grade`, `report`, `init`, `clean` and `serve TASK.yaml`.
+//! `cargo clawtest validate [PATH…]`, `merge`, `grade`, `report`, `init`, `clean`,
+//! `serve TASK.yaml`, `generate` and `vary`; and the one deprecated spelling kept working,
+//! `generate --variants N --from …` for `vary` ([`deprecated_alias`]).
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -64,9 +67,12 @@ pub enum Command {
     /// Remove the temporary folders and docker-sandbox containers that earlier (crashed) runs left behind.
     Clean,
     /// Write tasks from a sentence (`--request "…"`: Parser → Generator → Validator, the model
-    /// through the gateway), or variants of tasks without a model (`--variants N --from
-    /// TASK_OR_FOLDER`); every task validated and proven feasible before it is written.
+    /// through the gateway); every task validated and proven feasible before it is written.
     Generate(GenerateArgs),
+    /// Write variants of tasks without a model: the same checks on another surface (names,
+    /// ids, dates, amounts, order, distractors, wording), each proven feasible before it is
+    /// written.
+    Vary(VaryArgs),
     /// Serve one task's services alone, for debugging an agent by hand; prints the URL,
     /// the tools and each call as it happens, until Ctrl-C.
     Serve(ServeArgs),
@@ -148,7 +154,7 @@ pub struct GenerateArgs {
     /// Tasks from a sentence: the model (through the gateway: `[llm]` modes, cassettes, cost
     /// limit) parses it, writes each task, and every task is validated and proven feasible
     /// before it is written (default: `[generate] request`).
-    #[arg(long, value_name = "TEXT", conflicts_with_all = ["variants", "from"])]
+    #[arg(long, value_name = "TEXT")]
     pub request: Option<String>,
     /// How many tasks to write from the request (default: `[generate] count`, else 5).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=200))]
@@ -173,19 +179,32 @@ pub struct GenerateArgs {
     /// Make no further model call once calls cost USD dollars (overrides llm.max_cost_usd).
     #[arg(long, value_name = "USD", value_parser = parse_cost)]
     pub max_cost: Option<f64>,
-    /// Variants to write per task (with --from).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub variants: Option<u32>,
-    /// The task files or folders to make variants of.
-    #[arg(long, value_name = "TASK_OR_FOLDER")]
+    /// The seed of the prompts' shuffles: the same seed writes the same bytes (default:
+    /// `[generate] seed`, else 1).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// The folder the tasks are written to (default: `[generate] out`, else tasks/generated).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct VaryArgs {
+    /// The task files, or folders searched for them, to make variants of.
+    #[arg(value_name = "TASK_OR_FOLDER")]
+    pub paths: Vec<PathBuf>,
+    /// The same as the paths (the spelling of `generate --variants N --from …`).
+    #[arg(long, value_name = "TASK_OR_FOLDER", hide = true)]
     pub from: Vec<PathBuf>,
+    /// Variants to write per task.
+    #[arg(long, alias = "variants", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub count: u32,
     /// The seed of every draw and shuffle: the same seed writes the same bytes (default 1).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// The folder the tasks are written to (default: `variants` for --variants;
-    /// `[generate] out`, else tasks/generated, for --request).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    /// The folder the variants are written to.
+    #[arg(long, value_name = "DIR", default_value = "variants")]
+    pub out: PathBuf,
     /// Only these kinds of perturbation: names, ids, dates, amounts, shuffle, distractors,
     /// wording (default: all).
     #[arg(long, value_name = "KIND,…", value_delimiter = ',', value_parser = parse_kind)]
@@ -213,7 +232,45 @@ pub struct GenerateArgs {
     pub no_wording: bool,
 }
 
-impl GenerateArgs {
+/// The line printed on standard error when `generate --variants …` is rewritten to `vary`.
+pub const VARY_NOTICE: &str = "warning: `generate --variants N --from PATH` is deprecated: use `cargo clawtest vary PATH --count N` (the other flags are the same)";
+
+/// `arguments` (without the program name's repeated `clawtest`) with the deprecated spelling
+/// `generate --variants N --from …` rewritten as `vary --variants N --from …` (which `vary`
+/// reads as `--count N` and the paths), and whether it was: `generate`'s own flags and
+/// `vary`'s are disjoint but for `--seed` and `--out`, so either of `--variants` and `--from`
+/// means the variants command.
+pub fn deprecated_alias(arguments: &mut [OsString]) -> bool {
+    // The command is the first word that is neither an option nor `--config`'s value.
+    let mut index = 1;
+    while let Some(argument) = arguments.get(index) {
+        if argument == "--config" {
+            index += 2;
+        } else if argument.to_string_lossy().starts_with('-') {
+            index += 1;
+        } else {
+            break;
+        }
+    }
+    if arguments
+        .get(index)
+        .is_none_or(|command| command != "generate")
+    {
+        return false;
+    }
+    let variants = arguments[index + 1..].iter().any(|argument| {
+        let argument = argument.to_string_lossy();
+        ["--variants", "--from"]
+            .iter()
+            .any(|flag| argument == *flag || argument.starts_with(&format!("{flag}=")))
+    });
+    if variants {
+        arguments[index] = OsString::from("vary");
+    }
+    variants
+}
+
+impl VaryArgs {
     /// The kinds switched on: `--only`'s (else all), less each `--no-KIND`.
     pub fn kinds(&self) -> clawtest::variants::Kinds {
         use clawtest::variants::{Kind, Kinds};
@@ -333,7 +390,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub oracle: bool,
     /// Run N variants of each selected task instead of the task, generated in memory and
-    /// proven feasible (nothing is written; see `generate --variants`).
+    /// proven feasible (nothing is written; see `cargo clawtest vary`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub variants: Option<u32>,
     /// The seed of --variants (default 1).

@@ -70,11 +70,11 @@ pub enum ExpectedError {
     GradeOne(GradeOneError),
     /// The starter suite could not be written (`init`).
     Init(InitError),
-    /// The task files could not be looked for (`validate`, `generate --from`).
+    /// The task files could not be looked for (`validate`, `vary`).
     Validate(DiscoverError),
-    /// `validate` (or `generate --from`) found no task file.
+    /// `validate` (or `vary`) found no task file.
     NoTaskFiles,
-    /// A variant could not be written (`generate`).
+    /// A variant could not be written (`vary`).
     Variants(clawtest::variants::WriteError),
     /// Generation from a request stopped (`generate --request`).
     Generate(clawtest::generate::GenerateError),

@@ -24,6 +24,9 @@ fn main() -> ExitCode {
     {
         arguments.remove(1);
     }
+    if cli::deprecated_alias(&mut arguments) {
+        eprintln!("{}", cli::VARY_NOTICE);
+    }
     let cli = Cli::parse_from(arguments);
     let global = &cli.global;
     let outcome = match &cli.command {
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
         Some(Command::Clean) => commands::clean::run(),
         Some(Command::Serve(serve)) => commands::serve::run(serve),
         Some(Command::Generate(generate)) => commands::generate::run(global, generate),
+        Some(Command::Vary(vary)) => commands::vary::run(global, vary),
         None => commands::run::run(global, &cli.run),
     };
     match outcome {

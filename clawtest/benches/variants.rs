@@ -1,4 +1,4 @@
-//! How fast `cargo clawtest generate --variants` makes variants: 1,000 source tasks (one of
+//! How fast `cargo clawtest vary` makes variants: 1,000 source tasks (one of
 //! two shapes, each with its own ids, people, addresses and dates), one variant each, through
 //! `clawtest::variants::generate`, the function the command calls: perturbation, write-back,
 //! two loads, and the oracle's feasibility proof of every variant.

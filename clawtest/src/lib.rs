@@ -18,10 +18,11 @@
 //! (checked by `tests/architecture.rs`; ARCHITECTURE.md has a paragraph per module):
 //!
 //! ```text
-//! 10 __private                      what macro expansions call
-//! 9  cargo_test  validate
-//! 8  run
-//! 7  variants                       a task's variants, proven feasible by the oracle
+//! 11 __private                      what macro expansions call
+//! 10 cargo_test  validate  generate
+//! 9  run
+//! 8  variants                       a task's variants, proven feasible by the oracle
+//! 7  accept                         one pipeline for the tasks clawtest writes: new, feasible, written
 //! 6  report  serve  oracle
 //! 5  judge  results  surfaces  rust_harness
 //! 4  grade  world  gateway  sandbox
@@ -36,6 +37,7 @@
 //! purpose: a harness build's output as it happens, and `clawtest::main!`'s test binary, whose
 //! `main` is [`cargo_test`]'s (behind the `libtest` feature).
 
+pub mod accept;
 pub mod cargo_test;
 pub(crate) mod closed_loop;
 pub mod config;

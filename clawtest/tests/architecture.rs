@@ -15,6 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["grade", "world", "gateway", "sandbox"],
     &["judge", "results", "surfaces", "rust_harness"],
     &["report", "serve", "oracle", "closed_loop"],
+    &["accept"],
     &["variants"],
     &["run"],
     &["cargo_test", "validate", "generate"],

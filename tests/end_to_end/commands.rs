@@ -376,7 +376,7 @@ fn help_of_every_command() {
     let folder = tempfile::tempdir().unwrap();
     for command in [
         "", "run", "list", "merge", "grade", "report", "init", "validate", "schema", "clean",
-        "serve", "generate",
+        "serve", "generate", "vary",
     ] {
         let arguments: Vec<&str> = [command, "--help"]
             .into_iter()

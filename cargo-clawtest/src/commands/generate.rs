@@ -1,99 +1,163 @@
-//! `cargo clawtest generate --request "…"`: tasks from a sentence (the library's
-//! `generate`), with a line for each task written, retried or dropped and a summary; and
-//! `cargo clawtest generate --variants N --from TASK_OR_FOLDER`: N variants of each task,
-//! each validated and proven feasible, written to `--out`; a variant that fails is reported
-//! and not written.
+//! `cargo clawtest generate --request "…"`: the request and its settings from argv over
+//! `[generate]`, the library's pipeline run, a line for each stage's outcome as it comes, and
+//! a summary of what was written, retried and dropped, with the calls' tokens and cost.
+
+use std::path::PathBuf;
 
 use clawtest::config::Config;
-use clawtest::services::Catalogue;
-use clawtest::variants::{self, Options};
+use clawtest::generate::{self, Difficulty, Progress, Request};
 
-use super::{Outcome, working_directory};
+use super::{Outcome, runtime, working_directory};
 use crate::cli::{GenerateArgs, GlobalArgs};
 use crate::errors::ExpectedError;
 
 pub fn run(global: &GlobalArgs, arguments: &GenerateArgs) -> Outcome {
-    if arguments.variants.is_none() && arguments.from.is_empty() {
-        return super::generate_request::run(global, arguments);
-    }
-    let Some(count) = arguments.variants else {
-        return Err(ExpectedError::Usage(
-            "`--from` needs `--variants N`: it writes N variants of each task under --from",
-        ));
-    };
-    if arguments.from.is_empty() {
-        return Err(ExpectedError::Usage(
-            "`--variants N` needs `--from TASK_OR_FOLDER`: the tasks to make variants of",
-        ));
-    }
-    let out = arguments
-        .out
-        .clone()
-        .unwrap_or_else(|| std::path::PathBuf::from("variants"));
-    let kinds = arguments.kinds();
-    if kinds.is_empty() {
-        return Err(ExpectedError::Usage(
-            "every kind of perturbation is switched off: drop a --no-KIND flag or widen --only",
-        ));
-    }
-    // The configuration only lends its pass threshold; without one, the default applies.
     let start = working_directory();
     let config = Config::optional(global.config.as_deref(), &start)
         .map(|config| config.unwrap_or_else(|| Config::defaults(start.clone())))
         .map_err(ExpectedError::Config)?;
-    let options = Options {
-        count,
-        seed: arguments.seed.unwrap_or(variants::DEFAULT_SEED),
-        kinds,
-        threshold: config.run.pass_threshold,
+    let settings = &config.generate;
+    let Some(text) = arguments
+        .request
+        .clone()
+        .or_else(|| settings.request.clone())
+    else {
+        return Err(ExpectedError::Usage(
+            "`generate` needs `--request \"…\"` (or `[generate] request` in clawtest.toml); variants of tasks are `cargo clawtest vary`",
+        ));
     };
-    let catalogue = Catalogue::builtin();
-    let sources = variants::from_paths(&arguments.from, &catalogue, &options)
-        .map_err(ExpectedError::Validate)?;
-    if sources.is_empty() {
-        return Err(ExpectedError::NoTaskFiles);
+    if text.trim().is_empty() {
+        return Err(ExpectedError::Usage(
+            "the request is empty: say what the tasks should test",
+        ));
     }
-    let (mut written, mut failed, mut skipped) = (0, 0, 0);
-    for source in sources {
-        let (task, generated) = match source.outcome {
-            Ok(outcome) => outcome,
-            Err(invalid) => {
-                eprintln!(
-                    "error: {} is not a valid task:\n{}",
-                    source.source.display(),
-                    invalid.plain()
-                );
-                failed += 1;
-                continue;
-            }
-        };
-        if let Some(reason) = &generated.skipped {
-            outln!("skipped {}: {reason}", source.source.display());
-            skipped += 1;
-        }
-        for note in &generated.left_alone {
-            outln!("{}: left alone: {note}", task.id);
-        }
-        for variant in &generated.variants {
-            let path = variants::write(variant, &out).map_err(ExpectedError::Variants)?;
-            outln!("wrote {} ({})", path.display(), variant.applied.join("; "));
-            written += 1;
-        }
-        for failure in &generated.failures {
-            eprintln!(
-                "error: variant `{}` not written: {}",
-                failure.id, failure.reason
-            );
-            failed += 1;
-        }
-    }
-    outln!(
-        "{written} variant(s) written to {}; {failed} failed; {skipped} task(s) skipped",
-        out.display()
-    );
-    if failed > 0 {
-        Err(ExpectedError::Reported)
+    let difficulty = match arguments
+        .difficulty
+        .as_deref()
+        .or(settings.difficulty.as_deref())
+    {
+        None => None,
+        Some(name) => Some(Difficulty::from_name(name).ok_or(ExpectedError::Usage(
+            "[generate] difficulty must be easy, medium or hard",
+        ))?),
+    };
+    let services = if arguments.services.is_empty() {
+        settings.services.clone()
     } else {
-        Ok(())
+        arguments.services.clone()
+    };
+    let name = arguments
+        .name
+        .clone()
+        .or_else(|| settings.name.clone())
+        .unwrap_or_else(|| generate::default_name(&text));
+    if !clawtest::config::GenerateConfig::is_name(&name) {
+        return Err(ExpectedError::Usage(
+            "the name (--name, [generate] name) must be letters, digits, `_` and `-`, at most 60",
+        ));
     }
+    let request = Request {
+        request: text,
+        count: arguments.count.unwrap_or(settings.count),
+        services,
+        difficulty,
+        seed: arguments.seed.unwrap_or(settings.seed),
+        name,
+        out: arguments
+            .out
+            .clone()
+            .unwrap_or_else(|| config.root.join(&settings.out)),
+        mode: arguments.mode,
+        max_cost_usd: arguments.max_cost,
+        cassettes: arguments.cassettes.clone(),
+    };
+    let summary = runtime()?
+        .block_on(generate::generate(&config, &request, &mut show))
+        .map_err(ExpectedError::Generate)?;
+    if let Some(path) = &summary.recorded {
+        outln!("RECORDED {}", path.display());
+    }
+    let cost = summary
+        .cost_usd
+        .map(|cost| format!(", ${cost:.4}"))
+        .unwrap_or_default();
+    outln!(
+        "{} task(s) written to {}; {} answer(s) retried; {} task(s) dropped; {} model call(s), {} tokens in, {} out{cost}",
+        summary.written.len(),
+        shown(&request.out),
+        summary.retries,
+        summary.dropped.len(),
+        summary.calls,
+        summary.tokens.0,
+        summary.tokens.1,
+    );
+    if summary.written.is_empty() {
+        return Err(ExpectedError::NothingGenerated);
+    }
+    Ok(())
+}
+
+/// One stage's outcome, as it comes.
+fn show(progress: Progress<'_>) {
+    match progress {
+        Progress::Parsed { intent, attempts } => {
+            let atoms: Vec<&str> = intent.atoms.iter().map(|atom| atom.name.as_str()).collect();
+            outln!(
+                "parsed (attempt {attempts}): services {}; difficulty {}; atoms {}",
+                intent
+                    .services
+                    .iter()
+                    .chain(&intent.missing_services)
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                intent.difficulty,
+                atoms.join(", ")
+            );
+        }
+        Progress::ServiceAdded { name, attempts } => {
+            outln!("service `{name}` generated and smoke-called (attempt {attempts})");
+        }
+        Progress::ServiceDropped { name, problems } => {
+            eprintln!("warning: service `{name}` could not be generated; the tasks go without it:");
+            for problem in problems {
+                eprintln!("  {problem}");
+            }
+        }
+        Progress::Rejected {
+            stage,
+            attempt,
+            problems,
+        } => {
+            outln!("{stage}: attempt {attempt} rejected:");
+            for problem in problems {
+                outln!("  {problem}");
+            }
+        }
+        Progress::Written(written) => {
+            outln!(
+                "wrote {} (attempt {}, focus {})",
+                shown(&written.path),
+                written.attempts,
+                written.focus
+            );
+        }
+        Progress::Dropped(dropped) => {
+            eprintln!(
+                "warning: task {} dropped after {} attempts",
+                dropped.number,
+                generate::ATTEMPTS
+            );
+        }
+    }
+}
+
+/// `path` relative to the current folder when inside it.
+fn shown(path: &std::path::Path) -> String {
+    let here = working_directory();
+    path.strip_prefix(&here)
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
 }

@@ -5,7 +5,6 @@
 pub mod clean;
 pub mod example_agent;
 pub mod generate;
-mod generate_request;
 pub mod grade;
 pub mod init;
 pub mod list;
@@ -16,6 +15,7 @@ pub mod run;
 pub mod schema;
 pub mod serve;
 pub mod validate;
+pub mod vary;
 
 use std::path::{Path, PathBuf};
 

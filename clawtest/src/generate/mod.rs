@@ -20,6 +20,7 @@
 mod ingest;
 pub mod model;
 pub mod parse;
+mod progress;
 pub mod prompt;
 mod services;
 pub mod validate;
@@ -32,10 +33,12 @@ use crate::gateway::CassetteError;
 use crate::run::session::SessionError;
 use crate::services::{Catalogue, ServiceDescription};
 
+use crate::accept::Fingerprint;
+use crate::task::Task;
 pub use ingest::{ingest, strip_fences};
 pub use model::{Message, Model, ModelError};
 pub use parse::{Difficulty, Intent};
-use validate::Known;
+pub use progress::{Dropped, Progress, Stage, Summary, Written};
 
 /// How many answers a stage may give before it is dropped (ClawEnvKit's 3).
 pub const ATTEMPTS: u32 = 3;
@@ -63,115 +66,6 @@ pub struct Request {
     pub max_cost_usd: Option<f64>,
     /// `--cassettes`, over `llm.cassettes`.
     pub cassettes: Option<PathBuf>,
-}
-
-/// What happened, as it happens: for progress lines.
-#[derive(Debug)]
-pub enum Progress<'a> {
-    /// The parser answered (after `attempts` answers).
-    Parsed {
-        /// What it said.
-        intent: &'a Intent,
-        /// How many answers it took.
-        attempts: u32,
-    },
-    /// A missing service was described, smoke-called and registered for this run.
-    ServiceAdded {
-        /// Its name.
-        name: &'a str,
-        /// How many answers it took.
-        attempts: u32,
-    },
-    /// A missing service could not be described: the tasks go without it.
-    ServiceDropped {
-        /// Its name.
-        name: &'a str,
-        /// The last answer's problems.
-        problems: &'a [String],
-    },
-    /// An answer was rejected; another attempt follows unless this was the last.
-    Rejected {
-        /// Whose answer it was.
-        stage: Stage<'a>,
-        /// The answer's number (from 1).
-        attempt: u32,
-        /// Why, one line each (`file:line:column: field: message`).
-        problems: &'a [String],
-    },
-    /// A task was written.
-    Written(&'a Written),
-    /// A task was dropped after [`ATTEMPTS`] answers.
-    Dropped(&'a Dropped),
-}
-
-/// Who gave an answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage<'a> {
-    /// The parser.
-    Parser,
-    /// The description of this missing service.
-    Service(&'a str),
-    /// The task with this number (from 1).
-    Task(u32),
-}
-
-impl std::fmt::Display for Stage<'_> {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Stage::Parser => formatter.write_str("parser"),
-            Stage::Service(name) => write!(formatter, "service `{name}`"),
-            Stage::Task(number) => write!(formatter, "task {number}"),
-        }
-    }
-}
-
-/// A task written.
-#[derive(Debug, Clone)]
-pub struct Written {
-    /// Its number (from 1).
-    pub number: u32,
-    /// Its `task_id`.
-    pub id: String,
-    /// Its file.
-    pub path: PathBuf,
-    /// How many answers it took.
-    pub attempts: u32,
-    /// The action it was built around.
-    pub focus: String,
-}
-
-/// A task dropped.
-#[derive(Debug, Clone)]
-pub struct Dropped {
-    /// Its number (from 1).
-    pub number: u32,
-    /// The last answer's problems, one line each.
-    pub problems: Vec<String>,
-}
-
-/// What a run did.
-#[derive(Debug, Clone)]
-pub struct Summary {
-    /// The parser's intent (with the request's overrides).
-    pub intent: Intent,
-    /// The services generated for this run.
-    pub services_added: Vec<String>,
-    /// The services that could not be generated.
-    pub services_dropped: Vec<String>,
-    /// The tasks written, in order.
-    pub written: Vec<Written>,
-    /// The tasks dropped, in order.
-    pub dropped: Vec<Dropped>,
-    /// Answers rejected and asked again (over every stage).
-    pub retries: u32,
-    /// Model calls made.
-    pub calls: usize,
-    /// Tokens in and out, over every call.
-    pub tokens: (u64, u64),
-    /// What the calls cost (US dollars), when every model has a price.
-    pub cost_usd: Option<f64>,
-    /// The cassette written (record mode).
-    pub recorded: Option<PathBuf>,
 }
 
 /// Why generation stopped.
@@ -223,6 +117,44 @@ pub async fn generate(
     request: &Request,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Summary, GenerateError> {
+    let mut run = Run {
+        config,
+        request,
+        model: model_for(config, request)?,
+        builtin: Catalogue::builtin(),
+        retries: 0,
+        progress,
+    };
+    let intent = run.parse().await?;
+    let services = run.describe_missing(&intent).await?;
+    let (written, dropped) = run.write_tasks(&intent, &services).await?;
+    let recorded = run.model.finish()?;
+    let calls = run.model.calls();
+    let cost_usd = calls.iter().map(|call| call.cost_usd).sum::<Option<f64>>();
+    Ok(Summary {
+        intent,
+        services_added: services
+            .local
+            .iter()
+            .map(|service| service.name.clone())
+            .collect(),
+        services_dropped: services.dropped,
+        written,
+        dropped,
+        retries: run.retries,
+        tokens: (
+            calls.iter().map(|call| call.input_tokens).sum(),
+            calls.iter().map(|call| call.output_tokens).sum(),
+        ),
+        calls: calls.len(),
+        cost_usd,
+        recorded,
+    })
+}
+
+/// The model of a run: the gateway `[llm]` (with the request's mode, limit and cassettes)
+/// describes, recording to or replaying `generate-<name>`.
+fn model_for(config: &Config, request: &Request) -> Result<Model, GenerateError> {
     let session = crate::run::session::Request {
         mode: request.mode,
         max_cost_usd: request.max_cost_usd,
@@ -235,112 +167,183 @@ pub async fn generate(
         .clone()
         .unwrap_or_else(|| config.cassettes());
     let settings = &config.generate;
-    let mut model = Model::new(
+    Ok(Model::new(
         models,
         &cassettes,
         &format!("generate-{}", request.name),
         &settings.model,
         settings.provider,
-    );
-    let builtin = Catalogue::builtin();
-    let mut retries = 0;
+    ))
+}
 
-    // Parser.
-    let (parsed, attempts) = ask_until(
-        &mut model,
-        0,
-        parse::prompt(&request.request, &builtin),
-        &mut |attempt, problems| {
-            progress(Progress::Rejected {
-                stage: Stage::Parser,
-                attempt,
-                problems,
-            });
-        },
-        |answer| parse::read(answer, &builtin).map_err(|problems| plain_all(&problems, "(answer)")),
-    )
-    .await?;
-    let mut intent = parsed.map_err(GenerateError::Parse)?;
-    retries += attempts - 1;
-    if !request.services.is_empty() {
-        (intent.services, intent.missing_services) = request
+/// One run of the pipeline: what every stage shares.
+struct Run<'a> {
+    config: &'a Config,
+    request: &'a Request,
+    model: Model,
+    builtin: Catalogue,
+    /// Answers rejected and asked again, over every stage.
+    retries: u32,
+    progress: &'a mut dyn FnMut(Progress<'_>),
+}
+
+/// The services the tasks may use.
+struct Services {
+    /// The generated services (task-local descriptions).
+    local: Vec<ServiceDescription>,
+    /// The services that could not be generated.
+    dropped: Vec<String>,
+    /// The catalogue with the generated services.
+    catalogue: Catalogue,
+    /// Every service a task may use: the intent's and the generated ones, in order.
+    allowed: Vec<String>,
+}
+
+impl Run<'_> {
+    /// The Parser: the request → an [`Intent`], with the request's overrides.
+    async fn parse(&mut self) -> Result<Intent, GenerateError> {
+        let builtin = &self.builtin;
+        let progress = &mut *self.progress;
+        let (parsed, attempts) = ask_until(
+            &mut self.model,
+            0,
+            parse::prompt(&self.request.request, builtin),
+            &mut |attempt, problems| {
+                progress(Progress::Rejected {
+                    stage: Stage::Parser,
+                    attempt,
+                    problems,
+                });
+            },
+            |answer| {
+                parse::read(answer, builtin).map_err(|problems| plain_all(&problems, "(answer)"))
+            },
+        )
+        .await?;
+        let mut intent = parsed.map_err(GenerateError::Parse)?;
+        self.retries += attempts - 1;
+        if !self.request.services.is_empty() {
+            (intent.services, intent.missing_services) = self
+                .request
+                .services
+                .iter()
+                .cloned()
+                .partition(|name| builtin.get(name).is_some());
+        }
+        if let Some(difficulty) = self.request.difficulty {
+            intent.difficulty = difficulty;
+        }
+        progress(Progress::Parsed {
+            intent: &intent,
+            attempts,
+        });
+        Ok(intent)
+    }
+
+    /// Each missing service described by the model, or dropped; the services left.
+    async fn describe_missing(&mut self, intent: &Intent) -> Result<Services, GenerateError> {
+        let mut local: Vec<ServiceDescription> = Vec::new();
+        let mut dropped = Vec::new();
+        for name in &intent.missing_services {
+            let progress = &mut *self.progress;
+            let mut rejected = |attempt: u32, problems: &[String]| {
+                progress(Progress::Rejected {
+                    stage: Stage::Service(name),
+                    attempt,
+                    problems,
+                });
+            };
+            let described = services::describe(
+                &mut self.model,
+                name,
+                &self.request.request,
+                &self.builtin,
+                &mut rejected,
+            )
+            .await?;
+            match described {
+                (Ok(description), attempts) => {
+                    self.retries += attempts - 1;
+                    progress(Progress::ServiceAdded { name, attempts });
+                    local.push(description);
+                }
+                (Err(problems), _) => {
+                    self.retries += ATTEMPTS - 1;
+                    progress(Progress::ServiceDropped {
+                        name,
+                        problems: &problems,
+                    });
+                    dropped.push(name.clone());
+                }
+            }
+        }
+        let catalogue = self
+            .builtin
+            .with(local.clone())
+            .map_err(|error| GenerateError::Model(ModelError(error.to_string())))?;
+        let allowed: Vec<String> = intent
             .services
             .iter()
             .cloned()
-            .partition(|name| builtin.get(name).is_some());
+            .chain(local.iter().map(|service| service.name.clone()))
+            .collect();
+        if allowed.is_empty() {
+            return Err(GenerateError::NoServices);
+        }
+        Ok(Services {
+            local,
+            dropped,
+            catalogue,
+            allowed,
+        })
     }
-    if let Some(difficulty) = request.difficulty {
-        intent.difficulty = difficulty;
-    }
-    progress(Progress::Parsed {
-        intent: &intent,
-        attempts,
-    });
 
-    // Missing services.
-    let mut local: Vec<ServiceDescription> = Vec::new();
-    let mut services_dropped = Vec::new();
-    for name in intent.missing_services.clone() {
-        let mut rejected = |attempt: u32, problems: &[String]| {
-            progress(Progress::Rejected {
-                stage: Stage::Service(&name),
-                attempt,
-                problems,
-            });
-        };
-        let described =
-            services::describe(&mut model, &name, &request.request, &builtin, &mut rejected)
-                .await?;
-        match described {
-            (Ok(description), attempts) => {
-                retries += attempts - 1;
-                progress(Progress::ServiceAdded {
-                    name: &name,
-                    attempts,
-                });
-                local.push(description);
-            }
-            (Err(problems), _) => {
-                retries += ATTEMPTS - 1;
-                progress(Progress::ServiceDropped {
-                    name: &name,
-                    problems: &problems,
-                });
-                services_dropped.push(name);
+    /// The Generator and the Validator, task by task: the tasks written and those dropped.
+    async fn write_tasks(
+        &mut self,
+        intent: &Intent,
+        services: &Services,
+    ) -> Result<(Vec<Written>, Vec<Dropped>), GenerateError> {
+        let mut known = known_tasks(self.config, &self.request.out, &self.builtin);
+        let mut written = Vec::new();
+        let mut dropped = Vec::new();
+        for number in 1..=self.request.count {
+            match self.task(number, intent, services, &known).await? {
+                Ok((entry, task)) => {
+                    known.push(Fingerprint::of(&task));
+                    (self.progress)(Progress::Written(&entry));
+                    written.push(entry);
+                }
+                Err(entry) => {
+                    (self.progress)(Progress::Dropped(&entry));
+                    dropped.push(entry);
+                }
             }
         }
+        Ok((written, dropped))
     }
-    let catalogue = builtin
-        .with(local.clone())
-        .map_err(|error| GenerateError::Model(ModelError(error.to_string())))?;
-    let allowed: Vec<String> = intent
-        .services
-        .iter()
-        .cloned()
-        .chain(local.iter().map(|service| service.name.clone()))
-        .collect();
-    if allowed.is_empty() {
-        return Err(GenerateError::NoServices);
-    }
-    let descriptions: Vec<&ServiceDescription> = allowed
-        .iter()
-        .filter_map(|name| catalogue.get(name))
-        .collect();
 
-    // Generator and Validator, task by task.
-    let mut known = known_tasks(config, &request.out, &builtin);
-    let mut written = Vec::new();
-    let mut dropped = Vec::new();
-    let cassette_shown = shown(&model.cassette_path(), &config.root);
-    for number in 1..=request.count {
+    /// Task `number`: asked, validated against `known` and written, or dropped after
+    /// [`ATTEMPTS`] answers.
+    async fn task(
+        &mut self,
+        number: u32,
+        intent: &Intent,
+        services: &Services,
+        known: &[Fingerprint],
+    ) -> Result<Result<(Written, Task), Dropped>, GenerateError> {
+        let request = self.request;
         let id = format!("{}-{number:03}", request.name);
         let path = request.out.join(format!("{id}.yaml"));
-        // Problems name the file as the user sees it in the suite, the same on every machine.
-        let path_shown = shown(&path, &config.root);
         let avoid: Vec<String> = known.iter().map(|known| known.name.clone()).collect();
+        let descriptions: Vec<&ServiceDescription> = services
+            .allowed
+            .iter()
+            .filter_map(|name| services.catalogue.get(name))
+            .collect();
         let task_prompt = prompt::TaskPrompt {
             request: &request.request,
-            intent: &intent,
+            intent,
             services: &descriptions,
             number,
             count: request.count,
@@ -350,12 +353,56 @@ pub async fn generate(
         };
         let focus = task_prompt.focus().to_owned();
         let context = validate::Context {
-            intent: &intent,
-            allowed: &allowed,
-            catalogue: &catalogue,
-            threshold: config.run.pass_threshold,
-            known: &known,
+            intent,
+            allowed: &services.allowed,
+            catalogue: &services.catalogue,
+            threshold: self.config.run.pass_threshold,
+            known,
         };
+        let outcome = self.ask_task(number, &task_prompt, &context, &path).await?;
+        let (task, attempts) = match outcome {
+            (Ok(task), attempts) => (task, attempts),
+            (Err(problems), _) => {
+                self.retries += ATTEMPTS - 1;
+                return Ok(Err(Dropped { number, problems }));
+            }
+        };
+        self.retries += attempts - 1;
+        let cassette = shown(&self.model.cassette_path(), &self.config.root);
+        let provenance = write::Provenance {
+            request: &request.request,
+            model: &self.config.generate.model,
+            seed: request.seed,
+            number,
+            count: request.count,
+            attempts,
+            focus: &focus,
+            cassette: &cassette,
+        };
+        let task = write::write(&task, &id, &services.local, intent, &provenance, &path)?;
+        let entry = Written {
+            number,
+            id,
+            path,
+            attempts,
+            focus,
+        };
+        Ok(Ok((entry, task)))
+    }
+
+    /// The model's answers to task `number`'s prompt, each loaded as the task file `path` and
+    /// validated in `context`, until one passes: the task, or the last problems; and how many
+    /// answers were read.
+    async fn ask_task(
+        &mut self,
+        number: u32,
+        task_prompt: &prompt::TaskPrompt<'_>,
+        context: &validate::Context<'_>,
+        path: &Path,
+    ) -> Result<(Result<Task, Vec<String>>, u32), ModelError> {
+        // Problems name the file as the user sees it in the suite, the same on every machine.
+        let path_shown = shown(path, &self.config.root);
+        let progress = &mut *self.progress;
         let mut rejected = |attempt: u32, problems: &[String]| {
             progress(Progress::Rejected {
                 stage: Stage::Task(number),
@@ -363,15 +410,15 @@ pub async fn generate(
                 problems,
             });
         };
-        let outcome = ask_until(
-            &mut model,
+        ask_until(
+            &mut self.model,
             number,
             task_prompt.text(),
             &mut rejected,
             |answer| {
-                let task = ingest(answer, &path, &catalogue)
+                let task = ingest(answer, path, context.catalogue)
                     .map_err(|invalid| plain_all(&invalid.problems, &path_shown))?;
-                let problems = validate::check(&task, strip_fences(answer), &context);
+                let problems = validate::check(&task, strip_fences(answer), context);
                 if problems.is_empty() {
                     Ok(task)
                 } else {
@@ -379,58 +426,8 @@ pub async fn generate(
                 }
             },
         )
-        .await?;
-        match outcome {
-            (Ok(task), attempts) => {
-                retries += attempts - 1;
-                let provenance = write::Provenance {
-                    request: &request.request,
-                    model: &settings.model,
-                    seed: request.seed,
-                    number,
-                    count: request.count,
-                    attempts,
-                    focus: &focus,
-                    cassette: &cassette_shown,
-                };
-                let task = write::write(&task, &id, &local, &intent, &provenance, &path)?;
-                known.push(Known::of(&task));
-                let entry = Written {
-                    number,
-                    id,
-                    path: path.clone(),
-                    attempts,
-                    focus,
-                };
-                progress(Progress::Written(&entry));
-                written.push(entry);
-            }
-            (Err(problems), _) => {
-                retries += ATTEMPTS - 1;
-                let entry = Dropped { number, problems };
-                progress(Progress::Dropped(&entry));
-                dropped.push(entry);
-            }
-        }
+        .await
     }
-    let recorded = model.finish()?;
-    let calls = model.calls();
-    let cost_usd = calls.iter().map(|call| call.cost_usd).sum::<Option<f64>>();
-    Ok(Summary {
-        intent,
-        services_added: local.iter().map(|service| service.name.clone()).collect(),
-        services_dropped,
-        written,
-        dropped,
-        retries,
-        tokens: (
-            calls.iter().map(|call| call.input_tokens).sum(),
-            calls.iter().map(|call| call.output_tokens).sum(),
-        ),
-        calls: calls.len(),
-        cost_usd,
-        recorded,
-    })
 }
 
 /// What `read` makes of the model's answers to `prompt`, asked in `stage`, each rejected
@@ -479,7 +476,7 @@ fn shown(path: &Path, root: &Path) -> String {
 
 /// The suite's tasks that dedup compares with: every valid task the configuration's globs
 /// find, but those in `out` (which this run rewrites).
-fn known_tasks(config: &Config, out: &Path, catalogue: &Catalogue) -> Vec<Known> {
+fn known_tasks(config: &Config, out: &Path, catalogue: &Catalogue) -> Vec<Fingerprint> {
     let out = std::fs::canonicalize(out).unwrap_or_else(|_| out.to_path_buf());
     let files = crate::discover::task_files(&config.root, &config.tasks).unwrap_or_default();
     files
@@ -489,7 +486,7 @@ fn known_tasks(config: &Config, out: &Path, catalogue: &Catalogue) -> Vec<Known>
             !file.starts_with(&out)
         })
         .filter_map(|file| crate::task::load(file, catalogue).ok())
-        .map(|task| Known::of(&task))
+        .map(|task| Fingerprint::of(&task))
         .collect()
 }
 

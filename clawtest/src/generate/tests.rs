@@ -193,7 +193,7 @@ async fn the_example_records_each_retry_and_drop_then_replays_to_the_committed_b
     // And those are the example's committed tasks, byte for byte.
     assert_eq!(files(&example().join("tasks/generated")), recorded);
     // Every one valid, feasible and distinct from every other.
-    let mut seen_tasks: Vec<Known> = Vec::new();
+    let mut seen_tasks: Vec<crate::accept::Fingerprint> = Vec::new();
     for (name, _) in recorded
         .iter()
         .filter(|(name, _)| !name.contains(".atoms."))
@@ -203,11 +203,12 @@ async fn the_example_records_each_retry_and_drop_then_replays_to_the_committed_b
             crate::oracle::check(&task, &Catalogue::builtin(), 0.75).is_feasible(),
             "{name}"
         );
-        let known = Known::of(&task);
+        let known = crate::accept::Fingerprint::of(&task);
         for other in &seen_tasks {
             assert_ne!(known.hash, other.hash, "{name} and {}", other.id);
             assert!(
-                validate::similarity(&known.words, &other.words) < validate::SIMILARITY,
+                crate::accept::novelty::similarity(&known.words, &other.words)
+                    < crate::accept::novelty::SIMILARITY,
                 "{name} and {}",
                 other.id
             );
@@ -437,21 +438,21 @@ fn dedup_hashes_content_whatever_the_name_and_measures_prompt_overlap() {
     )
     .unwrap();
     assert_eq!(
-        validate::content_hash(&first),
-        validate::content_hash(&renamed)
+        crate::accept::novelty::content_hash(&first),
+        crate::accept::novelty::content_hash(&renamed)
     );
     let changed = crate::task::parse(path, text.replace("Room 2", "Room 9"), &catalogue).unwrap();
     assert_ne!(
-        validate::content_hash(&first),
-        validate::content_hash(&changed)
+        crate::accept::novelty::content_hash(&first),
+        crate::accept::novelty::content_hash(&changed)
     );
-    let words = validate::words;
+    let words = crate::accept::novelty::words;
     assert_eq!(
-        validate::similarity(&words("Email the team"), &words("email THE team!")),
+        crate::accept::novelty::similarity(&words("Email the team"), &words("email THE team!")),
         1.0
     );
     assert!(
-        validate::similarity(
+        crate::accept::novelty::similarity(
             &words("Email the weekly update"),
             &words("Book a meeting room")
         ) < 0.2

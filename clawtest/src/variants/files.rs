@@ -1,5 +1,5 @@
-//! Variants as files and as a suite: the task files a `--from` path names, loaded and each
-//! given its variants (`generate --variants`); a variant written into the output folder with
+//! Variants as files and as a suite: the task files the paths name, loaded and each
+//! given its variants (`cargo clawtest vary`); a variant written into the output folder with
 //! the workspace files it copies, so it loads there as it did beside its source; a suite's
 //! tasks replaced by their variants in memory (`run --variants`).
 
@@ -80,7 +80,10 @@ pub fn write(variant: &Variant, out: &Path) -> Result<PathBuf, WriteError> {
         std::fs::write(&target, content).map_err(io(&target))?;
     }
     let path = out.join(format!("{}.yaml", variant.task.id));
-    std::fs::write(&path, &variant.yaml).map_err(io(&path))?;
+    crate::accept::write(&path, &variant.yaml).map_err(|failure| WriteError::Io {
+        path: failure.path,
+        error: failure.error,
+    })?;
     Ok(path)
 }
 

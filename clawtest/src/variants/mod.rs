@@ -1,14 +1,17 @@
 //! Variants of a task without a model: the same skills tested on a different surface, so a
 //! suite can be regenerated on every release and no model can have memorised it. Each kind of
 //! perturbation ([`Kind`]) can be switched on or off; all of them are drawn from one seed, so
-//! the same seed gives the same bytes. A variant is written back as task.yaml
-//! (`task::write`), loaded again as any task file is, checked to be a fixed point of that
-//! round trip, and proven feasible by the oracle (`oracle::check`) before it is handed out;
-//! a variant that fails any of these is reported with the reason, never handed out.
+//! the same seed gives the same bytes. Each draw must be another surface than the source and
+//! every earlier variant; the variant then goes through the accept pipeline generated tasks
+//! go through (`accept`): written back as task.yaml, loaded again as any task file is,
+//! checked to be a fixed point of that round trip, new, and proven feasible by the oracle
+//! before it is handed out; a variant that fails any of these is reported with the reason,
+//! never handed out.
 //!
 //! `perturb.rs` finds the values and rewrites them; `text.rs` holds the seeded draws,
 //! whole-token replacement and date arithmetic; `pools.rs` the built-in names.
 
+mod fields;
 mod files;
 mod perturb;
 mod pools;
@@ -20,6 +23,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::accept::{self, Distance, Fingerprint, Provenance, ReloadError, Rules};
 use crate::services::Catalogue;
 use crate::task::{self, Task};
 use survey::Survey;
@@ -180,10 +184,10 @@ pub fn generate(task: &Task, catalogue: &Catalogue, options: &Options) -> Genera
             return generated;
         }
     };
-    let survey = Survey::new(&document, &workspace_files(task));
+    let survey = Survey::new(task, &document, &workspace_files(task));
     generated.left_alone = survey.left_alone.clone();
     // A draw that changes nothing means no draw will: the task is skipped, with the reason.
-    let probe = perturb::perturb(&document, &survey, options.kinds, options.seed);
+    let probe = perturb::perturb(task, &survey, options.kinds, options.seed);
     if probe.applied.is_empty() {
         let mut reason = "nothing the chosen kinds of perturbation can change".to_owned();
         if !survey.left_alone.is_empty() {
@@ -193,35 +197,26 @@ pub fn generate(task: &Task, catalogue: &Catalogue, options: &Options) -> Genera
         generated.skipped = Some(reason);
         return generated;
     }
-    let mut seen = vec![surface(&document)];
+    let mut seen = vec![Fingerprint::of_document(&document)];
     for index in 1..=options.count {
         let id = format!("{}.v{index}", task.id);
         // Prompt and fixtures both new if any draw gives that, else at least one of them.
-        let draw = |strict: bool, seen: &[(String, String)]| {
+        let draw = |distance: Distance, seen: &[Fingerprint]| {
             (0..ATTEMPTS).find_map(|attempt| {
                 let seed = text::hash(&task.id)
                     ^ options.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
                     ^ u64::from(index).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
                     ^ attempt.wrapping_mul(0x1656_67B1_9E37_79F9);
-                let perturbed = perturb::perturb(&document, &survey, options.kinds, seed);
-                let shown = surface(&perturbed.document);
-                let new = seen.iter().all(|earlier| {
-                    if strict {
-                        earlier.0 != shown.0 && earlier.1 != shown.1
-                    } else {
-                        *earlier != shown
-                    }
-                });
-                new.then_some((perturbed, shown))
+                let perturbed = perturb::perturb(task, &survey, options.kinds, seed);
+                let document = task::write::document(&perturbed.task).ok()?;
+                let fingerprint = Fingerprint::of_document(&document);
+                fingerprint
+                    .is_new(seen, distance)
+                    .then_some(((document, perturbed.applied), fingerprint))
             })
         };
-        let drawn = draw(true, &seen)
-            .or_else(|| draw(false, &seen))
-            .map(|(perturbed, shown)| {
-                seen.push(shown);
-                perturbed
-            });
-        let Some(perturbed) = drawn else {
+        let drawn = draw(Distance::Surface, &seen).or_else(|| draw(Distance::PartSurface, &seen));
+        let Some((perturbed, mut fingerprint)) = drawn else {
             generated.failures.push(Failure {
                 id,
                 reason: "every draw repeated the surface of the source or an earlier variant"
@@ -229,63 +224,57 @@ pub fn generate(task: &Task, catalogue: &Catalogue, options: &Options) -> Genera
             });
             continue;
         };
-        match finish(task, catalogue, options, index, &id, perturbed) {
+        match finish(task, catalogue, options, index, &id, perturbed, &seen) {
             Ok(variant) => generated.variants.push(variant),
-            Err(reason) => generated.failures.push(Failure { id, reason }),
+            Err(reason) => generated.failures.push(Failure {
+                id: id.clone(),
+                reason,
+            }),
         }
+        fingerprint.id = id;
+        seen.push(fingerprint);
     }
     generated
 }
 
-/// The prompt and fixtures: what must differ between variants.
-fn surface(document: &Value) -> (String, String) {
-    (
-        document
-            .get("prompt")
-            .map(Value::to_string)
-            .unwrap_or_default(),
-        document
-            .get("fixtures")
-            .map(Value::to_string)
-            .unwrap_or_default(),
-    )
-}
-
-/// The perturbed document as a variant: written, loaded, written again (the same text),
-/// proven feasible.
+/// The perturbed document as a variant, through the accept pipeline: written back, loaded
+/// beside its source, settled (written again, the same text), new against `seen` (its source
+/// and the earlier variants: another surface), proven feasible.
 fn finish(
     task: &Task,
     catalogue: &Catalogue,
     options: &Options,
     index: u32,
     id: &str,
-    perturbed: perturb::Perturbed,
+    (mut document, applied): (Value, Vec<String>),
+    seen: &[Fingerprint],
 ) -> Result<Variant, String> {
-    let mut document = perturbed.document;
     document["task_id"] = Value::from(id);
-    let text = task::write::text(&document).map_err(|error| error.to_string())?;
     // Loaded from beside the source, so `files[].source` resolves as the source's does.
     let path = task.folder.join(format!("{id}.yaml"));
-    let load = |text: String| {
-        task::parse(&path, text, catalogue).map_err(|invalid| {
-            let problems: Vec<String> = invalid
-                .problems
-                .iter()
-                .map(|problem| problem.plain(&path))
-                .collect();
-            format!("the variant is not a valid task: {}", problems.join("; "))
-        })
+    let reloaded = accept::reload(&document, &path, catalogue)
+        .and_then(|reloaded| reloaded.settle(&path, catalogue))
+        .map_err(|error| match error {
+            ReloadError::Invalid(invalid) => {
+                let problems: Vec<String> = invalid
+                    .problems
+                    .iter()
+                    .map(|problem| problem.plain(&path))
+                    .collect();
+                format!("the variant is not a valid task: {}", problems.join("; "))
+            }
+            ReloadError::Unsettled => "the variant does not load back as it was written".into(),
+            ReloadError::Write(error) => error.to_string(),
+        })?;
+    let rules = Rules {
+        catalogue,
+        threshold: options.threshold,
+        known: seen,
+        distance: Distance::PartSurface,
     };
-    let loaded = load(text)?;
-    let written = task::write::to_yaml(&loaded).map_err(|error| error.to_string())?;
-    let mut variant = load(written.clone())?;
-    if task::write::to_yaml(&variant).map_err(|error| error.to_string())? != written {
-        return Err("the variant does not load back as it was written".into());
-    }
-    let feasibility = crate::oracle::check(&variant, catalogue, options.threshold);
-    if !feasibility.is_feasible() {
-        let reasons: Vec<String> = feasibility
-            .problems
+    let problems = accept::accept(&reloaded.task, &reloaded.text, &rules, Vec::new());
+    if !problems.is_empty() {
+        let reasons: Vec<String> = problems
             .iter()
             .map(|problem| format!("{}: {}", problem.field, problem.message))
             .collect();
@@ -294,36 +283,38 @@ fn finish(
             reasons.join("; ")
         ));
     }
+    let mut variant = reloaded.task;
     variant.path = task.path.clone();
-    let header = provenance(task, options, index, &perturbed.applied);
+    let header = provenance(task, options, index, &applied).header();
     Ok(Variant {
         task: variant,
-        yaml: format!("{header}{written}"),
-        applied: perturbed.applied,
+        yaml: format!("{header}{}", reloaded.text),
+        applied,
     })
 }
 
-/// The comment that opens a variant's file: where it came from and how it was made.
-fn provenance(task: &Task, options: &Options, index: u32, applied: &[String]) -> String {
+/// The comments that open a variant's file: where it came from and how it was made.
+fn provenance(task: &Task, options: &Options, index: u32, applied: &[String]) -> Provenance {
     let kinds: Vec<&str> = Kind::ALL
         .iter()
         .filter(|kind| options.kinds.has(**kind))
         .map(|kind| kind.name())
         .collect();
-    let mut header = format!(
-        "# Generated by `cargo clawtest generate --variants`: variant {index} of `{}` ({}).\n\
-         # seed: {}; kinds: {}\n",
-        task.id,
-        task.path.display(),
+    let mut lines = vec![format!(
+        "seed: {}; kinds: {}",
         options.seed,
-        kinds.join(", "),
-    );
-    for line in applied {
-        header.push_str("# perturbed: ");
-        header.push_str(line);
-        header.push('\n');
+        kinds.join(", ")
+    )];
+    lines.extend(applied.iter().map(|line| format!("perturbed: {line}")));
+    Provenance {
+        command: "vary",
+        about: format!(
+            ": variant {index} of `{}` ({}).",
+            task.id,
+            task.path.display()
+        ),
+        lines,
     }
-    header
 }
 
 /// The text of the task's `files:` (what no value may be changed in): read from the host,

@@ -1,23 +1,23 @@
-//! One variant's surface, drawn from a seed: the task as its task.yaml document (a JSON value,
-//! `task::write::document`) in, the perturbed document out, with what was changed and what
-//! was left alone. Values are found in the fixtures (people, companies and e-mail addresses
+//! One variant's surface, drawn from a seed: the typed task in, the perturbed task out, with
+//! what was changed. Values are found in the fixtures (people, companies and e-mail addresses
 //! under the keys that name them, ids under `id`/`*_id`, ISO dates anywhere) and rewritten as
 //! whole tokens in every text the agent or the grader reads (prompt, fixtures, tool
-//! descriptions, checks' values, keywords, safety checks, checkpoints, feedback, oracle); the
-//! names of tools, services, actions and fields are never touched. A value that occurs in a
+//! descriptions, checks' values, keywords, safety checks, checkpoints, feedback, oracle), each
+//! check's by the table of `fields.rs`; the names of tools, services, actions and fields are
+//! never touched. A value that occurs in a
 //! regex, a hash's file, a command or a workspace file is left alone: those texts cannot be
 //! rewritten safely.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::fields::{self, Role, Slot};
 use super::pools;
-use super::survey::{
-    AMOUNT_KEYS, NAME_KEYS, PERSON_KEYS, Survey, id_parts, is_email, is_id_key, is_person,
-};
+use super::survey::{AMOUNT_KEYS, PERSON_KEYS, Survey, id_parts, is_email, is_id_key, is_person};
 use super::text::{Boundary, Replacements, Rng, dates, occurs, shift_date};
 use super::{Kind, Kinds};
+use crate::task::Task;
 
 /// The factors amounts are scaled by.
 const SCALES: &[f64] = &[0.5, 0.75, 1.25, 1.5, 2.0, 2.5];
@@ -25,113 +25,156 @@ const SCALES: &[f64] = &[0.5, 0.75, 1.25, 1.5, 2.0, 2.5];
 /// What [`perturb`] did.
 #[derive(Debug, Clone)]
 pub(super) struct Perturbed {
-    pub(super) document: Value,
+    pub(super) task: Task,
     /// One line per kind that changed something, e.g. `ids: 3 renumbered`.
     pub(super) applied: Vec<String>,
 }
 
-/// Draws one variant of `document` from `seed`.
-pub(super) fn perturb(document: &Value, survey: &Survey, kinds: Kinds, seed: u64) -> Perturbed {
-    let mut rng = Rng::new(seed);
-    let mut document = document.clone();
-    let mut applied = Vec::new();
-    let mut fresh = Fresh {
-        taken: BTreeSet::new(),
-        all_text: &survey.all_text,
+/// Draws one variant of `task` from `seed`: each kind switched on, in [`Kind::ALL`]'s order
+/// (the order the seeded draws are made in).
+pub(super) fn perturb(task: &Task, survey: &Survey, kinds: Kinds, seed: u64) -> Perturbed {
+    let mut draw = Draw {
+        rng: Rng::new(seed),
+        fresh: Fresh {
+            taken: BTreeSet::new(),
+            all_text: &survey.all_text,
+        },
+        survey,
+        task: task.clone(),
+        applied: Vec::new(),
     };
-    let mut replacements = Replacements::default();
-    if kinds.has(Kind::Names) {
-        let count = rename(survey, &mut rng, &mut fresh, &mut replacements);
-        if count > 0 {
-            applied.push(format!("names: {count} renamed"));
-        }
-    }
-    if kinds.has(Kind::Ids) && !survey.ids.is_empty() {
-        for id in &survey.ids {
-            if let Some(new) = fresh.id(id, &mut rng) {
-                replacements.insert(id, &new, Boundary::Word);
-            }
-        }
-        applied.push(format!("ids: {} renumbered", survey.ids.len()));
-    }
-    if kinds.has(Kind::Dates) && !survey.dates.is_empty() {
-        let weeks = (1 + rng.below(8)) as i64 * if rng.below(2) == 0 { 1 } else { -1 };
-        for date in &survey.dates {
-            if let Some(new) = shift_date(date, weeks * 7) {
-                replacements.insert(date, &new, Boundary::Digit);
-            }
-        }
-        applied.push(format!("dates: shifted {weeks:+} weeks"));
-    }
-    if !replacements.is_empty() {
-        rewrite_document(&mut document, &replacements);
-    }
+    draw.replace(kinds);
     if kinds.has(Kind::Amounts) && survey.amounts_pinned.is_none() {
-        let factor = SCALES[rng.below(SCALES.len())];
-        let prompt = text_of(&document, "prompt");
-        let mut scaled = 0;
-        if let Some(fixtures) = document.get_mut("fixtures") {
-            scale(fixtures, None, factor, &prompt, &mut scaled);
-        }
-        if scaled > 0 {
-            applied.push(format!("amounts: {scaled} scaled by {factor}"));
-        }
+        draw.scale_amounts();
     }
     if kinds.has(Kind::Shuffle) {
-        let mut lists = 0;
-        if let Some(fixtures) = document.get_mut("fixtures") {
-            for_each_list(fixtures, &mut |list| {
-                if list.len() > 1 {
-                    rng.shuffle(list);
-                    lists += 1;
-                }
-            });
-        }
-        if lists > 0 {
-            applied.push(format!("shuffle: {lists} fixture lists"));
-        }
+        draw.shuffle();
     }
     if kinds.has(Kind::Distractors) && survey.counts_pinned.is_none() {
-        let mut added = 0;
-        let referenced = &survey.referenced;
-        if let Some(fixtures) = document.get_mut("fixtures") {
-            for_each_list(fixtures, &mut |list| {
-                if list.is_empty() || added >= 3 {
-                    return;
-                }
-                let template = list[rng.below(list.len())].clone();
-                let record = distractor(&template, None, &mut rng, &mut fresh);
-                let text = record.to_string().to_lowercase();
-                if referenced.iter().any(|value| text.contains(value.as_str())) {
-                    return;
-                }
-                let at = rng.below(list.len() + 1);
-                list.insert(at, record);
-                added += 1;
-            });
-        }
-        if added > 0 {
-            applied.push(format!("distractors: {added} records"));
-        }
+        draw.add_distractors();
     }
     if kinds.has(Kind::Wording) {
-        let prompt = text_of(&document, "prompt");
-        let start = rng.below(pools::OPENINGS.len());
+        draw.open_the_prompt();
+    }
+    Perturbed {
+        task: draw.task,
+        applied: draw.applied,
+    }
+}
+
+/// One variant being drawn.
+struct Draw<'a> {
+    rng: Rng,
+    fresh: Fresh<'a>,
+    survey: &'a Survey,
+    task: Task,
+    /// One line per kind that changed something.
+    applied: Vec<String>,
+}
+
+impl Draw<'_> {
+    /// Names, ids and dates: new values drawn, then replaced as whole tokens everywhere.
+    fn replace(&mut self, kinds: Kinds) {
+        let survey = self.survey;
+        let rng = &mut self.rng;
+        let mut replacements = Replacements::default();
+        if kinds.has(Kind::Names) {
+            let count = rename(survey, rng, &mut self.fresh, &mut replacements);
+            if count > 0 {
+                self.applied.push(format!("names: {count} renamed"));
+            }
+        }
+        if kinds.has(Kind::Ids) && !survey.ids.is_empty() {
+            for id in &survey.ids {
+                if let Some(new) = self.fresh.id(id, rng) {
+                    replacements.insert(id, &new, Boundary::Word);
+                }
+            }
+            self.applied
+                .push(format!("ids: {} renumbered", survey.ids.len()));
+        }
+        if kinds.has(Kind::Dates) && !survey.dates.is_empty() {
+            let weeks = (1 + rng.below(8)) as i64 * if rng.below(2) == 0 { 1 } else { -1 };
+            for date in &survey.dates {
+                if let Some(new) = shift_date(date, weeks * 7) {
+                    replacements.insert(date, &new, Boundary::Digit);
+                }
+            }
+            self.applied.push(format!("dates: shifted {weeks:+} weeks"));
+        }
+        if !replacements.is_empty() {
+            rewrite_task(&mut self.task, &replacements);
+        }
+    }
+
+    /// The fixtures' amounts scaled by one drawn factor.
+    fn scale_amounts(&mut self) {
+        let factor = SCALES[self.rng.below(SCALES.len())];
+        let mut scaled = 0;
+        let task = &mut self.task;
+        scale(&mut task.fixtures, None, factor, &task.prompt, &mut scaled);
+        if scaled > 0 {
+            self.applied
+                .push(format!("amounts: {scaled} scaled by {factor}"));
+        }
+    }
+
+    /// The fixtures' lists of records put in another order.
+    fn shuffle(&mut self) {
+        let mut lists = 0;
+        let rng = &mut self.rng;
+        for_each_list(&mut self.task.fixtures, &mut |list| {
+            if list.len() > 1 {
+                rng.shuffle(list);
+                lists += 1;
+            }
+        });
+        if lists > 0 {
+            self.applied.push(format!("shuffle: {lists} fixture lists"));
+        }
+    }
+
+    /// Up to three records no check refers to, each shaped like one of its list.
+    fn add_distractors(&mut self) {
+        let mut added = 0;
+        let referenced = &self.survey.referenced;
+        let (rng, fresh) = (&mut self.rng, &mut self.fresh);
+        for_each_list(&mut self.task.fixtures, &mut |list| {
+            if list.is_empty() || added >= 3 {
+                return;
+            }
+            let template = list[rng.below(list.len())].clone();
+            let record = distractor(&template, None, rng, fresh);
+            let text = record.to_string().to_lowercase();
+            if referenced.iter().any(|value| text.contains(value.as_str())) {
+                return;
+            }
+            let at = rng.below(list.len() + 1);
+            list.insert(at, record);
+            added += 1;
+        });
+        if added > 0 {
+            self.applied.push(format!("distractors: {added} records"));
+        }
+    }
+
+    /// An opening line before the prompt that names nothing a check looks for.
+    fn open_the_prompt(&mut self) {
+        let start = self.rng.below(pools::OPENINGS.len());
+        let referenced = &self.survey.referenced;
         let opening = (0..pools::OPENINGS.len())
             .map(|offset| pools::OPENINGS[(start + offset) % pools::OPENINGS.len()])
             .find(|opening| {
                 let lower = opening.to_lowercase();
-                !survey
-                    .referenced
+                !referenced
                     .iter()
                     .any(|value| lower.contains(value.as_str()))
             });
         if let Some(opening) = opening {
-            document["prompt"] = Value::from(format!("{opening} {prompt}"));
-            applied.push("wording: an opening line".into());
+            self.task.prompt = format!("{opening} {}", self.task.prompt);
+            self.applied.push("wording: an opening line".into());
         }
     }
-    Perturbed { document, applied }
 }
 
 /// Draws new given and family names (consistently per word, so two people sharing a given
@@ -355,54 +398,55 @@ fn distractor(template: &Value, key: Option<&str>, rng: &mut Rng, fresh: &mut Fr
     }
 }
 
-/// Applies `replacements` to every text of the document that holds values.
-fn rewrite_document(document: &mut Value, replacements: &Replacements) {
-    let Value::Object(top) = document else {
-        return;
-    };
-    for (key, value) in top.iter_mut() {
-        match key.as_str() {
-            "prompt" | "task_name" | "fixtures" | "feedback" => rewrite_all(value, replacements),
-            "tools" => for_each_entry(value, |entry| {
-                if let Some(description) = entry.get_mut("description") {
-                    rewrite_all(description, replacements);
-                }
-            }),
-            "scoring_components" | "checkpoints" => for_each_entry(value, |entry| {
-                if let Some(check) = entry.get_mut("check") {
-                    rewrite_check(check, replacements);
-                }
-                if let Some(feedback) = entry.get_mut("feedback") {
-                    rewrite_all(feedback, replacements);
-                }
-            }),
-            "safety_checks" => {
-                if let Value::Array(entries) = value {
-                    for entry in entries {
-                        rewrite_check(entry, replacements);
-                    }
-                }
+/// Applies `replacements` to every text of the task that holds values: the prompt, the name,
+/// the fixtures, the tools' descriptions, the checks' values and prose (by the table of
+/// `fields.rs`), the checkpoints' feedback, the follow-up messages and persona, the oracle's
+/// arguments, answer and files.
+fn rewrite_task(task: &mut Task, replacements: &Replacements) {
+    task.prompt = replacements.apply(&task.prompt);
+    task.name = replacements.apply(&task.name);
+    rewrite_all(&mut task.fixtures, replacements);
+    for tool in &mut task.tools {
+        tool.description = replacements.apply(&tool.description);
+    }
+    for checkpoint in &mut task.checkpoints {
+        if let Some(feedback) = &mut checkpoint.feedback {
+            *feedback = replacements.apply(feedback);
+        }
+    }
+    for (_, mut check) in fields::checks_mut(task) {
+        for (role, slot) in check.slots() {
+            if matches!(role, Role::Regex | Role::Command) {
+                continue;
             }
-            "oracle" => {
-                if let Some(calls) = value.get_mut("calls") {
-                    for_each_entry(calls, |call| {
-                        if let Some(arguments) = call.get_mut("arguments") {
-                            rewrite_all(arguments, replacements);
-                        }
-                    });
-                }
-                if let Some(answer) = value.get_mut("answer") {
-                    rewrite_all(answer, replacements);
-                }
-                if let Some(files) = value.get_mut("files") {
-                    for_each_entry(files, |file| {
-                        if let Some(content) = file.get_mut("content") {
-                            rewrite_all(content, replacements);
-                        }
-                    });
-                }
+            match slot {
+                Slot::Text(text) => *text = replacements.apply(text),
+                Slot::Texts(texts) => texts
+                    .iter_mut()
+                    .for_each(|text| *text = replacements.apply(text)),
+                Slot::Data(value) => rewrite_all(value, replacements),
             }
-            _ => {}
+        }
+    }
+    if let Some(feedback) = &mut task.feedback {
+        for message in &mut feedback.messages {
+            *message = replacements.apply(message);
+        }
+        if let Some(persona) = &mut feedback.persona {
+            *persona = replacements.apply(persona);
+        }
+    }
+    if let Some(oracle) = &mut task.oracle {
+        for call in oracle.calls.iter_mut().flatten() {
+            call.arguments
+                .values_mut()
+                .for_each(|argument| rewrite_all(argument, replacements));
+        }
+        if let Some(answer) = &mut oracle.answer {
+            *answer = replacements.apply(answer);
+        }
+        for file in &mut oracle.files {
+            file.content = replacements.apply(&file.content);
         }
     }
 }
@@ -417,37 +461,6 @@ fn rewrite_all(value: &mut Value, replacements: &Replacements) {
             .values_mut()
             .for_each(|item| rewrite_all(item, replacements)),
         _ => {}
-    }
-}
-
-/// A check's values rewritten, its names (and bare action names in `actions`) kept.
-fn rewrite_check(check: &mut Value, replacements: &Replacements) {
-    let Value::Object(map) = check else {
-        return;
-    };
-    for (key, value) in map.iter_mut() {
-        if NAME_KEYS.contains(&key.as_str()) {
-            continue;
-        }
-        if key == "actions" {
-            if let Value::Array(steps) = value {
-                for step in steps.iter_mut().filter(|step| step.is_object()) {
-                    rewrite_check(step, replacements);
-                }
-            }
-            continue;
-        }
-        rewrite_all(value, replacements);
-    }
-}
-
-fn for_each_entry(value: &mut Value, mut each: impl FnMut(&mut Map<String, Value>)) {
-    if let Value::Array(entries) = value {
-        for entry in entries {
-            if let Value::Object(map) = entry {
-                each(map);
-            }
-        }
     }
 }
 
@@ -498,14 +511,6 @@ fn scale(value: &mut Value, key: Option<&str>, factor: f64, prompt: &str, scaled
             .for_each(|(key, item)| scale(item, Some(key), factor, prompt, scaled)),
         _ => {}
     }
-}
-
-fn text_of(document: &Value, key: &str) -> String {
-    document
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
 }
 
 fn compact(company: &str) -> String {

@@ -1,34 +1,19 @@
 //! What a task offers to perturb, found before any draw: the people, companies and e-mail
-//! addresses under the fixture keys that name them, the ids under `id`/`*_id`, every ISO date;
+//! addresses under the fixture keys that name them (the fixtures are the one untyped part of a
+//! task: their keys are all there is to go by), the ids under `id`/`*_id`, every ISO date;
 //! what no value may change in (regexes, hashes' files, commands, workspace files: a value they
 //! hold is left alone and reported); whether a check pins the amounts; and what the checks
-//! look for, which no distractor may hold.
+//! look for, which no distractor may hold. The checks are read through the typed task, by the
+//! table of `fields.rs`.
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use super::fields::{self, CheckRef, Role, Slot};
 use super::text::dates;
 use crate::task::check::workspace_relative;
-
-/// Keys of a check (or safety check) that name things rather than hold values.
-pub(super) const NAME_KEYS: &[&str] = &[
-    "type",
-    "service",
-    "action",
-    "field",
-    "tool_name",
-    "path",
-    "hash",
-    "cmd",
-    "test_file",
-    "pytest_args",
-    "pattern",
-    "in",
-    "expected_exit",
-    "count",
-    "min_length",
-];
+use crate::task::{Check, Task};
 
 /// Fixture keys whose text is a person's name (two or more capitalised words).
 pub(super) const PERSON_KEYS: &[&str] = &[
@@ -114,10 +99,26 @@ pub(super) struct Survey {
     pub(super) left_alone: Vec<String>,
 }
 
+/// What one check holds, as the survey reads it.
+struct CheckValues {
+    /// Where it is (`scoring_components[2]`).
+    place: String,
+    /// What it looks for (its [`Role::Sought`] texts).
+    sought: Vec<String>,
+    /// The first number it compares with.
+    number: Option<String>,
+    /// Whether it counts calls.
+    counts: bool,
+}
+
 impl Survey {
-    /// Reads `document` (the task's task.yaml as JSON) and `workspace_files` (the text of its
-    /// `files:`, by source path).
-    pub(super) fn new(document: &Value, workspace_files: &[(String, String)]) -> Survey {
+    /// Reads `task`, `document` (its task.yaml as JSON: the fixtures and every text) and
+    /// `workspace_files` (the text of its `files:`, by source path).
+    pub(super) fn new(
+        task: &Task,
+        document: &Value,
+        workspace_files: &[(String, String)],
+    ) -> Survey {
         let mut survey = Survey {
             all_text: document.to_string().to_lowercase(),
             ..Survey::default()
@@ -130,49 +131,82 @@ impl Survey {
         survey
             .dates
             .extend(dates(&whole).into_iter().map(str::to_owned));
-        let checks = checks_of(document);
-        for (place, check) in &checks {
-            for key in ["pattern", "hash", "cmd", "test_file", "pytest_args"] {
-                if let Some(text) = check.get(key).and_then(Value::as_str) {
-                    let what = if key == "pattern" {
-                        "a regex"
-                    } else {
-                        "a hash or command"
-                    };
-                    survey
-                        .protected
-                        .push((format!("{what} ({place})"), text.to_owned()));
-                }
-            }
-            if check.get("type").and_then(Value::as_str) == Some("file_hash_equals")
-                && let Some(path) = check.get("path").and_then(Value::as_str)
-            {
-                for file in oracle_files(document) {
-                    if workspace_relative(path)
-                        .is_some_and(|path| Some(path) == workspace_relative(&file.0))
-                    {
-                        survey
-                            .protected
-                            .push((format!("a hashed file ({place})"), file.1.clone()));
-                    }
-                }
-            }
-            let mut values = Vec::new();
-            strings_of_check(check, &mut values);
-            survey
-                .referenced
-                .extend(values.iter().map(|value| value.to_lowercase()));
-        }
+        let checks = survey.read_checks(task);
         for (source, text) in workspace_files {
             survey
                 .protected
                 .push((format!("the workspace file `{source}`"), text.clone()));
         }
         survey.protect();
-        survey.amounts_pinned = survey.pinned_numbers(document, &checks);
-        survey.counts_pinned = survey.pinned_counts(document, &checks);
+        let oracle = task
+            .oracle
+            .as_ref()
+            .and_then(|oracle| serde_json::to_string(oracle).ok())
+            .unwrap_or_default();
+        survey.amounts_pinned = survey.pinned_numbers(&checks, &oracle);
+        survey.counts_pinned = survey.pinned_counts(&checks, &oracle);
         survey.referenced.retain(|value| value.len() >= 2);
         survey
+    }
+
+    /// Every check's values by the table of `fields.rs`: regexes, hashes, commands and hashed
+    /// files protected; what the checks look for referenced.
+    fn read_checks(&mut self, task: &Task) -> Vec<CheckValues> {
+        // The table hands out the places the rewrite changes: the survey reads a copy's.
+        let mut typed = task.clone();
+        let oracle_files: Vec<(String, String)> = task
+            .oracle
+            .iter()
+            .flat_map(|oracle| &oracle.files)
+            .map(|file| (file.path.clone(), file.content.clone()))
+            .collect();
+        let mut read = Vec::new();
+        for (place, mut check) in fields::checks_mut(&mut typed) {
+            let counts = matches!(
+                check,
+                CheckRef::Scoring(Check::AuditCountGte { .. } | Check::AuditCountEquals { .. })
+            );
+            let mut values = CheckValues {
+                place,
+                sought: Vec::new(),
+                number: None,
+                counts,
+            };
+            for (role, slot) in check.slots() {
+                match (role, slot) {
+                    (Role::Regex, Slot::Text(text)) => self
+                        .protected
+                        .push((format!("a regex ({})", values.place), text.clone())),
+                    (Role::Command, Slot::Text(text)) => self.protected.push((
+                        format!("a hash or command ({})", values.place),
+                        text.clone(),
+                    )),
+                    (Role::Sought, Slot::Text(text)) => values.sought.push(text.clone()),
+                    (Role::Sought, Slot::Texts(texts)) => {
+                        values.sought.extend(texts.iter().cloned())
+                    }
+                    (Role::Sought, Slot::Data(value)) => {
+                        fields::texts_of(value, &mut values.sought);
+                        values.number = values.number.take().or_else(|| fields::number_of(value));
+                    }
+                    _ => {}
+                }
+            }
+            if let CheckRef::Scoring(Check::FileHashEquals { path, .. }) = &check {
+                for file in &oracle_files {
+                    if workspace_relative(path)
+                        .is_some_and(|path| Some(path) == workspace_relative(&file.0))
+                    {
+                        self.protected
+                            .push((format!("a hashed file ({})", values.place), file.1.clone()));
+                    }
+                }
+            }
+            self.referenced
+                .extend(values.sought.iter().map(|value| value.to_lowercase()));
+            read.push(values);
+        }
+        read
     }
 
     fn collect(&mut self, value: &Value, key: Option<&str>) {
@@ -244,27 +278,24 @@ impl Survey {
 
     /// Why no amount may be scaled: a check, safety check or oracle names a number (it may be
     /// a sum or a price the scaled fixtures would no longer give).
-    fn pinned_numbers(&self, document: &Value, checks: &[(String, &Value)]) -> Option<String> {
-        for (place, check) in checks {
-            if let Some(number) = numbers_of_check(check) {
-                return Some(format!("{place} names the number {number}"));
+    fn pinned_numbers(&self, checks: &[CheckValues], oracle: &str) -> Option<String> {
+        for check in checks {
+            if let Some(number) = &check.number {
+                return Some(format!("{} names the number {number}", check.place));
             }
         }
-        self.pinned_texts(document, checks)
+        self.pinned_texts(checks, oracle)
     }
 
-    fn pinned_counts(&self, document: &Value, checks: &[(String, &Value)]) -> Option<String> {
-        for (place, check) in checks {
-            let kind = check.get("type").and_then(Value::as_str);
-            if matches!(kind, Some("audit_count_gte" | "audit_count_equals")) {
-                return Some(format!("{place} counts calls"));
-            }
+    fn pinned_counts(&self, checks: &[CheckValues], oracle: &str) -> Option<String> {
+        if let Some(check) = checks.iter().find(|check| check.counts) {
+            return Some(format!("{} counts calls", check.place));
         }
-        self.pinned_texts(document, checks)
+        self.pinned_texts(checks, oracle)
     }
 
     /// A check's text, or the oracle, that names a number (ids and dates aside).
-    fn pinned_texts(&self, document: &Value, checks: &[(String, &Value)]) -> Option<String> {
+    fn pinned_texts(&self, checks: &[CheckValues], oracle: &str) -> Option<String> {
         let renamed: Vec<&String> = self.ids.iter().chain(&self.dates).collect();
         let has_number = |text: &str| {
             let mut rest = text.to_owned();
@@ -273,115 +304,16 @@ impl Survey {
             }
             rest.chars().any(|c| c.is_ascii_digit())
         };
-        for (place, check) in checks {
-            let mut values = Vec::new();
-            strings_of_check(check, &mut values);
-            if let Some(value) = values.iter().find(|value| has_number(value)) {
-                return Some(format!("{place} names `{value}`"));
+        for check in checks {
+            if let Some(value) = check.sought.iter().find(|value| has_number(value)) {
+                return Some(format!("{} names `{value}`", check.place));
             }
         }
-        let oracle = document
-            .get("oracle")
-            .map(Value::to_string)
-            .unwrap_or_default();
-        if has_number(&oracle) {
+        if has_number(oracle) {
             return Some("the oracle names a number".into());
         }
         None
     }
-}
-
-/// Every check of the document with where it is: scoring components, safety checks,
-/// checkpoints.
-fn checks_of(document: &Value) -> Vec<(String, &Value)> {
-    let mut checks = Vec::new();
-    for (section, inner) in [
-        ("scoring_components", true),
-        ("safety_checks", false),
-        ("checkpoints", true),
-    ] {
-        let entries = document.get(section).and_then(Value::as_array);
-        for (index, entry) in entries.into_iter().flatten().enumerate() {
-            let check = if inner {
-                entry.get("check")
-            } else {
-                Some(entry)
-            };
-            if let Some(check) = check {
-                checks.push((format!("{section}[{index}]"), check));
-            }
-        }
-    }
-    checks
-}
-
-/// The texts a check looks for: its values, keywords, `field_match` values.
-pub(super) fn strings_of_check(check: &Value, out: &mut Vec<String>) {
-    if let Value::Object(map) = check {
-        for (key, value) in map {
-            if NAME_KEYS.contains(&key.as_str()) || key == "reason" || key == "rubric" {
-                continue;
-            }
-            match value {
-                Value::String(text) => out.push(text.clone()),
-                Value::Array(items) => {
-                    for item in items {
-                        match item {
-                            Value::String(text) if key != "actions" => out.push(text.clone()),
-                            Value::Object(_) => strings_of_check(item, out),
-                            _ => {}
-                        }
-                    }
-                }
-                Value::Object(_) => strings_of_check(value, out),
-                _ => {}
-            }
-        }
-    }
-}
-
-/// A number a check compares with (`value: 1200`, a `field_match` number).
-fn numbers_of_check(check: &Value) -> Option<String> {
-    let Value::Object(map) = check else {
-        return None;
-    };
-    for (key, value) in map {
-        if NAME_KEYS.contains(&key.as_str()) {
-            continue;
-        }
-        match value {
-            Value::Number(number) => return Some(number.to_string()),
-            Value::Object(_) => {
-                if let Some(found) = numbers_of_check(value) {
-                    return Some(found);
-                }
-            }
-            Value::Array(items) => {
-                if let Some(found) = items.iter().find_map(numbers_of_check) {
-                    return Some(found);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-fn oracle_files(document: &Value) -> Vec<(String, String)> {
-    let files = document
-        .get("oracle")
-        .and_then(|oracle| oracle.get("files"))
-        .and_then(Value::as_array);
-    files
-        .into_iter()
-        .flatten()
-        .filter_map(|file| {
-            Some((
-                file.get("path")?.as_str()?.to_owned(),
-                file.get("content")?.as_str()?.to_owned(),
-            ))
-        })
-        .collect()
 }
 
 pub(super) fn is_email(text: &str) -> bool {
