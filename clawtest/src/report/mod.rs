@@ -136,11 +136,11 @@ pub(crate) fn rounds_phrase(rounds: &crate::results::RoundsSummary) -> String {
 }
 
 /// A supervisor's verdict as reports write it.
-pub(crate) fn verdict_name(verdict: crate::trajectory::rounds::Verdict) -> &'static str {
+pub(crate) fn verdict_name(verdict: crate::trajectory::rounds::RoundVerdict) -> &'static str {
     match verdict {
-        crate::trajectory::rounds::Verdict::Pass => "pass",
-        crate::trajectory::rounds::Verdict::Continue => "continue",
-        crate::trajectory::rounds::Verdict::Fail => "fail",
+        crate::trajectory::rounds::RoundVerdict::Pass => "pass",
+        crate::trajectory::rounds::RoundVerdict::Continue => "continue",
+        crate::trajectory::rounds::RoundVerdict::Fail => "fail",
     }
 }
 

@@ -84,11 +84,11 @@ pub enum TrialStatus {
         /// The safety checks violated, one description each.
         violations: Vec<String>,
         /// (component, score, weight, reason) of every component that did not score 1.
-        deductions: Vec<Deduction>,
+        deductions: Vec<ComponentSummary>,
         /// Every component of the task, in task order, with its score and reason (the grade
         /// snapshots and the HTML report show them all; `deductions` are those below 1).
         #[serde(default)]
-        components: Vec<Deduction>,
+        components: Vec<ComponentSummary>,
         /// How many model calls the trial made through the gateway.
         model_calls: usize,
         /// Tokens of all model calls of the trial, as the answers reported them.
@@ -122,9 +122,10 @@ pub enum TrialStatus {
     },
 }
 
-/// A component's score in a trial, with why (a deduction when it is below 1).
+/// A component's score in a trial as the results keep it (the `ComponentScore` of its `Grade`, with
+/// its line): a deduction when it is below 1.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Deduction {
+pub struct ComponentSummary {
     /// The component's name in the task file.
     pub component: String,
     /// The line of the component's check in the task file, for annotations.
