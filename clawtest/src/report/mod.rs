@@ -113,7 +113,7 @@ pub(crate) fn trial_line(record: &TrialSummary) -> String {
                 let _ = write!(line, "; {}", rounds_phrase(rounds));
             }
             // A harness that did not end normally explains most low scores; say so up front.
-            if harness_exit != "exit code 0" {
+            if !harness_exit.succeeded() {
                 let _ = write!(line, "; harness {harness_exit}");
             }
             line

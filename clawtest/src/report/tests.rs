@@ -30,7 +30,11 @@ fn failing_verdict(index: usize) -> Verdict {
             output_tokens: 1,
             cost_usd: None,
             audit_entries: 0,
-            harness_exit: "exit code 0".into(),
+            harness_exit: crate::trajectory::HarnessExit {
+                code: Some(0),
+                timed_out: false,
+                signal: None,
+            },
             faults_injected: 0,
             unrecovered_faults: Vec::new(),
         },

@@ -39,7 +39,7 @@ impl TrialStatus {
                 .sum(),
             cost_usd: cost(&trajectory.model_calls),
             audit_entries: trajectory.audit.len(),
-            harness_exit: trajectory.exit.describe(),
+            harness_exit: trajectory.exit.clone(),
             faults_injected: grade.robustness.injected,
             unrecovered_faults: grade
                 .robustness

@@ -19,6 +19,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::trajectory::HarnessExit;
+
 /// One trial, as the verdict keeps it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TrialSummary {
@@ -99,8 +101,10 @@ pub enum TrialStatus {
         cost_usd: Option<f64>,
         /// How many service calls the trial's audit log holds.
         audit_entries: usize,
-        /// How the harness ended, in words (`exit code 0`, `killed at the time limit`).
-        harness_exit: String,
+        /// How the harness ended, in words in the JSON (`exit code 0`, `killed at the time
+        /// limit`).
+        #[serde(with = "crate::trajectory::exit_in_words")]
+        harness_exit: HarnessExit,
         /// Injected 429/500 faults, and the `service.action` of each one not recovered.
         #[serde(default)]
         faults_injected: usize,
