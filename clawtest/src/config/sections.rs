@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::llm::LlmConfig;
+use crate::difficulty::Difficulty;
 
 /// `[judge]`: the LLM judge of `llm_judge` components.
 #[derive(Debug, Clone, Deserialize)]
@@ -292,7 +293,7 @@ pub struct GenerateConfig {
     pub services: Vec<String>,
     /// `easy`, `medium` or `hard`, instead of the parser's choice.
     #[serde(default)]
-    pub difficulty: Option<String>,
+    pub difficulty: Option<Difficulty>,
     /// The folder the tasks are written to, relative to the suite root (default
     /// `tasks/generated`).
     #[serde(default = "default_generate_out")]

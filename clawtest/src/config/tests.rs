@@ -156,16 +156,23 @@ fn the_report_table_names_the_html_folder() {
 fn generate_settings_out_of_range_name_their_field() {
     for (text, field) in [
         ("[generate]\ncount = 0\n", "generate.count"),
-        (
-            "[generate]\ndifficulty = \"brutal\"\n",
-            "generate.difficulty",
-        ),
         ("[generate]\nname = \"../up\"\n", "generate.name"),
     ] {
         match parse(text) {
             Err(ConfigError::Value { field: found, .. }) => assert_eq!(found, field),
             other => panic!("{text}: expected an error at {field}, got {other:?}"),
         }
+    }
+    // A difficulty is read as one, so a wrong one is located in the file.
+    match parse("[generate]\ndifficulty = \"brutal\"\n") {
+        Err(ConfigError::Invalid(file)) => {
+            let text = file.to_string();
+            assert!(
+                text.contains("must be easy, medium or hard, found `brutal`"),
+                "{text}"
+            );
+        }
+        other => panic!("expected a located error at generate.difficulty, got {other:?}"),
     }
     let config = parse("[generate]\nrequest = \"r\"\ncount = 3\nname = \"weekly-1\"\n").unwrap();
     assert_eq!(config.generate.count, 3);

@@ -30,6 +30,7 @@ pub use read::{MAX_DEPTH, MAX_NODES, MAX_TASK_BYTES};
 pub use validate::MAX_PROMPT_BYTES;
 use validate::validate;
 
+use crate::difficulty::Difficulty;
 use crate::services::{Catalogue, DescriptionError, ServiceDescription};
 
 /// A validated task: prompt, tools and services, checks, fixtures, files and limits.
@@ -65,7 +66,7 @@ pub struct Task {
     /// it.
     pub category: Option<String>,
     /// `difficulty`: `easy`, `medium` or `hard`, when the file says.
-    pub difficulty: Option<String>,
+    pub difficulty: Option<Difficulty>,
     /// `capability` (a clawtest extension): the skill the task exercises (`skill_usage`,
     /// `exploration`, `long_context`, `multimodal`, `cross_platform`); results are grouped by it.
     pub capability: Option<String>,

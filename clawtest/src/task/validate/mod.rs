@@ -40,6 +40,7 @@ use super::check::{self, Check};
 use super::error::{Position, Problem};
 use super::raw::{KNOWN_KEYS, Node, RawTask};
 use super::{Task, Tool};
+use crate::difficulty::Difficulty;
 use crate::services::Catalogue;
 
 /// Weights must sum to 1.0 within this tolerance (ClawEnvKit's rule).
@@ -59,7 +60,11 @@ pub(crate) const CAPABILITIES: [&str; 5] = [
     "multimodal",
     "cross_platform",
 ];
-const DIFFICULTIES: [&str; 3] = ["easy", "medium", "hard"];
+const DIFFICULTIES: [&str; 3] = [
+    Difficulty::Easy.name(),
+    Difficulty::Medium.name(),
+    Difficulty::Hard.name(),
+];
 
 /// A task that failed validation: every error, and the warnings found on the way.
 #[derive(Debug, Clone, Default)]
@@ -227,10 +232,11 @@ pub(crate) fn validate(
         services,
         files,
         category: raw.category.clone(),
+        // An unknown difficulty is a warning (ClawEnvKit's files have others) and no value.
         difficulty: raw
             .difficulty
             .as_ref()
-            .map(|difficulty| difficulty.value.clone()),
+            .and_then(|difficulty| Difficulty::from_name(&difficulty.value)),
         capability: raw
             .capability
             .as_ref()
@@ -392,7 +398,7 @@ fn validate_labels(raw: &RawTask, findings: &mut Findings) {
         );
     }
     if let Some(difficulty) = &raw.difficulty
-        && !DIFFICULTIES.contains(&difficulty.value.as_str())
+        && Difficulty::from_name(&difficulty.value).is_none()
     {
         findings.warn(
             Problem::new(
