@@ -77,9 +77,7 @@ pub(crate) fn execute<'s>(
             record,
             log_to,
         } => {
-            let format = description(collection)
-                .and_then(|c| c.id_format.as_deref())
-                .and_then(|f| IdFormat::parse(f).ok());
+            let format = description(collection).and_then(|c| c.id_format.as_ref());
             create(
                 store,
                 collection,
@@ -225,7 +223,7 @@ fn list<'s>(
 fn create(
     store: &mut Collections,
     collection: &str,
-    format: Option<IdFormat>,
+    format: Option<&IdFormat>,
     record: &Value,
     log_to: Option<&str>,
     vars: &mut Vars<'_>,
