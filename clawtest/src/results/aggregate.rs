@@ -154,7 +154,7 @@ pub(crate) fn verdict(
             (f64::from(passes) / scores.len() as f64).powi(k as i32)
         },
         category: task.category.clone(),
-        capability: task.capability.clone(),
+        capability: task.capability,
         trials,
     }
 }

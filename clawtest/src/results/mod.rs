@@ -19,6 +19,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::task::Capability;
 use crate::trajectory::HarnessExit;
 
 /// One trial, as the verdict keeps it.
@@ -199,7 +200,7 @@ pub struct Verdict {
     pub category: Option<String>,
     /// The task's `capability`, if it has one (grouped in the results' `breakdowns`).
     #[serde(default)]
-    pub capability: Option<String>,
+    pub capability: Option<Capability>,
     /// Every trial of the task, in trial order.
     pub trials: Vec<TrialSummary>,
 }

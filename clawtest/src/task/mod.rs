@@ -5,6 +5,7 @@
 //! reports every problem of a file at once, each located (a [`Problem`] in an [`InvalidTask`]), with warnings kept
 //! apart; [`coverage`] lints a task against the intent it was generated from.
 
+mod capability;
 pub mod check;
 pub mod coverage;
 pub(crate) mod error;
@@ -22,6 +23,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use capability::Capability;
 pub use check::{Check, OutputSource, SafetyCheck, SequenceStep};
 pub use error::{InvalidTask, Position, Problem};
 pub use file_copy::FileCopy;
@@ -69,7 +71,7 @@ pub struct Task {
     pub difficulty: Option<Difficulty>,
     /// `capability` (a clawtest extension): the skill the task exercises (`skill_usage`,
     /// `exploration`, `long_context`, `multimodal`, `cross_platform`); results are grouped by it.
-    pub capability: Option<String>,
+    pub capability: Option<Capability>,
     /// `limits`: each trial's time and turn budget.
     pub limits: TaskLimits,
     /// Overrides the suite's pass threshold for this task.

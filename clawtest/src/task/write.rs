@@ -119,7 +119,7 @@ pub(crate) fn document(task: &Task) -> Result<Value, WriteError> {
     }
     // clawtest's extensions.
     if let Some(capability) = &task.capability {
-        top.insert("capability", Value::from(capability.as_str()));
+        top.insert("capability", Value::from(capability.name()));
     }
     if task.limits != TaskLimits::default() {
         top.insert(

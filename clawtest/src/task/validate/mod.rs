@@ -39,7 +39,7 @@ use services::{validate_services, validate_task_services, validate_tools};
 use super::check::{self, Check};
 use super::error::{Position, Problem};
 use super::raw::{KNOWN_KEYS, Node, RawTask};
-use super::{Task, Tool};
+use super::{Capability, Task, Tool};
 use crate::difficulty::Difficulty;
 use crate::services::Catalogue;
 
@@ -54,11 +54,11 @@ pub(crate) const JUDGE_CAP_WITH_TOOLS: f64 = 0.55;
 pub(crate) const JUDGE_CAP_WITHOUT_TOOLS: f64 = 0.65;
 /// The `capability` values clawtest knows (DESIGN.md §3).
 pub(crate) const CAPABILITIES: [&str; 5] = [
-    "skill_usage",
-    "exploration",
-    "long_context",
-    "multimodal",
-    "cross_platform",
+    Capability::SkillUsage.name(),
+    Capability::Exploration.name(),
+    Capability::LongContext.name(),
+    Capability::Multimodal.name(),
+    Capability::CrossPlatform.name(),
 ];
 const DIFFICULTIES: [&str; 3] = [
     Difficulty::Easy.name(),
@@ -237,10 +237,11 @@ pub(crate) fn validate(
             .difficulty
             .as_ref()
             .and_then(|difficulty| Difficulty::from_name(&difficulty.value)),
+        // An unknown capability is an error above.
         capability: raw
             .capability
             .as_ref()
-            .map(|capability| capability.value.clone()),
+            .and_then(|capability| Capability::from_name(&capability.value)),
         limits,
         pass_threshold,
         error_injection,
@@ -386,7 +387,7 @@ fn validate_pass_threshold(raw: &RawTask, findings: &mut Findings) -> Option<f64
 /// `capability` (an error when unknown) and `difficulty` (a warning when unknown).
 fn validate_labels(raw: &RawTask, findings: &mut Findings) {
     if let Some(capability) = &raw.capability
-        && !CAPABILITIES.contains(&capability.value.as_str())
+        && Capability::from_name(&capability.value).is_none()
     {
         findings.error(
             Problem::new(
