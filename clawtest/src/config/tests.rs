@@ -178,3 +178,17 @@ fn generate_settings_out_of_range_name_their_field() {
     assert_eq!(config.generate.count, 3);
     assert_eq!(config.generate.out, PathBuf::from("tasks/generated"));
 }
+
+#[test]
+fn an_unknown_backend_or_mode_is_named_with_the_choices() {
+    let backend = "dockr".parse::<BackendChoice>().unwrap_err();
+    assert_eq!(
+        backend.to_string(),
+        "`dockr` is not a backend: use auto, process or docker"
+    );
+    let mode = "replays".parse::<Mode>().unwrap_err();
+    assert_eq!(
+        mode.to_string(),
+        "`replays` is not a mode: use live, record or replay"
+    );
+}

@@ -590,8 +590,10 @@ pub struct IdFormat {
 
 impl IdFormat {
     /// Reads an `id_format`; the error says what a valid one looks like.
-    pub(crate) fn parse(format: &str) -> Result<IdFormat, String> {
-        let bad = || format!("id_format `{format}` must contain one `{{n}}` or `{{n:0W}}`");
+    pub(crate) fn parse(format: &str) -> Result<IdFormat, BadIdFormat> {
+        let bad = || BadIdFormat {
+            format: format.to_owned(),
+        };
         let start = format.find('{').ok_or_else(bad)?;
         let end = start + format[start..].find('}').ok_or_else(bad)?;
         let inner = &format[start + 1..end];
@@ -621,8 +623,16 @@ impl IdFormat {
     }
 }
 
+/// An `id_format` without its one `{n}` or `{n:0W}`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("id_format `{format}` must contain one `{{n}}` or `{{n:0W}}`")]
+pub struct BadIdFormat {
+    /// The format as written.
+    pub format: String,
+}
+
 impl TryFrom<String> for IdFormat {
-    type Error = String;
+    type Error = BadIdFormat;
 
     fn try_from(format: String) -> Result<Self, Self::Error> {
         IdFormat::parse(&format)
