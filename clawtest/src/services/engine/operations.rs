@@ -34,8 +34,6 @@ pub(crate) fn execute<'s>(
             .and_then(|c| c.id_field.clone())
             .unwrap_or_default()
     };
-    let mut status = None;
-    let mut body = None;
     let found = match &route.operation {
         Operation::List {
             collection,
@@ -129,28 +127,42 @@ pub(crate) fn execute<'s>(
             &mut vars,
         ),
         Operation::Hook { hook, collection } => {
-            let result = hooks::run(
-                hook,
-                &hooks::HookInput {
-                    params: &vars.params,
-                    collection: collection.as_deref(),
-                    now,
-                },
-                store,
-            );
-            vars.record = result.record;
-            vars.items = result
-                .items
-                .map(|items| items.into_iter().map(Cow::Owned).collect());
-            status = result.status;
-            body = result.body;
-            result.found
+            return run_hook(hook, collection.as_deref(), store, vars, now);
         }
     };
     Outcome {
         found,
-        status,
-        body,
+        status: None,
+        body: None,
+        vars,
+    }
+}
+
+/// `hook`: the named behaviour decides everything, its status and whole body included.
+fn run_hook<'s>(
+    hook: &str,
+    collection: Option<&str>,
+    store: &mut Collections,
+    mut vars: Vars<'s>,
+    now: Instant,
+) -> Outcome<'s> {
+    let result = hooks::run(
+        hook,
+        &hooks::HookInput {
+            params: &vars.params,
+            collection,
+            now,
+        },
+        store,
+    );
+    vars.record = result.record;
+    vars.items = result
+        .items
+        .map(|items| items.into_iter().map(Cow::Owned).collect());
+    Outcome {
+        found: result.found,
+        status: result.status,
+        body: result.body,
         vars,
     }
 }
