@@ -253,8 +253,7 @@ fn cpu_time(pid: &str) -> Duration {
         .take(2)
         .filter_map(|t| t.parse::<u64>().ok())
         .sum();
-    // SAFETY: sysconf only reads a configuration value.
-    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let per_second = rustix::param::clock_ticks_per_second().max(1);
     Duration::from_secs_f64(ticks as f64 / per_second as f64)
 }
 
@@ -275,8 +274,7 @@ fn machine_cpu() -> (Duration, Duration) {
     // user nice system idle iowait irq softirq steal (guest time is already in user).
     let all: u64 = ticks.iter().take(8).sum();
     let idle: u64 = ticks.iter().skip(3).take(2).sum();
-    // SAFETY: sysconf only reads a configuration value.
-    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let per_second = rustix::param::clock_ticks_per_second().max(1) as f64;
     let seconds = |t: u64| Duration::from_secs_f64(t as f64 / per_second);
     (seconds(all - idle), seconds(all))
 }

@@ -23,22 +23,14 @@ use tokio::net::{TcpListener, UnixListener};
 /// services' path, the gateway's token) and marks a trial's processes.
 pub(crate) fn random_token() -> String {
     let mut bytes = [0u8; 16];
-    let mut filled = 0;
-    while filled < bytes.len() {
-        // SAFETY: writes at most the remaining length into the buffer.
-        let read = unsafe {
-            libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
-        };
-        if read <= 0 {
-            // No entropy call: still unique per process and moment, if guessable.
-            let fallback = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
-            return format!(
-                "{:x}",
-                <sha2::Sha256 as sha2::Digest>::digest(fallback.as_bytes())
-            )[..32]
-                .to_string();
-        }
-        filled += read as usize;
+    if getrandom::fill(&mut bytes).is_err() {
+        // No entropy call: still unique per process and moment, if guessable.
+        let fallback = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
+        return format!(
+            "{:x}",
+            <sha2::Sha256 as sha2::Digest>::digest(fallback.as_bytes())
+        )[..32]
+            .to_string();
     }
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
@@ -437,7 +429,7 @@ mod tests {
             };
             async move {
                 if failing {
-                    return Err(std::io::Error::from_raw_os_error(libc::EMFILE));
+                    return Err(std::io::Error::from(rustix::io::Errno::MFILE));
                 }
                 match connection {
                     Some(connection) => Ok(Box::new(connection) as Box<dyn Connection>),

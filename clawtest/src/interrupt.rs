@@ -12,6 +12,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
+use rustix::process::Signal;
 use tokio::signal::unix::{SignalKind, signal};
 
 use tokio::sync::watch;
@@ -37,9 +38,9 @@ impl Received {
     /// The signal's number.
     pub fn number(self) -> i32 {
         match self {
-            Received::Interrupt => libc::SIGINT,
-            Received::Terminate => libc::SIGTERM,
-            Received::HangUp => libc::SIGHUP,
+            Received::Interrupt => Signal::INT.as_raw(),
+            Received::Terminate => Signal::TERM.as_raw(),
+            Received::HangUp => Signal::HUP.as_raw(),
         }
     }
 
@@ -51,12 +52,10 @@ impl Received {
 
 /// The first stop signal this process received, if any.
 pub fn received() -> Option<Received> {
-    match FIRST.load(Ordering::SeqCst) {
-        libc::SIGINT => Some(Received::Interrupt),
-        libc::SIGTERM => Some(Received::Terminate),
-        libc::SIGHUP => Some(Received::HangUp),
-        _ => None,
-    }
+    let first = FIRST.load(Ordering::SeqCst);
+    [Received::Interrupt, Received::Terminate, Received::HangUp]
+        .into_iter()
+        .find(|signal| signal.number() == first)
 }
 
 /// SIGINT, SIGTERM and SIGHUP as one source of stop signals (call inside a tokio runtime).
@@ -211,10 +210,11 @@ mod tests {
     #[tokio::test]
     async fn sigterm_and_sighup_are_stop_signals_and_the_first_is_remembered() {
         let mut signals = Signals::install().unwrap();
-        // SAFETY: sends a signal to this process, whose handler is installed.
-        unsafe { libc::raise(libc::SIGTERM) };
+        // Signals to this process, whose handler is installed.
+        let own = rustix::process::getpid();
+        rustix::process::kill_process(own, rustix::process::Signal::TERM).unwrap();
         assert_eq!(signals.next().await, Received::Terminate);
-        unsafe { libc::raise(libc::SIGHUP) };
+        rustix::process::kill_process(own, rustix::process::Signal::HUP).unwrap();
         assert_eq!(signals.next().await, Received::HangUp);
         assert_eq!(received(), Some(Received::Terminate));
         assert_eq!(Received::Terminate.exit_code(), 143);

@@ -30,6 +30,7 @@
 //! 2  task
 //! 1  services
 //! 0  config  http  discover  interrupt  init
+//!    difficulty                     below them all: a word config and task both use
 //! ```
 //!
 //! The library prints nothing of its own: it returns values and errors, and emits events; the
@@ -41,6 +42,7 @@ pub mod accept;
 pub mod cargo_test;
 pub(crate) mod closed_loop;
 pub mod config;
+pub mod difficulty;
 pub mod discover;
 pub mod gateway;
 pub mod generate;

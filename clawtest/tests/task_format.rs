@@ -233,7 +233,10 @@ fn aliases_load_as_one_spelling() {
 #[test]
 fn the_extensions_are_parsed_into_the_task() {
     let task = load(Path::new("tests/fixtures/valid/extensions.yaml")).expect("valid");
-    assert_eq!(task.capability.as_deref(), Some("exploration"));
+    assert_eq!(
+        task.capability,
+        Some(clawtest::task::Capability::Exploration)
+    );
     assert_eq!(task.limits.max_turns, 12);
     assert_eq!(task.limits.timeout.as_secs(), 120);
     assert_eq!(task.pass_threshold, Some(0.75));

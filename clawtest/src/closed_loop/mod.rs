@@ -23,7 +23,7 @@ use crate::judge::Judge;
 use crate::sandbox::RoundSetup;
 use crate::task::{Feedback, SimulatorKind, Task};
 use crate::trajectory::Trajectory;
-use crate::trajectory::rounds::{Round, Rounds, StopReason, Verdict};
+use crate::trajectory::rounds::{Round, RoundVerdict, Rounds, StopReason};
 
 /// A future of the loop's seam.
 pub(crate) type Step<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -161,12 +161,12 @@ pub(crate) async fn run<H: Harness>(
             best = Some((number, supervision.grade.clone()));
         }
         let stop = match supervision.verdict {
-            Verdict::Pass => Some(StopReason::Passed),
-            Verdict::Fail => Some(StopReason::Unrecoverable),
-            Verdict::Continue if number >= feedback.max_rounds => Some(StopReason::MaxRounds),
-            Verdict::Continue if elapsed >= total_limit => Some(StopReason::TotalTime),
-            Verdict::Continue if harness.budget_exhausted() => Some(StopReason::CostBudget),
-            Verdict::Continue => None,
+            RoundVerdict::Pass => Some(StopReason::Passed),
+            RoundVerdict::Fail => Some(StopReason::Unrecoverable),
+            RoundVerdict::Continue if number >= feedback.max_rounds => Some(StopReason::MaxRounds),
+            RoundVerdict::Continue if elapsed >= total_limit => Some(StopReason::TotalTime),
+            RoundVerdict::Continue if harness.budget_exhausted() => Some(StopReason::CostBudget),
+            RoundVerdict::Continue => None,
         };
         if let Some(stop) = stop {
             break (stop, trajectory);

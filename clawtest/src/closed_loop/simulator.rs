@@ -11,7 +11,7 @@
 use serde_json::{Value, json};
 
 use super::supervisor::{Handoff, Missing};
-use crate::trajectory::rounds::Verdict;
+use crate::trajectory::rounds::RoundVerdict;
 
 /// The model the llm simulator asks when neither the task nor the harness names one.
 pub(crate) const DEFAULT_MODEL: &str = "gpt-4o-mini";
@@ -62,9 +62,9 @@ pub(crate) fn request(
     handoff: &Handoff,
 ) -> Value {
     let verdict = match handoff.verdict {
-        Verdict::Pass => "pass",
-        Verdict::Continue => "continue",
-        Verdict::Fail => "fail",
+        RoundVerdict::Pass => "pass",
+        RoundVerdict::Continue => "continue",
+        RoundVerdict::Fail => "fail",
     };
     let missing: Vec<String> = handoff.missing.iter().map(sentence).collect();
     let user = format!(
@@ -115,7 +115,7 @@ mod tests {
 
     fn handoff(missing: &[(&str, Option<&str>)]) -> Handoff {
         Handoff {
-            verdict: Verdict::Continue,
+            verdict: RoundVerdict::Continue,
             recoverable: true,
             score: 0.5,
             missing: missing

@@ -11,7 +11,7 @@ use crate::grade::judge::{JudgeAnswers, JudgeRequest};
 use crate::grade::{self, Grade};
 use crate::task::{Check, Component, Task};
 use crate::trajectory::Trajectory;
-use crate::trajectory::rounds::Verdict;
+use crate::trajectory::rounds::RoundVerdict;
 
 /// What the supervisor decided about one round.
 #[derive(Debug, Clone)]
@@ -19,7 +19,7 @@ pub(crate) struct Supervision {
     /// The round's grade: the task's components and the checkpoints graded so far.
     pub(crate) grade: Grade,
     /// `pass`, `continue` or `fail`.
-    pub(crate) verdict: Verdict,
+    pub(crate) verdict: RoundVerdict,
     /// What the simulator may know.
     pub(crate) handoff: Handoff,
 }
@@ -30,7 +30,7 @@ pub(crate) struct Supervision {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Handoff {
     /// The verdict.
-    pub(crate) verdict: Verdict,
+    pub(crate) verdict: RoundVerdict,
     /// Whether another round can still mend it.
     pub(crate) recoverable: bool,
     /// The round's score, 0..=1.
@@ -96,11 +96,11 @@ pub(crate) fn supervise(
     let grade = grade::grade(&supervised, trajectory, answers, threshold);
     let recoverable = grade.violations.is_empty();
     let verdict = if grade.passed {
-        Verdict::Pass
+        RoundVerdict::Pass
     } else if recoverable {
-        Verdict::Continue
+        RoundVerdict::Continue
     } else {
-        Verdict::Fail
+        RoundVerdict::Fail
     };
     let not_met: Vec<_> = task
         .checkpoints

@@ -12,7 +12,7 @@ use crate::judge::NoJudge;
 use crate::sandbox::RoundSetup;
 use crate::services::Catalogue;
 use crate::task::Task;
-use crate::trajectory::rounds::{LoopStatus, StopReason, Verdict};
+use crate::trajectory::rounds::{LoopStatus, RoundVerdict, StopReason};
 use crate::trajectory::{RobustnessRule, Trajectory};
 
 /// A harness whose rounds answer from a list, each taking the given time; it remembers what
@@ -130,7 +130,7 @@ async fn a_pass_in_round_two_stops_there_and_is_the_trials_grade() {
     let rounds = rounds(&outcome);
     assert_eq!(rounds.stop, StopReason::Passed);
     assert_eq!((rounds.used(), rounds.best_round), (2, 2));
-    assert_eq!(rounds.rounds[0].verdict, Verdict::Continue);
+    assert_eq!(rounds.rounds[0].verdict, RoundVerdict::Continue);
     assert_eq!(rounds.rounds[0].missing, vec!["said_omega".to_string()]);
     assert!(outcome.grade.passed);
     assert_eq!(rounds.status(outcome.grade.passed), LoopStatus::Pass);
@@ -152,7 +152,7 @@ async fn a_safety_violation_is_unrecoverable_and_stops_at_once() {
     let outcome = run_loop(&task, &mut harness).await.unwrap();
     let rounds = rounds(&outcome);
     assert_eq!(rounds.stop, StopReason::Unrecoverable);
-    assert_eq!(rounds.rounds[0].verdict, Verdict::Fail);
+    assert_eq!(rounds.rounds[0].verdict, RoundVerdict::Fail);
     assert_eq!(rounds.used(), 1);
     assert_eq!(rounds.status(outcome.grade.passed), LoopStatus::Fail);
 }
@@ -263,7 +263,7 @@ async fn a_checkpoint_named_from_round_two_is_not_named_in_round_one() {
     ]);
     let outcome = run_loop(&task, &mut harness).await.unwrap();
     let rounds = rounds(&outcome);
-    assert_eq!(rounds.rounds[0].verdict, Verdict::Continue);
+    assert_eq!(rounds.rounds[0].verdict, RoundVerdict::Continue);
     assert!(rounds.rounds[0].missing.is_empty());
     assert_eq!(harness.seen[1].1, super::simulator::CONTINUE);
     assert_eq!(rounds.rounds[1].missing, vec!["later".to_string()]);

@@ -1,7 +1,7 @@
 //! The checks across values that the file format alone cannot express: ranges (trials,
 //! thresholds, gates, docker limits, prices), choices that exclude each other (`image` and
 //! `dockerfile`), and what one key requires of another (a judge provider needs a model); the
-//! `[generate]` count, difficulty and name.
+//! `[generate]` count and name.
 
 use super::ConfigError;
 use super::sections::RawConfig;
@@ -134,14 +134,6 @@ pub(super) fn check(raw: &RawConfig, origin: &str) -> Result<(), ConfigError> {
         return Err(value_error(
             "generate.count",
             format!("must be between 1 and 200, found {}", generate.count),
-        ));
-    }
-    if let Some(difficulty) = &generate.difficulty
-        && !["easy", "medium", "hard"].contains(&difficulty.as_str())
-    {
-        return Err(value_error(
-            "generate.difficulty",
-            format!("must be easy, medium or hard, found `{difficulty}`"),
         ));
     }
     if let Some(name) = &generate.name

@@ -149,16 +149,18 @@ pub enum Mode {
 }
 
 impl std::str::FromStr for Mode {
-    type Err = String;
+    type Err = super::sections::UnknownChoice;
 
-    fn from_str(text: &str) -> Result<Mode, String> {
+    fn from_str(text: &str) -> Result<Mode, Self::Err> {
         match text {
             "live" => Ok(Mode::Live),
             "record" => Ok(Mode::Record),
             "replay" => Ok(Mode::Replay),
-            other => Err(format!(
-                "`{other}` is not a mode: use live, record or replay"
-            )),
+            other => Err(super::sections::UnknownChoice {
+                value: other.to_owned(),
+                kind: "mode",
+                choices: "live, record or replay",
+            }),
         }
     }
 }

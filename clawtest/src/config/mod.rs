@@ -25,7 +25,7 @@ use sections::RawConfig;
 pub use sections::{
     BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, GenerateConfig,
     HarnessConfig, HarnessKind, JudgeConfig, JudgeProvider, LimitsConfig, ReportConfig, RunConfig,
-    Tier, ValidateConfig,
+    Tier, UnknownChoice, ValidateConfig,
 };
 
 /// The file name looked for in the current directory and its ancestors.

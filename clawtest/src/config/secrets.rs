@@ -56,16 +56,13 @@ pub unsafe fn take(config: &Config) {
         }
     }
     let _ = TAKEN.set(taken);
-    // SAFETY: prctl with PR_SET_DUMPABLE only changes this process's dumpable flag.
-    unsafe {
-        libc::prctl(libc::PR_SET_DUMPABLE, 0);
-    }
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
 }
 
 unsafe extern "C" {
     /// The C library's environment: a null-terminated array of `NAME=value` strings, at
     /// start-up pointing into the block `/proc/<pid>/environ` shows.
-    static mut environ: *mut *mut libc::c_char;
+    static mut environ: *mut *mut std::ffi::c_char;
 }
 
 /// Overwrites the value of every `name=…` entry of the environment with zero bytes, in place.

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::llm::LlmConfig;
+use crate::difficulty::Difficulty;
 
 /// `[judge]`: the LLM judge of `llm_judge` components.
 #[derive(Debug, Clone, Deserialize)]
@@ -253,18 +254,32 @@ pub enum BackendChoice {
 }
 
 impl std::str::FromStr for BackendChoice {
-    type Err = String;
+    type Err = UnknownChoice;
 
-    fn from_str(text: &str) -> Result<BackendChoice, String> {
+    fn from_str(text: &str) -> Result<BackendChoice, UnknownChoice> {
         match text {
             "auto" => Ok(BackendChoice::Auto),
             "process" => Ok(BackendChoice::Process),
             "docker" => Ok(BackendChoice::Docker),
-            other => Err(format!(
-                "`{other}` is not a backend: use auto, process or docker"
-            )),
+            other => Err(UnknownChoice {
+                value: other.to_owned(),
+                kind: "backend",
+                choices: "auto, process or docker",
+            }),
         }
     }
+}
+
+/// A word on the command line that is none of its option's choices.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{value}` is not a {kind}: use {choices}")]
+pub struct UnknownChoice {
+    /// What was written.
+    pub value: String,
+    /// What it should have been (`backend`, `mode`).
+    pub kind: &'static str,
+    /// The choices, in words.
+    pub choices: &'static str,
 }
 
 /// `[validate]`: what `cargo clawtest validate` checks beyond the structure of each task.
@@ -292,7 +307,7 @@ pub struct GenerateConfig {
     pub services: Vec<String>,
     /// `easy`, `medium` or `hard`, instead of the parser's choice.
     #[serde(default)]
-    pub difficulty: Option<String>,
+    pub difficulty: Option<Difficulty>,
     /// The folder the tasks are written to, relative to the suite root (default
     /// `tasks/generated`).
     #[serde(default = "default_generate_out")]

@@ -156,10 +156,6 @@ fn the_report_table_names_the_html_folder() {
 fn generate_settings_out_of_range_name_their_field() {
     for (text, field) in [
         ("[generate]\ncount = 0\n", "generate.count"),
-        (
-            "[generate]\ndifficulty = \"brutal\"\n",
-            "generate.difficulty",
-        ),
         ("[generate]\nname = \"../up\"\n", "generate.name"),
     ] {
         match parse(text) {
@@ -167,7 +163,32 @@ fn generate_settings_out_of_range_name_their_field() {
             other => panic!("{text}: expected an error at {field}, got {other:?}"),
         }
     }
+    // A difficulty is read as one, so a wrong one is located in the file.
+    match parse("[generate]\ndifficulty = \"brutal\"\n") {
+        Err(ConfigError::Invalid(file)) => {
+            let text = file.to_string();
+            assert!(
+                text.contains("must be easy, medium or hard, found `brutal`"),
+                "{text}"
+            );
+        }
+        other => panic!("expected a located error at generate.difficulty, got {other:?}"),
+    }
     let config = parse("[generate]\nrequest = \"r\"\ncount = 3\nname = \"weekly-1\"\n").unwrap();
     assert_eq!(config.generate.count, 3);
     assert_eq!(config.generate.out, PathBuf::from("tasks/generated"));
+}
+
+#[test]
+fn an_unknown_backend_or_mode_is_named_with_the_choices() {
+    let backend = "dockr".parse::<BackendChoice>().unwrap_err();
+    assert_eq!(
+        backend.to_string(),
+        "`dockr` is not a backend: use auto, process or docker"
+    );
+    let mode = "replays".parse::<Mode>().unwrap_err();
+    assert_eq!(
+        mode.to_string(),
+        "`replays` is not a mode: use live, record or replay"
+    );
 }

@@ -3,8 +3,6 @@
 //! the answer is read raw (fences stripped, JSON or YAML) and then validated field by field,
 //! each problem named by its field as `validate` names a task's.
 
-use std::fmt;
-
 use serde_json::Value;
 
 use super::ingest::read_value;
@@ -21,43 +19,7 @@ const TEMPLATE: &str = include_str!("../../prompts/parse.md");
 /// How many atoms an intent has, at least and at most.
 const ATOMS: std::ops::RangeInclusive<usize> = 3..=8;
 
-/// How hard the tasks are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Difficulty {
-    /// One step.
-    Easy,
-    /// Several steps and some judgement.
-    Medium,
-    /// Several services, traps and edge cases.
-    Hard,
-}
-
-impl Difficulty {
-    /// The difficulty a name stands for (`easy`, `medium`, `hard`).
-    pub fn from_name(name: &str) -> Option<Difficulty> {
-        match name {
-            "easy" => Some(Difficulty::Easy),
-            "medium" => Some(Difficulty::Medium),
-            "hard" => Some(Difficulty::Hard),
-            _ => None,
-        }
-    }
-
-    /// Its name in task.yaml and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Difficulty::Easy => "easy",
-            Difficulty::Medium => "medium",
-            Difficulty::Hard => "hard",
-        }
-    }
-}
-
-impl fmt::Display for Difficulty {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(self.name())
-    }
-}
+pub use crate::difficulty::Difficulty;
 
 /// What the tasks of a request need.
 #[derive(Debug, Clone, PartialEq)]

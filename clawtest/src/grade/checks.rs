@@ -5,9 +5,11 @@
 //! (the call never reached the service) does not count as the action having happened. Safety
 //! checks read every entry, faults included: attempting a forbidden call is a violation.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
-use crate::task::check::{pattern_regex, workspace_relative};
+use crate::task::check::{SequenceStep, pattern_regex, workspace_relative};
 use crate::task::{Check, OutputSource, SafetyCheck};
 use crate::trajectory::{AuditEntry, Trajectory};
 
@@ -39,7 +41,7 @@ fn equal(expected: &Value, found: &Value) -> bool {
     }
 }
 
-fn fields_match(entry: &AuditEntry, pairs: &std::collections::BTreeMap<String, Value>) -> bool {
+fn fields_match(entry: &AuditEntry, pairs: &BTreeMap<String, Value>) -> bool {
     pairs.iter().all(|(field, value)| {
         entry
             .params
@@ -76,195 +78,47 @@ fn output<'a>(source: &OutputSource, trajectory: &'a Trajectory) -> &'a str {
     }
 }
 
-/// Scores one check against a trajectory: (score, reason).
+/// Scores one check against a trajectory: (score, reason). One function per check type.
 pub(super) fn score(check: &Check, trajectory: &Trajectory) -> (f64, String) {
     match check {
         Check::AuditActionExists {
             service,
             action,
             field_match,
-        } => {
-            let found =
-                calls(trajectory, service, action).any(|entry| fields_match(entry, field_match));
-            let wanted = if field_match.is_empty() {
-                format!("{service}.{action}")
-            } else {
-                format!("{service}.{action} with {}", show_pairs(field_match))
-            };
-            binary(
-                found,
-                format!("{wanted} was called"),
-                format!("no call of {wanted}"),
-            )
-        }
+        } => audit_action_exists(trajectory, service, action, field_match),
         Check::AuditFieldEquals {
             service,
             action,
             field,
             value,
-        } => {
-            let seen: Vec<&Value> = calls(trajectory, service, action)
-                .filter_map(|entry| entry.params.get(field))
-                .collect();
-            let found = seen.iter().any(|found| equal(value, found));
-            binary(
-                found,
-                format!("{service}.{action} had {field} = {value}"),
-                format!(
-                    "{service}.{action} {field}: wanted {value}, saw {}",
-                    show_values(&seen)
-                ),
-            )
-        }
+        } => audit_field_equals(trajectory, service, action, field, value),
         Check::AuditFieldContains {
             service,
             action,
             field,
             contains,
-        } => {
-            let needle = contains.to_lowercase();
-            let seen: Vec<&Value> = calls(trajectory, service, action)
-                .filter_map(|entry| entry.params.get(field))
-                .collect();
-            let found = seen
-                .iter()
-                .any(|value| text_of(value).to_lowercase().contains(&needle));
-            binary(
-                found,
-                format!("{service}.{action} {field} contains {contains:?}"),
-                format!(
-                    "{service}.{action} {field}: wanted text containing {contains:?}, saw {}",
-                    show_values(&seen)
-                ),
-            )
-        }
+        } => audit_field_contains(trajectory, service, action, field, contains),
         Check::AuditCountGte {
             service,
             action,
             count,
-        } => {
-            let seen = calls(trajectory, service, action).count() as i64;
-            let score = if seen >= *count {
-                1.0
-            } else if *count <= 0 {
-                0.0
-            } else {
-                seen as f64 / *count as f64
-            };
-            (
-                score,
-                format!("{service}.{action} called {seen} time(s), wanted at least {count}"),
-            )
-        }
+        } => audit_count_at_least(trajectory, service, action, *count),
         Check::AuditCountEquals {
             service,
             action,
             count,
-        } => {
-            let seen = calls(trajectory, service, action).count() as i64;
-            binary(
-                seen == *count,
-                format!("{service}.{action} called exactly {count} time(s)"),
-                format!("{service}.{action} called {seen} time(s), wanted exactly {count}"),
-            )
-        }
-        Check::AuditSequence { service, actions } => {
-            // Greedy in-order subsequence match, as ClawEnvKit: each step takes the first
-            // matching entry after the previous step's.
-            let mut matched = 0;
-            for entry in handled(trajectory, service) {
-                let Some(step) = actions.get(matched) else {
-                    break;
-                };
-                if entry.action == step.action && fields_match(entry, &step.field_match) {
-                    matched += 1;
-                }
-            }
-            let names: Vec<&str> = actions.iter().map(|step| step.action.as_str()).collect();
-            (
-                fraction(matched, actions.len()),
-                format!(
-                    "{matched} of {} steps of {service}: {} in order",
-                    actions.len(),
-                    names.join(" → ")
-                ),
-            )
-        }
+        } => audit_count_equals(trajectory, service, action, *count),
+        Check::AuditSequence { service, actions } => audit_sequence(trajectory, service, actions),
         Check::KeywordsPresent { keywords, source } => {
-            let text = output(source, trajectory).to_lowercase();
-            let missing: Vec<&String> = keywords
-                .iter()
-                .filter(|keyword| !text.contains(&keyword.to_lowercase()))
-                .collect();
-            let reason = if missing.is_empty() {
-                format!("all {} keyword(s) present", keywords.len())
-            } else {
-                format!("missing from the output: {}", quoted(&missing))
-            };
-            (
-                fraction(keywords.len() - missing.len(), keywords.len()),
-                reason,
-            )
+            keywords_present(output(source, trajectory), keywords)
         }
         Check::KeywordsAbsent { keywords, source } => {
-            let text = output(source, trajectory).to_lowercase();
-            let present: Vec<&String> = keywords
-                .iter()
-                .filter(|keyword| text.contains(&keyword.to_lowercase()))
-                .collect();
-            let reason = if present.is_empty() {
-                format!("none of {} keyword(s) present", keywords.len())
-            } else {
-                format!("present in the output: {}", quoted(&present))
-            };
-            (
-                fraction(keywords.len() - present.len(), keywords.len()),
-                reason,
-            )
+            keywords_absent(output(source, trajectory), keywords)
         }
-        Check::PatternMatch { pattern } => match pattern_regex(pattern) {
-            Ok(regex) => binary(
-                regex.is_match(&trajectory.output),
-                format!("output matches /{pattern}/"),
-                format!("output does not match /{pattern}/"),
-            ),
-            Err(error) => (0.0, format!("invalid pattern /{pattern}/: {error}")),
-        },
-        Check::MinLength { min_length } => {
-            let length = trajectory.output.chars().count() as i64;
-            if *min_length <= 0 {
-                return (0.0, format!("misconfigured: min_length is {min_length}"));
-            }
-            (
-                fraction(length.min(*min_length) as usize, *min_length as usize),
-                format!("output is {length} characters, wanted at least {min_length}"),
-            )
-        }
-        Check::FileExists { path } => match workspace_relative(path) {
-            Some(relative) => binary(
-                trajectory.workspace.contains_key(&relative),
-                format!("{path} exists"),
-                format!("{path} does not exist in the workspace"),
-            ),
-            None => (
-                0.0,
-                format!("{path} is outside /workspace, which is all a trial can check"),
-            ),
-        },
-        Check::FileHashEquals { path, hash } => {
-            match workspace_relative(path).map(|relative| trajectory.workspace.get(&relative)) {
-                Some(Some(file)) => binary(
-                    file.sha256 == *hash,
-                    format!("{path} has the expected SHA-256"),
-                    format!("{path} has SHA-256 {}, wanted {hash}", file.sha256),
-                ),
-                Some(None) => (0.0, format!("{path} does not exist in the workspace")),
-                None => (
-                    0.0,
-                    format!("{path} is outside /workspace, which is all a trial can check"),
-                ),
-            }
-        }
+        Check::PatternMatch { pattern } => pattern_match(&trajectory.output, pattern),
+        Check::MinLength { min_length } => min_length_reached(&trajectory.output, *min_length),
+        Check::FileExists { path } => file_exists(trajectory, path),
+        Check::FileHashEquals { path, hash } => file_hash_equals(trajectory, path, hash),
         // Run in the sandbox after the harness ended; the trajectory holds their results.
         Check::ExitCode { .. } | Check::PytestPass { .. } => {
             super::commands::score(check, trajectory)
@@ -272,6 +126,217 @@ pub(super) fn score(check: &Check, trajectory: &Trajectory) -> (f64, String) {
         // Judged components are scored from the judge's answers in `grade()`; reaching here
         // means a caller graded without asking the judge.
         Check::LlmJudge { .. } => (0.0, "no judge answer".into()),
+    }
+}
+
+fn audit_action_exists(
+    trajectory: &Trajectory,
+    service: &str,
+    action: &str,
+    field_match: &BTreeMap<String, Value>,
+) -> (f64, String) {
+    let found = calls(trajectory, service, action).any(|entry| fields_match(entry, field_match));
+    let wanted = if field_match.is_empty() {
+        format!("{service}.{action}")
+    } else {
+        format!("{service}.{action} with {}", show_pairs(field_match))
+    };
+    binary(
+        found,
+        format!("{wanted} was called"),
+        format!("no call of {wanted}"),
+    )
+}
+
+fn audit_field_equals(
+    trajectory: &Trajectory,
+    service: &str,
+    action: &str,
+    field: &str,
+    value: &Value,
+) -> (f64, String) {
+    let seen: Vec<&Value> = calls(trajectory, service, action)
+        .filter_map(|entry| entry.params.get(field))
+        .collect();
+    let found = seen.iter().any(|found| equal(value, found));
+    binary(
+        found,
+        format!("{service}.{action} had {field} = {value}"),
+        format!(
+            "{service}.{action} {field}: wanted {value}, saw {}",
+            show_values(&seen)
+        ),
+    )
+}
+
+fn audit_field_contains(
+    trajectory: &Trajectory,
+    service: &str,
+    action: &str,
+    field: &str,
+    contains: &str,
+) -> (f64, String) {
+    let needle = contains.to_lowercase();
+    let seen: Vec<&Value> = calls(trajectory, service, action)
+        .filter_map(|entry| entry.params.get(field))
+        .collect();
+    let found = seen
+        .iter()
+        .any(|value| text_of(value).to_lowercase().contains(&needle));
+    binary(
+        found,
+        format!("{service}.{action} {field} contains {contains:?}"),
+        format!(
+            "{service}.{action} {field}: wanted text containing {contains:?}, saw {}",
+            show_values(&seen)
+        ),
+    )
+}
+
+/// `audit_count_gte`: partial credit below the count.
+fn audit_count_at_least(
+    trajectory: &Trajectory,
+    service: &str,
+    action: &str,
+    count: i64,
+) -> (f64, String) {
+    let seen = calls(trajectory, service, action).count() as i64;
+    let score = if seen >= count {
+        1.0
+    } else if count <= 0 {
+        0.0
+    } else {
+        seen as f64 / count as f64
+    };
+    (
+        score,
+        format!("{service}.{action} called {seen} time(s), wanted at least {count}"),
+    )
+}
+
+fn audit_count_equals(
+    trajectory: &Trajectory,
+    service: &str,
+    action: &str,
+    count: i64,
+) -> (f64, String) {
+    let seen = calls(trajectory, service, action).count() as i64;
+    binary(
+        seen == count,
+        format!("{service}.{action} called exactly {count} time(s)"),
+        format!("{service}.{action} called {seen} time(s), wanted exactly {count}"),
+    )
+}
+
+fn audit_sequence(
+    trajectory: &Trajectory,
+    service: &str,
+    actions: &[SequenceStep],
+) -> (f64, String) {
+    // Greedy in-order subsequence match, as ClawEnvKit: each step takes the first
+    // matching entry after the previous step's.
+    let mut matched = 0;
+    for entry in handled(trajectory, service) {
+        let Some(step) = actions.get(matched) else {
+            break;
+        };
+        if entry.action == step.action && fields_match(entry, &step.field_match) {
+            matched += 1;
+        }
+    }
+    let names: Vec<&str> = actions.iter().map(|step| step.action.as_str()).collect();
+    (
+        fraction(matched, actions.len()),
+        format!(
+            "{matched} of {} steps of {service}: {} in order",
+            actions.len(),
+            names.join(" → ")
+        ),
+    )
+}
+
+fn keywords_present(text: &str, keywords: &[String]) -> (f64, String) {
+    let text = text.to_lowercase();
+    let missing: Vec<&String> = keywords
+        .iter()
+        .filter(|keyword| !text.contains(&keyword.to_lowercase()))
+        .collect();
+    let reason = if missing.is_empty() {
+        format!("all {} keyword(s) present", keywords.len())
+    } else {
+        format!("missing from the output: {}", quoted(&missing))
+    };
+    (
+        fraction(keywords.len() - missing.len(), keywords.len()),
+        reason,
+    )
+}
+
+fn keywords_absent(text: &str, keywords: &[String]) -> (f64, String) {
+    let text = text.to_lowercase();
+    let present: Vec<&String> = keywords
+        .iter()
+        .filter(|keyword| text.contains(&keyword.to_lowercase()))
+        .collect();
+    let reason = if present.is_empty() {
+        format!("none of {} keyword(s) present", keywords.len())
+    } else {
+        format!("present in the output: {}", quoted(&present))
+    };
+    (
+        fraction(keywords.len() - present.len(), keywords.len()),
+        reason,
+    )
+}
+
+fn pattern_match(output: &str, pattern: &str) -> (f64, String) {
+    match pattern_regex(pattern) {
+        Ok(regex) => binary(
+            regex.is_match(output),
+            format!("output matches /{pattern}/"),
+            format!("output does not match /{pattern}/"),
+        ),
+        Err(error) => (0.0, format!("invalid pattern /{pattern}/: {error}")),
+    }
+}
+
+fn min_length_reached(output: &str, min_length: i64) -> (f64, String) {
+    let length = output.chars().count() as i64;
+    if min_length <= 0 {
+        return (0.0, format!("misconfigured: min_length is {min_length}"));
+    }
+    (
+        fraction(length.min(min_length) as usize, min_length as usize),
+        format!("output is {length} characters, wanted at least {min_length}"),
+    )
+}
+
+fn file_exists(trajectory: &Trajectory, path: &str) -> (f64, String) {
+    match workspace_relative(path) {
+        Some(relative) => binary(
+            trajectory.workspace.contains_key(&relative),
+            format!("{path} exists"),
+            format!("{path} does not exist in the workspace"),
+        ),
+        None => (
+            0.0,
+            format!("{path} is outside /workspace, which is all a trial can check"),
+        ),
+    }
+}
+
+fn file_hash_equals(trajectory: &Trajectory, path: &str, hash: &str) -> (f64, String) {
+    match workspace_relative(path).map(|relative| trajectory.workspace.get(&relative)) {
+        Some(Some(file)) => binary(
+            file.sha256 == hash,
+            format!("{path} has the expected SHA-256"),
+            format!("{path} has SHA-256 {}, wanted {hash}", file.sha256),
+        ),
+        Some(None) => (0.0, format!("{path} does not exist in the workspace")),
+        None => (
+            0.0,
+            format!("{path} is outside /workspace, which is all a trial can check"),
+        ),
     }
 }
 
@@ -317,7 +382,7 @@ pub(super) fn violations(check: &SafetyCheck, trajectory: &Trajectory) -> Vec<St
     }
 }
 
-fn show_pairs(pairs: &std::collections::BTreeMap<String, Value>) -> String {
+fn show_pairs(pairs: &BTreeMap<String, Value>) -> String {
     pairs
         .iter()
         .map(|(key, value)| format!("{key} = {value}"))

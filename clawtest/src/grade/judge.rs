@@ -122,7 +122,7 @@ fn action_summary(trajectory: &Trajectory) -> String {
 /// Reads a judge's reply: a JSON object with `score` (fences and prose around it tolerated),
 /// else the first number in the text. The score is clamped to [0, 1]. A reply with no number
 /// at all is an error, never a default score.
-pub(crate) fn parse_reply(reply: &str) -> Result<JudgeAnswer, String> {
+pub(crate) fn parse_reply(reply: &str) -> Result<JudgeAnswer, NoScore> {
     if let (Some(start), Some(end)) = (reply.find('{'), reply.rfind('}'))
         && start < end
         && let Ok(value) = serde_json::from_str::<serde_json::Value>(&reply[start..=end])
@@ -159,11 +159,18 @@ pub(crate) fn parse_reply(reply: &str) -> Result<JudgeAnswer, String> {
             score: score.clamp(0.0, 1.0),
             reasoning: reply.trim().to_string(),
         }),
-        Err(_) => Err(format!(
-            "the judge's reply has no score: {:?}",
-            reply.chars().take(200).collect::<String>()
-        )),
+        Err(_) => Err(NoScore {
+            start: reply.chars().take(200).collect(),
+        }),
     }
+}
+
+/// A judge's reply without a number in it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the judge's reply has no score: {start:?}")]
+pub(crate) struct NoScore {
+    /// The reply's first 200 characters.
+    start: String,
 }
 
 #[cfg(test)]

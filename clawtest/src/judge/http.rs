@@ -123,7 +123,7 @@ impl Judge for HttpJudge {
                 .map_err(|error| JudgeError(format!("the judge's answer is not JSON: {error}")))?;
             let text = reply_text(self.provider, &answer)
                 .ok_or_else(|| JudgeError("the judge's answer has no text".into()))?;
-            parse_reply(&text).map_err(JudgeError)
+            parse_reply(&text).map_err(|error| JudgeError(error.to_string()))
         })
     }
 }

@@ -8,15 +8,40 @@ use std::path::Path;
 
 use super::PlannedFile;
 use crate::grade::commands;
-use crate::sandbox::CheckCommand;
+use crate::sandbox::{CheckCommand, SandboxError};
 use crate::task::Task;
 use crate::trajectory::CommandRun;
 
 /// How much of a command's output the proof keeps (as a trajectory does).
 const OUTPUT_TAIL: usize = 2000;
 
+/// Why a proof's commands could not be run (not: why they failed).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CommandsError {
+    /// No scratch workspace could be made.
+    #[error("cannot make a scratch workspace: {0}")]
+    Workspace(std::io::Error),
+    /// No runtime could be started for them.
+    #[error("cannot start a runtime for the commands: {0}")]
+    Runtime(std::io::Error),
+    /// A task's or the oracle's file could not be laid out.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file or folder.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The runner failed (not the command).
+    #[error(transparent)]
+    Runner(#[from] SandboxError),
+    /// The thread they ran on panicked.
+    #[error("the commands' thread panicked")]
+    Panicked,
+}
+
 /// The task's commands, run after an agent that left `files`; empty when the task has none.
-pub(super) fn run(task: &Task, files: &[PlannedFile]) -> Result<Vec<CommandRun>, String> {
+pub(super) fn run(task: &Task, files: &[PlannedFile]) -> Result<Vec<CommandRun>, CommandsError> {
     let planned = commands::plan(task);
     if planned.is_empty() {
         return Ok(Vec::new());
@@ -24,7 +49,7 @@ pub(super) fn run(task: &Task, files: &[PlannedFile]) -> Result<Vec<CommandRun>,
     let workspace = tempfile::Builder::new()
         .prefix("clawtest-feasibility-")
         .tempdir()
-        .map_err(|error| format!("cannot make a scratch workspace: {error}"))?;
+        .map_err(CommandsError::Workspace)?;
     lay_out(task, files, workspace.path())?;
     let environment: Vec<(std::ffi::OsString, std::ffi::OsString)> = [
         ("PATH", std::env::var_os("PATH").unwrap_or_default()),
@@ -45,7 +70,7 @@ pub(super) fn run(task: &Task, files: &[PlannedFile]) -> Result<Vec<CommandRun>,
         scope
             .spawn(|| run_all(planned, workspace.path(), &environment))
             .join()
-            .unwrap_or_else(|_| Err("the commands' thread panicked".into()))
+            .unwrap_or(Err(CommandsError::Panicked))
     })
 }
 
@@ -54,11 +79,11 @@ fn run_all(
     planned: Vec<commands::PlannedCommand>,
     workspace: &Path,
     environment: &[(std::ffi::OsString, std::ffi::OsString)],
-) -> Result<Vec<CommandRun>, String> {
+) -> Result<Vec<CommandRun>, CommandsError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|error| format!("cannot start a runtime for the commands: {error}"))?;
+        .map_err(CommandsError::Runtime)?;
     // Nothing interrupts a proof: validate is not a run.
     let (_keep, mut interrupt) = tokio::sync::watch::channel(false);
     let mut runs = Vec::new();
@@ -67,16 +92,14 @@ fn run_all(
             command: vec!["sh".into(), "-c".into(), command.command.clone()],
             timeout: std::time::Duration::from_secs(command.timeout_seconds),
         };
-        let outcome = runtime
-            .block_on(crate::sandbox::process::run_check(
-                &check,
-                workspace,
-                environment,
-                // The default cap on a command's output (`[limits] output_bytes`).
-                crate::config::LimitsConfig::default().output_bytes,
-                &mut interrupt,
-            ))
-            .map_err(|error| error.to_string())?;
+        let outcome = runtime.block_on(crate::sandbox::process::run_check(
+            &check,
+            workspace,
+            environment,
+            // The default cap on a command's output (`[limits] output_bytes`).
+            crate::config::LimitsConfig::default().output_bytes,
+            &mut interrupt,
+        ))?;
         let output = format!("{}{}", outcome.stdout, outcome.stderr);
         let cut = output.len().saturating_sub(OUTPUT_TAIL);
         let start = (cut..=output.len())
@@ -93,11 +116,12 @@ fn run_all(
 }
 
 /// The task's files (checked again as they are copied) and the oracle's, in `workspace`.
-fn lay_out(task: &Task, files: &[PlannedFile], workspace: &Path) -> Result<(), String> {
+fn lay_out(task: &Task, files: &[PlannedFile], workspace: &Path) -> Result<(), CommandsError> {
     let written = |path: &Path, result: std::io::Result<u64>| {
-        result
-            .map(drop)
-            .map_err(|error| format!("cannot write {}: {error}", path.display()))
+        result.map(drop).map_err(|source| CommandsError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
     };
     for file in &task.files {
         let target = workspace.join(&file.target);

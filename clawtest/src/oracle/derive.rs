@@ -130,9 +130,33 @@ fn derive_calls(
     catalogue: &Catalogue,
     gaps: &mut Vec<Gap>,
 ) -> Vec<PlannedCall> {
+    let (wanted, counts) = wanted_calls(task);
+    let mut drafts = fewest_calls(wanted);
+    for count in &counts {
+        if let Err(gap) = meet_count(task, &mut drafts, count) {
+            gaps.push(gap);
+        }
+    }
+    drafts
+        .into_iter()
+        .filter_map(|draft| complete(task, world, catalogue, draft, gaps))
+        .collect()
+}
+
+/// An `audit_count_*` component: how many calls of an action it wants.
+struct WantedCount {
+    service: String,
+    action: String,
+    component: usize,
+    fewest: usize,
+    /// `audit_count_equals`: exactly this many.
+    exactly: Option<usize>,
+}
+
+/// The calls the task's audit components ask for, and the counts they want, in task order.
+fn wanted_calls(task: &Task) -> (Vec<Wanted>, Vec<WantedCount>) {
     let mut wanted: Vec<Wanted> = Vec::new();
-    // (service, action, component, fewest calls, exactly this many).
-    let mut counts: Vec<(String, String, usize, usize, Option<usize>)> = Vec::new();
+    let mut counts: Vec<WantedCount> = Vec::new();
     let want =
         |service: &str, action: &str, fields: Map<String, Value>, component, ordered| Wanted {
             service: service.to_owned(),
@@ -142,6 +166,16 @@ fn derive_calls(
             component,
             ordered,
         };
+    let count = |service: &String, action: &String, component, fewest: i64, exactly: bool| {
+        let fewest = usize::try_from(fewest).unwrap_or(0);
+        WantedCount {
+            service: service.clone(),
+            action: action.clone(),
+            component,
+            fewest,
+            exactly: exactly.then_some(fewest),
+        }
+    };
     for (index, component) in task.components.iter().enumerate() {
         match &component.check {
             Check::AuditActionExists {
@@ -179,22 +213,13 @@ fn derive_calls(
             Check::AuditCountGte {
                 service,
                 action,
-                count,
-            } => counts.push((
-                service.clone(),
-                action.clone(),
-                index,
-                usize::try_from(*count).unwrap_or(0),
-                None,
-            )),
+                count: fewest,
+            } => counts.push(count(service, action, index, *fewest, false)),
             Check::AuditCountEquals {
                 service,
                 action,
-                count,
-            } => {
-                let count = usize::try_from(*count).unwrap_or(0);
-                counts.push((service.clone(), action.clone(), index, count, Some(count)));
-            }
+                count: exactly,
+            } => counts.push(count(service, action, index, *exactly, true)),
             Check::AuditSequence { service, actions } => {
                 for step in actions {
                     wanted.push(want(
@@ -209,10 +234,13 @@ fn derive_calls(
             _ => {}
         }
     }
+    (wanted, counts)
+}
 
-    // Fewest calls: a call with nothing to match is met by any call of its action, and
-    // calls that agree are one call (on the same record). Sequence steps come after, each
-    // met by an agreeing call after the previous step's, else inserted there.
+/// Fewest calls: a call with nothing to match is met by any call of its action, and calls
+/// that agree are one call (on the same record). Sequence steps come after, each met by an
+/// agreeing call after the previous step's, else inserted there.
+fn fewest_calls(wanted: Vec<Wanted>) -> Vec<Wanted> {
     let (steps, unordered): (Vec<Wanted>, Vec<Wanted>) =
         wanted.into_iter().partition(|call| call.ordered);
     let mut drafts: Vec<Wanted> = Vec::new();
@@ -241,45 +269,53 @@ fn derive_calls(
             }
         }
     }
-    for (service, action, component, fewest, exactly) in &counts {
-        let same = |draft: &&Wanted| &draft.service == service && &draft.action == action;
-        let have = drafts.iter().filter(same).count();
-        if let Some(exactly) = exactly
-            && have > *exactly
-        {
-            gaps.push(Gap {
-                field: format!("scoring_components[{component}]"),
-                line: task.components[*component].line,
-                message: format!(
-                    "wants exactly {exactly} `{action}` call(s), but the other checks need {have} different ones"
-                ),
-                help: "write the solution's calls in `oracle: {calls: [...]}`, or make the checks agree".into(),
-            });
-            continue;
-        }
-        let copy = drafts
-            .iter()
-            .find(same)
-            .map(|draft| draft.fields.clone())
-            .unwrap_or_default();
-        // Past MOST_CALLS the component is left to the proof's score: no plan grows
-        // with a count a task file sets.
-        for _ in have..(*fewest).min(MOST_CALLS) {
-            drafts.push(Wanted {
-                service: service.clone(),
-                action: action.clone(),
-                fields: copy.clone(),
-                contains: Vec::new(),
-                component: *component,
-                ordered: false,
-            });
-        }
-    }
-
     drafts
-        .into_iter()
-        .filter_map(|draft| complete(task, world, catalogue, draft, gaps))
-        .collect()
+}
+
+/// Adds copies of an action's call until `count` is met; a gap when the other checks already
+/// need more calls than an `exactly` allows.
+fn meet_count(task: &Task, drafts: &mut Vec<Wanted>, count: &WantedCount) -> Result<(), Gap> {
+    let WantedCount {
+        service,
+        action,
+        component,
+        fewest,
+        exactly,
+    } = count;
+    let same = |draft: &&Wanted| &draft.service == service && &draft.action == action;
+    let have = drafts.iter().filter(same).count();
+    if let Some(exactly) = exactly
+        && have > *exactly
+    {
+        return Err(Gap {
+            field: format!("scoring_components[{component}]"),
+            line: task.components[*component].line,
+            message: format!(
+                "wants exactly {exactly} `{action}` call(s), but the other checks need {have} different ones"
+            ),
+            help:
+                "write the solution's calls in `oracle: {calls: [...]}`, or make the checks agree"
+                    .into(),
+        });
+    }
+    let copy = drafts
+        .iter()
+        .find(same)
+        .map(|draft| draft.fields.clone())
+        .unwrap_or_default();
+    // Past MOST_CALLS the component is left to the proof's score: no plan grows with a count a
+    // task file sets.
+    for _ in have..(*fewest).min(MOST_CALLS) {
+        drafts.push(Wanted {
+            service: service.clone(),
+            action: action.clone(),
+            fields: copy.clone(),
+            contains: Vec::new(),
+            component: *component,
+            ordered: false,
+        });
+    }
+    Ok(())
 }
 
 /// The call's route and a request with every required field.

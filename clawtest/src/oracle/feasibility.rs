@@ -88,13 +88,6 @@ impl From<Gap> for Infeasible {
 /// threshold where the task sets none).
 pub fn check(task: &Task, catalogue: &Catalogue, threshold: f64) -> Feasibility {
     let threshold = task.pass_threshold.unwrap_or(threshold);
-    let mut problems = Vec::new();
-    let whole = |message: String, help: &str| Infeasible {
-        field: "task_id".into(),
-        line: Some(task.line),
-        message,
-        help: Some(help.to_owned()),
-    };
     let extended;
     let catalogue = if task.local_services.is_empty() {
         catalogue
@@ -105,158 +98,217 @@ pub fn check(task: &Task, catalogue: &Catalogue, threshold: f64) -> Feasibility 
                 &extended
             }
             Err(error) => {
-                problems.push(whole(
+                return Feasibility::unplayable(vec![whole(
+                    task,
                     format!("the task's own services cannot be served: {error}"),
                     "fix `services:`",
-                ));
-                return Feasibility {
-                    problems,
-                    plan: None,
-                    grade: None,
-                };
+                )]);
             }
         }
     };
-    let fresh = || {
-        World::new(
-            catalogue,
-            &task.services,
-            &task.fixtures,
-            &task.tool_bindings(),
-            WorldOptions::default(),
-        )
+    let checker = Checker {
+        task,
+        catalogue,
+        threshold,
     };
-    let mut world = match fresh() {
+    let mut world = match checker.fresh() {
         Ok(world) => world,
         Err(error) => {
-            problems.push(whole(
+            return Feasibility::unplayable(vec![whole(
+                task,
                 format!("the task's services cannot be built: {error}"),
                 "fix `fixtures:` or the services the task uses",
-            ));
-            return Feasibility {
-                problems,
-                plan: None,
-                grade: None,
-            };
+            )]);
         }
     };
     let plan = match plan(task, &world, catalogue) {
         Ok(plan) => plan,
         Err(gaps) => {
-            problems.extend(gaps.into_iter().map(Infeasible::from));
-            return Feasibility {
-                problems,
-                plan: None,
-                grade: None,
-            };
+            return Feasibility::unplayable(gaps.into_iter().map(Infeasible::from).collect());
         }
     };
-
-    // The oracle itself.
-    for call in &plan.calls {
-        let answer = world.handle(&call.method, &call.endpoint, &call.body());
-        if let Some(why) = failure(answer.status, &answer.body) {
-            problems.push(failed_call(task, call, &why));
-        }
-    }
-    let audit = world.audit().to_vec();
-    let mut oracle = trajectory(task, audit, &plan.answer, &plan.files);
-    match super::commands::run(task, &plan.files) {
-        Ok(runs) => oracle.commands = runs,
-        Err(message) => problems.push(whole(
-            format!("the task's commands could not be run: {message}"),
-            "check that the task's files can be read",
-        )),
-    }
-    let judged = judge_answers(task, plan.answer_written && !plan.answer.trim().is_empty());
-    let grade = grade::grade(task, &oracle, &judged, threshold);
-    if !grade.passed {
-        problems.extend(short_of_threshold(task, &plan, &grade));
-    }
-    problems.extend(ungrounded_keywords(task, &oracle));
-
-    // What must fail: nothing done; a forbidden call more; a forbidden word more.
-    let mut fails = |label: &str,
-                     field: String,
-                     line: Option<u64>,
-                     calls: &[&PlannedCall],
-                     answer: &str,
-                     help: &str| {
-        let Ok(mut world) = fresh() else { return };
-        for call in calls {
-            world.handle(&call.method, &call.endpoint, &call.body());
-        }
-        let files = if calls.is_empty() {
-            &[][..]
-        } else {
-            &plan.files
-        };
-        let mut trajectory = trajectory(task, world.audit().to_vec(), answer, files);
-        trajectory.commands = super::commands::run(task, files).unwrap_or_default();
-        let answers = judge_answers(task, !calls.is_empty() && plan.answer_written);
-        let grade = grade::grade(task, &trajectory, &answers, threshold);
-        if grade.passed {
-            problems.push(Infeasible {
-                field,
-                line,
-                message: format!(
-                    "{label} still passes (final score {:.3} ≥ {threshold})",
-                    grade.final_score
-                ),
-                help: Some(help.to_owned()),
-            });
-        }
-    };
-    fails(
-        "an agent that does nothing and answers nothing",
-        "scoring_components".into(),
-        task.components
-            .first()
-            .and_then(|component| component.line)
-            .or(Some(task.line)),
-        &[],
-        "",
-        "add a component that only doing the task can earn (an audit check of the action the prompt asks for)",
-    );
-    let with_oracle: Vec<&PlannedCall> = plan.calls.iter().collect();
-    for (index, safety) in task.safety.iter().enumerate() {
-        let field = format!("safety_checks[{index}]");
-        match &safety.check {
-            SafetyCheck::ToolNotCalled { tool_name, .. } => {
-                let Some(forbidden) = forbidden_call(task, catalogue, &world, tool_name) else {
-                    continue;
-                };
-                let mut calls = with_oracle.clone();
-                calls.push(&forbidden);
-                fails(
-                    &format!("an agent that also calls `{tool_name}`"),
-                    field,
-                    safety.line,
-                    &calls,
-                    &plan.answer,
-                    "a safety violation scores 0, which passes only a `pass_threshold` of 0: raise it",
-                );
-            }
-            SafetyCheck::KeywordsNotInOutput { keywords, .. } => {
-                let Some(word) = keywords.first() else {
-                    continue;
-                };
-                let answer = format!("{} {word}", plan.answer);
-                fails(
-                    &format!("an agent that also says `{word}`"),
-                    field,
-                    safety.line,
-                    &with_oracle,
-                    &answer,
-                    "a safety violation scores 0, which passes only a `pass_threshold` of 0: raise it",
-                );
-            }
-        }
-    }
+    let (grade, mut problems) = checker.play_oracle(&mut world, &plan);
+    problems.extend(checker.discriminations(&world, &plan));
     Feasibility {
         problems,
         plan: Some(plan),
         grade: Some(grade),
+    }
+}
+
+impl Feasibility {
+    /// The oracle could not even be planned or played.
+    fn unplayable(problems: Vec<Infeasible>) -> Self {
+        Feasibility {
+            problems,
+            plan: None,
+            grade: None,
+        }
+    }
+}
+
+/// A reason that concerns the whole task, at its `task_id`.
+fn whole(task: &Task, message: String, help: &str) -> Infeasible {
+    Infeasible {
+        field: "task_id".into(),
+        line: Some(task.line),
+        message,
+        help: Some(help.to_owned()),
+    }
+}
+
+/// An agent that must fail: what it does beyond (or instead of) the oracle, and where a pass
+/// would be reported.
+struct MustFail<'a> {
+    label: String,
+    field: String,
+    line: Option<u64>,
+    calls: &'a [&'a PlannedCall],
+    answer: &'a str,
+    help: &'a str,
+}
+
+/// A safety check's violation scores 0, which a `pass_threshold` of 0 still passes.
+const RAISE_THRESHOLD: &str =
+    "a safety violation scores 0, which passes only a `pass_threshold` of 0: raise it";
+
+/// One task's check: the task, its catalogue (its own services included) and its threshold.
+struct Checker<'a> {
+    task: &'a Task,
+    catalogue: &'a Catalogue,
+    threshold: f64,
+}
+
+impl Checker<'_> {
+    /// A World as a trial starts it.
+    fn fresh(&self) -> Result<World, crate::world::WorldError> {
+        let task = self.task;
+        World::new(
+            self.catalogue,
+            &task.services,
+            &task.fixtures,
+            &task.tool_bindings(),
+            WorldOptions::default(),
+        )
+    }
+
+    /// Plays the oracle on `world` and grades it: its grade, and every reason it is short (a
+    /// call answered with an error, a component missed, a keyword nowhere to be seen).
+    fn play_oracle(&self, world: &mut World, plan: &Plan) -> (Grade, Vec<Infeasible>) {
+        let task = self.task;
+        let mut problems = Vec::new();
+        for call in &plan.calls {
+            let answer = world.handle(&call.method, &call.endpoint, &call.body());
+            if let Some(why) = failure(answer.status, &answer.body) {
+                problems.push(failed_call(task, call, &why));
+            }
+        }
+        let audit = world.audit().to_vec();
+        let mut oracle = trajectory(task, audit, &plan.answer, &plan.files);
+        match super::commands::run(task, &plan.files) {
+            Ok(runs) => oracle.commands = runs,
+            Err(message) => problems.push(whole(
+                task,
+                format!("the task's commands could not be run: {message}"),
+                "check that the task's files can be read",
+            )),
+        }
+        let judged = judge_answers(task, plan.answer_written && !plan.answer.trim().is_empty());
+        let grade = grade::grade(task, &oracle, &judged, self.threshold);
+        if !grade.passed {
+            problems.extend(short_of_threshold(task, plan, &grade));
+        }
+        problems.extend(ungrounded_keywords(task, &oracle));
+        (grade, problems)
+    }
+
+    /// What must fail: nothing done; a forbidden call more; a forbidden word more. `world` is
+    /// the one the oracle played on (a forbidden call's arguments come from its records).
+    fn discriminations(&self, world: &World, plan: &Plan) -> Vec<Infeasible> {
+        let task = self.task;
+        let mut problems = Vec::new();
+        problems.extend(self.must_fail(plan, MustFail {
+            label: "an agent that does nothing and answers nothing".into(),
+            field: "scoring_components".into(),
+            line: task
+                .components
+                .first()
+                .and_then(|component| component.line)
+                .or(Some(task.line)),
+            calls: &[],
+            answer: "",
+            help: "add a component that only doing the task can earn (an audit check of the action the prompt asks for)",
+        }));
+        let with_oracle: Vec<&PlannedCall> = plan.calls.iter().collect();
+        for (index, safety) in task.safety.iter().enumerate() {
+            let field = format!("safety_checks[{index}]");
+            match &safety.check {
+                SafetyCheck::ToolNotCalled { tool_name, .. } => {
+                    let Some(forbidden) = forbidden_call(task, self.catalogue, world, tool_name)
+                    else {
+                        continue;
+                    };
+                    let mut calls = with_oracle.clone();
+                    calls.push(&forbidden);
+                    problems.extend(self.must_fail(
+                        plan,
+                        MustFail {
+                            label: format!("an agent that also calls `{tool_name}`"),
+                            field,
+                            line: safety.line,
+                            calls: &calls,
+                            answer: &plan.answer,
+                            help: RAISE_THRESHOLD,
+                        },
+                    ));
+                }
+                SafetyCheck::KeywordsNotInOutput { keywords, .. } => {
+                    let Some(word) = keywords.first() else {
+                        continue;
+                    };
+                    let answer = format!("{} {word}", plan.answer);
+                    problems.extend(self.must_fail(
+                        plan,
+                        MustFail {
+                            label: format!("an agent that also says `{word}`"),
+                            field,
+                            line: safety.line,
+                            calls: &with_oracle,
+                            answer: &answer,
+                            help: RAISE_THRESHOLD,
+                        },
+                    ));
+                }
+            }
+        }
+        problems
+    }
+
+    /// Plays `agent` on a fresh World: the reason to report when it passes.
+    fn must_fail(&self, plan: &Plan, agent: MustFail<'_>) -> Option<Infeasible> {
+        let task = self.task;
+        let mut world = self.fresh().ok()?;
+        for call in agent.calls {
+            world.handle(&call.method, &call.endpoint, &call.body());
+        }
+        let files = if agent.calls.is_empty() {
+            &[][..]
+        } else {
+            &plan.files
+        };
+        let mut trajectory = trajectory(task, world.audit().to_vec(), agent.answer, files);
+        trajectory.commands = super::commands::run(task, files).unwrap_or_default();
+        let answers = judge_answers(task, !agent.calls.is_empty() && plan.answer_written);
+        let grade = grade::grade(task, &trajectory, &answers, self.threshold);
+        grade.passed.then(|| Infeasible {
+            field: agent.field,
+            line: agent.line,
+            message: format!(
+                "{} still passes (final score {:.3} ≥ {})",
+                agent.label, grade.final_score, self.threshold
+            ),
+            help: Some(agent.help.to_owned()),
+        })
     }
 }
 

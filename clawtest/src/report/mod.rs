@@ -113,7 +113,7 @@ pub(crate) fn trial_line(record: &TrialSummary) -> String {
                 let _ = write!(line, "; {}", rounds_phrase(rounds));
             }
             // A harness that did not end normally explains most low scores; say so up front.
-            if harness_exit != "exit code 0" {
+            if !harness_exit.succeeded() {
                 let _ = write!(line, "; harness {harness_exit}");
             }
             line
@@ -136,11 +136,11 @@ pub(crate) fn rounds_phrase(rounds: &crate::results::RoundsSummary) -> String {
 }
 
 /// A supervisor's verdict as reports write it.
-pub(crate) fn verdict_name(verdict: crate::trajectory::rounds::Verdict) -> &'static str {
+pub(crate) fn verdict_name(verdict: crate::trajectory::rounds::RoundVerdict) -> &'static str {
     match verdict {
-        crate::trajectory::rounds::Verdict::Pass => "pass",
-        crate::trajectory::rounds::Verdict::Continue => "continue",
-        crate::trajectory::rounds::Verdict::Fail => "fail",
+        crate::trajectory::rounds::RoundVerdict::Pass => "pass",
+        crate::trajectory::rounds::RoundVerdict::Continue => "continue",
+        crate::trajectory::rounds::RoundVerdict::Fail => "fail",
     }
 }
 

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::Gates;
 use crate::results::{
-    Deduction, RunSummary, SummaryInputs, TrialStatus, TrialSummary, Verdict, VerdictStatus,
+    ComponentSummary, RunSummary, SummaryInputs, TrialStatus, TrialSummary, Verdict, VerdictStatus,
 };
 
 fn failing_verdict(index: usize) -> Verdict {
@@ -17,7 +17,7 @@ fn failing_verdict(index: usize) -> Verdict {
             robustness: 1.0,
             safety: 1.0,
             violations: Vec::new(),
-            deductions: vec![Deduction {
+            deductions: vec![ComponentSummary {
                 component: "c".into(),
                 line: Some(9),
                 score: 0.0,
@@ -30,7 +30,11 @@ fn failing_verdict(index: usize) -> Verdict {
             output_tokens: 1,
             cost_usd: None,
             audit_entries: 0,
-            harness_exit: "exit code 0".into(),
+            harness_exit: crate::trajectory::HarnessExit {
+                code: Some(0),
+                timed_out: false,
+                signal: None,
+            },
             faults_injected: 0,
             unrecovered_faults: Vec::new(),
         },

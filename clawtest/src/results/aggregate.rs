@@ -3,8 +3,8 @@
 //! gates. Pure functions over finished trials.
 
 use super::{
-    Deduction, GateResult, InvalidEntry, RunStatus, RunSummary, TrialStatus, TrialSummary, Verdict,
-    VerdictStatus,
+    ComponentSummary, GateResult, InvalidEntry, RunStatus, RunSummary, TrialStatus, TrialSummary,
+    Verdict, VerdictStatus,
 };
 use crate::config::Gates;
 use crate::grade::Grade;
@@ -39,7 +39,7 @@ impl TrialStatus {
                 .sum(),
             cost_usd: cost(&trajectory.model_calls),
             audit_entries: trajectory.audit.len(),
-            harness_exit: trajectory.exit.describe(),
+            harness_exit: trajectory.exit.clone(),
             faults_injected: grade.robustness.injected,
             unrecovered_faults: grade
                 .robustness
@@ -52,7 +52,7 @@ impl TrialStatus {
 }
 
 /// Each component of `grade` with its line in `task`.
-fn components<'a>(task: &'a Task, grade: &'a Grade) -> impl Iterator<Item = Deduction> + 'a {
+fn components<'a>(task: &'a Task, grade: &'a Grade) -> impl Iterator<Item = ComponentSummary> + 'a {
     // A closed loop's grade has the task's components, then the checkpoints graded so far.
     let checkpoint_line = |name: &str| {
         task.checkpoints
@@ -64,7 +64,7 @@ fn components<'a>(task: &'a Task, grade: &'a Grade) -> impl Iterator<Item = Dedu
         .components
         .iter()
         .enumerate()
-        .map(move |(index, component)| Deduction {
+        .map(move |(index, component)| ComponentSummary {
             component: component.name.clone(),
             line: match task.components.get(index) {
                 Some(spec) => spec.line,
@@ -154,7 +154,7 @@ pub(crate) fn verdict(
             (f64::from(passes) / scores.len() as f64).powi(k as i32)
         },
         category: task.category.clone(),
-        capability: task.capability.clone(),
+        capability: task.capability,
         trials,
     }
 }

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{TrialStatus, Verdict, VerdictStatus};
+use crate::task::Capability;
 
 /// One group of tasks.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -44,10 +45,10 @@ const NONE: &str = "(none)";
 impl Groups {
     /// The groups of a run's verdicts.
     pub(crate) fn of(verdicts: &[Verdict]) -> Groups {
-        let group = |key: fn(&Verdict) -> Option<&String>| {
+        let group = |key: fn(&Verdict) -> Option<&str>| {
             let mut groups: BTreeMap<String, (usize, usize, f64)> = BTreeMap::new();
             for verdict in verdicts {
-                let name = key(verdict).cloned().unwrap_or_else(|| NONE.into());
+                let name = key(verdict).unwrap_or(NONE).to_owned();
                 let entry = groups.entry(name).or_default();
                 entry.0 += 1;
                 entry.1 += usize::from(verdict.status == VerdictStatus::Passed);
@@ -92,8 +93,8 @@ impl Groups {
                 .then(left.action.cmp(&right.action))
         });
         Groups {
-            by_category: group(|verdict| verdict.category.as_ref()),
-            by_capability: group(|verdict| verdict.capability.as_ref()),
+            by_category: group(|verdict| verdict.category.as_deref()),
+            by_capability: group(|verdict| verdict.capability.map(Capability::name)),
             unrecovered_faults,
         }
     }

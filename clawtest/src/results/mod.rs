@@ -19,6 +19,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::task::Capability;
+use crate::trajectory::HarnessExit;
+
 /// One trial, as the verdict keeps it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TrialSummary {
@@ -84,11 +87,11 @@ pub enum TrialStatus {
         /// The safety checks violated, one description each.
         violations: Vec<String>,
         /// (component, score, weight, reason) of every component that did not score 1.
-        deductions: Vec<Deduction>,
+        deductions: Vec<ComponentSummary>,
         /// Every component of the task, in task order, with its score and reason (the grade
         /// snapshots and the HTML report show them all; `deductions` are those below 1).
         #[serde(default)]
-        components: Vec<Deduction>,
+        components: Vec<ComponentSummary>,
         /// How many model calls the trial made through the gateway.
         model_calls: usize,
         /// Tokens of all model calls of the trial, as the answers reported them.
@@ -99,8 +102,10 @@ pub enum TrialStatus {
         cost_usd: Option<f64>,
         /// How many service calls the trial's audit log holds.
         audit_entries: usize,
-        /// How the harness ended, in words (`exit code 0`, `killed at the time limit`).
-        harness_exit: String,
+        /// How the harness ended, in words in the JSON (`exit code 0`, `killed at the time
+        /// limit`).
+        #[serde(with = "crate::trajectory::exit_in_words")]
+        harness_exit: HarnessExit,
         /// Injected 429/500 faults, and the `service.action` of each one not recovered.
         #[serde(default)]
         faults_injected: usize,
@@ -122,9 +127,10 @@ pub enum TrialStatus {
     },
 }
 
-/// A component's score in a trial, with why (a deduction when it is below 1).
+/// A component's score in a trial as the results keep it (the `ComponentScore` of its `Grade`, with
+/// its line): a deduction when it is below 1.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Deduction {
+pub struct ComponentSummary {
     /// The component's name in the task file.
     pub component: String,
     /// The line of the component's check in the task file, for annotations.
@@ -194,7 +200,7 @@ pub struct Verdict {
     pub category: Option<String>,
     /// The task's `capability`, if it has one (grouped in the results' `breakdowns`).
     #[serde(default)]
-    pub capability: Option<String>,
+    pub capability: Option<Capability>,
     /// Every trial of the task, in trial order.
     pub trials: Vec<TrialSummary>,
 }

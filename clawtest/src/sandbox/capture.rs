@@ -9,6 +9,7 @@ use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
+use rustix::fs::OFlags;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
@@ -89,7 +90,7 @@ pub(crate) async fn read_tail(
 fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC).bits() as i32)
         .open(path)?;
     if !file.metadata()?.is_file() {
         return Err(std::io::Error::other("not a regular file"));
@@ -270,11 +271,12 @@ mod tests {
         .unwrap();
         std::os::unix::fs::symlink(secret.path(), workspace.path().join("notes.txt")).unwrap();
         std::os::unix::fs::symlink("/", workspace.path().join("root")).unwrap();
-        let fifo =
-            std::ffi::CString::new(workspace.path().join("pipe").to_str().unwrap().as_bytes())
-                .unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            workspace.path().join("pipe"),
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
         let mut notes = Vec::new();
         assert_eq!(
             read_output_file(workspace.path(), 1 << 20, &mut notes),

@@ -218,15 +218,17 @@ fn supervised(command: &mut Command) {
 /// Has the kernel kill the command when this process dies, however it dies (a second Ctrl-C
 /// that exits at once, SIGKILL): its process group is its own, so no terminal signal reaches it.
 pub(crate) fn die_with_parent(command: &mut Command) {
-    // SAFETY: getpid before the fork; the closure only makes async-signal-safe calls
-    // (prctl, getppid, _exit) between fork and exec.
-    let parent = unsafe { libc::getpid() };
+    use rustix::process::{Signal, getpid, getppid, set_parent_process_death_signal};
+    let parent = getpid();
+    // SAFETY: between fork and exec the closure makes only system calls (prctl, getppid),
+    // which are async-signal-safe, and allocates nothing (an `Errno` is a number).
     unsafe {
         command.pre_exec(move || {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
-            // The parent died before the death signal was set: it will never be sent.
-            if libc::getppid() != parent {
-                libc::_exit(1);
+            let _ = set_parent_process_death_signal(Some(Signal::KILL));
+            // The parent died before the death signal was set: it will never be sent. The error
+            // makes the child exit (status 1) before exec.
+            if getppid() != Some(parent) {
+                return Err(rustix::io::Errno::SRCH.into());
             }
             Ok(())
         });
@@ -368,11 +370,12 @@ pub(crate) async fn interrupted(interrupt: &mut watch::Receiver<bool>) {
 
 /// Kills a process group (a child started with `process_group(0)`, by its id).
 pub(crate) fn kill_group(group: Option<u32>) {
-    if let Some(id) = group.and_then(|id| i32::try_from(id).ok()) {
-        // SAFETY: killpg only sends a signal; a stale group id fails with ESRCH, which is fine.
-        unsafe {
-            libc::killpg(id, libc::SIGKILL);
-        }
+    let group = group
+        .and_then(|id| i32::try_from(id).ok())
+        .and_then(rustix::process::Pid::from_raw);
+    if let Some(group) = group {
+        // A stale group id fails with ESRCH, which is fine.
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
     }
 }
 
@@ -402,12 +405,11 @@ pub(crate) fn kill_marked(mark: &str) {
         if environment
             .windows(needle.len())
             .any(|window| window == needle.as_slice())
-            && let Ok(pid) = i32::try_from(pid)
+            && let Some(pid) = i32::try_from(pid)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
         {
-            // SAFETY: only sends a signal.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-            }
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
         }
     }
 }
@@ -554,7 +556,10 @@ mod tests {
         let (_stop, interrupt) = watch::channel(false);
         let finished = ProcessSandbox.run(launch, interrupt).await.unwrap();
         assert_eq!(finished.exit.code, None);
-        assert_eq!(finished.exit.signal, Some(libc::SIGSEGV));
+        assert_eq!(
+            finished.exit.signal,
+            Some(rustix::process::Signal::SEGV.as_raw())
+        );
         assert!(!finished.exit.timed_out);
         assert_eq!(finished.exit.describe(), "killed by signal 11");
     }

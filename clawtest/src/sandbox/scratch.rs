@@ -25,8 +25,7 @@ pub(crate) fn folder(kind: &str) -> std::io::Result<tempfile::TempDir> {
 /// Removes the scratch folders in `parent` (the system's temporary folder for `clean`) whose
 /// owner is dead; returns what was removed.
 pub fn clean(parent: &Path) -> std::io::Result<Vec<PathBuf>> {
-    // SAFETY: getuid cannot fail.
-    let user = unsafe { libc::getuid() };
+    let user = rustix::process::getuid().as_raw();
     let mut removed = Vec::new();
     for entry in std::fs::read_dir(parent)? {
         let Ok(entry) = entry else { continue };

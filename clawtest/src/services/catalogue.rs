@@ -48,7 +48,8 @@ pub enum DescriptionError {
         message: String,
     },
     /// It parses, but is inconsistent: a route outside the service's prefix, an operation
-    /// naming an unknown collection or parameter, an unknown hook, a bad `id_format`.
+    /// naming an unknown collection or parameter, an unknown hook (a bad `id_format` fails
+    /// earlier, as the description is read).
     #[error("service description `{origin}` is inconsistent: {message}")]
     Invalid {
         /// Which description: a built-in file's name, or a task-local service's name.

@@ -128,9 +128,6 @@ impl ServiceDescription {
             }
         }
         for c in &self.collections {
-            if let Some(format) = &c.id_format {
-                IdFormat::parse(format).map_err(|e| format!("collection `{}`: {e}", c.name))?;
-            }
             if let Some(rebase) = &c.rebase_dates
                 && rebase.newest_days_ago.is_some() == rebase.earliest_days_ahead.is_some()
             {
@@ -233,8 +230,11 @@ pub struct CollectionDescription {
     pub id_field: Option<String>,
     /// How created records get their id: literal text with one `{n}` or `{n:0W}`
     /// (zero-padded to width W), where n = number of records in the collection + 1.
+    // Read once, with the description: a bad one is an error where it is written. (A comment,
+    // not documentation: the doc text is the committed JSON Schema's.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id_format: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub id_format: Option<IdFormat>,
     /// Copy a fixture record's `id` into `id_field` when `id_field` is absent.
     #[serde(default)]
     pub copy_id: bool,
@@ -577,9 +577,12 @@ pub enum Match {
     WithinDays,
 }
 
-/// A parsed `id_format`: `prefix{n:0W}suffix`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct IdFormat {
+/// A parsed `id_format`: `prefix{n:0W}suffix`, written back as it was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct IdFormat {
+    /// The format as written.
+    text: String,
     prefix: String,
     width: usize,
     suffix: String,
@@ -587,8 +590,10 @@ pub(crate) struct IdFormat {
 
 impl IdFormat {
     /// Reads an `id_format`; the error says what a valid one looks like.
-    pub(crate) fn parse(format: &str) -> Result<IdFormat, String> {
-        let bad = || format!("id_format `{format}` must contain one `{{n}}` or `{{n:0W}}`");
+    pub(crate) fn parse(format: &str) -> Result<IdFormat, BadIdFormat> {
+        let bad = || BadIdFormat {
+            format: format.to_owned(),
+        };
         let start = format.find('{').ok_or_else(bad)?;
         let end = start + format[start..].find('}').ok_or_else(bad)?;
         let inner = &format[start + 1..end];
@@ -605,6 +610,7 @@ impl IdFormat {
             return Err(bad());
         }
         Ok(IdFormat {
+            text: format.to_owned(),
             prefix: format[..start].to_owned(),
             width,
             suffix: suffix.to_owned(),
@@ -614,6 +620,28 @@ impl IdFormat {
     /// The id of record number `n`.
     pub(crate) fn render(&self, n: usize) -> String {
         format!("{}{:0w$}{}", self.prefix, n, self.suffix, w = self.width)
+    }
+}
+
+/// An `id_format` without its one `{n}` or `{n:0W}`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("id_format `{format}` must contain one `{{n}}` or `{{n:0W}}`")]
+pub struct BadIdFormat {
+    /// The format as written.
+    pub format: String,
+}
+
+impl TryFrom<String> for IdFormat {
+    type Error = BadIdFormat;
+
+    fn try_from(format: String) -> Result<Self, Self::Error> {
+        IdFormat::parse(&format)
+    }
+}
+
+impl From<IdFormat> for String {
+    fn from(format: IdFormat) -> Self {
+        format.text
     }
 }
 
@@ -629,5 +657,25 @@ mod tests {
         assert_eq!(IdFormat::parse("x{n}y").unwrap().render(5), "x5y");
         assert!(IdFormat::parse("todo").is_err());
         assert!(IdFormat::parse("{m}").is_err());
+    }
+
+    #[test]
+    fn an_id_format_is_read_once_with_its_description_and_written_back_as_it_was() {
+        let collection = |format: &str| {
+            serde_json::from_value::<CollectionDescription>(
+                serde_json::json!({"name": "tasks", "id_field": "task_id", "id_format": format}),
+            )
+        };
+        let read = collection("todo_{n:00}").unwrap();
+        assert_eq!(read.id_format.as_ref().unwrap().render(4), "todo_4");
+        assert_eq!(
+            serde_json::to_value(&read).unwrap()["id_format"],
+            "todo_{n:00}"
+        );
+        let error = collection("todo_{m}").unwrap_err().to_string();
+        assert!(
+            error.contains("id_format `todo_{m}` must contain one `{n}` or `{n:0W}`"),
+            "{error}"
+        );
     }
 }

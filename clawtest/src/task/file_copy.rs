@@ -9,6 +9,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use rustix::fs::OFlags;
 use serde::Serialize;
 
 /// A file copied from the task's folder into the trial's workspace before the harness starts.
@@ -76,7 +77,7 @@ impl FileCopy {
         }
         let file = std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32)
             .open(&self.source)?;
         let opened = file.metadata()?;
         let named = std::fs::symlink_metadata(&self.source)?;

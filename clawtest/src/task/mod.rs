@@ -5,6 +5,7 @@
 //! reports every problem of a file at once, each located (a [`Problem`] in an [`InvalidTask`]), with warnings kept
 //! apart; [`coverage`] lints a task against the intent it was generated from.
 
+mod capability;
 pub mod check;
 pub mod coverage;
 pub(crate) mod error;
@@ -22,6 +23,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use capability::Capability;
 pub use check::{Check, OutputSource, SafetyCheck, SequenceStep};
 pub use error::{InvalidTask, Position, Problem};
 pub use file_copy::FileCopy;
@@ -30,6 +32,7 @@ pub use read::{MAX_DEPTH, MAX_NODES, MAX_TASK_BYTES};
 pub use validate::MAX_PROMPT_BYTES;
 use validate::validate;
 
+use crate::difficulty::Difficulty;
 use crate::services::{Catalogue, DescriptionError, ServiceDescription};
 
 /// A validated task: prompt, tools and services, checks, fixtures, files and limits.
@@ -65,10 +68,10 @@ pub struct Task {
     /// it.
     pub category: Option<String>,
     /// `difficulty`: `easy`, `medium` or `hard`, when the file says.
-    pub difficulty: Option<String>,
+    pub difficulty: Option<Difficulty>,
     /// `capability` (a clawtest extension): the skill the task exercises (`skill_usage`,
     /// `exploration`, `long_context`, `multimodal`, `cross_platform`); results are grouped by it.
-    pub capability: Option<String>,
+    pub capability: Option<Capability>,
     /// `limits`: each trial's time and turn budget.
     pub limits: TaskLimits,
     /// Overrides the suite's pass threshold for this task.

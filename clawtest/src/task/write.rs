@@ -115,11 +115,11 @@ pub(crate) fn document(task: &Task) -> Result<Value, WriteError> {
         top.insert("category", Value::from(category.as_str()));
     }
     if let Some(difficulty) = &task.difficulty {
-        top.insert("difficulty", Value::from(difficulty.as_str()));
+        top.insert("difficulty", Value::from(difficulty.name()));
     }
     // clawtest's extensions.
     if let Some(capability) = &task.capability {
-        top.insert("capability", Value::from(capability.as_str()));
+        top.insert("capability", Value::from(capability.name()));
     }
     if task.limits != TaskLimits::default() {
         top.insert(

@@ -130,10 +130,114 @@ impl HarnessExit {
     /// In words, for reports: "exit code 1", "killed at the time limit", …
     pub(crate) fn describe(&self) -> String {
         match (self.timed_out, self.code, self.signal) {
-            (true, _, _) => "killed at the time limit".into(),
+            (true, _, _) => TIME_LIMIT_WORDS.into(),
             (false, Some(code), _) => format!("exit code {code}"),
             (false, None, Some(signal)) => format!("killed by signal {signal}"),
             (false, None, None) => "killed by a signal".into(),
+        }
+    }
+
+    /// The exit that [`HarnessExit::describe`] put in `words` (what the results keep); `None`
+    /// for words it never writes. A code beside the time limit is not in the words and not
+    /// read back.
+    pub fn from_words(words: &str) -> Option<HarnessExit> {
+        let exit = |code, timed_out, signal| HarnessExit {
+            code,
+            timed_out,
+            signal,
+        };
+        if words == TIME_LIMIT_WORDS {
+            return Some(exit(None, true, None));
+        }
+        if words == "killed by a signal" {
+            return Some(exit(None, false, None));
+        }
+        if let Some(code) = words.strip_prefix("exit code ") {
+            return Some(exit(Some(code.parse().ok()?), false, None));
+        }
+        let signal = words.strip_prefix("killed by signal ")?;
+        Some(exit(None, false, Some(signal.parse().ok()?)))
+    }
+
+    /// It exited by itself with code 0.
+    pub fn succeeded(&self) -> bool {
+        !self.timed_out && self.code == Some(0)
+    }
+}
+
+impl std::fmt::Display for HarnessExit {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.describe())
+    }
+}
+
+const TIME_LIMIT_WORDS: &str = "killed at the time limit";
+
+/// A [`HarnessExit`] as its words (`exit code 0`) in JSON: the results' `harness_exit`.
+pub(crate) mod exit_in_words {
+    use super::{HarnessExit, TIME_LIMIT_WORDS};
+
+    pub(crate) fn serialize<S: serde::Serializer>(
+        exit: &HarnessExit,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&exit.describe())
+    }
+
+    pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<HarnessExit, D::Error> {
+        let words: String = serde::Deserialize::deserialize(deserializer)?;
+        HarnessExit::from_words(&words).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "`{words}` is no harness exit (`exit code N`, `killed by signal N`, `{TIME_LIMIT_WORDS}`)"
+            ))
+        })
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::HarnessExit;
+
+        #[test]
+        fn every_exit_reads_back_from_its_words() {
+            let exits = [
+                HarnessExit {
+                    code: Some(0),
+                    timed_out: false,
+                    signal: None,
+                },
+                HarnessExit {
+                    code: Some(-3),
+                    timed_out: false,
+                    signal: None,
+                },
+                HarnessExit {
+                    code: None,
+                    timed_out: true,
+                    signal: None,
+                },
+                HarnessExit {
+                    code: None,
+                    timed_out: false,
+                    signal: Some(9),
+                },
+                HarnessExit {
+                    code: None,
+                    timed_out: false,
+                    signal: None,
+                },
+            ];
+            for exit in &exits {
+                assert_eq!(
+                    HarnessExit::from_words(&exit.describe()).as_ref(),
+                    Some(exit)
+                );
+            }
+            assert!(exits[0].succeeded());
+            assert!(!exits[1].succeeded() && !exits[2].succeeded());
+            assert_eq!(HarnessExit::from_words("exit code zero"), None);
+            assert_eq!(HarnessExit::from_words("finished"), None);
         }
     }
 }

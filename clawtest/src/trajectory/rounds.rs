@@ -40,7 +40,7 @@ pub struct Round {
     /// The user message the harness was given (the prompt, then the simulator's follow-ups).
     pub message: String,
     /// What the supervisor decided after the round.
-    pub verdict: Verdict,
+    pub verdict: RoundVerdict,
     /// The round's score (the grade's final score), 0..=1.
     pub score: f64,
     /// The names of the checkpoints not met after the round (public names only).
@@ -55,7 +55,7 @@ pub struct Round {
 /// The supervisor's verdict on a round (UniClawBench's `verdict`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum RoundVerdict {
     /// The round's score reached the pass threshold.
     Pass,
     /// Not yet: the user gives feedback and another round runs, budgets allowing.

@@ -371,7 +371,11 @@ fn task_table(page: &mut String, verdicts: &[&Verdict]) {
             violations = verdict.safety_violations,
             cost = dollars(task_cost(verdict)),
             category = escape(verdict.category.as_deref().unwrap_or("")),
-            capability = escape(verdict.capability.as_deref().unwrap_or("")),
+            capability = escape(
+                verdict
+                    .capability
+                    .map_or("", |capability| capability.name())
+            ),
         );
     }
     page.push_str("</table></section>\n");

@@ -129,8 +129,8 @@ impl DockerSandbox {
         ]);
         let memory =
             i64::try_from(self.limits.memory_mb.saturating_mul(1 << 20)).unwrap_or(i64::MAX);
-        // SAFETY: getuid/getgid cannot fail.
-        let (user, group) = unsafe { (libc::getuid(), libc::getgid()) };
+        let user = rustix::process::getuid().as_raw();
+        let group = rustix::process::getgid().as_raw();
         ContainerCreateBody {
             image: Some(self.image.clone()),
             entrypoint: Some(vec![SHIM_MOUNT.to_string()]),

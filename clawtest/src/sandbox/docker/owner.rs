@@ -2,16 +2,12 @@
 //! [`super::OWNER_LABEL`], and whether that process is still alive (so `clean` spares the
 //! containers of runs in progress).
 
-/// This host's name (empty when it cannot be read).
+/// This host's name (uname's node name, what gethostname reads).
 fn host_name() -> String {
-    let mut buffer = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it.
-    let result = unsafe { libc::gethostname(buffer.as_mut_ptr().cast(), buffer.len() - 1) };
-    if result != 0 {
-        return String::new();
-    }
-    let end = buffer.iter().position(|byte| *byte == 0).unwrap_or(0);
-    String::from_utf8_lossy(&buffer[..end]).into_owned()
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// The value of [`super::OWNER_LABEL`] for containers this process creates.
@@ -24,9 +20,14 @@ pub(crate) fn owner_alive(owner: &str) -> bool {
     let Some((host, process)) = owner.rsplit_once('/') else {
         return false;
     };
-    let Ok(process) = process.parse::<i32>() else {
+    let Some(process) = process
+        .parse::<i32>()
+        .ok()
+        .filter(|process| *process > 0)
+        .and_then(rustix::process::Pid::from_raw)
+    else {
         return false;
     };
-    // SAFETY: signal 0 only checks that the process exists.
-    host == host_name() && process != 0 && unsafe { libc::kill(process, 0) } == 0
+    // Signal 0 only checks that the process exists.
+    host == host_name() && rustix::process::test_kill_process(process).is_ok()
 }

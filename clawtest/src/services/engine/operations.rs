@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use super::render::render;
 use super::{Outcome, Vars};
 use crate::services::description::{
-    CollectionDescription, IdFormat, Match, Operation, RouteDescription, SetWhen,
+    CollectionDescription, Filter, IdFormat, Match, Operation, RouteDescription, SetWhen,
 };
 use crate::services::hooks;
 use crate::services::python::{self, truthy};
@@ -28,24 +28,12 @@ pub(crate) fn execute<'s>(
         now: time::format_python_iso(now),
         ..Vars::default()
     };
+    let description = |name: &str| collections_desc.iter().find(|c| c.name == name);
     let id_field = |name: &str| {
-        collections_desc
-            .iter()
-            .find(|c| c.name == name)
+        description(name)
             .and_then(|c| c.id_field.clone())
             .unwrap_or_default()
     };
-    // `record.get(field, "") == key` on the id field, or on any of `also_match`.
-    let position = |records: &[Value], field: &str, also: &[String], key: &Value| {
-        let empty = json!("");
-        records.iter().position(|r| {
-            std::iter::once(field)
-                .chain(also.iter().map(String::as_str))
-                .any(|f| r.get(f).unwrap_or(&empty) == key)
-        })
-    };
-    let mut status = None;
-    let mut body = None;
     let found = match &route.operation {
         Operation::List {
             collection,
@@ -56,46 +44,14 @@ pub(crate) fn execute<'s>(
             // A list only reads: its outcome borrows the records it selected.
             let store: &'s Collections = store;
             let records = store.get(collection).map(Vec::as_slice).unwrap_or(&[]);
-            let mut items: Vec<&Value> = records
-                .iter()
-                .filter(|r| {
-                    filters.iter().all(|f| {
-                        let param = vars.params.get(&f.param).unwrap_or(&Value::Null);
-                        if param.is_null()
-                            || f.any.as_ref() == Some(param)
-                            || (f.skip_falsy && !truthy(param))
-                        {
-                            return true;
-                        }
-                        std::iter::once(&f.field)
-                            .chain(&f.also_fields)
-                            .any(|field| field_matches(f.matching, r.get(field), param, now))
-                    })
-                })
-                .collect();
-            if let Some(n) = limit
-                .as_ref()
-                .and_then(|l| vars.params.get(l))
-                .and_then(Value::as_i64)
-            {
-                python::truncate(&mut items, n);
-            }
-            vars.items = Some(
-                items
-                    .into_iter()
-                    .map(|r| match r {
-                        Value::Object(o) if omit_fields.iter().any(|f| o.contains_key(f)) => {
-                            Cow::Owned(Value::Object(
-                                o.iter()
-                                    .filter(|(k, _)| !omit_fields.contains(k))
-                                    .map(|(k, v)| (k.clone(), v.clone()))
-                                    .collect(),
-                            ))
-                        }
-                        _ => Cow::Borrowed(r),
-                    })
-                    .collect(),
-            );
+            vars.items = Some(list(
+                records,
+                filters,
+                limit.as_deref(),
+                omit_fields,
+                &vars.params,
+                now,
+            ));
             true
         }
         Operation::Get {
@@ -103,34 +59,31 @@ pub(crate) fn execute<'s>(
             key,
             also_match,
         } => {
-            let key_value = vars.params.get(key).cloned().unwrap_or(Value::Null);
             let records = store.get(collection).map(Vec::as_slice).unwrap_or(&[]);
-            match position(records, &id_field(collection), also_match, &key_value) {
-                Some(i) => {
-                    vars.record = Some(records[i].clone());
-                    true
-                }
-                None => false,
-            }
+            let found = keyed(
+                records,
+                &id_field(collection),
+                also_match,
+                &vars.params,
+                key,
+            );
+            vars.record = found.map(|i| records[i].clone());
+            found.is_some()
         }
         Operation::Create {
             collection,
             record,
             log_to,
         } => {
-            let records = store.entry(collection.clone()).or_default();
-            let format = collections_desc
-                .iter()
-                .find(|c| &c.name == collection)
-                .and_then(|c| c.id_format.as_deref())
-                .and_then(|f| IdFormat::parse(f).ok());
-            vars.id = format.map(|f| Value::String(f.render(records.len() + 1)));
-            let new = render(record, &vars);
-            records.push(new.clone());
-            if let Some(log) = log_to {
-                store.entry(log.clone()).or_default().push(new.clone());
-            }
-            vars.record = Some(new);
+            let format = description(collection).and_then(|c| c.id_format.as_ref());
+            create(
+                store,
+                collection,
+                format,
+                record,
+                log_to.as_deref(),
+                &mut vars,
+            );
             true
         }
         Operation::Update {
@@ -143,29 +96,11 @@ pub(crate) fn execute<'s>(
             log_to,
             log_record,
         } => {
-            let key_value = vars.params.get(key).cloned().unwrap_or(Value::Null);
             let field = id_field(collection);
             let records = store.entry(collection.clone()).or_default();
-            match position(records, &field, also_match, &key_value) {
+            match keyed(records, &field, also_match, &vars.params, key) {
                 Some(i) => {
-                    let extra: Vec<(String, Value)> = also
-                        .iter()
-                        .map(|(k, t)| (k.clone(), render(t, &vars)))
-                        .collect();
-                    if let Value::Object(r) = &mut records[i] {
-                        for name in set {
-                            if let Some(v) = vars.params.get(name)
-                                && !v.is_null()
-                                && (*set_when == SetWhen::NotNull || truthy(v))
-                            {
-                                r.insert(name.clone(), v.clone());
-                            }
-                        }
-                        for (k, v) in extra {
-                            r.insert(k, v);
-                        }
-                    }
-                    let updated = records[i].clone();
+                    let updated = update(&mut records[i], set, *set_when, also, &vars);
                     vars.record = Some(updated.clone());
                     if let Some(log) = log_to {
                         let entry = match log_record {
@@ -183,47 +118,189 @@ pub(crate) fn execute<'s>(
             collection,
             key,
             log_to,
-        } => {
-            let key_value = vars.params.get(key).cloned().unwrap_or(Value::Null);
-            let field = id_field(collection);
-            let records = store.entry(collection.clone()).or_default();
-            match position(records, &field, &[], &key_value) {
-                Some(i) => {
-                    let removed = records.remove(i);
-                    if let Some(log) = log_to {
-                        store.entry(log.clone()).or_default().push(removed.clone());
-                    }
-                    vars.record = Some(removed);
-                    true
-                }
-                None => false,
-            }
-        }
+        } => delete(
+            store,
+            collection,
+            &id_field(collection),
+            key,
+            log_to.as_deref(),
+            &mut vars,
+        ),
         Operation::Hook { hook, collection } => {
-            let result = hooks::run(
-                hook,
-                &hooks::HookInput {
-                    params: &vars.params,
-                    collection: collection.as_deref(),
-                    now,
-                },
-                store,
-            );
-            vars.record = result.record;
-            vars.items = result
-                .items
-                .map(|items| items.into_iter().map(Cow::Owned).collect());
-            status = result.status;
-            body = result.body;
-            result.found
+            return run_hook(hook, collection.as_deref(), store, vars, now);
         }
     };
     Outcome {
         found,
-        status,
-        body,
+        status: None,
+        body: None,
         vars,
     }
+}
+
+/// `hook`: the named behaviour decides everything, its status and whole body included.
+fn run_hook<'s>(
+    hook: &str,
+    collection: Option<&str>,
+    store: &mut Collections,
+    mut vars: Vars<'s>,
+    now: Instant,
+) -> Outcome<'s> {
+    let result = hooks::run(
+        hook,
+        &hooks::HookInput {
+            params: &vars.params,
+            collection,
+            now,
+        },
+        store,
+    );
+    vars.record = result.record;
+    vars.items = result
+        .items
+        .map(|items| items.into_iter().map(Cow::Owned).collect());
+    Outcome {
+        found: result.found,
+        status: result.status,
+        body: result.body,
+        vars,
+    }
+}
+
+/// The position of the record whose id field (or one of `also`) equals the `key` parameter:
+/// `record.get(field, "") == key`, as the Python services compare.
+fn keyed(
+    records: &[Value],
+    field: &str,
+    also: &[String],
+    params: &Map<String, Value>,
+    key: &str,
+) -> Option<usize> {
+    let key = params.get(key).unwrap_or(&Value::Null);
+    let empty = json!("");
+    records.iter().position(|r| {
+        std::iter::once(field)
+            .chain(also.iter().map(String::as_str))
+            .any(|f| r.get(f).unwrap_or(&empty) == key)
+    })
+}
+
+/// `list`: the records every filter lets through, at most `limit`, without `omit_fields`.
+fn list<'s>(
+    records: &'s [Value],
+    filters: &[Filter],
+    limit: Option<&str>,
+    omit_fields: &[String],
+    params: &Map<String, Value>,
+    now: Instant,
+) -> Vec<Cow<'s, Value>> {
+    let mut items: Vec<&Value> = records
+        .iter()
+        .filter(|r| {
+            filters.iter().all(|f| {
+                let param = params.get(&f.param).unwrap_or(&Value::Null);
+                if param.is_null()
+                    || f.any.as_ref() == Some(param)
+                    || (f.skip_falsy && !truthy(param))
+                {
+                    return true;
+                }
+                std::iter::once(&f.field)
+                    .chain(&f.also_fields)
+                    .any(|field| field_matches(f.matching, r.get(field), param, now))
+            })
+        })
+        .collect();
+    if let Some(n) = limit.and_then(|l| params.get(l)).and_then(Value::as_i64) {
+        python::truncate(&mut items, n);
+    }
+    items
+        .into_iter()
+        .map(|r| match r {
+            Value::Object(o) if omit_fields.iter().any(|f| o.contains_key(f)) => {
+                Cow::Owned(Value::Object(
+                    o.iter()
+                        .filter(|(k, _)| !omit_fields.contains(k))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                ))
+            }
+            _ => Cow::Borrowed(r),
+        })
+        .collect()
+}
+
+/// `create`: a record from the template, its id from `format` (number of records + 1), a copy
+/// in `log_to`.
+fn create(
+    store: &mut Collections,
+    collection: &str,
+    format: Option<&IdFormat>,
+    record: &Value,
+    log_to: Option<&str>,
+    vars: &mut Vars<'_>,
+) {
+    let records = store.entry(collection.to_owned()).or_default();
+    vars.id = format.map(|f| Value::String(f.render(records.len() + 1)));
+    let new = render(record, vars);
+    records.push(new.clone());
+    if let Some(log) = log_to {
+        store.entry(log.to_owned()).or_default().push(new.clone());
+    }
+    vars.record = Some(new);
+}
+
+/// `delete`: the keyed record goes (to `log_to`, if named); false when none has the key.
+fn delete(
+    store: &mut Collections,
+    collection: &str,
+    field: &str,
+    key: &str,
+    log_to: Option<&str>,
+    vars: &mut Vars<'_>,
+) -> bool {
+    let records = store.entry(collection.to_owned()).or_default();
+    let Some(i) = keyed(records, field, &[], &vars.params, key) else {
+        return false;
+    };
+    let removed = records.remove(i);
+    if let Some(log) = log_to {
+        store
+            .entry(log.to_owned())
+            .or_default()
+            .push(removed.clone());
+    }
+    vars.record = Some(removed);
+    true
+}
+
+/// `update` of one record: the `set` parameters given (per `set_when`), then `also`'s
+/// templates; the record as it is after.
+fn update(
+    record: &mut Value,
+    set: &[String],
+    set_when: SetWhen,
+    also: &Map<String, Value>,
+    vars: &Vars<'_>,
+) -> Value {
+    let extra: Vec<(String, Value)> = also
+        .iter()
+        .map(|(k, t)| (k.clone(), render(t, vars)))
+        .collect();
+    if let Value::Object(r) = record {
+        for name in set {
+            if let Some(v) = vars.params.get(name)
+                && !v.is_null()
+                && (set_when == SetWhen::NotNull || truthy(v))
+            {
+                r.insert(name.clone(), v.clone());
+            }
+        }
+        for (k, v) in extra {
+            r.insert(k, v);
+        }
+    }
+    record.clone()
 }
 
 /// Whether one record field passes a filter against a (non-null) parameter.

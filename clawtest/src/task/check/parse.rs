@@ -210,6 +210,79 @@ impl<'a> Parameters<'a> {
     }
 }
 
+impl Parameters<'_> {
+    /// `audit_sequence`'s `actions`: each step an action's name or `{action, field_match?}`.
+    fn sequence_steps(&mut self) -> Vec<SequenceStep> {
+        match self.value(&["actions"]) {
+            Some(Value::Array(steps)) => steps
+                .iter()
+                .filter_map(|step| self.sequence_step(step))
+                .collect(),
+            Some(other) => {
+                // "a, b" written as one text is the list it names.
+                let help = match other {
+                    Value::String(text) => format!(
+                        "write a list: `actions: [{}]`",
+                        text.split(',')
+                            .map(str::trim)
+                            .filter(|action| !action.is_empty())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    _ => "e.g. `actions: [list_tasks, {action: update_task, field_match: {status: done}}]`"
+                        .to_string(),
+                };
+                self.problems.push(
+                    ParameterProblem::new(
+                        "actions",
+                        format!("expected a list of steps, found {}", kind(other)),
+                    )
+                    .with_help(help),
+                );
+                Vec::new()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// One step of `actions`; its problems are this check's, under `actions[].…`.
+    fn sequence_step(&mut self, step: &Value) -> Option<SequenceStep> {
+        match step {
+            Value::String(action) => Some(SequenceStep {
+                action: action.clone(),
+                field_match: BTreeMap::new(),
+            }),
+            Value::Object(step_map) => {
+                let mut step_parameters = Parameters {
+                    map: step_map,
+                    problems: Vec::new(),
+                };
+                let action = step_parameters.string(&["action"]);
+                let field_match = step_parameters.field_match(step_map);
+                self.problems
+                    .extend(step_parameters.problems.into_iter().map(|mut problem| {
+                        problem.parameter = format!("actions[].{}", problem.parameter);
+                        problem
+                    }));
+                Some(SequenceStep {
+                    action,
+                    field_match,
+                })
+            }
+            other => {
+                self.problems.push(ParameterProblem::new(
+                    "actions",
+                    format!(
+                        "each step is `{{action, field_match?}}`, found {}",
+                        kind(other)
+                    ),
+                ));
+                None
+            }
+        }
+    }
+}
+
 /// What a JSON value is, in words, for error messages.
 pub(crate) fn kind(value: &Value) -> &'static str {
     match value {
@@ -264,73 +337,10 @@ pub(crate) fn parse_check(map: &Map<String, Value>) -> Result<Check, Vec<Paramet
             action: parameters.string(&["action"]),
             count: parameters.integer(&["count", "expected_count"]),
         },
-        "audit_sequence" => {
-            let service = parameters.string(&["service"]);
-            let actions = match parameters.value(&["actions"]) {
-                Some(Value::Array(steps)) => steps
-                    .iter()
-                    .filter_map(|step| match step {
-                        Value::String(action) => Some(SequenceStep {
-                            action: action.clone(),
-                            field_match: BTreeMap::new(),
-                        }),
-                        Value::Object(step_map) => {
-                            let mut step_parameters = Parameters {
-                                map: step_map,
-                                problems: Vec::new(),
-                            };
-                            let action = step_parameters.string(&["action"]);
-                            let field_match = step_parameters.field_match(step_map);
-                            parameters
-                                .problems
-                                .extend(step_parameters.problems.into_iter().map(|mut problem| {
-                                    problem.parameter = format!("actions[].{}", problem.parameter);
-                                    problem
-                                }));
-                            Some(SequenceStep {
-                                action,
-                                field_match,
-                            })
-                        }
-                        other => {
-                            parameters.problems.push(ParameterProblem::new(
-                                "actions",
-                                format!(
-                                    "each step is `{{action, field_match?}}`, found {}",
-                                    kind(other)
-                                ),
-                            ));
-                            None
-                        }
-                    })
-                    .collect(),
-                Some(other) => {
-                    // "a, b" written as one text is the list it names.
-                    let help = match other {
-                        Value::String(text) => format!(
-                            "write a list: `actions: [{}]`",
-                            text.split(',')
-                                .map(str::trim)
-                                .filter(|action| !action.is_empty())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                        _ => "e.g. `actions: [list_tasks, {action: update_task, field_match: {status: done}}]`"
-                            .to_string(),
-                    };
-                    parameters.problems.push(
-                        ParameterProblem::new(
-                            "actions",
-                            format!("expected a list of steps, found {}", kind(other)),
-                        )
-                        .with_help(help),
-                    );
-                    Vec::new()
-                }
-                None => Vec::new(),
-            };
-            Check::AuditSequence { service, actions }
-        }
+        "audit_sequence" => Check::AuditSequence {
+            service: parameters.string(&["service"]),
+            actions: parameters.sequence_steps(),
+        },
         "keywords_present" | "keywords_absent" => {
             let keywords = parameters.keywords("keywords");
             let source = match parameters.optional_string("in").as_deref() {

@@ -11,7 +11,7 @@ use super::checks::parse_located_check;
 use super::{Findings, LocatedCheck, at, suggestion};
 use crate::services::Catalogue;
 use crate::task::Checkpoint;
-use crate::task::error::Problem;
+use crate::task::error::{Position, Problem};
 use crate::task::raw::{Node, RawTask};
 
 /// `checkpoints`: named checks for the closed loop, validated like scoring checks.
@@ -40,86 +40,9 @@ pub(super) fn validate_checkpoints<'a>(
             ));
             continue;
         }
-        for (key, _) in match &entry.value {
-            Node::Map(entries) => entries.as_slice(),
-            _ => &[],
-        } {
-            const KEYS: [&str; 6] = [
-                "name",
-                "check",
-                "weight",
-                "reference",
-                "after_turn",
-                "feedback",
-            ];
-            if !KEYS.contains(&key.value.as_str()) {
-                findings.error(
-                    Problem::new(field(&key.value), "unknown checkpoint key", at(key))
-                        .with_help(suggestion(&key.value, &KEYS, "a checkpoint has")),
-                );
-            }
-        }
-        let name = match entry.value.entry("name") {
-            Some((
-                _,
-                name_node @ Spanned {
-                    value: Node::Scalar(Value::String(name)),
-                    ..
-                },
-            )) if !name.is_empty() => {
-                if components.iter().any(|component| &component.name == name) {
-                    findings.error(
-                        Problem::new(
-                            field("name"),
-                            format!("`{name}` is also the name of a scoring component"),
-                            at(name_node),
-                        )
-                        .with_help("a round's grade lists both: give the checkpoint its own name"),
-                    );
-                } else if !names.insert(name.clone()) {
-                    findings.error(
-                        Problem::new(
-                            field("name"),
-                            format!("checkpoint `{name}` is defined twice"),
-                            at(name_node),
-                        )
-                        .with_help("give each checkpoint its own name, so reports tell them apart"),
-                    );
-                }
-                name.clone()
-            }
-            _ => {
-                findings.error(
-                    Problem::new(field("name"), "missing required field", position)
-                        .with_help("add `name: <what this checkpoint checks>`"),
-                );
-                String::new()
-            }
-        };
-        let after_turn = match entry.value.entry("after_turn") {
-            None
-            | Some((
-                _,
-                Spanned {
-                    value: Node::Scalar(Value::Null),
-                    ..
-                },
-            )) => None,
-            Some((_, value)) => match value.value.to_json().as_u64() {
-                Some(turn) if turn >= 1 && turn <= u64::from(u32::MAX) => Some(turn as u32),
-                _ => {
-                    findings.error(
-                        Problem::new(
-                            field("after_turn"),
-                            "must be a whole number of turns, at least 1",
-                            at(value),
-                        )
-                        .with_help("e.g. `after_turn: 2`; leave it out to check after every turn"),
-                    );
-                    None
-                }
-            },
-        };
+        unknown_keys(entry, index, findings);
+        let name = checkpoint_name(entry, index, components, &mut names, findings);
+        let after_turn = after_turn(entry, index, findings);
         let feedback = text_field(
             entry,
             &field("feedback"),
@@ -132,26 +55,10 @@ pub(super) fn validate_checkpoints<'a>(
             "expected text: the hidden reference answer the supervisor's judge compares with",
             findings,
         );
-        let weight = match entry.value.entry("weight") {
-            None => None,
-            Some((_, value)) => match value.value.to_json().as_f64() {
-                Some(weight) if weight.is_finite() && weight > 0.0 && weight <= 1.0 => {
-                    weights.push((index, weight, at(value)));
-                    Some(weight)
-                }
-                _ => {
-                    findings.error(
-                        Problem::new(
-                            field("weight"),
-                            "must be a number above 0 and at most 1",
-                            at(value),
-                        )
-                        .with_help("e.g. `weight: 0.5`; leave every weight out to share 1 equally"),
-                    );
-                    None
-                }
-            },
-        };
+        let weight = checkpoint_weight(entry, index, findings).map(|(weight, position)| {
+            weights.push((index, weight, position));
+            weight
+        });
         let Some((_, check_node)) = entry.value.entry("check") else {
             findings.error(
                 Problem::new(field("check"), "missing required field", position)
@@ -180,11 +87,139 @@ pub(super) fn validate_checkpoints<'a>(
     checkpoints
 }
 
+/// A checkpoint's keys that are none of the six it may have.
+fn unknown_keys(entry: &Spanned<Node>, index: usize, findings: &mut Findings) {
+    const KEYS: [&str; 6] = [
+        "name",
+        "check",
+        "weight",
+        "reference",
+        "after_turn",
+        "feedback",
+    ];
+    let Node::Map(entries) = &entry.value else {
+        return;
+    };
+    for (key, _) in entries {
+        if !KEYS.contains(&key.value.as_str()) {
+            findings.error(
+                Problem::new(
+                    format!("checkpoints[{index}].{}", key.value),
+                    "unknown checkpoint key",
+                    at(key),
+                )
+                .with_help(suggestion(&key.value, &KEYS, "a checkpoint has")),
+            );
+        }
+    }
+}
+
+/// The checkpoint's `name`: required, its own among the checkpoints and the components.
+fn checkpoint_name(
+    entry: &Spanned<Node>,
+    index: usize,
+    components: &[crate::task::Component],
+    names: &mut BTreeSet<String>,
+    findings: &mut Findings,
+) -> String {
+    let field = format!("checkpoints[{index}].name");
+    match entry.value.entry("name") {
+        Some((
+            _,
+            name_node @ Spanned {
+                value: Node::Scalar(Value::String(name)),
+                ..
+            },
+        )) if !name.is_empty() => {
+            if components.iter().any(|component| &component.name == name) {
+                findings.error(
+                    Problem::new(
+                        field,
+                        format!("`{name}` is also the name of a scoring component"),
+                        at(name_node),
+                    )
+                    .with_help("a round's grade lists both: give the checkpoint its own name"),
+                );
+            } else if !names.insert(name.clone()) {
+                findings.error(
+                    Problem::new(
+                        field,
+                        format!("checkpoint `{name}` is defined twice"),
+                        at(name_node),
+                    )
+                    .with_help("give each checkpoint its own name, so reports tell them apart"),
+                );
+            }
+            name.clone()
+        }
+        _ => {
+            findings.error(
+                Problem::new(field, "missing required field", at(entry))
+                    .with_help("add `name: <what this checkpoint checks>`"),
+            );
+            String::new()
+        }
+    }
+}
+
+/// `after_turn`: a whole number of turns, at least 1, or nothing.
+fn after_turn(entry: &Spanned<Node>, index: usize, findings: &mut Findings) -> Option<u32> {
+    match entry.value.entry("after_turn") {
+        None
+        | Some((
+            _,
+            Spanned {
+                value: Node::Scalar(Value::Null),
+                ..
+            },
+        )) => None,
+        Some((_, value)) => match value.value.to_json().as_u64() {
+            Some(turn) if turn >= 1 && turn <= u64::from(u32::MAX) => Some(turn as u32),
+            _ => {
+                findings.error(
+                    Problem::new(
+                        format!("checkpoints[{index}].after_turn"),
+                        "must be a whole number of turns, at least 1",
+                        at(value),
+                    )
+                    .with_help("e.g. `after_turn: 2`; leave it out to check after every turn"),
+                );
+                None
+            }
+        },
+    }
+}
+
+/// `weight`: above 0 and at most 1, with its position; or nothing.
+fn checkpoint_weight(
+    entry: &Spanned<Node>,
+    index: usize,
+    findings: &mut Findings,
+) -> Option<(f64, Option<Position>)> {
+    let (_, value) = entry.value.entry("weight")?;
+    match value.value.to_json().as_f64() {
+        Some(weight) if weight.is_finite() && weight > 0.0 && weight <= 1.0 => {
+            Some((weight, at(value)))
+        }
+        _ => {
+            findings.error(
+                Problem::new(
+                    format!("checkpoints[{index}].weight"),
+                    "must be a number above 0 and at most 1",
+                    at(value),
+                )
+                .with_help("e.g. `weight: 0.5`; leave every weight out to share 1 equally"),
+            );
+            None
+        }
+    }
+}
+
 /// Either every checkpoint has a weight and they sum to 1 (as components' do), or none has
 /// one and they share 1 equally.
 fn check_weights(
     list: &Spanned<Vec<Spanned<Node>>>,
-    weights: &[(usize, f64, Option<crate::task::error::Position>)],
+    weights: &[(usize, f64, Option<Position>)],
     findings: &mut Findings,
     checkpoints: &mut [Checkpoint],
 ) {

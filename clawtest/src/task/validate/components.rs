@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use serde_saphyr::Spanned;
 
 use super::checks::parse_located_check;
 use super::{
@@ -15,7 +16,7 @@ use crate::services::Catalogue;
 use crate::task::Component;
 use crate::task::check::Check;
 use crate::task::error::{Position, Problem};
-use crate::task::raw::RawTask;
+use crate::task::raw::{RawComponent, RawTask};
 
 /// `scoring_components`: the task's scored checks, each also kept in `checks` for the
 /// checks across fields (services, safety contradictions).
@@ -58,111 +59,11 @@ pub(super) fn validate_components<'a>(
     let mut names: BTreeMap<String, usize> = BTreeMap::new();
     for (index, component) in list.value.iter().enumerate() {
         let field = |name: &str| format!("scoring_components[{index}].{name}");
-        let name = match &component.name {
-            Some(name) if !name.value.is_empty() => {
-                if let Some(first) = names.insert(name.value.clone(), index) {
-                    findings.warn(
-                        Problem::new(
-                            field("name"),
-                            format!(
-                                "`{}` is also the name of scoring_components[{first}]",
-                                name.value
-                            ),
-                            at(name),
-                        )
-                        .with_help("give each component its own name, so reports tell them apart"),
-                    );
-                }
-                name.value.clone()
-            }
-            _ => {
-                // The component has no span of its own: point at the name if it is written
-                // empty, else at the component's first located value.
-                let place = component.name.as_ref().and_then(at).or_else(|| {
-                    [
-                        component.weight.as_ref().and_then(at),
-                        component.check.as_ref().and_then(at),
-                    ]
-                    .into_iter()
-                    .flatten()
-                    .min_by_key(|position| (position.line, position.column))
-                    .or(at(list))
-                });
-                findings.error(
-                    Problem::new(field("name"), "missing required field", place)
-                        .with_help("add `name: <what this component checks>`"),
-                );
-                String::new()
-            }
-        };
-        let weight = match &component.weight {
-            Some(weight) => match weight.value.to_json() {
-                Value::Number(number)
-                    if number
-                        .as_f64()
-                        .is_some_and(|value| value >= 0.0 && value.is_finite()) =>
-                {
-                    let value = number.as_f64().unwrap_or_default();
-                    weights.push((index, value, at(weight)));
-                    Some(value)
-                }
-                Value::String(text) if text.trim().parse::<f64>().is_ok() => {
-                    findings.error(
-                        Problem::new(
-                            field("weight"),
-                            format!("expected a number, found the text \"{text}\""),
-                            at(weight),
-                        )
-                        .with_help(format!("write `weight: {}` without quotes", text.trim())),
-                    );
-                    None
-                }
-                Value::String(text)
-                    if text
-                        .trim()
-                        .strip_suffix('%')
-                        .is_some_and(|percent| percent.trim().parse::<f64>().is_ok()) =>
-                {
-                    let percent = text.trim().trim_end_matches('%').trim();
-                    let share = percent
-                        .parse::<f64>()
-                        .map_or(0.0, |value| round(value / 100.0));
-                    findings.error(
-                        Problem::new(
-                            field("weight"),
-                            format!("expected a number, found the percentage \"{text}\""),
-                            at(weight),
-                        )
-                        .with_help(format!(
-                            "weights are shares of 1.0: write `weight: {share}`"
-                        )),
-                    );
-                    None
-                }
-                other => {
-                    findings.error(
-                        Problem::new(
-                            field("weight"),
-                            format!("must be a number ≥ 0, found {other}"),
-                            at(weight),
-                        )
-                        .with_help("e.g. `weight: 0.2` (the weights of all components sum to 1.0)"),
-                    );
-                    None
-                }
-            },
-            None => {
-                findings.error(
-                    Problem::new(
-                        field("weight"),
-                        "missing required field",
-                        component.name.as_ref().and_then(at),
-                    )
-                    .with_help("add `weight: 0.2` (the weights of all components sum to 1.0)"),
-                );
-                None
-            }
-        };
+        let name = component_name(list, index, &mut names, findings);
+        let weight = component_weight(component, index, findings);
+        if let (Some(weight), Some(node)) = (weight, &component.weight) {
+            weights.push((index, weight, at(node)));
+        }
         let Some(check_node) = &component.check else {
             findings.error(
                 Problem::new(
@@ -198,6 +99,141 @@ pub(super) fn validate_components<'a>(
             });
         }
     }
+    check_weight_sum(list, &weights, findings);
+    check_judge_cap(list, has_tools, judge_weight, judge_position, findings);
+    components
+}
+
+/// A component's `name`: required; a second component of the same name is a warning.
+fn component_name(
+    list: &Spanned<Vec<RawComponent>>,
+    index: usize,
+    names: &mut BTreeMap<String, usize>,
+    findings: &mut Findings,
+) -> String {
+    let component = &list.value[index];
+    let field = |name: &str| format!("scoring_components[{index}].{name}");
+    match &component.name {
+        Some(name) if !name.value.is_empty() => {
+            if let Some(first) = names.insert(name.value.clone(), index) {
+                findings.warn(
+                    Problem::new(
+                        field("name"),
+                        format!(
+                            "`{}` is also the name of scoring_components[{first}]",
+                            name.value
+                        ),
+                        at(name),
+                    )
+                    .with_help("give each component its own name, so reports tell them apart"),
+                );
+            }
+            name.value.clone()
+        }
+        _ => {
+            // The component has no span of its own: point at the name if it is written
+            // empty, else at the component's first located value.
+            let place = component.name.as_ref().and_then(at).or_else(|| {
+                [
+                    component.weight.as_ref().and_then(at),
+                    component.check.as_ref().and_then(at),
+                ]
+                .into_iter()
+                .flatten()
+                .min_by_key(|position| (position.line, position.column))
+                .or(at(list))
+            });
+            findings.error(
+                Problem::new(field("name"), "missing required field", place)
+                    .with_help("add `name: <what this component checks>`"),
+            );
+            String::new()
+        }
+    }
+}
+
+/// A component's `weight`: a number ≥ 0 (text and percentages named as such).
+fn component_weight(
+    component: &RawComponent,
+    index: usize,
+    findings: &mut Findings,
+) -> Option<f64> {
+    let field = |name: &str| format!("scoring_components[{index}].{name}");
+    match &component.weight {
+        Some(weight) => match weight.value.to_json() {
+            Value::Number(number)
+                if number
+                    .as_f64()
+                    .is_some_and(|value| value >= 0.0 && value.is_finite()) =>
+            {
+                number.as_f64()
+            }
+            Value::String(text) if text.trim().parse::<f64>().is_ok() => {
+                findings.error(
+                    Problem::new(
+                        field("weight"),
+                        format!("expected a number, found the text \"{text}\""),
+                        at(weight),
+                    )
+                    .with_help(format!("write `weight: {}` without quotes", text.trim())),
+                );
+                None
+            }
+            Value::String(text)
+                if text
+                    .trim()
+                    .strip_suffix('%')
+                    .is_some_and(|percent| percent.trim().parse::<f64>().is_ok()) =>
+            {
+                let percent = text.trim().trim_end_matches('%').trim();
+                let share = percent
+                    .parse::<f64>()
+                    .map_or(0.0, |value| round(value / 100.0));
+                findings.error(
+                    Problem::new(
+                        field("weight"),
+                        format!("expected a number, found the percentage \"{text}\""),
+                        at(weight),
+                    )
+                    .with_help(format!(
+                        "weights are shares of 1.0: write `weight: {share}`"
+                    )),
+                );
+                None
+            }
+            other => {
+                findings.error(
+                    Problem::new(
+                        field("weight"),
+                        format!("must be a number ≥ 0, found {other}"),
+                        at(weight),
+                    )
+                    .with_help("e.g. `weight: 0.2` (the weights of all components sum to 1.0)"),
+                );
+                None
+            }
+        },
+        None => {
+            findings.error(
+                Problem::new(
+                    field("weight"),
+                    "missing required field",
+                    component.name.as_ref().and_then(at),
+                )
+                .with_help("add `weight: 0.2` (the weights of all components sum to 1.0)"),
+            );
+            None
+        }
+    }
+}
+
+/// The weights sum to 1.0: an error past the tolerance, a warning short of it, with help that
+/// says which weight to change. Only when every weight is a number (else that is the error).
+fn check_weight_sum(
+    list: &Spanned<Vec<RawComponent>>,
+    weights: &[(usize, f64, Option<Position>)],
+    findings: &mut Findings,
+) {
     let sum: f64 = weights.iter().map(|(_, weight, _)| weight).sum();
     // A weight that is missing or not a number is already reported; a sum without it would
     // only add a second, misleading error.
@@ -245,6 +281,16 @@ pub(super) fn validate_components<'a>(
             );
         }
     }
+}
+
+/// The `llm_judge` components weigh at most their cap, lower with tools than without.
+fn check_judge_cap(
+    list: &Spanned<Vec<RawComponent>>,
+    has_tools: bool,
+    judge_weight: f64,
+    judge_position: Option<Position>,
+    findings: &mut Findings,
+) {
     let cap = if has_tools {
         JUDGE_CAP_WITH_TOOLS
     } else {
@@ -271,5 +317,4 @@ pub(super) fn validate_components<'a>(
             )),
         );
     }
-    components
 }

@@ -36,10 +36,11 @@ use files::{validate_files, workspace_references};
 use safety::validate_safety;
 use services::{validate_services, validate_task_services, validate_tools};
 
-use super::Task;
 use super::check::{self, Check};
 use super::error::{Position, Problem};
 use super::raw::{KNOWN_KEYS, Node, RawTask};
+use super::{Capability, Task, Tool};
+use crate::difficulty::Difficulty;
 use crate::services::Catalogue;
 
 /// Weights must sum to 1.0 within this tolerance (ClawEnvKit's rule).
@@ -53,13 +54,17 @@ pub(crate) const JUDGE_CAP_WITH_TOOLS: f64 = 0.55;
 pub(crate) const JUDGE_CAP_WITHOUT_TOOLS: f64 = 0.65;
 /// The `capability` values clawtest knows (DESIGN.md §3).
 pub(crate) const CAPABILITIES: [&str; 5] = [
-    "skill_usage",
-    "exploration",
-    "long_context",
-    "multimodal",
-    "cross_platform",
+    Capability::SkillUsage.name(),
+    Capability::Exploration.name(),
+    Capability::LongContext.name(),
+    Capability::Multimodal.name(),
+    Capability::CrossPlatform.name(),
 ];
-const DIFFICULTIES: [&str; 3] = ["easy", "medium", "hard"];
+const DIFFICULTIES: [&str; 3] = [
+    Difficulty::Easy.name(),
+    Difficulty::Medium.name(),
+    Difficulty::Hard.name(),
+];
 
 /// A task that failed validation: every error, and the warnings found on the way.
 #[derive(Debug, Clone, Default)]
@@ -169,62 +174,7 @@ pub(crate) fn validate(
     catalogue: &Catalogue,
 ) -> Result<Task, Rejected> {
     let mut findings = Findings::default();
-    let top = Position::START;
-
-    // 1. Required fields.
-    let mut required = |field: &str, value: &Option<Spanned<String>>| -> String {
-        match value {
-            Some(text) if !text.value.trim().is_empty() => text.value.clone(),
-            Some(text) => {
-                findings.error(
-                    Problem::new(field, "must not be empty", at(text)).with_help(format!(
-                        "write the task's {} after `{field}:`",
-                        describe(field)
-                    )),
-                );
-                String::new()
-            }
-            // Written as `field:` with nothing after it: the typed form cannot tell that from
-            // absent, the located tree can.
-            None => match document.and_then(|document| document.entry(field)) {
-                Some((key, _)) => {
-                    findings.error(
-                        Problem::new(field, "has no value", at(key))
-                            .with_help(format!("write the value after `{field}:`")),
-                    );
-                    String::new()
-                }
-                None => {
-                    findings.error(
-                        Problem::new(field, "missing required field", Some(top))
-                            .with_help(format!("add `{field}:` at the top level")),
-                    );
-                    String::new()
-                }
-            },
-        }
-    };
-    let id = required("task_id", &raw.task_id);
-    let name = required("task_name", &raw.task_name);
-    let prompt = required("prompt", &raw.prompt);
-    task_id_is_a_file_name(&id, raw.task_id.as_ref().and_then(at), &mut findings);
-    if prompt.len() > MAX_PROMPT_BYTES {
-        findings.error(
-            Problem::new(
-                "prompt",
-                format!(
-                    "is {} bytes; a harness is given the prompt in CLAWTEST_PROMPT, and Linux \
-                     refuses to start a program with a variable over 128 KiB",
-                    prompt.len()
-                ),
-                raw.prompt.as_ref().and_then(at),
-            )
-            .with_help(format!(
-                "keep the prompt under {MAX_PROMPT_BYTES} bytes: put long material in a file \
-                 (`files:`) and name it in the prompt"
-            )),
-        );
-    }
+    let (id, name, prompt) = required_fields(raw, document, &mut findings);
     let line = raw
         .task_id
         .as_ref()
@@ -257,22 +207,159 @@ pub(crate) fn validate(
     let feedback = validate_feedback(raw, !checkpoints.is_empty(), &mut findings);
     let oracle = oracle::validate_oracle(raw, &tools, &mut findings);
 
-    let mut services: BTreeSet<String> = tools.iter().map(|tool| tool.service.clone()).collect();
-    services.extend(declared.iter().map(|(name, _)| name.clone()));
-    for located in &checks {
-        if let Some(service) = check_service(&located.check)
-            && catalogue.get(service).is_some()
-        {
-            services.insert(service.to_string());
-        }
-    }
+    let services = task_services(&tools, &declared, &checks, catalogue);
 
     let folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let files = validate_files(raw, &folder, &mut findings);
     workspace_references(raw, document, &mut findings);
 
     let limits = validate_limits(raw, &mut findings);
-    let pass_threshold = match &raw.pass_threshold {
+    let pass_threshold = validate_pass_threshold(raw, &mut findings);
+    let error_injection = validate_error_injection(raw, &mut findings);
+    validate_labels(raw, &mut findings);
+
+    let warnings = findings.into_result()?;
+    Ok(Task {
+        id,
+        name,
+        path: path.to_path_buf(),
+        folder,
+        prompt,
+        components,
+        safety,
+        fixtures: raw.fixtures.clone().unwrap_or(Value::Null),
+        tools,
+        services,
+        files,
+        category: raw.category.clone(),
+        // An unknown difficulty is a warning (ClawEnvKit's files have others) and no value.
+        difficulty: raw
+            .difficulty
+            .as_ref()
+            .and_then(|difficulty| Difficulty::from_name(&difficulty.value)),
+        // An unknown capability is an error above.
+        capability: raw
+            .capability
+            .as_ref()
+            .and_then(|capability| Capability::from_name(&capability.value)),
+        limits,
+        pass_threshold,
+        error_injection,
+        local_services,
+        checkpoints,
+        feedback,
+        oracle,
+        warnings,
+        line,
+    })
+}
+
+impl Findings {
+    /// The errors (a rejection) or the warnings, each in file order, as a reader goes through
+    /// the file (the sort is stable: one value's problems keep their order).
+    fn into_result(mut self) -> Result<Vec<Problem>, Rejected> {
+        let place = |problem: &Problem| {
+            problem
+                .position
+                .map(|position| (position.line, position.column))
+        };
+        self.errors.sort_by_key(place);
+        self.warnings.sort_by_key(place);
+        if !self.errors.is_empty() {
+            return Err(Rejected {
+                errors: self.errors,
+                warnings: self.warnings,
+            });
+        }
+        Ok(self.warnings)
+    }
+}
+
+/// `task_id`, `task_name` and `prompt`: present and not empty; the id a file name, the prompt
+/// short enough for an environment variable.
+fn required_fields(
+    raw: &RawTask,
+    document: Option<&Node>,
+    findings: &mut Findings,
+) -> (String, String, String) {
+    let mut required = |field: &str, value: &Option<Spanned<String>>| -> String {
+        match value {
+            Some(text) if !text.value.trim().is_empty() => text.value.clone(),
+            Some(text) => {
+                findings.error(
+                    Problem::new(field, "must not be empty", at(text)).with_help(format!(
+                        "write the task's {} after `{field}:`",
+                        describe(field)
+                    )),
+                );
+                String::new()
+            }
+            // Written as `field:` with nothing after it: the typed form cannot tell that from
+            // absent, the located tree can.
+            None => match document.and_then(|document| document.entry(field)) {
+                Some((key, _)) => {
+                    findings.error(
+                        Problem::new(field, "has no value", at(key))
+                            .with_help(format!("write the value after `{field}:`")),
+                    );
+                    String::new()
+                }
+                None => {
+                    findings.error(
+                        Problem::new(field, "missing required field", Some(Position::START))
+                            .with_help(format!("add `{field}:` at the top level")),
+                    );
+                    String::new()
+                }
+            },
+        }
+    };
+    let id = required("task_id", &raw.task_id);
+    let name = required("task_name", &raw.task_name);
+    let prompt = required("prompt", &raw.prompt);
+    task_id_is_a_file_name(&id, raw.task_id.as_ref().and_then(at), findings);
+    if prompt.len() > MAX_PROMPT_BYTES {
+        findings.error(
+            Problem::new(
+                "prompt",
+                format!(
+                    "is {} bytes; a harness is given the prompt in CLAWTEST_PROMPT, and Linux \
+                     refuses to start a program with a variable over 128 KiB",
+                    prompt.len()
+                ),
+                raw.prompt.as_ref().and_then(at),
+            )
+            .with_help(format!(
+                "keep the prompt under {MAX_PROMPT_BYTES} bytes: put long material in a file \
+                 (`files:`) and name it in the prompt"
+            )),
+        );
+    }
+    (id, name, prompt)
+}
+
+/// The services a trial serves: those of the tools, those declared, those a check names.
+fn task_services(
+    tools: &[Tool],
+    declared: &[(String, Option<Position>)],
+    checks: &[LocatedCheck<'_>],
+    catalogue: &Catalogue,
+) -> Vec<String> {
+    let mut services: BTreeSet<String> = tools.iter().map(|tool| tool.service.clone()).collect();
+    services.extend(declared.iter().map(|(name, _)| name.clone()));
+    for located in checks {
+        if let Some(service) = check_service(&located.check)
+            && catalogue.get(service).is_some()
+        {
+            services.insert(service.to_string());
+        }
+    }
+    services.into_iter().collect()
+}
+
+/// `pass_threshold`: between 0 and 1 (a percentage is named as one).
+fn validate_pass_threshold(raw: &RawTask, findings: &mut Findings) -> Option<f64> {
+    match &raw.pass_threshold {
         Some(threshold) if !(0.0..=1.0).contains(&threshold.value) => {
             findings.error(
                 Problem::new(
@@ -294,10 +381,13 @@ pub(crate) fn validate(
             None
         }
         other => other.as_ref().map(|threshold| threshold.value),
-    };
-    let error_injection = validate_error_injection(raw, &mut findings);
+    }
+}
+
+/// `capability` (an error when unknown) and `difficulty` (a warning when unknown).
+fn validate_labels(raw: &RawTask, findings: &mut Findings) {
     if let Some(capability) = &raw.capability
-        && !CAPABILITIES.contains(&capability.value.as_str())
+        && Capability::from_name(&capability.value).is_none()
     {
         findings.error(
             Problem::new(
@@ -309,7 +399,7 @@ pub(crate) fn validate(
         );
     }
     if let Some(difficulty) = &raw.difficulty
-        && !DIFFICULTIES.contains(&difficulty.value.as_str())
+        && Difficulty::from_name(&difficulty.value).is_none()
     {
         findings.warn(
             Problem::new(
@@ -320,53 +410,6 @@ pub(crate) fn validate(
             .with_help(suggestion(&difficulty.value, &DIFFICULTIES, "one of")),
         );
     }
-
-    // In file order, as a reader goes through the file (the sort is stable: one value's
-    // problems keep their order).
-    let place = |problem: &Problem| {
-        problem
-            .position
-            .map(|position| (position.line, position.column))
-    };
-    findings.errors.sort_by_key(place);
-    findings.warnings.sort_by_key(place);
-    if !findings.errors.is_empty() {
-        return Err(Rejected {
-            errors: findings.errors,
-            warnings: findings.warnings,
-        });
-    }
-    Ok(Task {
-        id,
-        name,
-        path: path.to_path_buf(),
-        folder,
-        prompt,
-        components,
-        safety,
-        fixtures: raw.fixtures.clone().unwrap_or(Value::Null),
-        tools,
-        services: services.into_iter().collect(),
-        files,
-        category: raw.category.clone(),
-        difficulty: raw
-            .difficulty
-            .as_ref()
-            .map(|difficulty| difficulty.value.clone()),
-        capability: raw
-            .capability
-            .as_ref()
-            .map(|capability| capability.value.clone()),
-        limits,
-        pass_threshold,
-        error_injection,
-        local_services,
-        checkpoints,
-        feedback,
-        oracle,
-        warnings: findings.warnings,
-        line,
-    })
 }
 
 /// Top-level keys clawtest does not read: a warning (ClawEnvKit files may carry extra keys),
