@@ -83,7 +83,9 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("tokio runtime")
 }
 
-/// Containers carrying `label` (e.g. `clawtest.task=…`), asked through the library.
+/// Containers carrying `label` (e.g. `clawtest.run=…`), asked through the library. Tests ask
+/// only for their own run's containers (its run id, or [`owned_by`] the process they started):
+/// other runs on the same engine, other test runs among them, may have a task of the same id.
 fn containers_labelled(label: &str) -> Vec<String> {
     runtime().block_on(async {
         let engine = docker::connect().await.expect("engine");
@@ -93,17 +95,28 @@ fn containers_labelled(label: &str) -> Vec<String> {
     })
 }
 
+/// The label on every container that the clawtest process `process` of this host creates:
+/// the containers of that one run and of no other.
+fn owned_by(process: u32) -> String {
+    format!("{}={}/{process}", docker::OWNER_LABEL, host_name())
+}
+
 /// Runs cargo-clawtest in `folder` with the prebuilt shim.
 fn clawtest(ready: &Ready, folder: &Path, arguments: &[&str], env: &[(&str, &str)]) -> Outcome {
-    let output = Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"))
+    let child = Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"))
         .arg("clawtest")
         .args(arguments)
         .current_dir(folder)
         .env(shim::SHIM_VARIABLE, ready.binaries.join("clawtest-shim"))
         .envs(env.iter().copied())
-        .output()
-        .expect("cargo-clawtest runs");
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cargo-clawtest starts");
+    let owner = owned_by(child.id());
+    let output = child.wait_with_output().expect("cargo-clawtest runs");
     Outcome {
+        owner,
         code: output.status.code().unwrap_or(-1),
         // Both streams, so that a failed assertion shows the whole report.
         stderr: format!(
@@ -115,6 +128,8 @@ fn clawtest(ready: &Ready, folder: &Path, arguments: &[&str], env: &[(&str, &str
 }
 
 struct Outcome {
+    /// [`owned_by`] the run's process: the label of its containers.
+    owner: String,
     code: i32,
     stderr: String,
 }
@@ -236,7 +251,7 @@ fn the_demo_suite_scores_the_same_on_docker_as_on_process() {
     let on_docker = scores(&docker_results);
     assert_eq!(on_docker.len(), 4, "{on_docker:?}");
     assert_eq!(on_docker, scores(&process_results));
-    assert!(containers_labelled("clawtest.task=todo-triage").is_empty());
+    assert!(containers_labelled(&outcome.owner).is_empty());
 }
 
 /// A launch of the probe with `arguments`, served on an empty socket folder.
@@ -540,7 +555,7 @@ fn a_trial_past_its_limit_is_graded_as_timed_out() {
     assert_eq!(outcome.code, 100, "{}", outcome.stderr);
     let text = document.to_string();
     assert!(text.contains("killed at the time limit"), "{text}");
-    assert!(containers_labelled("clawtest.task=timeout-graded").is_empty());
+    assert!(containers_labelled(&outcome.owner).is_empty());
 }
 
 #[test]
@@ -556,7 +571,7 @@ fn a_crashed_run_leaves_no_container() {
         .stderr(Stdio::null())
         .spawn()
         .expect("cargo-clawtest starts");
-    let label = "clawtest.task=crash-probe";
+    let label = &owned_by(child.id());
     wait_for(
         || !containers_labelled(label).is_empty(),
         "a container to start",
@@ -641,7 +656,6 @@ fn a_run_stopped_by_sigterm_leaves_no_container_and_exits_143() {
 /// `code` and no container of it is left.
 fn stopped_run_leaves_no_container(signal: &str, code: i32) {
     let Some(ready) = ready() else { return };
-    // Its own task id per signal: the two tests run at once and look for their containers.
     let task_id = format!("interrupt-probe{signal}");
     let task = probe_task(&task_id, 300, &["never", "never"], &["nothing"]);
     let suite = probe_suite(&["/clawtest-probe", "sleep"], "", 2, &task_id, &task);
@@ -653,7 +667,7 @@ fn stopped_run_leaves_no_container(signal: &str, code: i32) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("cargo-clawtest starts");
-    let label = &format!("clawtest.task={task_id}");
+    let label = &owned_by(child.id());
     let deadline = Instant::now() + Duration::from_secs(120);
     while containers_labelled(label).is_empty() {
         assert!(Instant::now() < deadline, "no container ever started");
@@ -756,16 +770,24 @@ fn a_missing_image_is_an_infrastructure_error_that_says_what_to_do() {
 #[test]
 fn clean_removes_containers_left_by_earlier_runs() {
     let Some(ready) = ready() else { return };
-    let label = "clawtest.run=left-behind-by-a-test";
+    // The run that left it behind: its own id, and a stand-in for its process, alive until the
+    // container is seen, so that a `clean` of another run on this engine spares it until then.
+    let run = format!("left-behind-by-test-{}", std::process::id());
+    let label = &format!("{}={run}", docker::RUN_LABEL);
+    let mut earlier_run = Command::new("sleep")
+        .arg("600")
+        .spawn()
+        .expect("a stand-in for the earlier run's process");
+    let owner = format!("{}/{}", host_name(), earlier_run.id());
     runtime().block_on(async {
         let engine = docker::connect().await.expect("engine");
         let body = bollard::models::ContainerCreateBody {
             image: Some(IMAGE.into()),
             cmd: Some(vec!["/clawtest-probe".into(), "sleep".into()]),
-            labels: Some(std::collections::HashMap::from([(
-                "clawtest.run".to_string(),
-                "left-behind-by-a-test".to_string(),
-            )])),
+            labels: Some(std::collections::HashMap::from([
+                (docker::RUN_LABEL.to_string(), run.clone()),
+                (docker::OWNER_LABEL.to_string(), owner),
+            ])),
             ..Default::default()
         };
         engine
@@ -774,6 +796,8 @@ fn clean_removes_containers_left_by_earlier_runs() {
             .expect("container created");
     });
     assert_eq!(containers_labelled(label).len(), 1);
+    earlier_run.kill().expect("the earlier run's process ends");
+    earlier_run.wait().expect("reaped");
     // And the scratch folders of a run that was killed: marked, its process gone. A folder
     // without the marker is another program's, whatever its name.
     let temporary = tempfile::tempdir().expect("temporary folder");
