@@ -7,6 +7,7 @@
 use serde_json::{Value, json};
 
 use super::cassette::{Interaction, RecordedRequest, RecordedResponse};
+use super::money::Money;
 use super::routes::Route;
 use super::server::{Gateway, GatewayFailure, State};
 use super::upstream::Provider;
@@ -71,11 +72,15 @@ impl Gateway {
         }
     }
 
+    /// Prices a call and charges it to the budget: as money spent when a provider answered
+    /// it, as its recorded cost only when it was replayed. A model without a price fails the
+    /// call only when it spent money under a limit (a replay spends none).
     fn cost(&self, state: &mut State, call: usize, model: &str, tokens: Tokens) -> Option<f64> {
         let cost = self.prices.cost(model, tokens);
+        let spends = self.spends();
         match cost {
-            Some(usd) => self.budget.spend(usd),
-            None if self.budget.limit().is_some() => {
+            Some(money) => self.budget.charge(money, spends),
+            None if spends && self.budget.limit().is_some() => {
                 state.fail(GatewayFailure::Unpriced {
                     task_id: self.task_id.clone(),
                     trial: self.trial,
@@ -85,7 +90,7 @@ impl Gateway {
             }
             None => {}
         }
-        cost
+        cost.map(Money::usd)
     }
 }
 

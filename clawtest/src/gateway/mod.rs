@@ -13,6 +13,7 @@ mod call_log;
 pub mod cassette;
 mod forward;
 mod matching;
+pub mod money;
 mod placeholders;
 pub(crate) mod recorder;
 mod replay;
@@ -27,6 +28,7 @@ pub mod usage;
 mod tests;
 
 pub use cassette::{Cassette, CassetteError, Interaction};
+pub use money::Money;
 pub(crate) use placeholders::TrialValues;
 pub(crate) use recorder::Recorder;
 pub(crate) use routes::Route;

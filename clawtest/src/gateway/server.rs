@@ -416,10 +416,16 @@ impl Gateway {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// True when the calls are made to a provider, so they spend money (a replay spends none).
+    pub(super) fn spends(&self) -> bool {
+        matches!(self.source, Source::Upstream { .. })
+    }
+
     /// Answers a model call, in whichever mode the gateway is.
     pub(crate) async fn respond(&self, route: Route, request: HttpRequest) -> HttpResponse {
-        // Once the run's money is spent, no further call is made, even inside a running trial.
-        if self.budget.exhausted() {
+        // Once the run's money is spent, no further call is made, even inside a running trial;
+        // a replayed call spends nothing and is still answered.
+        if self.spends() && self.budget.exhausted() {
             let mut state = self.lock();
             let call = state.next_call;
             state.next_call += 1;
@@ -427,7 +433,7 @@ impl Gateway {
                 task_id: self.task_id.clone(),
                 trial: self.trial,
                 call,
-                spent: format!("{:.4}", self.budget.spent()),
+                spent: format!("{:.4}", self.budget.spent().usd()),
                 limit: self.budget.limit().unwrap_or_default().to_string(),
             };
             let request_body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
@@ -600,18 +606,15 @@ mod tests {
     }
 
     #[test]
-    fn a_budget_with_an_unpriced_model_fails_the_call() {
+    fn a_replay_under_a_limit_needs_no_price_since_it_spends_nothing() {
         let gateway = Gateway::replay(&cassette(), 0)
             .with_costs(Arc::default(), Arc::new(Budget::new(Some(1.0))));
-        gateway.answer("/v1/chat/completions", &ask("hello"));
-        assert!(matches!(
-            gateway.failure(),
-            Some(GatewayFailure::Unpriced { model, .. }) if model == "m"
-        ));
+        let (status, _) = gateway.answer("/v1/chat/completions", &ask("hello"));
+        assert_eq!((status, gateway.failure()), (200, None));
     }
 
     #[test]
-    fn priced_calls_are_charged_to_the_budget() {
+    fn replayed_calls_count_their_recorded_cost_but_spend_nothing() {
         let prices = Prices(std::collections::BTreeMap::from([(
             "m".to_string(),
             crate::config::Price {
@@ -624,7 +627,9 @@ mod tests {
             Gateway::replay(&cassette(), 0).with_costs(Arc::new(prices), Arc::clone(&budget));
         gateway.answer("/v1/chat/completions", &ask("hello"));
         assert_eq!(gateway.calls()[0].cost_usd, Some(10.0));
-        assert!(budget.exhausted());
+        assert_eq!((budget.cost().usd(), budget.spent().usd()), (10.0, 0.0));
+        // Recorded calls costing twice the limit do not reach it: the next replays too.
+        assert!(!budget.exhausted());
         assert_eq!(gateway.failure(), None);
     }
 }

@@ -229,7 +229,7 @@ pub(crate) async fn execute(
                         reason: format!(
                             "the cost limit of ${} was reached (${:.4} spent)",
                             shared.models.budget.limit().unwrap_or_default(),
-                            shared.models.budget.spent()
+                            shared.models.budget.spent().usd()
                         ),
                     }
                 } else {
@@ -327,7 +327,8 @@ pub(crate) async fn execute(
         k,
         backend: shared.sandbox.name(),
         interrupted,
-        cost_usd: shared.models.budget.spent(),
+        cost_usd: shared.models.budget.cost().usd(),
+        spent_usd: shared.models.budget.spent().usd(),
         gates: &options.gates,
         baseline: options.baseline.as_deref(),
         snapshots_changed: review.as_ref().is_some_and(Review::changed),
