@@ -242,6 +242,63 @@ fn a_configured_judge_answers_misses_over_http_and_fills_the_cache() {
 }
 
 #[test]
+fn the_judges_calls_are_priced_and_none_is_made_past_the_cost_limit() {
+    let judge = ScriptedServer::start(
+        "turns:\n  - text: '{\"score\": 0.8, \"reasoning\": \"clear and complete\"}'\n",
+    );
+    let triage = std::fs::read_to_string(
+        crate::support::repository().join("examples/demo/tasks/todo-triage.yaml"),
+    )
+    .unwrap()
+    .replace(
+        "    weight: 0.4\n    check: {type: keywords_present",
+        "    weight: 0.2\n    check: {type: keywords_present",
+    )
+    .replace(
+        "safety_checks:",
+        "  - name: summary_is_useful\n    weight: 0.2\n    check: {type: llm_judge, rubric: \"The summary groups the tasks by status.\"}\nsafety_checks:",
+    );
+    let agent = reference_agent().display().to_string();
+    // The judge's tokens cost a dollar each: its first answer spends the whole limit.
+    let suite = Suite::new()
+        .config(&format!(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{agent:?}]\n[judge]\nprovider = \"openai\"\nbase_url = {:?}\nmodel = \"judge-model\"\n[llm.prices.\"judge-model\"]\ninput_per_million = 1000000.0\noutput_per_million = 0.0\n",
+            judge.url
+        ))
+        .task("a-triage", &triage.replace("task_id: todo-triage", "task_id: a-triage"))
+        .task("b-triage", &triage.replace("task_id: todo-triage", "task_id: b-triage"))
+        .cassette("a-triage", vec![crate::good_triage()])
+        .cassette("b-triage", vec![crate::good_triage()]);
+    let outcome = suite.run(&[
+        "--trials",
+        "1",
+        "-j",
+        "1",
+        "--max-cost",
+        "0.5",
+        "--json",
+        "results.json",
+    ]);
+    assert_eq!(outcome.code, 102, "{outcome:#?}");
+    assert!(
+        outcome
+            .stdout
+            .contains("1 task(s) not run: the cost limit was reached"),
+        "{}",
+        outcome.stdout
+    );
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
+            .unwrap();
+    // The judge's question is what was spent; the harness's replayed calls (no price for
+    // gpt-4o-mini here) spent nothing.
+    let spent = results["spent_usd"].as_f64().unwrap_or_default();
+    assert!(spent >= 1.0, "{results}");
+    assert_eq!(results["cost_usd"], results["spent_usd"], "{results}");
+    assert_eq!(results["verdicts"][0]["status"], "passed", "{results}");
+}
+
+#[test]
 fn in_live_and_record_modes_the_real_key_stays_on_the_host_and_the_budget_stops_the_run() {
     const SECRET: &str = "sk-live-secret-0123456789";
     let model = ScriptedServer::start(&triage_script());

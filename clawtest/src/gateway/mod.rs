@@ -11,6 +11,7 @@
 
 mod call_log;
 pub mod cassette;
+pub(crate) mod chat;
 mod forward;
 mod matching;
 pub mod money;
@@ -31,7 +32,6 @@ pub use cassette::{Cassette, CassetteError, Interaction};
 pub use money::Money;
 pub(crate) use placeholders::TrialValues;
 pub(crate) use recorder::Recorder;
-pub(crate) use routes::Route;
 pub(crate) use server::{Gateway, GatewayFailure, Rules};
 pub use upstream::{Endpoint, RetryPolicy, Upstream, UpstreamError};
 pub use usage::{Budget, Prices};

@@ -266,10 +266,10 @@ pub struct RunSummary {
     /// Tasks not (fully) run because the cost limit was reached.
     pub tasks_not_run: usize,
     /// What the run's model calls cost, in US dollars (from `[llm.prices]`): replayed calls
-    /// at the cost they had when recorded.
+    /// at the cost they had when recorded; the judge's questions included.
     pub cost_usd: f64,
     /// The money the run spent, in US dollars: the calls a provider answered (live and
-    /// record mode); only this counts against the cost limit. Written only when something
+    /// record mode, the judge's cache misses); only this counts against the cost limit. Written only when something
     /// was spent, so a replay's results do not change.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub spent_usd: f64,

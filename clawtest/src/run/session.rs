@@ -335,7 +335,11 @@ pub async fn execute(
             .snapshots
             .map(|mode| (config.root.join(snapshots::FOLDER), mode)),
     };
-    let judge = crate::judge::from_config(config);
+    let judge = crate::judge::with_costs(
+        config,
+        Arc::clone(&models.prices),
+        Arc::clone(&models.budget),
+    );
     let resources = Resources {
         harness: HarnessLaunch {
             command,
