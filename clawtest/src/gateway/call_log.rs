@@ -21,6 +21,7 @@ impl Gateway {
         let Exchange {
             call,
             path,
+            simulator,
             request,
             response,
         } = exchange;
@@ -41,7 +42,7 @@ impl Gateway {
             input_tokens: tokens.input,
             output_tokens: tokens.output,
             cost_usd,
-            simulator: state.simulator,
+            simulator,
         });
         if record {
             let learned = &mut state.learned;
@@ -66,7 +67,7 @@ impl Gateway {
                     },
                     response,
                     round: state.round,
-                    simulator: state.simulator,
+                    simulator,
                 },
             ));
         }
@@ -98,6 +99,8 @@ impl Gateway {
 pub(super) struct Exchange {
     pub(super) call: usize,
     pub(super) path: String,
+    /// The closed loop's simulated user made the call, not the harness.
+    pub(super) simulator: bool,
     pub(super) request: Value,
     pub(super) response: RecordedResponse,
 }
@@ -129,7 +132,7 @@ pub(super) fn refuse(
         input_tokens: 0,
         output_tokens: 0,
         cost_usd: None,
-        simulator: state.simulator,
+        simulator: route.simulator,
     });
     state.fail(failure);
     response

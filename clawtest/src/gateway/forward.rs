@@ -79,10 +79,11 @@ impl Gateway {
         let encoding = header("content-encoding").filter(|value| value != "identity");
         let (status, retried, mut body) = (response.status, response.retried, response.body);
         let limit = self.rules.max_answer_bytes;
-        let path = route.path.clone();
+        let (path, simulator) = (route.path.clone(), route.simulator);
         let exchange = move |body: Value, events: Option<Vec<String>>| Exchange {
             call,
             path: path.clone(),
+            simulator,
             request: request_value.clone(),
             response: RecordedResponse {
                 status,

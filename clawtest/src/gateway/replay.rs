@@ -115,7 +115,7 @@ impl Gateway {
                     Some(interaction) => self.matched(interaction, route, &hidden, call),
                 },
                 Some(round) => {
-                    let speaker = state.simulator;
+                    let speaker = route.simulator;
                     let of_round = || {
                         script.iter().filter(move |interaction| {
                             interaction.round.unwrap_or(1) == round
@@ -163,6 +163,7 @@ impl Gateway {
                     Exchange {
                         call,
                         path: route.path.clone(),
+                        simulator: route.simulator,
                         request,
                         response: response.clone(),
                     },

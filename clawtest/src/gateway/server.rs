@@ -146,8 +146,6 @@ pub(super) struct State {
     pub(super) round: Option<u32>,
     /// The calls replayed so far per (round, the simulator's or the harness's).
     pub(super) replayed: std::collections::BTreeMap<(u32, bool), usize>,
-    /// The calls now are the closed loop's simulated user's (see [`Gateway::ask`]).
-    pub(super) simulator: bool,
     /// Becomes true with the first failure: the trial is stopped there.
     failed: watch::Sender<bool>,
 }
@@ -163,7 +161,6 @@ impl Default for State {
             learned: None,
             round: None,
             replayed: std::collections::BTreeMap::new(),
-            simulator: false,
             failed: watch::channel(false).0,
         }
     }
@@ -358,7 +355,7 @@ impl Gateway {
     /// is also the gateway's failure.
     pub(crate) async fn ask(&self, body: Value) -> Value {
         let path = "/v1/chat/completions";
-        let Ok(route) = Route::of("POST", path, &[]) else {
+        let Ok(route) = Route::of("POST", path, &[]).map(Route::for_simulator) else {
             return Value::Null;
         };
         let request = HttpRequest {
@@ -367,9 +364,7 @@ impl Gateway {
             headers: vec![("content-type".into(), "application/json".into())],
             body: body.to_string().into_bytes(),
         };
-        self.lock().simulator = true;
         let response = self.respond(route, request).await;
-        self.lock().simulator = false;
         match response.body {
             crate::http::ResponseBody::Whole(bytes) => {
                 serde_json::from_slice(&bytes).unwrap_or(Value::Null)
