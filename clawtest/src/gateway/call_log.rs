@@ -7,9 +7,10 @@
 use serde_json::{Value, json};
 
 use super::cassette::{Interaction, RecordedRequest, RecordedResponse};
+use super::failure::{FailureKind, GatewayFailure};
 use super::money::Money;
 use super::routes::Route;
-use super::server::{Gateway, GatewayFailure, State};
+use super::server::{Gateway, State};
 use super::upstream::Provider;
 use super::usage::{self, Tokens};
 use crate::http::HttpResponse;
@@ -82,12 +83,12 @@ impl Gateway {
         match cost {
             Some(money) => self.budget.charge(money, spends),
             None if spends && self.budget.limit().is_some() => {
-                state.fail(GatewayFailure::Unpriced {
-                    task_id: self.task_id.clone(),
-                    trial: self.trial,
+                state.fail(self.failure_at(
                     call,
-                    model: model.into(),
-                });
+                    FailureKind::Unpriced {
+                        model: model.into(),
+                    },
+                ));
             }
             None => {}
         }

@@ -15,8 +15,9 @@ use tokio::sync::mpsc;
 
 use super::call_log::{Exchange, error_answer, refuse};
 use super::cassette::RecordedResponse;
+use super::failure::FailureKind;
 use super::routes::{Route, RouteKind};
-use super::server::{Gateway, GatewayFailure, Source};
+use super::server::{Gateway, Source};
 use super::sse::EventSplitter;
 use super::upstream::{DROPPED_RESPONSE_HEADERS, Upstream};
 use crate::http::{HttpRequest, HttpResponse, ResponseBody};
@@ -39,12 +40,12 @@ impl Gateway {
         let request_value = match serde_json::from_slice(&request.body) {
             Ok(value) => value,
             Err(error) if record => {
-                let failure = GatewayFailure::NotJson {
-                    task_id: self.task_id.clone(),
-                    trial: self.trial,
+                let failure = self.failure_at(
                     call,
-                    message: error.to_string(),
-                };
+                    FailureKind::NotJson {
+                        message: error.to_string(),
+                    },
+                );
                 return refuse(&mut self.lock(), call, &route, Value::Null, failure);
             }
             Err(_) => Value::String(String::from_utf8_lossy(&request.body).into()),
@@ -52,12 +53,12 @@ impl Gateway {
         let response = match upstream.send(&route, &request.headers, &request.body).await {
             Ok(response) => response,
             Err(error) => {
-                let failure = GatewayFailure::Upstream {
-                    task_id: self.task_id.clone(),
-                    trial: self.trial,
+                let failure = self.failure_at(
                     call,
-                    message: error.to_string(),
-                };
+                    FailureKind::Upstream {
+                        message: error.to_string(),
+                    },
+                );
                 return refuse(&mut self.lock(), call, &route, request_value, failure);
             }
         };
@@ -92,12 +93,8 @@ impl Gateway {
                 retried: retried.clone(),
             },
         };
-        let unrecordable = |message: String| GatewayFailure::Unrecordable {
-            task_id: self.task_id.clone(),
-            trial: self.trial,
-            call,
-            message,
-        };
+        let unrecordable =
+            |message: String| self.failure_at(call, FailureKind::Unrecordable { message });
         if let Some(encoding) = &encoding {
             self.lock().fail(unrecordable(format!(
                 "the provider answered with content-encoding `{encoding}` although none was asked for; a compressed answer cannot be logged or recorded"
@@ -147,12 +144,7 @@ impl Gateway {
                 } else {
                     format!("reading the answer failed: {error}")
                 };
-                let failure = GatewayFailure::Upstream {
-                    task_id: self.task_id.clone(),
-                    trial: self.trial,
-                    call,
-                    message,
-                };
+                let failure = self.failure_at(call, FailureKind::Upstream { message });
                 let exchange = exchange(Value::Null, None);
                 return refuse(&mut self.lock(), call, &route, exchange.request, failure);
             }

@@ -12,6 +12,7 @@
 mod call_log;
 pub mod cassette;
 pub(crate) mod chat;
+mod failure;
 mod forward;
 mod matching;
 pub mod money;
@@ -32,6 +33,6 @@ pub use cassette::{Cassette, CassetteError, Interaction};
 pub use money::Money;
 pub(crate) use placeholders::TrialValues;
 pub(crate) use recorder::Recorder;
-pub(crate) use server::{Gateway, GatewayFailure, Rules};
+pub(crate) use server::{Gateway, Rules};
 pub use upstream::{Endpoint, RetryPolicy, Upstream, UpstreamError};
 pub use usage::{Budget, Prices};

@@ -15,8 +15,9 @@ use tokio::sync::mpsc;
 
 use super::call_log::{Exchange, refuse};
 use super::cassette::{Interaction, RecordedResponse};
+use super::failure::{FailureKind, GatewayFailure};
 use super::routes::Route;
-use super::server::{Gap, Gateway, GatewayFailure, Source};
+use super::server::{Gap, Gateway, Source};
 use super::sse;
 use super::upstream::Provider;
 use crate::http::{HttpRequest, HttpResponse, ResponseBody};
@@ -77,12 +78,12 @@ impl Gateway {
         let request: Value = match serde_json::from_slice(body) {
             Ok(value) => value,
             Err(error) => {
-                let failure = GatewayFailure::NotJson {
-                    task_id: self.task_id.clone(),
-                    trial: self.trial,
+                let failure = self.failure_at(
                     call,
-                    message: error.to_string(),
-                };
+                    FailureKind::NotJson {
+                        message: error.to_string(),
+                    },
+                );
                 return Err(refuse(&mut state, call, route, Value::Null, failure));
             }
         };
@@ -93,25 +94,26 @@ impl Gateway {
         }
         let hidden = self.values.hide(&request, &mut state.learned);
         let outcome = match script {
-            Err(Gap::NoTrial { recorded }) => Err(GatewayFailure::NoTrial {
-                task_id: self.task_id.clone(),
-                trial: self.trial,
-                recorded: *recorded,
-            }),
-            Err(Gap::NoCassette { message }) => Err(GatewayFailure::NoCassette {
-                task_id: self.task_id.clone(),
-                trial: self.trial,
+            Err(Gap::NoTrial { recorded }) => Err(self.failure_at(
                 call,
-                message: message.clone(),
-            }),
+                FailureKind::NoTrial {
+                    recorded: *recorded,
+                },
+            )),
+            Err(Gap::NoCassette { message }) => Err(self.failure_at(
+                call,
+                FailureKind::NoCassette {
+                    message: message.clone(),
+                },
+            )),
             Ok(script) => match state.round {
                 None => match script.get(call) {
-                    None => Err(GatewayFailure::Exhausted {
-                        task_id: self.task_id.clone(),
-                        trial: self.trial,
+                    None => Err(self.failure_at(
                         call,
-                        recorded: script.len(),
-                    }),
+                        FailureKind::Exhausted {
+                            recorded: script.len(),
+                        },
+                    )),
                     Some(interaction) => self.matched(interaction, route, &hidden, call),
                 },
                 Some(round) => {
@@ -126,17 +128,18 @@ impl Gateway {
                     let in_round = *counter;
                     *counter += 1;
                     match of_round().nth(in_round) {
-                        None => Err(GatewayFailure::RoundExhausted {
-                            task_id: self.task_id.clone(),
-                            trial: self.trial,
-                            round,
-                            speaker: match speaker {
-                                true => "the simulated user",
-                                false => "the harness",
+                        None => Err(self.failure_at(
+                            call,
+                            FailureKind::RoundExhausted {
+                                round,
+                                speaker: match speaker {
+                                    true => "the simulated user",
+                                    false => "the harness",
+                                },
+                                in_round,
+                                recorded: of_round().count(),
                             },
-                            call: in_round,
-                            recorded: of_round().count(),
-                        }),
+                        )),
                         Some(interaction) => self.matched(interaction, route, &hidden, call),
                     }
                 }
@@ -196,12 +199,7 @@ impl Gateway {
             )
         };
         match difference {
-            Some(difference) => Err(GatewayFailure::Divergence {
-                task_id: self.task_id.clone(),
-                trial: self.trial,
-                call,
-                difference,
-            }),
+            Some(difference) => Err(self.failure_at(call, FailureKind::Divergence { difference })),
             None => Ok(interaction.response.clone()),
         }
     }
@@ -223,14 +221,9 @@ impl Gateway {
                 events: Some(events),
                 ..response
             }),
-            Err(message) => Err(GatewayFailure::Unrecordable {
-                task_id: self.task_id.clone(),
-                trial: self.trial,
-                call,
-                message: format!(
+            Err(message) => Err(self.failure_at(call, FailureKind::Unrecordable { message: format!(
                     "the request asks for a stream and the cassette holds a whole answer, which {message}; record the cassette again with streaming on"
-                ),
-            }),
+                ) })),
         }
     }
 

@@ -8,13 +8,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::call_log::{not_served, refuse};
 use super::cassette::{self, Interaction, TrialRecording};
+use super::failure::{FailureKind, GatewayFailure};
 use super::matching::Matcher;
 use super::placeholders::TrialValues;
 use super::routes::{Route, RouteKind};
@@ -25,111 +25,6 @@ use crate::trajectory::ModelCall;
 
 /// How long a trial's end waits for a stream the harness abandoned to finish recording.
 const SETTLE_LIMIT: Duration = Duration::from_secs(10);
-
-/// Why the gateway could not answer a call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
-pub(crate) enum GatewayFailure {
-    #[error(
-        "task `{task_id}` trial {trial}: the harness made model call {call} but the cassette records only {recorded} call(s) for this trial"
-    )]
-    Exhausted {
-        task_id: String,
-        trial: u32,
-        call: usize,
-        recorded: usize,
-    },
-    #[error(
-        "task `{task_id}` trial {trial} round {round}: {speaker} made model call {call} of the round but the cassette records only {recorded} such call(s) for this round"
-    )]
-    RoundExhausted {
-        task_id: String,
-        trial: u32,
-        round: u32,
-        /// `the harness` or `the simulated user`.
-        speaker: &'static str,
-        call: usize,
-        recorded: usize,
-    },
-    #[error(
-        "task `{task_id}` trial {trial}: the cassette has no recording for this trial (it records {recorded} trial(s))"
-    )]
-    NoTrial {
-        task_id: String,
-        trial: u32,
-        recorded: usize,
-    },
-    #[error("task `{task_id}` trial {trial} call {call}: {message}")]
-    NoCassette {
-        task_id: String,
-        trial: u32,
-        call: usize,
-        message: String,
-    },
-    #[error(
-        "task `{task_id}` trial {trial} call {call}: request diverges from the cassette: {difference}"
-    )]
-    Divergence {
-        task_id: String,
-        trial: u32,
-        call: usize,
-        difference: String,
-    },
-    #[error("task `{task_id}` trial {trial} call {call}: the request body is not JSON: {message}")]
-    NotJson {
-        task_id: String,
-        trial: u32,
-        call: usize,
-        message: String,
-    },
-    /// The answer cannot be recorded or replayed as the harness asked for it.
-    #[error("task `{task_id}` trial {trial} call {call}: {message}")]
-    Unrecordable {
-        task_id: String,
-        trial: u32,
-        call: usize,
-        message: String,
-    },
-    #[error("task `{task_id}` trial {trial} call {call}: {message}")]
-    Upstream {
-        task_id: String,
-        trial: u32,
-        call: usize,
-        message: String,
-    },
-    #[error(
-        "task `{task_id}` trial {trial} call {call}: the cost limit of ${limit} was reached (${spent} spent), so the call was not made"
-    )]
-    BudgetReached {
-        task_id: String,
-        trial: u32,
-        call: usize,
-        /// US dollars, as text (the failure compares whole; floats would not).
-        spent: String,
-        limit: String,
-    },
-    #[error(
-        "task `{task_id}` trial {trial} call {call}: model `{model}` has no price in [llm.prices], so the cost limit cannot be enforced"
-    )]
-    Unpriced {
-        task_id: String,
-        trial: u32,
-        call: usize,
-        model: String,
-    },
-}
-
-impl GatewayFailure {
-    /// The HTTP status the harness gets: 4xx for what no retry can change (the SDKs do not
-    /// retry it, and `x-should-retry: false` says so again), 502 for the provider, 429 for
-    /// the cost limit.
-    pub(super) fn status(&self) -> u16 {
-        match self {
-            GatewayFailure::Upstream { .. } => 502,
-            GatewayFailure::BudgetReached { .. } => 429,
-            _ => 400,
-        }
-    }
-}
 
 /// What a trial's gateway has seen so far, shared by its requests.
 #[derive(Debug)]
@@ -411,6 +306,16 @@ impl Gateway {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// `kind` of failure at call `call` of this gateway's trial.
+    pub(super) fn failure_at(&self, call: usize, kind: FailureKind) -> GatewayFailure {
+        GatewayFailure {
+            task_id: self.task_id.clone(),
+            trial: self.trial,
+            call,
+            kind,
+        }
+    }
+
     /// True when the calls are made to a provider, so they spend money (a replay spends none).
     pub(super) fn spends(&self) -> bool {
         matches!(self.source, Source::Upstream { .. })
@@ -424,13 +329,13 @@ impl Gateway {
             let mut state = self.lock();
             let call = state.next_call;
             state.next_call += 1;
-            let failure = GatewayFailure::BudgetReached {
-                task_id: self.task_id.clone(),
-                trial: self.trial,
+            let failure = self.failure_at(
                 call,
-                spent: format!("{:.4}", self.budget.spent().usd()),
-                limit: self.budget.limit().unwrap_or_default().to_string(),
-            };
+                FailureKind::BudgetReached {
+                    spent: format!("{:.4}", self.budget.spent().usd()),
+                    limit: self.budget.limit().unwrap_or_default().to_string(),
+                },
+            );
             let request_body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
             return refuse(&mut state, call, &route, request_body, failure);
         }
@@ -524,9 +429,9 @@ mod tests {
         assert_eq!(status, 400);
         assert!(matches!(
             gateway.failure(),
-            Some(GatewayFailure::Exhausted {
+            Some(GatewayFailure {
                 call: 1,
-                recorded: 1,
+                kind: FailureKind::Exhausted { recorded: 1 },
                 ..
             })
         ));
@@ -562,7 +467,11 @@ mod tests {
         assert_eq!(status, 400);
         assert!(matches!(
             gateway.failure(),
-            Some(GatewayFailure::NoCassette { call: 0, .. })
+            Some(GatewayFailure {
+                call: 0,
+                kind: FailureKind::NoCassette { .. },
+                ..
+            })
         ));
     }
 
@@ -592,9 +501,9 @@ mod tests {
         gateway.answer("/v1/chat/completions", &ask("hello"));
         assert!(matches!(
             gateway.failure(),
-            Some(GatewayFailure::NoTrial {
+            Some(GatewayFailure {
                 trial: 2,
-                recorded: 1,
+                kind: FailureKind::NoTrial { recorded: 1 },
                 ..
             })
         ));

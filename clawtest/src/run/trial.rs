@@ -318,11 +318,9 @@ pub(super) fn gateway_error(
     trajectory: Option<Trajectory>,
 ) -> TrialOutcome {
     match gateway.failure() {
-        Some(failure @ crate::gateway::GatewayFailure::BudgetReached { .. }) => {
-            TrialOutcome::NotRun {
-                reason: failure.to_string(),
-            }
-        }
+        Some(failure) if failure.is_budget_reached() => TrialOutcome::NotRun {
+            reason: failure.to_string(),
+        },
         failure => TrialOutcome::Error {
             message: format!(
                 "model gateway ({}): {}",
