@@ -2,7 +2,7 @@
 //! record a cassette without a real model:
 //!
 //! ```text
-//! cargo run -p clawtest --example scripted-model -- SCRIPT.yaml|FOLDER [127.0.0.1:9201]
+//! cargo run -p clawtest --features testing --example scripted-model -- SCRIPT.yaml|FOLDER [127.0.0.1:9201]
 //! ```
 //!
 //! Then point `[llm.openai] base_url` (or `[llm.anthropic]`) at `http://127.0.0.1:9201` and run
