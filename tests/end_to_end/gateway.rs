@@ -8,7 +8,7 @@ use std::sync::Arc;
 use quick_junit::TestCaseStatus;
 use serde_json::Value;
 
-use clawtest::gateway::scripted::{Script, ScriptedModel};
+use clawtest::llm::gateway::scripted::{Script, ScriptedModel};
 
 use crate::TRIAGE_SUMMARY;
 use crate::support::{Suite, junit, reference_agent};

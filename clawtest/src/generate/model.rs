@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::config::{JudgeProvider, Mode};
-use crate::gateway::cassette::TrialRecording;
-use crate::gateway::chat::Chat;
-pub use crate::gateway::chat::{Message, Role};
-use crate::gateway::upstream::Provider;
-use crate::gateway::{Cassette, CassetteError, Gateway};
-use crate::run::Models;
+use crate::llm::ModelAccess;
+use crate::llm::client::Chat;
+pub use crate::llm::client::{Message, Role};
+use crate::llm::gateway::cassette::TrialRecording;
+use crate::llm::gateway::upstream::Provider;
+use crate::llm::gateway::{Cassette, CassetteError, Gateway};
 use crate::trajectory::ModelCall;
 
 /// How long an answer may be: a whole task.yaml.
@@ -29,7 +29,7 @@ pub struct ModelError(pub String);
 
 /// The model of one generation run, behind the gateway.
 pub struct Model {
-    models: Models,
+    models: ModelAccess,
     cassette_id: String,
     cassettes: PathBuf,
     /// The recorded cassette, or why there is none (replay only).
@@ -42,7 +42,7 @@ impl Model {
     /// The model `model` (speaking `provider`'s format) behind gateways built from `models`,
     /// whose cassette is `<cassettes>/<cassette_id>.yaml`.
     pub(crate) fn new(
-        models: Models,
+        models: ModelAccess,
         cassettes: &Path,
         cassette_id: &str,
         model: &str,
@@ -135,7 +135,7 @@ impl Model {
             })
             .collect();
         let cassette = Cassette {
-            version: crate::gateway::cassette::VERSION,
+            version: crate::llm::gateway::cassette::VERSION,
             task_id: self.cassette_id.clone(),
             trials,
         };

@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 pub(crate) mod http;
 
 use crate::config::{Config, JudgeProvider};
-use crate::gateway::upstream::{Provider, RetryPolicy};
-use crate::gateway::{Budget, Prices};
 use crate::grade::judge::{JudgeAnswer, JudgeAnswers, JudgeRequest};
+use crate::llm::gateway::upstream::{Provider, RetryPolicy};
+use crate::llm::gateway::{Budget, Prices};
 
 /// Why a judge could not answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

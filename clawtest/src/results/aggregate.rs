@@ -7,8 +7,8 @@ use super::{
     VerdictStatus,
 };
 use crate::config::Gates;
-use crate::gateway::Money;
 use crate::grade::Grade;
+use crate::llm::Money;
 use crate::task::Task;
 use crate::trajectory::Trajectory;
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::{RunSummary, SummaryInputs};
 use crate::config::Gates;
-use crate::gateway::Money;
+use crate::llm::Money;
 
 /// Shards that cannot be merged.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

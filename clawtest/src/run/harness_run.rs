@@ -11,7 +11,7 @@ use tokio::sync::watch;
 
 use super::trial::{TrialContext, gateway_error};
 use crate::closed_loop::Step;
-use crate::gateway::Gateway;
+use crate::llm::gateway::Gateway;
 use crate::report::events::TrialOutcome;
 use crate::sandbox::{Launch, RoundSetup, SandboxError};
 use crate::task::Task;

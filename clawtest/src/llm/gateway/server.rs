@@ -385,7 +385,7 @@ impl Handler for Gateway {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gateway::cassette::{Cassette, RecordedRequest, RecordedResponse};
+    use crate::llm::gateway::cassette::{Cassette, RecordedRequest, RecordedResponse};
     use serde_json::json;
 
     fn cassette() -> Cassette {

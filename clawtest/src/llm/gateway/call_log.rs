@@ -8,12 +8,12 @@ use serde_json::{Value, json};
 
 use super::cassette::{Interaction, RecordedRequest, RecordedResponse};
 use super::failure::{FailureKind, GatewayFailure};
-use super::money::Money;
 use super::routes::Route;
 use super::server::{Gateway, State};
 use super::upstream::Provider;
 use super::usage::{self, Tokens};
 use crate::http::HttpResponse;
+use crate::llm::money::Money;
 use crate::trajectory::ModelCall;
 
 impl Gateway {

@@ -6,8 +6,8 @@
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
-use super::server::Gateway;
-use super::upstream::Provider;
+use super::gateway::Gateway;
+use super::gateway::upstream::Provider;
 use crate::http::{Handler, HttpRequest};
 
 /// Who said a message of a conversation.

@@ -11,11 +11,9 @@
 
 mod call_log;
 pub mod cassette;
-pub(crate) mod chat;
 mod failure;
 mod forward;
 mod matching;
-pub mod money;
 mod placeholders;
 pub(crate) mod recorder;
 mod replay;
@@ -31,7 +29,6 @@ pub mod usage;
 mod tests;
 
 pub use cassette::{Cassette, CassetteError, Interaction};
-pub use money::Money;
 pub(crate) use placeholders::TrialValues;
 pub(crate) use recorder::Recorder;
 pub(crate) use server::{Gateway, Rules};

@@ -357,8 +357,8 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let model = std::sync::Arc::new(crate::gateway::scripted::ScriptedModel::new(
-            crate::gateway::scripted::Script {
+        let model = std::sync::Arc::new(crate::llm::gateway::scripted::ScriptedModel::new(
+            crate::llm::gateway::scripted::Script {
                 prompt_contains: None,
                 turns: vec![],
             },

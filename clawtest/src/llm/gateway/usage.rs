@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
-use super::money::Money;
 use crate::config::Price;
+use crate::llm::money::Money;
 
 /// Tokens of one call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
