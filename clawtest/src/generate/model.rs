@@ -9,12 +9,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::config::{JudgeProvider, Mode};
+use crate::config::{Mode, Provider};
 use crate::llm::ModelAccess;
 use crate::llm::client::Chat;
 pub use crate::llm::client::{Message, Role};
 use crate::llm::gateway::cassette::TrialRecording;
-use crate::llm::gateway::upstream::Provider;
 use crate::llm::gateway::{Cassette, CassetteError, Gateway};
 use crate::trajectory::ModelCall;
 
@@ -46,7 +45,7 @@ impl Model {
         cassettes: &Path,
         cassette_id: &str,
         model: &str,
-        provider: JudgeProvider,
+        provider: Provider,
     ) -> Model {
         let cassette = match models.mode {
             Mode::Replay => Cassette::load(cassettes, cassette_id).map_err(|error| {
@@ -60,10 +59,7 @@ impl Model {
             cassettes: cassettes.to_path_buf(),
             cassette,
             chat: Chat {
-                provider: match provider {
-                    JudgeProvider::Openai => Provider::OpenAi,
-                    JudgeProvider::Anthropic => Provider::Anthropic,
-                },
+                provider,
                 model: model.into(),
                 max_tokens: MAX_TOKENS,
                 speaker: "the model",

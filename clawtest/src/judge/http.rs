@@ -8,9 +8,10 @@
 use std::sync::Arc;
 
 use super::{Answer, Judge, JudgeError};
+use crate::config::Provider;
 use crate::grade::judge::{JudgeRequest, parse_reply};
 use crate::llm::client::{Chat, Message};
-use crate::llm::gateway::upstream::{Endpoint, Provider, RetryPolicy, Upstream};
+use crate::llm::gateway::upstream::{Endpoint, RetryPolicy, Upstream};
 use crate::llm::gateway::{Budget, Gateway, Prices};
 
 /// How long a judge's answer may be (ClawEnvKit's limit: a score and a sentence).

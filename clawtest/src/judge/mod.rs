@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) mod http;
 
-use crate::config::{Config, JudgeProvider};
+use crate::config::{Config, Provider};
 use crate::grade::judge::{JudgeAnswer, JudgeAnswers, JudgeRequest};
-use crate::llm::gateway::upstream::{Provider, RetryPolicy};
+use crate::llm::gateway::upstream::RetryPolicy;
 use crate::llm::gateway::{Budget, Prices};
 
 /// Why a judge could not answer.
@@ -150,9 +150,9 @@ pub(crate) fn with_costs(
     let inner: Arc<dyn Judge> = match section.provider {
         None => Arc::new(NoJudge),
         Some(provider) => {
-            let (provider, default_url) = match provider {
-                JudgeProvider::Openai => (Provider::OpenAi, "https://api.openai.com"),
-                JudgeProvider::Anthropic => (Provider::Anthropic, "https://api.anthropic.com"),
+            let default_url = match provider {
+                Provider::OpenAi => "https://api.openai.com",
+                Provider::Anthropic => "https://api.anthropic.com",
             };
             // The judge retries as the gateway does: `[llm] retries` and `retry_backoff_ms`.
             let retry = RetryPolicy {

@@ -7,7 +7,7 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
 use super::gateway::Gateway;
-use super::gateway::upstream::Provider;
+use crate::config::Provider;
 use crate::http::{Handler, HttpRequest};
 
 /// Who said a message of a conversation.

@@ -19,7 +19,7 @@ use super::failure::{FailureKind, GatewayFailure};
 use super::routes::Route;
 use super::server::{Gap, Gateway, Source};
 use super::sse;
-use super::upstream::Provider;
+use crate::config::Provider;
 use crate::http::{HttpRequest, HttpResponse, ResponseBody};
 
 impl Gateway {

@@ -4,7 +4,7 @@
 //! sends, counts as `/v1/...`); `GET /v1/models` goes to Anthropic when the request carries
 //! Anthropic's headers, else to OpenAI.
 
-use super::upstream::Provider;
+use crate::config::Provider;
 
 /// The model endpoints, with their provider.
 const CALLS: &[(&str, Provider)] = &[
