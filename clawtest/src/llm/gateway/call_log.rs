@@ -1,115 +1,149 @@
-//! The call log: every answered call with its tokens and cost (charged to the run's
-//! budget, priced from `[llm.prices]`), every refused call with the failure it records, and
-//! when recording, the exchanges for the cassette (with the trial's own values as
-//! placeholders). A refused call is answered in its provider's error shape with
-//! `x-should-retry: false`, so the official SDKs neither retry it nor misreport it.
+//! The call log of one trial's gateway ([`CallLog`]): every call answered or refused, in call
+//! order, the first failure (which stops the trial), the exchanges kept for the cassette when
+//! recording, the closed loop's round and its replay counters, and the streams still being
+//! read. Its state is private: the gateway's files change it through its methods. A refused
+//! call is answered in its provider's error shape with `x-should-retry: false`, so the
+//! official SDKs neither retry it nor misreport it.
+
+use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
-use super::cassette::{Interaction, RecordedRequest, RecordedResponse};
-use super::failure::{FailureKind, GatewayFailure};
+use super::cassette::{Interaction, TrialRecording};
+use super::failure::GatewayFailure;
 use super::routes::Route;
-use super::server::{Gateway, State};
-use super::usage::{self, Tokens};
 use crate::config::Provider;
 use crate::http::HttpResponse;
-use crate::llm::money::Money;
 use crate::trajectory::ModelCall;
 
-impl Gateway {
-    /// Logs an answered call (and records it when recording), counting its cost.
-    pub(super) fn log(&self, state: &mut State, exchange: Exchange, record: bool) {
-        let Exchange {
-            call,
-            path,
-            simulator,
-            request,
-            response,
-        } = exchange;
-        let tokens = match &response.events {
-            Some(events) => usage::of_events(events),
-            None => usage::of_body(&response.body),
-        };
-        let model = request["model"].as_str().unwrap_or_default().to_string();
-        let cost_usd = self.cost(state, call, &model, tokens);
-        state.calls.push(ModelCall {
-            index: call,
-            path: path.clone(),
-            request: request.clone(),
-            status: response.status,
-            response: response.body.clone(),
-            events: response.events.clone(),
-            retried: response.retried.clone(),
-            input_tokens: tokens.input,
-            output_tokens: tokens.output,
-            cost_usd,
-            simulator,
-        });
-        if record {
-            let learned = &mut state.learned;
-            let body = self.values.hide(&request, learned);
-            let response = RecordedResponse {
-                body: self.values.hide(&response.body, learned),
-                events: response.events.map(|events| {
-                    events
-                        .iter()
-                        .map(|event| self.values.hide_text(event, learned))
-                        .collect()
-                }),
-                ..response
-            };
-            state.recording.push((
-                call,
-                Interaction {
-                    request: RecordedRequest {
-                        path,
-                        body,
-                        whole: true,
-                    },
-                    response,
-                    round: state.round,
-                    simulator,
-                },
-            ));
-        }
-    }
+/// What a trial's gateway has seen so far, shared by its requests (behind its lock).
+#[derive(Debug)]
+pub(super) struct CallLog {
+    next_call: usize,
+    calls: Vec<ModelCall>,
+    recording: Vec<(usize, Interaction)>,
+    failure: Option<GatewayFailure>,
+    /// Streams still being read from upstream (see `Gateway::settle`).
+    streams: Vec<JoinHandle<()>>,
+    /// The trial's folder, once a request showed it (see `placeholders.rs`).
+    learned: Option<String>,
+    /// The closed-loop round the calls belong to (`None`: a task without rounds).
+    round: Option<u32>,
+    /// The calls replayed so far per (round, the simulator's or the harness's).
+    replayed: BTreeMap<(u32, bool), usize>,
+    /// Becomes true with the first failure: the trial is stopped there.
+    failed: watch::Sender<bool>,
+}
 
-    /// Prices a call and charges it to the budget: as money spent when a provider answered
-    /// it, as its recorded cost only when it was replayed. A model without a price fails the
-    /// call only when it spent money under a limit (a replay spends none).
-    fn cost(&self, state: &mut State, call: usize, model: &str, tokens: Tokens) -> Option<f64> {
-        let cost = self.prices.cost(model, tokens);
-        let spends = self.spends();
-        match cost {
-            Some(money) => self.budget.charge(money, spends),
-            None if spends && self.budget.limit().is_some() => {
-                state.fail(self.failure_at(
-                    call,
-                    FailureKind::Unpriced {
-                        model: model.into(),
-                    },
-                ));
-            }
-            None => {}
+impl Default for CallLog {
+    fn default() -> CallLog {
+        CallLog {
+            next_call: 0,
+            calls: Vec::new(),
+            recording: Vec::new(),
+            failure: None,
+            streams: Vec::new(),
+            learned: None,
+            round: None,
+            replayed: BTreeMap::new(),
+            failed: watch::channel(false).0,
         }
-        cost.map(Money::usd)
     }
 }
 
-/// One answered call on its way to the log.
-pub(super) struct Exchange {
-    pub(super) call: usize,
-    pub(super) path: String,
-    /// The closed loop's simulated user made the call, not the harness.
-    pub(super) simulator: bool,
-    pub(super) request: Value,
-    pub(super) response: RecordedResponse,
+impl CallLog {
+    /// The number of the call that arrives now (from 0); the next one gets the next number.
+    pub(super) fn next_call(&mut self) -> usize {
+        self.next_call += 1;
+        self.next_call - 1
+    }
+
+    /// Keeps `failure` unless an earlier one is kept, and asks for the trial to stop.
+    pub(super) fn fail(&mut self, failure: GatewayFailure) {
+        self.failure.get_or_insert(failure);
+        self.failed.send_replace(true);
+    }
+
+    /// The first failure, if any.
+    pub(super) fn failure(&self) -> Option<&GatewayFailure> {
+        self.failure.as_ref()
+    }
+
+    /// Becomes true at the first failure.
+    pub(super) fn failed(&self) -> watch::Receiver<bool> {
+        self.failed.subscribe()
+    }
+
+    /// Keeps a call, answered or refused.
+    pub(super) fn push_call(&mut self, call: ModelCall) {
+        self.calls.push(call);
+    }
+
+    /// Every call so far, in call order.
+    pub(super) fn calls(&self) -> Vec<ModelCall> {
+        let mut calls = self.calls.clone();
+        calls.sort_by_key(|call| call.index);
+        calls
+    }
+
+    /// Keeps call `call`'s exchange for the cassette.
+    pub(super) fn record(&mut self, call: usize, interaction: Interaction) {
+        self.recording.push((call, interaction));
+    }
+
+    /// The exchanges kept, in call order.
+    pub(super) fn recording(&self) -> TrialRecording {
+        let mut recording = self.recording.clone();
+        recording.sort_by_key(|(index, _)| *index);
+        TrialRecording {
+            interactions: recording
+                .into_iter()
+                .map(|(_, interaction)| interaction)
+                .collect(),
+        }
+    }
+
+    /// The trial's folder as learned from the requests so far (see `placeholders.rs`), to
+    /// read and to learn.
+    pub(super) fn learned(&mut self) -> &mut Option<String> {
+        &mut self.learned
+    }
+
+    /// The closed-loop round the calls belong to now.
+    pub(super) fn round(&self) -> Option<u32> {
+        self.round
+    }
+
+    /// Starts round `number`: the calls from now on belong to it.
+    pub(super) fn begin_round(&mut self, number: u32) {
+        self.round = Some(number);
+    }
+
+    /// The number, within `round`, of the call of the simulator's (or the harness's) that
+    /// arrives now (from 0).
+    pub(super) fn next_in_round(&mut self, round: u32, simulator: bool) -> usize {
+        let counter = self.replayed.entry((round, simulator)).or_default();
+        *counter += 1;
+        *counter - 1
+    }
+
+    /// Keeps a stream still being read from upstream, for `Gateway::settle`.
+    pub(super) fn keep_stream(&mut self, stream: JoinHandle<()>) {
+        self.streams.push(stream);
+    }
+
+    /// The streams still being read, handed over to be waited for.
+    pub(super) fn take_streams(&mut self) -> Vec<JoinHandle<()>> {
+        std::mem::take(&mut self.streams)
+    }
 }
 
 /// Logs a call the gateway could not answer and keeps its failure (the first one is the
 /// trial's, and stops it); returns the error answer the harness gets.
 pub(super) fn refuse(
-    state: &mut State,
+    log: &mut CallLog,
     call: usize,
     route: &Route,
     request: Value,
@@ -122,7 +156,7 @@ pub(super) fn refuse(
         crate::http::ResponseBody::Chunks(_) => &[],
     })
     .unwrap_or(Value::Null);
-    state.calls.push(ModelCall {
+    log.push_call(ModelCall {
         index: call,
         path: route.path.clone(),
         request,
@@ -135,7 +169,7 @@ pub(super) fn refuse(
         cost_usd: None,
         simulator: route.simulator,
     });
-    state.fail(failure);
+    log.fail(failure);
     response
 }
 

@@ -13,8 +13,9 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::call_log::{Exchange, error_answer, refuse};
+use super::call_log::{error_answer, refuse};
 use super::cassette::RecordedResponse;
+use super::exchange::Exchange;
 use super::failure::FailureKind;
 use super::routes::{Route, RouteKind};
 use super::server::{Gateway, Source};
@@ -32,11 +33,7 @@ impl Gateway {
         route: Route,
         request: HttpRequest,
     ) -> HttpResponse {
-        let call = {
-            let mut state = self.lock();
-            state.next_call += 1;
-            state.next_call - 1
-        };
+        let call = { self.lock().next_call() };
         let request_value = match serde_json::from_slice(&request.body) {
             Ok(value) => value,
             Err(error) if record => {
@@ -129,7 +126,7 @@ impl Gateway {
                 let events = splitter.finish();
                 gateway.log(&mut state, exchange(Value::Null, Some(events)), record);
             });
-            self.lock().streams.push(reader);
+            self.lock().keep_stream(reader);
             return HttpResponse {
                 status,
                 headers,

@@ -11,6 +11,7 @@
 
 mod call_log;
 pub mod cassette;
+mod exchange;
 mod failure;
 mod forward;
 mod matching;

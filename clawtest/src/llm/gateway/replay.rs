@@ -13,8 +13,9 @@ use hyper::body::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::call_log::{Exchange, refuse};
+use super::call_log::refuse;
 use super::cassette::{Interaction, RecordedResponse};
+use super::exchange::Exchange;
 use super::failure::{FailureKind, GatewayFailure};
 use super::routes::Route;
 use super::server::{Gap, Gateway, Source};
@@ -73,8 +74,7 @@ impl Gateway {
             unreachable!("replay_call is called on replaying gateways only")
         };
         let mut state = self.lock();
-        let call = state.next_call;
-        state.next_call += 1;
+        let call = state.next_call();
         let request: Value = match serde_json::from_slice(body) {
             Ok(value) => value,
             Err(error) => {
@@ -89,10 +89,10 @@ impl Gateway {
         };
         // The trial stops at its first failure: what follows is not compared (it would only
         // report the consequences of the first difference).
-        if let Some(first) = state.failure.clone() {
+        if let Some(first) = state.failure().cloned() {
             return Err(refuse(&mut state, call, route, request, first));
         }
-        let hidden = self.values.hide(&request, &mut state.learned);
+        let hidden = self.values.hide(&request, state.learned());
         let outcome = match script {
             Err(Gap::NoTrial { recorded }) => Err(self.failure_at(
                 call,
@@ -106,7 +106,7 @@ impl Gateway {
                     message: message.clone(),
                 },
             )),
-            Ok(script) => match state.round {
+            Ok(script) => match state.round() {
                 None => match script.get(call) {
                     None => Err(self.failure_at(
                         call,
@@ -124,9 +124,7 @@ impl Gateway {
                                 && interaction.simulator == speaker
                         })
                     };
-                    let counter = state.replayed.entry((round, speaker)).or_default();
-                    let in_round = *counter;
-                    *counter += 1;
+                    let in_round = state.next_in_round(round, speaker);
                     match of_round().nth(in_round) {
                         None => Err(self.failure_at(
                             call,
@@ -145,13 +143,14 @@ impl Gateway {
                 }
             },
         };
+        let learned = state.learned().clone();
         let response = outcome.and_then(|response| {
             let response = RecordedResponse {
-                body: self.values.restore(&response.body, &state.learned),
+                body: self.values.restore(&response.body, &learned),
                 events: response.events.map(|events| {
                     events
                         .iter()
-                        .map(|event| self.values.restore_text(event, &state.learned))
+                        .map(|event| self.values.restore_text(event, &learned))
                         .collect()
                 }),
                 ..response

@@ -10,9 +10,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
-use super::call_log::{not_served, refuse};
+use super::call_log::{CallLog, not_served, refuse};
 use super::cassette::{self, Interaction, TrialRecording};
 use super::failure::{FailureKind, GatewayFailure};
 use super::matching::Matcher;
@@ -25,49 +24,6 @@ use crate::trajectory::ModelCall;
 
 /// How long a trial's end waits for a stream the harness abandoned to finish recording.
 const SETTLE_LIMIT: Duration = Duration::from_secs(10);
-
-/// What a trial's gateway has seen so far, shared by its requests.
-#[derive(Debug)]
-pub(super) struct State {
-    pub(super) next_call: usize,
-    pub(super) calls: Vec<ModelCall>,
-    pub(super) recording: Vec<(usize, Interaction)>,
-    pub(super) failure: Option<GatewayFailure>,
-    /// Streams still being read from upstream (see [`Gateway::settle`]).
-    pub(super) streams: Vec<JoinHandle<()>>,
-    /// The trial's folder, once a request showed it (see `placeholders.rs`).
-    pub(super) learned: Option<String>,
-    /// The closed-loop round the calls belong to (`None`: a task without rounds).
-    pub(super) round: Option<u32>,
-    /// The calls replayed so far per (round, the simulator's or the harness's).
-    pub(super) replayed: std::collections::BTreeMap<(u32, bool), usize>,
-    /// Becomes true with the first failure: the trial is stopped there.
-    failed: watch::Sender<bool>,
-}
-
-impl Default for State {
-    fn default() -> State {
-        State {
-            next_call: 0,
-            calls: Vec::new(),
-            recording: Vec::new(),
-            failure: None,
-            streams: Vec::new(),
-            learned: None,
-            round: None,
-            replayed: std::collections::BTreeMap::new(),
-            failed: watch::channel(false).0,
-        }
-    }
-}
-
-impl State {
-    /// Keeps `failure` unless an earlier one is kept, and asks for the trial to stop.
-    pub(super) fn fail(&mut self, failure: GatewayFailure) {
-        self.failure.get_or_insert(failure);
-        self.failed.send_replace(true);
-    }
-}
 
 /// Why a replaying gateway has nothing to answer with; told at the first model call, so a
 /// harness that never calls the model needs no cassette.
@@ -104,7 +60,7 @@ pub(crate) struct Gateway {
     /// The first path segment every request must start with (the trial's random token),
     /// when the gateway is reachable by other processes than the trial's harness.
     pub(super) token: Option<String>,
-    pub(super) state: Arc<Mutex<State>>,
+    log: Arc<Mutex<CallLog>>,
 }
 
 /// The run-wide rules of every trial's gateway: matching, and the limits on what it reads.
@@ -202,7 +158,7 @@ impl Gateway {
             rules: Arc::default(),
             values: Arc::default(),
             token: None,
-            state: Arc::default(),
+            log: Arc::default(),
         }
     }
 
@@ -233,15 +189,13 @@ impl Gateway {
 
     /// Every call answered or refused so far, in call order.
     pub(crate) fn calls(&self) -> Vec<ModelCall> {
-        let mut calls = self.lock().calls.clone();
-        calls.sort_by_key(|call| call.index);
-        calls
+        self.lock().calls()
     }
 
     /// Starts round `number` of a closed loop: its calls are recorded with that round, and
     /// replayed from that round's interactions only.
     pub(crate) fn begin_round(&self, number: u32) {
-        self.lock().round = Some(number);
+        self.lock().begin_round(number);
     }
 
     /// Asks the model on the closed loop's simulated user's behalf (`simulator: llm`),
@@ -270,38 +224,31 @@ impl Gateway {
 
     /// The first failure, if any call could not be answered.
     pub(crate) fn failure(&self) -> Option<GatewayFailure> {
-        self.lock().failure.clone()
+        self.lock().failure().cloned()
     }
 
     /// Becomes true at the first failure: the trial should stop there.
     pub(crate) fn failed(&self) -> watch::Receiver<bool> {
-        self.lock().failed.subscribe()
+        self.lock().failed()
     }
 
     /// The exchanges of this trial, in call order, for the cassette (empty unless recording).
     pub(crate) fn recording(&self) -> TrialRecording {
-        let mut recording = self.lock().recording.clone();
-        recording.sort_by_key(|(index, _)| *index);
-        TrialRecording {
-            interactions: recording
-                .into_iter()
-                .map(|(_, interaction)| interaction)
-                .collect(),
-        }
+        self.lock().recording()
     }
 
     /// Waits for streams still being read from upstream (a harness that hung up mid-stream
     /// leaves one), at most a few seconds each, so that the log and the recording are whole.
     pub(crate) async fn settle(&self) {
-        let streams = std::mem::take(&mut self.lock().streams);
+        let streams = self.lock().take_streams();
         for stream in streams {
             let _ = tokio::time::timeout(SETTLE_LIMIT, stream).await;
         }
     }
 
-    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, CallLog> {
         // A poisoned lock only means another request panicked; the log itself is still whole.
-        self.state
+        self.log
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -326,9 +273,8 @@ impl Gateway {
         // Once the run's money is spent, no further call is made, even inside a running trial;
         // a replayed call spends nothing and is still answered.
         if self.spends() && self.budget.exhausted() {
-            let mut state = self.lock();
-            let call = state.next_call;
-            state.next_call += 1;
+            let mut log = self.lock();
+            let call = log.next_call();
             let failure = self.failure_at(
                 call,
                 FailureKind::BudgetReached {
@@ -337,7 +283,7 @@ impl Gateway {
                 },
             );
             let request_body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-            return refuse(&mut state, call, &route, request_body, failure);
+            return refuse(&mut log, call, &route, request_body, failure);
         }
         match &self.source {
             Source::Replay { .. } => self.replay_response(&route, &request),
