@@ -7,8 +7,9 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
 use super::gateway::Gateway;
+use super::gateway::routes::Route;
 use crate::config::Provider;
-use crate::http::{Handler, HttpRequest};
+use crate::http::HttpRequest;
 
 /// Who said a message of a conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,20 +88,8 @@ impl Chat {
         conversation: &[Message],
     ) -> Result<String, String> {
         let (path, body) = self.request(conversation);
-        let request = HttpRequest {
-            method: "POST".into(),
-            path: path.into(),
-            headers: vec![("content-type".to_string(), "application/json".to_string())],
-            body: body.to_string().into_bytes(),
-        };
-        let response = gateway.handle(request).await;
-        let status = response.status;
-        let bytes = response
-            .body
-            .collect()
-            .await
-            .map(|collected| collected.to_bytes())
-            .unwrap_or_default();
+        let route = Route::of("POST", path, &[])?;
+        let (status, bytes) = send(gateway, route, &body).await;
         if let Some(failure) = gateway.failure() {
             return Err(failure.to_string());
         }
@@ -118,6 +107,37 @@ impl Chat {
             .map_err(|error| format!("{speaker}'s answer is not JSON: {error}"))?;
         reply_text(self.provider, &answer).ok_or_else(|| format!("{speaker}'s answer has no text"))
     }
+}
+
+/// Asks the model on the closed loop's simulated user's behalf (`simulator: llm`), between two
+/// rounds, with `body` (an OpenAI chat request): the call is answered as the harness's are
+/// (replayed, forwarded, recorded, charged), marked as the simulator's. The answer's JSON
+/// body (`null` when it is not JSON); a refused call is also the gateway's failure.
+pub(crate) async fn ask_as_simulator(gateway: &Gateway, body: &Value) -> Value {
+    let Ok(route) = Route::of("POST", "/v1/chat/completions", &[]).map(Route::for_simulator) else {
+        return Value::Null;
+    };
+    let (_, bytes) = send(gateway, route, body).await;
+    serde_json::from_slice(&bytes).unwrap_or(Value::Null)
+}
+
+/// Sends `body` to `route` through `gateway`'s handler code, in-process; the answer's status
+/// and whole body (a stream's bytes, when the request asked for one).
+async fn send(gateway: &Gateway, route: Route, body: &Value) -> (u16, hyper::body::Bytes) {
+    let request = HttpRequest {
+        method: "POST".into(),
+        path: route.path.clone(),
+        headers: vec![("content-type".to_string(), "application/json".to_string())],
+        body: body.to_string().into_bytes(),
+    };
+    let response = gateway.respond(route, request).await;
+    let bytes = response
+        .body
+        .collect()
+        .await
+        .map(|collected| collected.to_bytes())
+        .unwrap_or_default();
+    (response.status, bytes)
 }
 
 /// The reply text of an OpenAI or Anthropic answer.

@@ -159,7 +159,7 @@ impl crate::closed_loop::Harness for TrialHarness<'_> {
         request: serde_json::Value,
     ) -> Step<'_, Result<serde_json::Value, TrialOutcome>> {
         Box::pin(async move {
-            let answer = self.gateway.ask(request).await;
+            let answer = crate::llm::client::ask_as_simulator(self.gateway, &request).await;
             match self.gateway.failure() {
                 Some(_) => Err(gateway_error(self.gateway, self.context, None)),
                 None => Ok(answer),

@@ -198,30 +198,6 @@ impl Gateway {
         self.lock().begin_round(number);
     }
 
-    /// Asks the model on the closed loop's simulated user's behalf (`simulator: llm`),
-    /// between two rounds: the call is answered as the harness's are (replayed, forwarded,
-    /// recorded, charged), marked as the simulator's. The answer's JSON body; a refused call
-    /// is also the gateway's failure.
-    pub(crate) async fn ask(&self, body: Value) -> Value {
-        let path = "/v1/chat/completions";
-        let Ok(route) = Route::of("POST", path, &[]).map(Route::for_simulator) else {
-            return Value::Null;
-        };
-        let request = HttpRequest {
-            method: "POST".into(),
-            path: path.into(),
-            headers: vec![("content-type".into(), "application/json".into())],
-            body: body.to_string().into_bytes(),
-        };
-        let response = self.respond(route, request).await;
-        match response.body {
-            crate::http::ResponseBody::Whole(bytes) => {
-                serde_json::from_slice(&bytes).unwrap_or(Value::Null)
-            }
-            crate::http::ResponseBody::Chunks(_) => Value::Null,
-        }
-    }
-
     /// The first failure, if any call could not be answered.
     pub(crate) fn failure(&self) -> Option<GatewayFailure> {
         self.lock().failure().cloned()

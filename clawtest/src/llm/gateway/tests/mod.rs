@@ -446,9 +446,11 @@ async fn a_closed_loops_calls_are_recorded_with_their_round_and_speaker_and_repl
     recording.begin_round(1);
     post(&recorder.url, "/v1/chat/completions", ask).await;
     recording.begin_round(2);
-    recording
-        .ask(serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "what next?"}]}))
-        .await;
+    crate::llm::client::ask_as_simulator(
+        &recording,
+        &serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "what next?"}]}),
+    )
+    .await;
     post(&recorder.url, "/v1/chat/completions", ask).await;
     let recorded = recording.recording();
     let tags: Vec<(Option<u32>, bool)> = recorded
@@ -503,9 +505,11 @@ async fn a_closed_loops_calls_are_recorded_with_their_round_and_speaker_and_repl
     replaying.begin_round(2);
     let (status, frames) = post(&replayer.url, "/v1/chat/completions", ask).await;
     assert_eq!(status, 200, "{frames:?}");
-    let simulated = replaying
-        .ask(serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "what next?"}]}))
-        .await;
+    let simulated = crate::llm::client::ask_as_simulator(
+        &replaying,
+        &serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "what next?"}]}),
+    )
+    .await;
     assert!(simulated["choices"].is_array(), "{simulated}");
     assert_eq!(replaying.failure(), None);
 }
