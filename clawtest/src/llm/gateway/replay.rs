@@ -13,7 +13,7 @@ use hyper::body::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::call_log::refuse;
+use super::call_log::{CallLog, refuse};
 use super::cassette::{Interaction, RecordedResponse};
 use super::exchange::Exchange;
 use super::failure::{FailureKind, GatewayFailure};
@@ -93,56 +93,7 @@ impl Gateway {
             return Err(refuse(&mut state, call, route, request, first));
         }
         let hidden = self.values.hide(&request, state.learned());
-        let outcome = match script {
-            Err(Gap::NoTrial { recorded }) => Err(self.failure_at(
-                call,
-                FailureKind::NoTrial {
-                    recorded: *recorded,
-                },
-            )),
-            Err(Gap::NoCassette { message }) => Err(self.failure_at(
-                call,
-                FailureKind::NoCassette {
-                    message: message.clone(),
-                },
-            )),
-            Ok(script) => match state.round() {
-                None => match script.get(call) {
-                    None => Err(self.failure_at(
-                        call,
-                        FailureKind::Exhausted {
-                            recorded: script.len(),
-                        },
-                    )),
-                    Some(interaction) => self.matched(interaction, route, &hidden, call),
-                },
-                Some(round) => {
-                    let speaker = route.simulator;
-                    let of_round = || {
-                        script.iter().filter(move |interaction| {
-                            interaction.round.unwrap_or(1) == round
-                                && interaction.simulator == speaker
-                        })
-                    };
-                    let in_round = state.next_in_round(round, speaker);
-                    match of_round().nth(in_round) {
-                        None => Err(self.failure_at(
-                            call,
-                            FailureKind::RoundExhausted {
-                                round,
-                                speaker: match speaker {
-                                    true => "the simulated user",
-                                    false => "the harness",
-                                },
-                                in_round,
-                                recorded: of_round().count(),
-                            },
-                        )),
-                        Some(interaction) => self.matched(interaction, route, &hidden, call),
-                    }
-                }
-            },
-        };
+        let outcome = self.recorded(&mut state, script, route, &hidden, call);
         let learned = state.learned().clone();
         let response = outcome.and_then(|response| {
             let response = RecordedResponse {
@@ -173,6 +124,69 @@ impl Gateway {
                 );
                 Ok(response)
             }
+        }
+    }
+
+    /// The recorded answer for call `call` (its request `hidden`, the trial's values as
+    /// placeholders): the next recorded call of the trial, or of the round and speaker in a
+    /// closed loop, if it matches; else why not.
+    fn recorded(
+        &self,
+        log: &mut CallLog,
+        script: &Result<Vec<Interaction>, Gap>,
+        route: &Route,
+        hidden: &Value,
+        call: usize,
+    ) -> Result<RecordedResponse, GatewayFailure> {
+        match script {
+            Err(Gap::NoTrial { recorded }) => Err(self.failure_at(
+                call,
+                FailureKind::NoTrial {
+                    recorded: *recorded,
+                },
+            )),
+            Err(Gap::NoCassette { message }) => Err(self.failure_at(
+                call,
+                FailureKind::NoCassette {
+                    message: message.clone(),
+                },
+            )),
+            Ok(script) => match log.round() {
+                None => match script.get(call) {
+                    None => Err(self.failure_at(
+                        call,
+                        FailureKind::Exhausted {
+                            recorded: script.len(),
+                        },
+                    )),
+                    Some(interaction) => self.matched(interaction, route, hidden, call),
+                },
+                Some(round) => {
+                    let speaker = route.simulator;
+                    let of_round = || {
+                        script.iter().filter(move |interaction| {
+                            interaction.round.unwrap_or(1) == round
+                                && interaction.simulator == speaker
+                        })
+                    };
+                    let in_round = log.next_in_round(round, speaker);
+                    match of_round().nth(in_round) {
+                        None => Err(self.failure_at(
+                            call,
+                            FailureKind::RoundExhausted {
+                                round,
+                                speaker: match speaker {
+                                    true => "the simulated user",
+                                    false => "the harness",
+                                },
+                                in_round,
+                                recorded: of_round().count(),
+                            },
+                        )),
+                        Some(interaction) => self.matched(interaction, route, hidden, call),
+                    }
+                }
+            },
         }
     }
 
