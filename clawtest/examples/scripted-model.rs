@@ -2,13 +2,13 @@
 //! record a cassette without a real model:
 //!
 //! ```text
-//! cargo run -p clawtest --example scripted-model -- SCRIPT.yaml|FOLDER [127.0.0.1:9201]
+//! cargo run -p clawtest --features testing --example scripted-model -- SCRIPT.yaml|FOLDER [127.0.0.1:9201]
 //! ```
 //!
 //! Then point `[llm.openai] base_url` (or `[llm.anthropic]`) at `http://127.0.0.1:9201` and run
 //! with `--mode record`. A script is `turns:` of `tool_calls: [{name, arguments}]` or
 //! `text: ...`; a folder holds one script per task, each with `prompt_contains:` (a phrase of
-//! its task's prompt); see `clawtest::gateway::scripted` for the turn rule.
+//! its task's prompt); see `clawtest::llm::gateway::scripted` for the turn rule.
 
 // An example is a binary that tells its user what it serves: the library's no-printing lints are not for it.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -16,7 +16,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clawtest::gateway::scripted::ScriptedModel;
+use clawtest::llm::gateway::scripted::ScriptedModel;
 
 fn main() -> ExitCode {
     let mut arguments = std::env::args().skip(1);

@@ -9,7 +9,7 @@
 //!
 //! [`discover`] finds the task files, [`task`] turns each into a [`task::Task`], [`run`] plans
 //! and executes the trials (each in a [`world::World`] served by [`serve`], its harness in a
-//! [`sandbox`], its model calls through the [`gateway`]) into [`trajectory::Trajectory`]s,
+//! [`sandbox`], its model calls through [`llm`]'s gateway) into [`trajectory::Trajectory`]s,
 //! [`grade`] grades each one purely, [`results`] aggregates them into verdicts and a
 //! [`results::RunSummary`], and [`report`] writes what the user reads. Execution emits
 //! [`report::events::Event`]s; reporters consume them. No stage reaches into another's state.
@@ -25,7 +25,7 @@
 //! 7  accept                         one pipeline for the tasks clawtest writes: new, feasible, written
 //! 6  report  serve  oracle
 //! 5  judge  results  surfaces  rust_harness
-//! 4  grade  world  gateway  sandbox
+//! 4  grade  world  llm  sandbox
 //! 3  trajectory                     leaf data: what happened
 //! 2  task
 //! 1  services
@@ -44,13 +44,13 @@ pub(crate) mod closed_loop;
 pub mod config;
 pub mod difficulty;
 pub mod discover;
-pub mod gateway;
 pub mod generate;
 pub mod grade;
 pub mod http;
 pub mod init;
 pub mod interrupt;
 pub mod judge;
+pub mod llm;
 pub mod oracle;
 pub mod report;
 pub mod results;

@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["services"],
     &["task"],
     &["trajectory"],
-    &["grade", "world", "gateway", "sandbox"],
+    &["grade", "world", "llm", "sandbox"],
     &["judge", "results", "surfaces", "rust_harness"],
     &["report", "serve", "oracle", "closed_loop"],
     &["accept"],

@@ -2,8 +2,8 @@
 //! validates, every cassette loads, and the workflow uses only pinned public actions.
 
 use clawtest::config::Config;
-use clawtest::gateway::Cassette;
 use clawtest::init::TEMPLATES;
+use clawtest::llm::gateway::Cassette;
 use clawtest::services::Catalogue;
 
 fn initialised() -> tempfile::TempDir {

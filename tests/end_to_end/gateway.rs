@@ -1,13 +1,14 @@
 //! The model gateway end to end: the reference agent talks to the scripted model server
 //! through a recording gateway, then the same suite replays the cassette it wrote; a cost
-//! limit stops a run and leaves the rest of the tasks skipped.
+//! limit stops a live run and leaves the rest of the tasks skipped, and a replay spends
+//! nothing; ten replays in parallel write the same bytes.
 
 use std::sync::Arc;
 
 use quick_junit::TestCaseStatus;
 use serde_json::Value;
 
-use clawtest::gateway::scripted::{Script, ScriptedModel};
+use clawtest::llm::gateway::scripted::{Script, ScriptedModel};
 
 use crate::TRIAGE_SUMMARY;
 use crate::support::{Suite, junit, reference_agent};
@@ -140,7 +141,7 @@ fn a_replay_whose_request_diverges_from_the_recording_exits_102_naming_the_field
 }
 
 #[test]
-fn the_cost_limit_stops_the_run_and_junit_marks_the_rest_skipped() {
+fn a_replay_spends_nothing_so_a_cost_limit_below_its_recorded_cost_does_not_stop_it() {
     let suite = Suite::new()
         .demo_task("todo-triage", true)
         .demo_task("gmail-reply", true)
@@ -149,8 +150,7 @@ fn the_cost_limit_stops_the_run_and_junit_marks_the_rest_skipped() {
             "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{:?}]\n[llm.prices.\"gpt-4o-mini\"]\ninput_per_million = 1000000.0\noutput_per_million = 0.0\n",
             reference_agent().display().to_string()
         ));
-    // Every recorded call costs at least a dollar: the first call spends the whole budget, so the
-    // first trial's next call is not made (that trial is not run either) and no other trial starts.
+    // Every recorded call cost at least a dollar, twice the limit; replayed, it costs nothing.
     let outcome = suite.run(&[
         "--trials",
         "1",
@@ -158,36 +158,17 @@ fn the_cost_limit_stops_the_run_and_junit_marks_the_rest_skipped() {
         "1",
         "--max-cost",
         "0.5",
-        "--junit",
-        "out.xml",
+        "--json",
+        "results.json",
     ]);
-    assert_eq!(outcome.code, 102, "{outcome:#?}");
-    assert!(
-        outcome
-            .stdout
-            .contains("3 task(s) not run: the cost limit was reached"),
-        "{}",
-        outcome.stdout
-    );
-    let report = junit(&suite.path("out.xml"));
-    let cases = &report.test_suites[0].test_cases;
-    let skipped: Vec<&str> = cases
-        .iter()
-        .filter(|case| matches!(case.status, TestCaseStatus::Skipped { .. }))
-        .map(|case| case.name.as_str())
-        .collect();
-    let passed = cases
-        .iter()
-        .filter(|case| matches!(case.status, TestCaseStatus::Success { .. }))
-        .count();
-    assert_eq!((skipped.len(), passed), (3, 0), "{cases:#?}");
-    assert!(
-        outcome
-            .stdout
-            .contains("call 1: the cost limit of $0.5 was reached"),
-        "the limit stops the run after the first priced call: {}",
-        outcome.stdout
-    );
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
+            .unwrap();
+    // The recorded cost is reported; nothing was spent, so `spent_usd` is left out.
+    assert!(results["cost_usd"].as_f64().unwrap() > 3.0, "{results}");
+    assert_eq!(results["spent_usd"], Value::Null, "{results}");
+    assert_eq!(results["tasks_passed"], 3, "{results}");
 }
 
 #[test]
@@ -261,6 +242,63 @@ fn a_configured_judge_answers_misses_over_http_and_fills_the_cache() {
 }
 
 #[test]
+fn the_judges_calls_are_priced_and_none_is_made_past_the_cost_limit() {
+    let judge = ScriptedServer::start(
+        "turns:\n  - text: '{\"score\": 0.8, \"reasoning\": \"clear and complete\"}'\n",
+    );
+    let triage = std::fs::read_to_string(
+        crate::support::repository().join("examples/demo/tasks/todo-triage.yaml"),
+    )
+    .unwrap()
+    .replace(
+        "    weight: 0.4\n    check: {type: keywords_present",
+        "    weight: 0.2\n    check: {type: keywords_present",
+    )
+    .replace(
+        "safety_checks:",
+        "  - name: summary_is_useful\n    weight: 0.2\n    check: {type: llm_judge, rubric: \"The summary groups the tasks by status.\"}\nsafety_checks:",
+    );
+    let agent = reference_agent().display().to_string();
+    // The judge's tokens cost a dollar each: its first answer spends the whole limit.
+    let suite = Suite::new()
+        .config(&format!(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{agent:?}]\n[judge]\nprovider = \"openai\"\nbase_url = {:?}\nmodel = \"judge-model\"\n[llm.prices.\"judge-model\"]\ninput_per_million = 1000000.0\noutput_per_million = 0.0\n",
+            judge.url
+        ))
+        .task("a-triage", &triage.replace("task_id: todo-triage", "task_id: a-triage"))
+        .task("b-triage", &triage.replace("task_id: todo-triage", "task_id: b-triage"))
+        .cassette("a-triage", vec![crate::good_triage()])
+        .cassette("b-triage", vec![crate::good_triage()]);
+    let outcome = suite.run(&[
+        "--trials",
+        "1",
+        "-j",
+        "1",
+        "--max-cost",
+        "0.5",
+        "--json",
+        "results.json",
+    ]);
+    assert_eq!(outcome.code, 102, "{outcome:#?}");
+    assert!(
+        outcome
+            .stdout
+            .contains("1 task(s) not run: the cost limit was reached"),
+        "{}",
+        outcome.stdout
+    );
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
+            .unwrap();
+    // The judge's question is what was spent; the harness's replayed calls (no price for
+    // gpt-4o-mini here) spent nothing.
+    let spent = results["spent_usd"].as_f64().unwrap_or_default();
+    assert!(spent >= 1.0, "{results}");
+    assert_eq!(results["cost_usd"], results["spent_usd"], "{results}");
+    assert_eq!(results["verdicts"][0]["status"], "passed", "{results}");
+}
+
+#[test]
 fn in_live_and_record_modes_the_real_key_stays_on_the_host_and_the_budget_stops_the_run() {
     const SECRET: &str = "sk-live-secret-0123456789";
     let model = ScriptedServer::start(&triage_script());
@@ -297,6 +335,8 @@ fn in_live_and_record_modes_the_real_key_stays_on_the_host_and_the_budget_stops_
                 "1",
                 "--json",
                 "results.json",
+                "--junit",
+                "out.xml",
                 "--trajectories",
                 "saved",
             ],
@@ -318,6 +358,19 @@ fn in_live_and_record_modes_the_real_key_stays_on_the_host_and_the_budget_stops_
                     && stdout.contains("model cost: $"),
                 "{mode}: {stdout}"
             );
+            // The task left is skipped in JUnit; the money spent is in the results.
+            let cases = &junit(&suite.path("out.xml")).test_suites[0].test_cases;
+            let skipped: Vec<&str> = cases
+                .iter()
+                .filter(|case| matches!(case.status, TestCaseStatus::Skipped { .. }))
+                .map(|case| case.name.as_str())
+                .collect();
+            assert_eq!(skipped.len(), 2, "{cases:#?}");
+            let results: Value =
+                serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
+                    .unwrap();
+            assert!(results["spent_usd"].as_f64().unwrap() >= 0.001, "{results}");
+            assert_eq!(results["spent_usd"], results["cost_usd"], "{results}");
         }
         // Nothing the harness could see, and nothing written, holds the key.
         let mut checked = vec![
@@ -679,4 +732,27 @@ fn a_harness_that_never_calls_the_model_needs_no_cassette() {
     assert_eq!(outcome.code, 0, "{outcome:#?}");
     // One that does call it still learns, at that call, that there is no cassette
     // (main.rs: a_missing_cassette_is_an_infrastructure_error_naming_the_file).
+}
+
+#[test]
+fn ten_replays_with_two_jobs_write_the_same_results_bytes() {
+    // Each call's cost is a decimal no float holds exactly (gpt-4o-mini's real prices and the
+    // cassettes' token counts), so a float total summed as calls finish changes in its last
+    // digits with the order two parallel trials finish their calls in.
+    let suite = Suite::new()
+        .demo_task("gmail-reply", true)
+        .demo_task("inbox-to-todo", true)
+        .config(&format!(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{:?}]\n[llm.prices.\"gpt-4o-mini\"]\ninput_per_million = 0.15\noutput_per_million = 0.6\n",
+            reference_agent().display().to_string()
+        ));
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..10 {
+        let outcome = suite.run(&["--jobs", "2", "--json", "results.json"]);
+        assert_eq!(outcome.code, 0, "{outcome:#?}");
+        seen.insert(std::fs::read(suite.path("results.json")).expect("results"));
+    }
+    assert_eq!(seen.len(), 1, "the replays wrote different results");
+    let results: Value = serde_json::from_slice(seen.first().unwrap()).unwrap();
+    assert!(results["cost_usd"].as_f64().unwrap() > 0.0, "{results}");
 }

@@ -31,12 +31,9 @@ pub fn run(global: &GlobalArgs, arguments: &GenerateArgs) -> Outcome {
             "the request is empty: say what the tasks should test",
         ));
     }
-    let difficulty = match arguments
-        .difficulty
-        .as_deref()
-        .or(settings.difficulty.as_deref())
-    {
-        None => None,
+    // `[generate] difficulty` was read as a `Difficulty` with the configuration.
+    let difficulty = match arguments.difficulty.as_deref() {
+        None => settings.difficulty,
         Some(name) => Some(Difficulty::from_name(name).ok_or(ExpectedError::Usage(
             "[generate] difficulty must be easy, medium or hard",
         ))?),

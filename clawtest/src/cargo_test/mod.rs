@@ -124,7 +124,13 @@ impl TaskRunner {
             // A task test snapshots through insta itself (`SnapshotHook`), not the CLI's folder.
             snapshots: None,
         };
-        let judge = crate::judge::from_config(&self.config);
+        let models = crate::run::session::models(&self.config, &Default::default())
+            .map_err(|error| Failure(error.to_string()))?;
+        let judge = crate::judge::with_costs(
+            &self.config,
+            Arc::clone(&models.prices),
+            Arc::clone(&models.budget),
+        );
         let resources = Resources {
             harness: HarnessLaunch {
                 command,
@@ -139,8 +145,7 @@ impl TaskRunner {
                     .map_err(|error| Failure(error.to_string()))?,
             },
             cassettes: Some(self.config.cassettes()),
-            models: crate::run::session::models(&self.config, &Default::default())
-                .map_err(|error| Failure(error.to_string()))?,
+            models,
             catalogue: Arc::clone(&self.catalogue),
             sandbox,
             judge: judge.clone(),

@@ -185,3 +185,26 @@ pub struct Price {
     /// US dollars per million output (completion) tokens.
     pub output_per_million: f64,
 }
+
+/// Which wire format (and so which provider) a model call speaks: the one name for it, in the
+/// configuration (`[judge] provider`, `[generate] provider`) and in the gateway's routes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum Provider {
+    /// `openai`: OpenAI's chat completions API (`/v1/chat/completions`, and `/v1/responses`),
+    /// or any server that speaks it.
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// `anthropic`: Anthropic's messages API (`/v1/messages`).
+    #[serde(rename = "anthropic")]
+    Anthropic,
+}
+
+impl Provider {
+    /// The provider's name in the configuration (`[llm.openai]`, `[llm.anthropic]`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::Anthropic => "anthropic",
+        }
+    }
+}

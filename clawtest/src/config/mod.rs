@@ -20,12 +20,12 @@ use miette::{Diagnostic, NamedSource, SourceSpan};
 pub use harness_files::{
     FileBase, HarnessFile, Placeholder, Template, TemplateError, TemplateValues,
 };
-pub use llm::{LlmConfig, Mode, Price, ProviderConfig, Redaction, ReplayConfig};
+pub use llm::{LlmConfig, Mode, Price, Provider, ProviderConfig, Redaction, ReplayConfig};
 use sections::RawConfig;
 pub use sections::{
     BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, GenerateConfig,
-    HarnessConfig, HarnessKind, JudgeConfig, JudgeProvider, LimitsConfig, ReportConfig, RunConfig,
-    Tier, UnknownChoice, ValidateConfig,
+    HarnessConfig, HarnessKind, JudgeConfig, LimitsConfig, ReportConfig, RunConfig, Tier,
+    UnknownChoice, ValidateConfig,
 };
 
 /// The file name looked for in the current directory and its ancestors.

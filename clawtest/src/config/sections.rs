@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::llm::LlmConfig;
+use super::llm::{LlmConfig, Provider};
 use crate::difficulty::Difficulty;
 
 /// `[judge]`: the LLM judge of `llm_judge` components.
@@ -23,7 +23,7 @@ pub struct JudgeConfig {
     /// Who answers questions the cache lacks: `openai` (chat completions) or `anthropic`
     /// (messages). Unset: only the cache answers.
     #[serde(default)]
-    pub provider: Option<JudgeProvider>,
+    pub provider: Option<Provider>,
     /// The provider's base URL (the `/v1/...` path is appended).
     #[serde(default)]
     pub base_url: Option<String>,
@@ -33,17 +33,6 @@ pub struct JudgeConfig {
     /// The NAME of the variable holding the key (never the key itself).
     #[serde(default)]
     pub api_key_env: Option<String>,
-}
-
-/// The wire format of the judge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum JudgeProvider {
-    /// `openai`: OpenAI's chat completions API (`/v1/chat/completions`), or any server that
-    /// speaks it.
-    Openai,
-    /// `anthropic`: Anthropic's messages API (`/v1/messages`).
-    Anthropic,
 }
 
 impl Default for JudgeConfig {
@@ -320,7 +309,7 @@ pub struct GenerateConfig {
     pub model: String,
     /// The wire format of the calls: `openai` (default) or `anthropic`.
     #[serde(default = "default_generate_provider")]
-    pub provider: JudgeProvider,
+    pub provider: Provider,
     /// The prefix of the task ids and the cassette's name (`cassettes/generate-<name>.yaml`);
     /// default: the services, joined by `_`.
     #[serde(default)]
@@ -371,8 +360,8 @@ fn default_generate_model() -> String {
     "gpt-4o-mini".into()
 }
 
-fn default_generate_provider() -> JudgeProvider {
-    JudgeProvider::Openai
+fn default_generate_provider() -> Provider {
+    Provider::OpenAi
 }
 
 /// `[report]`: outputs every run writes, as if given on the command line.

@@ -29,7 +29,7 @@ mod write;
 use std::path::{Path, PathBuf};
 
 use crate::config::{Config, Mode};
-use crate::gateway::CassetteError;
+use crate::llm::gateway::CassetteError;
 use crate::run::session::SessionError;
 use crate::services::{Catalogue, ServiceDescription};
 

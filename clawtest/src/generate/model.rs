@@ -9,55 +9,16 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use http_body_util::BodyExt;
-use serde_json::{Value, json};
-
-use crate::config::{JudgeProvider, Mode};
-use crate::gateway::cassette::TrialRecording;
-use crate::gateway::upstream::Provider;
-use crate::gateway::{Cassette, CassetteError, Gateway};
-use crate::http::{Handler, HttpRequest};
-use crate::run::Models;
+use crate::config::{Mode, Provider};
+use crate::llm::ModelAccess;
+use crate::llm::client::Chat;
+pub use crate::llm::client::{Message, Role};
+use crate::llm::gateway::cassette::TrialRecording;
+use crate::llm::gateway::{Cassette, CassetteError, Gateway};
 use crate::trajectory::ModelCall;
 
 /// How long an answer may be: a whole task.yaml.
 const MAX_TOKENS: u32 = 4096;
-
-/// Who said a message of a conversation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// The prompt, or the problems fed back.
-    User,
-    /// An earlier answer.
-    Assistant,
-}
-
-/// One message of a conversation with the model.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Message {
-    /// Who said it.
-    pub role: Role,
-    /// What was said.
-    pub text: String,
-}
-
-impl Message {
-    /// A message of the user's.
-    pub fn user(text: impl Into<String>) -> Message {
-        Message {
-            role: Role::User,
-            text: text.into(),
-        }
-    }
-
-    /// An answer of the model's.
-    pub fn assistant(text: impl Into<String>) -> Message {
-        Message {
-            role: Role::Assistant,
-            text: text.into(),
-        }
-    }
-}
 
 /// A model call that could not be answered: the run stops there (a replay miss is never a
 /// silent live call).
@@ -67,13 +28,12 @@ pub struct ModelError(pub String);
 
 /// The model of one generation run, behind the gateway.
 pub struct Model {
-    models: Models,
+    models: ModelAccess,
     cassette_id: String,
     cassettes: PathBuf,
     /// The recorded cassette, or why there is none (replay only).
     cassette: Result<Cassette, String>,
-    model: String,
-    provider: Provider,
+    chat: Chat,
     gateways: BTreeMap<u32, Gateway>,
 }
 
@@ -81,11 +41,11 @@ impl Model {
     /// The model `model` (speaking `provider`'s format) behind gateways built from `models`,
     /// whose cassette is `<cassettes>/<cassette_id>.yaml`.
     pub(crate) fn new(
-        models: Models,
+        models: ModelAccess,
         cassettes: &Path,
         cassette_id: &str,
         model: &str,
-        provider: JudgeProvider,
+        provider: Provider,
     ) -> Model {
         let cassette = match models.mode {
             Mode::Replay => Cassette::load(cassettes, cassette_id).map_err(|error| {
@@ -98,10 +58,11 @@ impl Model {
             cassette_id: cassette_id.into(),
             cassettes: cassettes.to_path_buf(),
             cassette,
-            model: model.into(),
-            provider: match provider {
-                JudgeProvider::Openai => Provider::OpenAi,
-                JudgeProvider::Anthropic => Provider::Anthropic,
+            chat: Chat {
+                provider,
+                model: model.into(),
+                max_tokens: MAX_TOKENS,
+                speaker: "the model",
             },
             gateways: BTreeMap::new(),
         }
@@ -140,58 +101,11 @@ impl Model {
         stage: u32,
         conversation: &[Message],
     ) -> Result<String, ModelError> {
-        let (path, body) = self.body(conversation);
-        let provider = self.provider;
         let gateway = self.gateway(stage).clone();
-        let headers = vec![("content-type".to_string(), "application/json".to_string())];
-        let request = HttpRequest {
-            method: "POST".into(),
-            path: path.into(),
-            headers,
-            body: body.to_string().into_bytes(),
-        };
-        let response = gateway.handle(request).await;
-        let status = response.status;
-        let bytes = response
-            .body
-            .collect()
+        self.chat
+            .ask(&gateway, conversation)
             .await
-            .map(|collected| collected.to_bytes())
-            .unwrap_or_default();
-        if let Some(failure) = gateway.failure() {
-            return Err(ModelError(failure.to_string()));
-        }
-        if !(200..300).contains(&status) {
-            return Err(ModelError(format!(
-                "the model answered HTTP {status}: {}",
-                String::from_utf8_lossy(&bytes)
-                    .chars()
-                    .take(300)
-                    .collect::<String>()
-            )));
-        }
-        let answer: Value = serde_json::from_slice(&bytes)
-            .map_err(|error| ModelError(format!("the model's answer is not JSON: {error}")))?;
-        crate::judge::http::reply_text(provider, &answer)
-            .ok_or_else(|| ModelError("the model's answer has no text".into()))
-    }
-
-    fn body(&self, conversation: &[Message]) -> (&'static str, Value) {
-        let messages: Vec<Value> = conversation
-            .iter()
-            .map(|message| {
-                let role = match message.role {
-                    Role::User => "user",
-                    Role::Assistant => "assistant",
-                };
-                json!({"role": role, "content": message.text})
-            })
-            .collect();
-        let body = json!({"model": self.model, "temperature": 0, "max_tokens": MAX_TOKENS, "messages": messages});
-        match self.provider {
-            Provider::OpenAi => ("/v1/chat/completions", body),
-            Provider::Anthropic => ("/v1/messages", body),
-        }
+            .map_err(ModelError)
     }
 
     /// Every call made so far, stage by stage.
@@ -217,7 +131,7 @@ impl Model {
             })
             .collect();
         let cassette = Cassette {
-            version: crate::gateway::cassette::VERSION,
+            version: crate::llm::gateway::cassette::VERSION,
             task_id: self.cassette_id.clone(),
             trials,
         };

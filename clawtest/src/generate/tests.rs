@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::*;
-use crate::gateway::scripted::{Script, ScriptTurn, ScriptedModel};
+use crate::llm::gateway::scripted::{Script, ScriptTurn, ScriptedModel};
 
 /// A scripted model server on a loopback port; stops when dropped.
 struct Server {

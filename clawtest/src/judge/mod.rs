@@ -13,9 +13,10 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) mod http;
 
-use crate::config::{Config, JudgeProvider};
-use crate::gateway::upstream::{Provider, RetryPolicy};
+use crate::config::{Config, Provider};
 use crate::grade::judge::{JudgeAnswer, JudgeAnswers, JudgeRequest};
+use crate::llm::gateway::upstream::RetryPolicy;
+use crate::llm::gateway::{Budget, Prices};
 
 /// Why a judge could not answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -126,16 +127,32 @@ impl Judge for CachedJudge {
 }
 
 /// The judge of a suite: its cache folder (`[judge] cache`, under the suite root) in front of
-/// the configured provider, or of [`NoJudge`] when none is configured. Whoever asks it shows
-/// its [`CachedJudge::take_warnings`] afterwards.
+/// the configured provider, or of [`NoJudge`] when none is configured; its calls priced by
+/// `[llm.prices]` under a budget of its own with `llm.max_cost_usd` as the limit. Whoever
+/// asks it shows its [`CachedJudge::take_warnings`] afterwards.
 pub fn from_config(config: &Config) -> Arc<CachedJudge> {
+    with_costs(
+        config,
+        Arc::new(Prices(config.llm.prices.clone())),
+        Arc::new(Budget::new(config.llm.max_cost_usd)),
+    )
+}
+
+/// The judge of a suite ([`from_config`]) in a run: its calls are priced by `prices` and
+/// charged to `budget`, the run's, so the judge's questions spend money like any call and
+/// none is asked past the limit.
+pub(crate) fn with_costs(
+    config: &Config,
+    prices: Arc<Prices>,
+    budget: Arc<Budget>,
+) -> Arc<CachedJudge> {
     let section = &config.judge;
     let inner: Arc<dyn Judge> = match section.provider {
         None => Arc::new(NoJudge),
         Some(provider) => {
-            let (provider, default_url) = match provider {
-                JudgeProvider::Openai => (Provider::OpenAi, "https://api.openai.com"),
-                JudgeProvider::Anthropic => (Provider::Anthropic, "https://api.anthropic.com"),
+            let default_url = match provider {
+                Provider::OpenAi => "https://api.openai.com",
+                Provider::Anthropic => "https://api.anthropic.com",
             };
             // The judge retries as the gateway does: `[llm] retries` and `retry_backoff_ms`.
             let retry = RetryPolicy {
@@ -143,11 +160,11 @@ pub fn from_config(config: &Config) -> Arc<CachedJudge> {
                 backoff: std::time::Duration::from_millis(config.llm.retry_backoff_ms),
             };
             Arc::new(http::HttpJudge::new(
-                provider,
+                (provider, section.model.as_deref().unwrap_or_default()),
                 section.base_url.as_deref().unwrap_or(default_url),
-                section.model.as_deref().unwrap_or_default(),
                 section.api_key_env.as_deref(),
                 retry,
+                (prices, budget),
             ))
         }
     };

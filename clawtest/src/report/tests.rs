@@ -72,6 +72,7 @@ fn summary_of(verdicts: Vec<Verdict>) -> RunSummary {
         backend: "process",
         interrupted: false,
         cost_usd: 0.0,
+        spent_usd: 0.0,
         gates: &Gates::default(),
         baseline: None,
         snapshots_changed: false,

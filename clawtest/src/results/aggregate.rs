@@ -8,6 +8,7 @@ use super::{
 };
 use crate::config::Gates;
 use crate::grade::Grade;
+use crate::llm::Money;
 use crate::task::Task;
 use crate::trajectory::Trajectory;
 
@@ -199,8 +200,11 @@ pub(crate) struct SummaryInputs<'a> {
     pub(crate) backend: &'a str,
     /// The run stopped before every trial finished.
     pub(crate) interrupted: bool,
-    /// What the run's model calls cost, in US dollars (from `[llm.prices]`).
+    /// What the run's model calls cost, in US dollars (from `[llm.prices]`), replayed calls
+    /// at their recorded cost.
     pub(crate) cost_usd: f64,
+    /// The money the run spent on calls a provider answered, in US dollars.
+    pub(crate) spent_usd: f64,
     /// The suite-level thresholds; their tolerance is also the baseline's.
     pub(crate) gates: &'a Gates,
     /// The results to compare with (`--baseline`); a regression fails a run that passed.
@@ -221,6 +225,7 @@ impl RunSummary {
             backend,
             interrupted,
             cost_usd,
+            spent_usd,
             gates,
             baseline,
             snapshots_changed,
@@ -311,6 +316,7 @@ impl RunSummary {
             tasks_errored,
             tasks_not_run,
             cost_usd,
+            spent_usd,
             pass_hat_k,
             pass_at_k,
             mean_score,
@@ -329,11 +335,14 @@ impl RunSummary {
     }
 }
 
-/// What a trial's model calls cost, or None when one of them has no price. No calls cost
-/// 0.0: a float sum starts at -0.0, which the results JSON would show as `-0.0`.
+/// What a trial's model calls cost, or None when one of them has no price; summed as whole
+/// nano-dollars, as the run's total is (each call's cost is a whole number of them).
 fn cost(calls: &[crate::trajectory::ModelCall]) -> Option<f64> {
-    let sum: Option<f64> = calls.iter().map(|call| call.cost_usd).sum();
-    sum.map(|usd| usd + 0.0)
+    let sum: Option<Money> = calls
+        .iter()
+        .map(|call| call.cost_usd.map(Money::from_usd))
+        .sum();
+    sum.map(Money::usd)
 }
 
 #[cfg(test)]

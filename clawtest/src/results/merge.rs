@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use super::{RunSummary, SummaryInputs};
 use crate::config::Gates;
+use crate::llm::Money;
 
 /// Shards that cannot be merged.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -50,8 +51,9 @@ pub fn merge(
     let mut invalid = Vec::new();
     let mut interrupted = false;
     let mut snapshots_changed = false;
-    // Each shard's own spend: the shards together spent the sum.
-    let mut cost_usd = 0.0;
+    // Each shard's own cost and spend: the shards together cost and spent the sums (in whole
+    // nano-dollars, so the same in any order).
+    let (mut cost, mut spent) = (Money::ZERO, Money::ZERO);
     let mut seen: Vec<(String, PathBuf)> = Vec::new();
     for (path, part) in parts {
         if part.k != k {
@@ -73,7 +75,8 @@ pub fn merge(
         }
         interrupted |= part.interrupted;
         snapshots_changed |= part.snapshots_changed;
-        cost_usd += part.cost_usd;
+        cost += Money::from_usd(part.cost_usd);
+        spent += Money::from_usd(part.spent_usd);
         verdicts.extend(part.verdicts);
         invalid.extend(part.invalid);
     }
@@ -92,7 +95,8 @@ pub fn merge(
         k,
         backend: &backend,
         interrupted,
-        cost_usd,
+        cost_usd: cost.usd(),
+        spent_usd: spent.usd(),
         gates,
         baseline,
         snapshots_changed,
@@ -117,6 +121,8 @@ mod tests {
             backend: "process",
             interrupted: false,
             cost_usd,
+            // A live shard spends what its calls cost.
+            spent_usd: cost_usd,
             gates: &Gates::default(),
             baseline: None,
             snapshots_changed,
@@ -148,10 +154,11 @@ mod tests {
     #[test]
     fn the_merged_cost_is_the_sum_of_the_shards_costs() {
         let parts = vec![
-            (PathBuf::from("shard1.json"), shard(0.25)),
-            (PathBuf::from("shard2.json"), shard(0.5)),
+            (PathBuf::from("shard1.json"), shard(0.1)),
+            (PathBuf::from("shard2.json"), shard(0.2)),
         ];
         let merged = merge(parts, &Gates::default(), None).unwrap();
-        assert_eq!(merged.cost_usd, 0.75);
+        // Summed as money, not floats (0.1 + 0.2 is 0.30000000000000004 as floats).
+        assert_eq!((merged.cost_usd, merged.spent_usd), (0.3, 0.3));
     }
 }

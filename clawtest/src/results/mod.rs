@@ -271,8 +271,14 @@ pub struct RunSummary {
     pub tasks_errored: usize,
     /// Tasks not (fully) run because the cost limit was reached.
     pub tasks_not_run: usize,
-    /// What the run's model calls cost, in US dollars (from `[llm.prices]`).
+    /// What the run's model calls cost, in US dollars (from `[llm.prices]`): replayed calls
+    /// at the cost they had when recorded; the judge's questions included.
     pub cost_usd: f64,
+    /// The money the run spent, in US dollars: the calls a provider answered (live and
+    /// record mode, the judge's cache misses); only this counts against the cost limit. Written only when something
+    /// was spent, so a replay's results do not change.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub spent_usd: f64,
     /// Fraction of tasks that passed pass^k.
     pub pass_hat_k: f64,
     /// Mean over tasks of the unbiased pass@k.
@@ -297,4 +303,9 @@ pub struct RunSummary {
     /// run; kept so that `merge` fails a merged run for it too. Written only when true.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub snapshots_changed: bool,
+}
+
+/// True for no money (`spent_usd` is left out of a replay's results).
+fn is_zero(usd: &f64) -> bool {
+    *usd == 0.0
 }

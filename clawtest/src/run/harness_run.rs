@@ -11,7 +11,7 @@ use tokio::sync::watch;
 
 use super::trial::{TrialContext, gateway_error};
 use crate::closed_loop::Step;
-use crate::gateway::Gateway;
+use crate::llm::gateway::Gateway;
 use crate::report::events::TrialOutcome;
 use crate::sandbox::{Launch, RoundSetup, SandboxError};
 use crate::task::Task;
@@ -159,7 +159,7 @@ impl crate::closed_loop::Harness for TrialHarness<'_> {
         request: serde_json::Value,
     ) -> Step<'_, Result<serde_json::Value, TrialOutcome>> {
         Box::pin(async move {
-            let answer = self.gateway.ask(request).await;
+            let answer = crate::llm::client::ask_as_simulator(self.gateway, &request).await;
             match self.gateway.failure() {
                 Some(_) => Err(gateway_error(self.gateway, self.context, None)),
                 None => Ok(answer),

@@ -21,7 +21,8 @@ pub use suite::Suite;
 
 use crate::config::Gates;
 use crate::config::Mode;
-use crate::gateway::{Budget, Cassette, Prices, Recorder, Upstream};
+use crate::llm::ModelAccess;
+use crate::llm::gateway::{Cassette, Recorder};
 use crate::results::{InvalidEntry, RunSummary, SummaryInputs, TrialSummary, Verdict, aggregate};
 use crate::sandbox::Sandbox;
 use crate::services::Catalogue;
@@ -64,20 +65,6 @@ pub(crate) struct HarnessLaunch {
     pub(crate) files: Vec<crate::config::HarnessFile>,
 }
 
-/// Where model answers come from, and what they may cost.
-pub(crate) struct Models {
-    /// `llm.mode`: replay from cassettes, call the provider, or call it and record.
-    pub(crate) mode: Mode,
-    /// The real provider, in `live` and `record` mode.
-    pub(crate) upstream: Option<Arc<Upstream>>,
-    /// `[llm.prices]`: what each model's tokens cost, for the trials' `cost_usd`.
-    pub(crate) prices: Arc<Prices>,
-    /// Shared by every trial; once spent, no further trial starts.
-    pub(crate) budget: Arc<Budget>,
-    /// How replays match and how much the gateways read (`[llm.replay]`, the byte limits).
-    pub(crate) rules: Arc<crate::gateway::Rules>,
-}
-
 /// Where and with what the trials run.
 pub(crate) struct Resources {
     /// How to start the harness of every trial.
@@ -86,7 +73,7 @@ pub(crate) struct Resources {
     /// harness calls no model (`run --oracle`), so no cassette is needed.
     pub(crate) cassettes: Option<std::path::PathBuf>,
     /// Where model answers come from, and the run's cost limit.
-    pub(crate) models: Models,
+    pub(crate) models: ModelAccess,
     /// The mock services the trials' worlds serve.
     pub(crate) catalogue: Arc<Catalogue>,
     /// Where the harness runs (`process` or `docker`).
@@ -105,7 +92,7 @@ struct Shared {
     judge: Arc<dyn crate::judge::Judge>,
     harness: HarnessLaunch,
     threshold: f64,
-    models: Models,
+    models: ModelAccess,
     recorder: Option<Recorder>,
 }
 
@@ -172,7 +159,7 @@ pub(crate) async fn execute(
             .iter()
             .map(|task| match (models.mode, &cassettes) {
                 (Mode::Replay, None) => Ok(Cassette {
-                    version: crate::gateway::cassette::VERSION,
+                    version: crate::llm::gateway::cassette::VERSION,
                     task_id: task.id.clone(),
                     trials: Vec::new(),
                 }),
@@ -229,7 +216,7 @@ pub(crate) async fn execute(
                         reason: format!(
                             "the cost limit of ${} was reached (${:.4} spent)",
                             shared.models.budget.limit().unwrap_or_default(),
-                            shared.models.budget.spent()
+                            shared.models.budget.spent().usd()
                         ),
                     }
                 } else {
@@ -327,7 +314,8 @@ pub(crate) async fn execute(
         k,
         backend: shared.sandbox.name(),
         interrupted,
-        cost_usd: shared.models.budget.spent(),
+        cost_usd: shared.models.budget.cost().usd(),
+        spent_usd: shared.models.budget.spent().usd(),
         gates: &options.gates,
         baseline: options.baseline.as_deref(),
         snapshots_changed: review.as_ref().is_some_and(Review::changed),

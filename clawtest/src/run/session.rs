@@ -9,11 +9,12 @@ use std::sync::Arc;
 use tokio::sync::watch;
 
 use super::partition::Partition;
-use super::{HarnessLaunch, Models, Reporter, Resources, RunOptions, RunSummary, Suite};
+use super::{HarnessLaunch, Reporter, Resources, RunOptions, RunSummary, Suite};
 use crate::config::Mode;
 use crate::config::{Config, ConfigError, Gates, ProviderConfig};
 use crate::discover::DiscoverError;
-use crate::gateway::{Budget, Endpoint, Prices, RetryPolicy, Upstream, UpstreamError};
+use crate::llm::ModelAccess;
+use crate::llm::gateway::{Budget, Endpoint, Prices, RetryPolicy, Upstream, UpstreamError};
 use crate::report::snapshots::{self, Review, UpdateMode};
 use crate::sandbox::Sandbox;
 use crate::services::Catalogue;
@@ -161,7 +162,7 @@ pub fn load_suite(
 /// shown, before the sandbox is asked to run anything.
 pub struct Prepared {
     suite: Suite,
-    models: Models,
+    models: ModelAccess,
     catalogue: Arc<Catalogue>,
     /// The variants that failed or were skipped (`--variants`), one line each.
     variant_notes: Vec<String>,
@@ -207,11 +208,11 @@ pub fn prepare(config: &Config, request: &Request) -> Result<Prepared, SessionEr
         let folder = cassettes(config, request);
         for task in &suite.tasks {
             // An unreadable cassette is replaced: recording is how it is fixed.
-            if let Ok(cassette) = crate::gateway::Cassette::load(&folder, &task.id)
+            if let Ok(cassette) = crate::llm::gateway::Cassette::load(&folder, &task.id)
                 && cassette.trials.len() > trials as usize
             {
                 return Err(SessionError::WouldShrink {
-                    path: crate::gateway::Cassette::path_for(&folder, &task.id),
+                    path: crate::llm::gateway::Cassette::path_for(&folder, &task.id),
                     recorded: cassette.trials.len(),
                     trials,
                 });
@@ -335,7 +336,11 @@ pub async fn execute(
             .snapshots
             .map(|mode| (config.root.join(snapshots::FOLDER), mode)),
     };
-    let judge = crate::judge::from_config(config);
+    let judge = crate::judge::with_costs(
+        config,
+        Arc::clone(&models.prices),
+        Arc::clone(&models.budget),
+    );
     let resources = Resources {
         harness: HarnessLaunch {
             command,
@@ -371,7 +376,7 @@ fn cassettes(config: &Config, request: &Request) -> PathBuf {
 
 /// The gateway side of the run: the provider client in `live`/`record` mode (keys read from
 /// the variables the configuration names), the price table and the cost limit.
-pub(crate) fn models(config: &Config, request: &Request) -> Result<Models, SessionError> {
+pub(crate) fn models(config: &Config, request: &Request) -> Result<ModelAccess, SessionError> {
     let llm = &config.llm;
     let mode = request.mode.unwrap_or(llm.mode);
     let upstream = match mode {
@@ -413,18 +418,18 @@ pub(crate) fn models(config: &Config, request: &Request) -> Result<Models, Sessi
             )?))
         }
     };
-    Ok(Models {
+    Ok(ModelAccess {
         mode,
         upstream,
         prices: Arc::new(Prices(llm.prices.clone())),
         budget: Arc::new(Budget::new(request.max_cost_usd.or(llm.max_cost_usd))),
         // The configuration's checks already tried every pattern.
-        rules: Arc::new(crate::gateway::Rules::from_config(llm).map_err(|message| {
-            ConfigError::Value {
+        rules: Arc::new(
+            crate::llm::gateway::Rules::from_config(llm).map_err(|message| ConfigError::Value {
                 origin: config.origin.clone(),
                 field: "llm.replay".into(),
                 message,
-            }
-        })?),
+            })?,
+        ),
     })
 }

@@ -11,9 +11,9 @@ use tokio::sync::{oneshot, watch};
 
 use crate::closed_loop::LoopError;
 use crate::config::{HarnessFile, Tier};
-use crate::gateway::{Cassette, Gateway, Recorder, TrialValues};
 use crate::grade;
 use crate::http::Listener;
+use crate::llm::gateway::{Cassette, Gateway, Recorder, TrialValues};
 use crate::report::events::TrialOutcome;
 use crate::sandbox::{
     CheckCommand, Endpoints, GATEWAY_SOCKET, HarnessSetup, Launch, SERVICES_SOCKET, Sandbox,
@@ -46,7 +46,7 @@ pub(crate) struct TrialContext<'a> {
     pub(crate) threshold: f64,
     /// Answers `llm_judge` components.
     pub(crate) judge: &'a dyn crate::judge::Judge,
-    pub(crate) models: &'a super::Models,
+    pub(crate) models: &'a crate::llm::ModelAccess,
     /// Set in record mode: where the trial's exchanges go.
     pub(crate) recorder: Option<&'a Recorder>,
 }
@@ -318,11 +318,9 @@ pub(super) fn gateway_error(
     trajectory: Option<Trajectory>,
 ) -> TrialOutcome {
     match gateway.failure() {
-        Some(failure @ crate::gateway::GatewayFailure::BudgetReached { .. }) => {
-            TrialOutcome::NotRun {
-                reason: failure.to_string(),
-            }
-        }
+        Some(failure) if failure.is_budget_reached() => TrialOutcome::NotRun {
+            reason: failure.to_string(),
+        },
         failure => TrialOutcome::Error {
             message: format!(
                 "model gateway ({}): {}",

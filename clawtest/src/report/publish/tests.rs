@@ -94,6 +94,7 @@ fn a_changed_snapshot_fails_the_status_every_output_is_written_with() {
         backend: "process",
         interrupted: false,
         cost_usd: 0.0,
+        spent_usd: 0.0,
         gates: &Gates::default(),
         baseline: None,
         snapshots_changed: review.changed(),

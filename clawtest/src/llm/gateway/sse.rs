@@ -216,7 +216,7 @@ mod tests {
                 .iter()
                 .any(|chunk| chunk["choices"][0]["finish_reason"] == "tool_calls")
         );
-        assert_eq!(crate::gateway::usage::of_events(&events).input, 5);
+        assert_eq!(crate::llm::gateway::usage::of_events(&events).input, 5);
     }
 
     #[test]
@@ -239,7 +239,7 @@ mod tests {
                 .iter()
                 .any(|p| p["delta"]["stop_reason"] == "tool_use")
         );
-        let tokens = crate::gateway::usage::of_events(&events);
+        let tokens = crate::llm::gateway::usage::of_events(&events);
         assert_eq!((tokens.input, tokens.output), (7, 3));
         assert!(events_of_whole("/v1/responses", &body).is_err());
     }

@@ -21,25 +21,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 use super::routes::{Route, RouteKind};
-
-/// Which wire format (and so which provider) a call speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Provider {
-    /// OpenAI chat completions (`/v1/chat/completions`), and what speaks them.
-    OpenAi,
-    /// Anthropic messages (`/v1/messages`).
-    Anthropic,
-}
-
-impl Provider {
-    /// The provider's name in the configuration (`[llm.openai]`, `[llm.anthropic]`).
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Provider::OpenAi => "openai",
-            Provider::Anthropic => "anthropic",
-        }
-    }
-}
+use crate::config::Provider;
 
 /// Where one provider is and how to authenticate to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -357,8 +339,8 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let model = std::sync::Arc::new(crate::gateway::scripted::ScriptedModel::new(
-            crate::gateway::scripted::Script {
+        let model = std::sync::Arc::new(crate::llm::gateway::scripted::ScriptedModel::new(
+            crate::llm::gateway::scripted::Script {
                 prompt_contains: None,
                 turns: vec![],
             },

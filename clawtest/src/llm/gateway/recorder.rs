@@ -75,7 +75,7 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gateway::cassette::{Interaction, RecordedRequest, RecordedResponse};
+    use crate::llm::gateway::cassette::{Interaction, RecordedRequest, RecordedResponse};
     use serde_json::json;
 
     fn recording(text: &str) -> TrialRecording {

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{ScriptTurn, ScriptedCall};
-use crate::gateway::sse::named;
+use crate::llm::gateway::sse::named;
 
 pub(super) struct Answer<'a> {
     pub(super) turn_index: usize,
@@ -51,7 +51,7 @@ impl Answer<'_> {
 
     /// The chat completion as the provider streams it (`sse.rs` makes the chunks).
     pub(super) fn openai_events(&self) -> Vec<String> {
-        crate::gateway::sse::events_of_whole("/v1/chat/completions", &self.openai())
+        crate::llm::gateway::sse::events_of_whole("/v1/chat/completions", &self.openai())
             .unwrap_or_default()
     }
 
@@ -88,7 +88,8 @@ impl Answer<'_> {
 
     /// The message as Anthropic streams it (`sse.rs` makes the events).
     pub(super) fn anthropic_events(&self) -> Vec<String> {
-        crate::gateway::sse::events_of_whole("/v1/messages", &self.anthropic()).unwrap_or_default()
+        crate::llm::gateway::sse::events_of_whole("/v1/messages", &self.anthropic())
+            .unwrap_or_default()
     }
 }
 

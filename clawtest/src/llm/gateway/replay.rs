@@ -13,12 +13,14 @@ use hyper::body::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::call_log::{Exchange, refuse};
+use super::call_log::{CallLog, refuse};
 use super::cassette::{Interaction, RecordedResponse};
+use super::exchange::Exchange;
+use super::failure::{FailureKind, GatewayFailure};
 use super::routes::Route;
-use super::server::{Gap, Gateway, GatewayFailure, Source};
+use super::server::{Gap, Gateway, Source};
 use super::sse;
-use super::upstream::Provider;
+use crate::config::Provider;
 use crate::http::{HttpRequest, HttpResponse, ResponseBody};
 
 impl Gateway {
@@ -72,83 +74,34 @@ impl Gateway {
             unreachable!("replay_call is called on replaying gateways only")
         };
         let mut state = self.lock();
-        let call = state.next_call;
-        state.next_call += 1;
+        let call = state.next_call();
         let request: Value = match serde_json::from_slice(body) {
             Ok(value) => value,
             Err(error) => {
-                let failure = GatewayFailure::NotJson {
-                    task_id: self.task_id.clone(),
-                    trial: self.trial,
+                let failure = self.failure_at(
                     call,
-                    message: error.to_string(),
-                };
+                    FailureKind::NotJson {
+                        message: error.to_string(),
+                    },
+                );
                 return Err(refuse(&mut state, call, route, Value::Null, failure));
             }
         };
         // The trial stops at its first failure: what follows is not compared (it would only
         // report the consequences of the first difference).
-        if let Some(first) = state.failure.clone() {
+        if let Some(first) = state.failure().cloned() {
             return Err(refuse(&mut state, call, route, request, first));
         }
-        let hidden = self.values.hide(&request, &mut state.learned);
-        let outcome = match script {
-            Err(Gap::NoTrial { recorded }) => Err(GatewayFailure::NoTrial {
-                task_id: self.task_id.clone(),
-                trial: self.trial,
-                recorded: *recorded,
-            }),
-            Err(Gap::NoCassette { message }) => Err(GatewayFailure::NoCassette {
-                task_id: self.task_id.clone(),
-                trial: self.trial,
-                call,
-                message: message.clone(),
-            }),
-            Ok(script) => match state.round {
-                None => match script.get(call) {
-                    None => Err(GatewayFailure::Exhausted {
-                        task_id: self.task_id.clone(),
-                        trial: self.trial,
-                        call,
-                        recorded: script.len(),
-                    }),
-                    Some(interaction) => self.matched(interaction, route, &hidden, call),
-                },
-                Some(round) => {
-                    let speaker = state.simulator;
-                    let of_round = || {
-                        script.iter().filter(move |interaction| {
-                            interaction.round.unwrap_or(1) == round
-                                && interaction.simulator == speaker
-                        })
-                    };
-                    let counter = state.replayed.entry((round, speaker)).or_default();
-                    let in_round = *counter;
-                    *counter += 1;
-                    match of_round().nth(in_round) {
-                        None => Err(GatewayFailure::RoundExhausted {
-                            task_id: self.task_id.clone(),
-                            trial: self.trial,
-                            round,
-                            speaker: match speaker {
-                                true => "the simulated user",
-                                false => "the harness",
-                            },
-                            call: in_round,
-                            recorded: of_round().count(),
-                        }),
-                        Some(interaction) => self.matched(interaction, route, &hidden, call),
-                    }
-                }
-            },
-        };
+        let hidden = self.values.hide(&request, state.learned());
+        let outcome = self.recorded(&mut state, script, route, &hidden, call);
+        let learned = state.learned().clone();
         let response = outcome.and_then(|response| {
             let response = RecordedResponse {
-                body: self.values.restore(&response.body, &state.learned),
+                body: self.values.restore(&response.body, &learned),
                 events: response.events.map(|events| {
                     events
                         .iter()
-                        .map(|event| self.values.restore_text(event, &state.learned))
+                        .map(|event| self.values.restore_text(event, &learned))
                         .collect()
                 }),
                 ..response
@@ -163,6 +116,7 @@ impl Gateway {
                     Exchange {
                         call,
                         path: route.path.clone(),
+                        simulator: route.simulator,
                         request,
                         response: response.clone(),
                     },
@@ -170,6 +124,69 @@ impl Gateway {
                 );
                 Ok(response)
             }
+        }
+    }
+
+    /// The recorded answer for call `call` (its request `hidden`, the trial's values as
+    /// placeholders): the next recorded call of the trial, or of the round and speaker in a
+    /// closed loop, if it matches; else why not.
+    fn recorded(
+        &self,
+        log: &mut CallLog,
+        script: &Result<Vec<Interaction>, Gap>,
+        route: &Route,
+        hidden: &Value,
+        call: usize,
+    ) -> Result<RecordedResponse, GatewayFailure> {
+        match script {
+            Err(Gap::NoTrial { recorded }) => Err(self.failure_at(
+                call,
+                FailureKind::NoTrial {
+                    recorded: *recorded,
+                },
+            )),
+            Err(Gap::NoCassette { message }) => Err(self.failure_at(
+                call,
+                FailureKind::NoCassette {
+                    message: message.clone(),
+                },
+            )),
+            Ok(script) => match log.round() {
+                None => match script.get(call) {
+                    None => Err(self.failure_at(
+                        call,
+                        FailureKind::Exhausted {
+                            recorded: script.len(),
+                        },
+                    )),
+                    Some(interaction) => self.matched(interaction, route, hidden, call),
+                },
+                Some(round) => {
+                    let speaker = route.simulator;
+                    let of_round = || {
+                        script.iter().filter(move |interaction| {
+                            interaction.round.unwrap_or(1) == round
+                                && interaction.simulator == speaker
+                        })
+                    };
+                    let in_round = log.next_in_round(round, speaker);
+                    match of_round().nth(in_round) {
+                        None => Err(self.failure_at(
+                            call,
+                            FailureKind::RoundExhausted {
+                                round,
+                                speaker: match speaker {
+                                    true => "the simulated user",
+                                    false => "the harness",
+                                },
+                                in_round,
+                                recorded: of_round().count(),
+                            },
+                        )),
+                        Some(interaction) => self.matched(interaction, route, hidden, call),
+                    }
+                }
+            },
         }
     }
 
@@ -195,12 +212,7 @@ impl Gateway {
             )
         };
         match difference {
-            Some(difference) => Err(GatewayFailure::Divergence {
-                task_id: self.task_id.clone(),
-                trial: self.trial,
-                call,
-                difference,
-            }),
+            Some(difference) => Err(self.failure_at(call, FailureKind::Divergence { difference })),
             None => Ok(interaction.response.clone()),
         }
     }
@@ -222,14 +234,9 @@ impl Gateway {
                 events: Some(events),
                 ..response
             }),
-            Err(message) => Err(GatewayFailure::Unrecordable {
-                task_id: self.task_id.clone(),
-                trial: self.trial,
-                call,
-                message: format!(
+            Err(message) => Err(self.failure_at(call, FailureKind::Unrecordable { message: format!(
                     "the request asks for a stream and the cassette holds a whole answer, which {message}; record the cassette again with streaming on"
-                ),
-            }),
+                ) })),
         }
     }
 

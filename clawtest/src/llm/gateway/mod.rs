@@ -11,12 +11,15 @@
 
 mod call_log;
 pub mod cassette;
+mod exchange;
+mod failure;
 mod forward;
 mod matching;
 mod placeholders;
 pub(crate) mod recorder;
 mod replay;
 pub(crate) mod routes;
+#[cfg(any(test, feature = "testing"))]
 pub mod scripted;
 pub(crate) mod server;
 mod sse;
@@ -29,7 +32,6 @@ mod tests;
 pub use cassette::{Cassette, CassetteError, Interaction};
 pub(crate) use placeholders::TrialValues;
 pub(crate) use recorder::Recorder;
-pub(crate) use routes::Route;
-pub(crate) use server::{Gateway, GatewayFailure, Rules};
+pub(crate) use server::{Gateway, Rules};
 pub use upstream::{Endpoint, RetryPolicy, Upstream, UpstreamError};
 pub use usage::{Budget, Prices};

@@ -4,7 +4,7 @@
 //! sends, counts as `/v1/...`); `GET /v1/models` goes to Anthropic when the request carries
 //! Anthropic's headers, else to OpenAI.
 
-use super::upstream::Provider;
+use crate::config::Provider;
 
 /// The model endpoints, with their provider.
 const CALLS: &[(&str, Provider)] = &[
@@ -23,6 +23,9 @@ pub(crate) struct Route {
     pub(crate) provider: Provider,
     /// A model call or the model list.
     pub(crate) kind: RouteKind,
+    /// The closed loop's simulated user asks ([`Route::for_simulator`]), not the harness: its
+    /// calls are logged, recorded and replayed as its own.
+    pub(crate) simulator: bool,
 }
 
 /// What a route is for.
@@ -58,6 +61,7 @@ impl Route {
                     Provider::OpenAi
                 },
                 kind: RouteKind::Models,
+                simulator: false,
             });
         }
         let Some((_, provider)) = CALLS.iter().find(|(call, _)| *call == path) else {
@@ -77,7 +81,16 @@ impl Route {
             path,
             provider: *provider,
             kind: RouteKind::Call,
+            simulator: false,
         })
+    }
+
+    /// The same route, asked by the closed loop's simulated user.
+    pub(crate) fn for_simulator(self) -> Route {
+        Route {
+            simulator: true,
+            ..self
+        }
     }
 }
 

@@ -8,13 +8,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
-use super::call_log::{not_served, refuse};
+use super::call_log::{CallLog, not_served, refuse};
 use super::cassette::{self, Interaction, TrialRecording};
+use super::failure::{FailureKind, GatewayFailure};
 use super::matching::Matcher;
 use super::placeholders::TrialValues;
 use super::routes::{Route, RouteKind};
@@ -25,157 +24,6 @@ use crate::trajectory::ModelCall;
 
 /// How long a trial's end waits for a stream the harness abandoned to finish recording.
 const SETTLE_LIMIT: Duration = Duration::from_secs(10);
-
-/// Why the gateway could not answer a call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
-pub(crate) enum GatewayFailure {
-    #[error(
-        "task `{task_id}` trial {trial}: the harness made model call {call} but the cassette records only {recorded} call(s) for this trial"
-    )]
-    Exhausted {
-        task_id: String,
-        trial: u32,
-        call: usize,
-        recorded: usize,
-    },
-    #[error(
-        "task `{task_id}` trial {trial} round {round}: {speaker} made model call {call} of the round but the cassette records only {recorded} such call(s) for this round"
-    )]
-    RoundExhausted {
-        task_id: String,
-        trial: u32,
-        round: u32,
-        /// `the harness` or `the simulated user`.
-        speaker: &'static str,
-        call: usize,
-        recorded: usize,
-    },
-    #[error(
-        "task `{task_id}` trial {trial}: the cassette has no recording for this trial (it records {recorded} trial(s))"
-    )]
-    NoTrial {
-        task_id: String,
-        trial: u32,
-        recorded: usize,
-    },
-    #[error("task `{task_id}` trial {trial} call {call}: {message}")]
-    NoCassette {
-        task_id: String,
-        trial: u32,
-        call: usize,
-        message: String,
-    },
-    #[error(
-        "task `{task_id}` trial {trial} call {call}: request diverges from the cassette: {difference}"
-    )]
-    Divergence {
-        task_id: String,
-        trial: u32,
-        call: usize,
-        difference: String,
-    },
-    #[error("task `{task_id}` trial {trial} call {call}: the request body is not JSON: {message}")]
-    NotJson {
-        task_id: String,
-        trial: u32,
-        call: usize,
-        message: String,
-    },
-    /// The answer cannot be recorded or replayed as the harness asked for it.
-    #[error("task `{task_id}` trial {trial} call {call}: {message}")]
-    Unrecordable {
-        task_id: String,
-        trial: u32,
-        call: usize,
-        message: String,
-    },
-    #[error("task `{task_id}` trial {trial} call {call}: {message}")]
-    Upstream {
-        task_id: String,
-        trial: u32,
-        call: usize,
-        message: String,
-    },
-    #[error(
-        "task `{task_id}` trial {trial} call {call}: the cost limit of ${limit} was reached (${spent} spent), so the call was not made"
-    )]
-    BudgetReached {
-        task_id: String,
-        trial: u32,
-        call: usize,
-        /// US dollars, as text (the failure compares whole; floats would not).
-        spent: String,
-        limit: String,
-    },
-    #[error(
-        "task `{task_id}` trial {trial} call {call}: model `{model}` has no price in [llm.prices], so the cost limit cannot be enforced"
-    )]
-    Unpriced {
-        task_id: String,
-        trial: u32,
-        call: usize,
-        model: String,
-    },
-}
-
-impl GatewayFailure {
-    /// The HTTP status the harness gets: 4xx for what no retry can change (the SDKs do not
-    /// retry it, and `x-should-retry: false` says so again), 502 for the provider, 429 for
-    /// the cost limit.
-    pub(super) fn status(&self) -> u16 {
-        match self {
-            GatewayFailure::Upstream { .. } => 502,
-            GatewayFailure::BudgetReached { .. } => 429,
-            _ => 400,
-        }
-    }
-}
-
-/// What a trial's gateway has seen so far, shared by its requests.
-#[derive(Debug)]
-pub(super) struct State {
-    pub(super) next_call: usize,
-    pub(super) calls: Vec<ModelCall>,
-    pub(super) recording: Vec<(usize, Interaction)>,
-    pub(super) failure: Option<GatewayFailure>,
-    /// Streams still being read from upstream (see [`Gateway::settle`]).
-    pub(super) streams: Vec<JoinHandle<()>>,
-    /// The trial's folder, once a request showed it (see `placeholders.rs`).
-    pub(super) learned: Option<String>,
-    /// The closed-loop round the calls belong to (`None`: a task without rounds).
-    pub(super) round: Option<u32>,
-    /// The calls replayed so far per (round, the simulator's or the harness's).
-    pub(super) replayed: std::collections::BTreeMap<(u32, bool), usize>,
-    /// The calls now are the closed loop's simulated user's (see [`Gateway::ask`]).
-    pub(super) simulator: bool,
-    /// Becomes true with the first failure: the trial is stopped there.
-    failed: watch::Sender<bool>,
-}
-
-impl Default for State {
-    fn default() -> State {
-        State {
-            next_call: 0,
-            calls: Vec::new(),
-            recording: Vec::new(),
-            failure: None,
-            streams: Vec::new(),
-            learned: None,
-            round: None,
-            replayed: std::collections::BTreeMap::new(),
-            simulator: false,
-            failed: watch::channel(false).0,
-        }
-    }
-}
-
-impl State {
-    /// Keeps `failure` unless an earlier one is kept, and asks for the trial to stop.
-    pub(super) fn fail(&mut self, failure: GatewayFailure) {
-        self.failure.get_or_insert(failure);
-        self.failed.send_replace(true);
-    }
-}
 
 /// Why a replaying gateway has nothing to answer with; told at the first model call, so a
 /// harness that never calls the model needs no cassette.
@@ -212,7 +60,7 @@ pub(crate) struct Gateway {
     /// The first path segment every request must start with (the trial's random token),
     /// when the gateway is reachable by other processes than the trial's harness.
     pub(super) token: Option<String>,
-    pub(super) state: Arc<Mutex<State>>,
+    log: Arc<Mutex<CallLog>>,
 }
 
 /// The run-wide rules of every trial's gateway: matching, and the limits on what it reads.
@@ -310,7 +158,7 @@ impl Gateway {
             rules: Arc::default(),
             values: Arc::default(),
             token: None,
-            state: Arc::default(),
+            log: Arc::default(),
         }
     }
 
@@ -341,97 +189,77 @@ impl Gateway {
 
     /// Every call answered or refused so far, in call order.
     pub(crate) fn calls(&self) -> Vec<ModelCall> {
-        let mut calls = self.lock().calls.clone();
-        calls.sort_by_key(|call| call.index);
-        calls
+        self.lock().calls()
     }
 
     /// Starts round `number` of a closed loop: its calls are recorded with that round, and
     /// replayed from that round's interactions only.
     pub(crate) fn begin_round(&self, number: u32) {
-        self.lock().round = Some(number);
-    }
-
-    /// Asks the model on the closed loop's simulated user's behalf (`simulator: llm`),
-    /// between two rounds: the call is answered as the harness's are (replayed, forwarded,
-    /// recorded, charged), marked as the simulator's. The answer's JSON body; a refused call
-    /// is also the gateway's failure.
-    pub(crate) async fn ask(&self, body: Value) -> Value {
-        let path = "/v1/chat/completions";
-        let Ok(route) = Route::of("POST", path, &[]) else {
-            return Value::Null;
-        };
-        let request = HttpRequest {
-            method: "POST".into(),
-            path: path.into(),
-            headers: vec![("content-type".into(), "application/json".into())],
-            body: body.to_string().into_bytes(),
-        };
-        self.lock().simulator = true;
-        let response = self.respond(route, request).await;
-        self.lock().simulator = false;
-        match response.body {
-            crate::http::ResponseBody::Whole(bytes) => {
-                serde_json::from_slice(&bytes).unwrap_or(Value::Null)
-            }
-            crate::http::ResponseBody::Chunks(_) => Value::Null,
-        }
+        self.lock().begin_round(number);
     }
 
     /// The first failure, if any call could not be answered.
     pub(crate) fn failure(&self) -> Option<GatewayFailure> {
-        self.lock().failure.clone()
+        self.lock().failure().cloned()
     }
 
     /// Becomes true at the first failure: the trial should stop there.
     pub(crate) fn failed(&self) -> watch::Receiver<bool> {
-        self.lock().failed.subscribe()
+        self.lock().failed()
     }
 
     /// The exchanges of this trial, in call order, for the cassette (empty unless recording).
     pub(crate) fn recording(&self) -> TrialRecording {
-        let mut recording = self.lock().recording.clone();
-        recording.sort_by_key(|(index, _)| *index);
-        TrialRecording {
-            interactions: recording
-                .into_iter()
-                .map(|(_, interaction)| interaction)
-                .collect(),
-        }
+        self.lock().recording()
     }
 
     /// Waits for streams still being read from upstream (a harness that hung up mid-stream
     /// leaves one), at most a few seconds each, so that the log and the recording are whole.
     pub(crate) async fn settle(&self) {
-        let streams = std::mem::take(&mut self.lock().streams);
+        let streams = self.lock().take_streams();
         for stream in streams {
             let _ = tokio::time::timeout(SETTLE_LIMIT, stream).await;
         }
     }
 
-    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, CallLog> {
         // A poisoned lock only means another request panicked; the log itself is still whole.
-        self.state
+        self.log
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// `kind` of failure at call `call` of this gateway's trial.
+    pub(super) fn failure_at(&self, call: usize, kind: FailureKind) -> GatewayFailure {
+        GatewayFailure {
+            task_id: self.task_id.clone(),
+            trial: self.trial,
+            call,
+            kind,
+        }
+    }
+
+    /// True when the calls are made to a provider, so they spend money (a replay spends none).
+    pub(super) fn spends(&self) -> bool {
+        matches!(self.source, Source::Upstream { .. })
+    }
+
     /// Answers a model call, in whichever mode the gateway is.
     pub(crate) async fn respond(&self, route: Route, request: HttpRequest) -> HttpResponse {
-        // Once the run's money is spent, no further call is made, even inside a running trial.
-        if self.budget.exhausted() {
-            let mut state = self.lock();
-            let call = state.next_call;
-            state.next_call += 1;
-            let failure = GatewayFailure::BudgetReached {
-                task_id: self.task_id.clone(),
-                trial: self.trial,
+        // Once the run's money is spent, no further call is made, even inside a running trial;
+        // a replayed call spends nothing and is still answered.
+        if self.spends() && self.budget.exhausted() {
+            let mut log = self.lock();
+            let call = log.next_call();
+            let failure = self.failure_at(
                 call,
-                spent: format!("{:.4}", self.budget.spent()),
-                limit: self.budget.limit().unwrap_or_default().to_string(),
-            };
+                FailureKind::BudgetReached {
+                    spent: format!("{:.4}", self.budget.spent().usd()),
+                    limit: self.budget.limit().unwrap_or_default().to_string(),
+                },
+            );
             let request_body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-            return refuse(&mut state, call, &route, request_body, failure);
+            return refuse(&mut log, call, &route, request_body, failure);
         }
         match &self.source {
             Source::Replay { .. } => self.replay_response(&route, &request),
@@ -479,7 +307,7 @@ impl Handler for Gateway {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gateway::cassette::{Cassette, RecordedRequest, RecordedResponse};
+    use crate::llm::gateway::cassette::{Cassette, RecordedRequest, RecordedResponse};
     use serde_json::json;
 
     fn cassette() -> Cassette {
@@ -523,9 +351,9 @@ mod tests {
         assert_eq!(status, 400);
         assert!(matches!(
             gateway.failure(),
-            Some(GatewayFailure::Exhausted {
+            Some(GatewayFailure {
                 call: 1,
-                recorded: 1,
+                kind: FailureKind::Exhausted { recorded: 1 },
                 ..
             })
         ));
@@ -561,7 +389,11 @@ mod tests {
         assert_eq!(status, 400);
         assert!(matches!(
             gateway.failure(),
-            Some(GatewayFailure::NoCassette { call: 0, .. })
+            Some(GatewayFailure {
+                call: 0,
+                kind: FailureKind::NoCassette { .. },
+                ..
+            })
         ));
     }
 
@@ -591,27 +423,24 @@ mod tests {
         gateway.answer("/v1/chat/completions", &ask("hello"));
         assert!(matches!(
             gateway.failure(),
-            Some(GatewayFailure::NoTrial {
+            Some(GatewayFailure {
                 trial: 2,
-                recorded: 1,
+                kind: FailureKind::NoTrial { recorded: 1 },
                 ..
             })
         ));
     }
 
     #[test]
-    fn a_budget_with_an_unpriced_model_fails_the_call() {
+    fn a_replay_under_a_limit_needs_no_price_since_it_spends_nothing() {
         let gateway = Gateway::replay(&cassette(), 0)
             .with_costs(Arc::default(), Arc::new(Budget::new(Some(1.0))));
-        gateway.answer("/v1/chat/completions", &ask("hello"));
-        assert!(matches!(
-            gateway.failure(),
-            Some(GatewayFailure::Unpriced { model, .. }) if model == "m"
-        ));
+        let (status, _) = gateway.answer("/v1/chat/completions", &ask("hello"));
+        assert_eq!((status, gateway.failure()), (200, None));
     }
 
     #[test]
-    fn priced_calls_are_charged_to_the_budget() {
+    fn replayed_calls_count_their_recorded_cost_but_spend_nothing() {
         let prices = Prices(std::collections::BTreeMap::from([(
             "m".to_string(),
             crate::config::Price {
@@ -624,7 +453,9 @@ mod tests {
             Gateway::replay(&cassette(), 0).with_costs(Arc::new(prices), Arc::clone(&budget));
         gateway.answer("/v1/chat/completions", &ask("hello"));
         assert_eq!(gateway.calls()[0].cost_usd, Some(10.0));
-        assert!(budget.exhausted());
+        assert_eq!((budget.cost().usd(), budget.spent().usd()), (10.0, 0.0));
+        // Recorded calls costing twice the limit do not reach it: the next replays too.
+        assert!(!budget.exhausted());
         assert_eq!(gateway.failure(), None);
     }
 }

@@ -10,13 +10,16 @@
 use std::sync::Arc;
 
 use http_body_util::BodyExt;
+use hyper::body::Incoming;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::call_log::{Exchange, error_answer, refuse};
+use super::call_log::{error_answer, refuse};
 use super::cassette::RecordedResponse;
+use super::exchange::Exchange;
+use super::failure::{FailureKind, GatewayFailure};
 use super::routes::{Route, RouteKind};
-use super::server::{Gateway, GatewayFailure, Source};
+use super::server::{Gateway, Source};
 use super::sse::EventSplitter;
 use super::upstream::{DROPPED_RESPONSE_HEADERS, Upstream};
 use crate::http::{HttpRequest, HttpResponse, ResponseBody};
@@ -31,20 +34,16 @@ impl Gateway {
         route: Route,
         request: HttpRequest,
     ) -> HttpResponse {
-        let call = {
-            let mut state = self.lock();
-            state.next_call += 1;
-            state.next_call - 1
-        };
+        let call = { self.lock().next_call() };
         let request_value = match serde_json::from_slice(&request.body) {
             Ok(value) => value,
             Err(error) if record => {
-                let failure = GatewayFailure::NotJson {
-                    task_id: self.task_id.clone(),
-                    trial: self.trial,
+                let failure = self.failure_at(
                     call,
-                    message: error.to_string(),
-                };
+                    FailureKind::NotJson {
+                        message: error.to_string(),
+                    },
+                );
                 return refuse(&mut self.lock(), call, &route, Value::Null, failure);
             }
             Err(_) => Value::String(String::from_utf8_lossy(&request.body).into()),
@@ -52,12 +51,12 @@ impl Gateway {
         let response = match upstream.send(&route, &request.headers, &request.body).await {
             Ok(response) => response,
             Err(error) => {
-                let failure = GatewayFailure::Upstream {
-                    task_id: self.task_id.clone(),
-                    trial: self.trial,
+                let failure = self.failure_at(
                     call,
-                    message: error.to_string(),
-                };
+                    FailureKind::Upstream {
+                        message: error.to_string(),
+                    },
+                );
                 return refuse(&mut self.lock(), call, &route, request_value, failure);
             }
         };
@@ -77,12 +76,13 @@ impl Gateway {
             header("content-type").is_some_and(|value| value.starts_with("text/event-stream"));
         // The gateway asks for no compression; an answer compressed anyway is not text.
         let encoding = header("content-encoding").filter(|value| value != "identity");
-        let (status, retried, mut body) = (response.status, response.retried, response.body);
+        let (status, retried, body) = (response.status, response.retried, response.body);
         let limit = self.rules.max_answer_bytes;
-        let path = route.path.clone();
+        let (path, simulator) = (route.path.clone(), route.simulator);
         let exchange = move |body: Value, events: Option<Vec<String>>| Exchange {
             call,
             path: path.clone(),
+            simulator,
             request: request_value.clone(),
             response: RecordedResponse {
                 status,
@@ -91,51 +91,22 @@ impl Gateway {
                 retried: retried.clone(),
             },
         };
-        let unrecordable = |message: String| GatewayFailure::Unrecordable {
-            task_id: self.task_id.clone(),
-            trial: self.trial,
-            call,
-            message,
-        };
+        let unrecordable =
+            |message: String| self.failure_at(call, FailureKind::Unrecordable { message });
         if let Some(encoding) = &encoding {
             self.lock().fail(unrecordable(format!(
                 "the provider answered with content-encoding `{encoding}` although none was asked for; a compressed answer cannot be logged or recorded"
             )));
         }
         if streamed {
-            let (sender, receiver) = mpsc::channel(64);
-            let gateway = self.clone();
             let too_large = unrecordable(format!(
                 "the streamed answer is over llm.max_answer_bytes ({limit} bytes): it was passed on but not kept"
             ));
-            let reader = tokio::spawn(async move {
-                let mut splitter = EventSplitter::default();
-                let mut size = 0usize;
-                while let Some(frame) = body.frame().await {
-                    let Ok(frame) = frame else { break };
-                    if let Ok(data) = frame.into_data() {
-                        size = size.saturating_add(data.len());
-                        if size <= limit {
-                            splitter.push(&data);
-                        }
-                        // The harness may have hung up; the stream is still read to the end
-                        // so that the log and the cassette are whole.
-                        let _ = sender.send(data).await;
-                    }
-                }
-                drop(sender);
-                let mut state = gateway.lock();
-                if size > limit {
-                    state.fail(too_large);
-                }
-                let events = splitter.finish();
-                gateway.log(&mut state, exchange(Value::Null, Some(events)), record);
-            });
-            self.lock().streams.push(reader);
+            let body = self.pass_stream(body, exchange(Value::Null, None), too_large, record);
             return HttpResponse {
                 status,
                 headers,
-                body: ResponseBody::Chunks(receiver),
+                body,
             };
         }
         let bytes = match http_body_util::Limited::new(body, limit).collect().await {
@@ -146,12 +117,7 @@ impl Gateway {
                 } else {
                     format!("reading the answer failed: {error}")
                 };
-                let failure = GatewayFailure::Upstream {
-                    task_id: self.task_id.clone(),
-                    trial: self.trial,
-                    call,
-                    message,
-                };
+                let failure = self.failure_at(call, FailureKind::Upstream { message });
                 let exchange = exchange(Value::Null, None);
                 return refuse(&mut self.lock(), call, &route, exchange.request, failure);
             }
@@ -174,6 +140,48 @@ impl Gateway {
             headers,
             body: ResponseBody::Whole(bytes.to_vec()),
         }
+    }
+
+    /// Passes a streamed answer on to the harness as it arrives, and (in a task of its own,
+    /// which reads the stream to its end even when the harness hung up) logs it as `exchange`
+    /// with its events, and records it when `record`; an answer over `llm.max_answer_bytes`
+    /// is passed on but not kept (`too_large`).
+    fn pass_stream(
+        &self,
+        mut body: Incoming,
+        exchange: Exchange,
+        too_large: GatewayFailure,
+        record: bool,
+    ) -> ResponseBody {
+        let (sender, receiver) = mpsc::channel(64);
+        let gateway = self.clone();
+        let limit = self.rules.max_answer_bytes;
+        let reader = tokio::spawn(async move {
+            let mut splitter = EventSplitter::default();
+            let mut size = 0usize;
+            while let Some(frame) = body.frame().await {
+                let Ok(frame) = frame else { break };
+                if let Ok(data) = frame.into_data() {
+                    size = size.saturating_add(data.len());
+                    if size <= limit {
+                        splitter.push(&data);
+                    }
+                    // The harness may have hung up; the stream is still read to the end so
+                    // that the log and the cassette are whole.
+                    let _ = sender.send(data).await;
+                }
+            }
+            drop(sender);
+            let mut log = gateway.lock();
+            if size > limit {
+                log.fail(too_large);
+            }
+            let mut exchange = exchange;
+            exchange.response.events = Some(splitter.finish());
+            gateway.log(&mut log, exchange, record);
+        });
+        self.lock().keep_stream(reader);
+        ResponseBody::Chunks(receiver)
     }
 
     /// `GET /v1/models`: in replay, the models of the recording; otherwise the provider's

@@ -1,13 +1,15 @@
 //! What model calls cost: token counts read from the answers (whole or streamed, both wire
 //! formats), prices per model from the configuration, and the run's [`Budget`] shared by
-//! every trial's gateway.
+//! every trial's gateway. A replayed call costs what it cost when it was recorded, but
+//! spends nothing: only money spent counts against the limit.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
 use crate::config::Price;
+use crate::llm::money::Money;
 
 /// Tokens of one call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -78,20 +80,25 @@ impl Prices {
     }
 
     /// The cost of a call to `model`, or `None` when the model has no price.
-    pub fn cost(&self, model: &str, tokens: Tokens) -> Option<f64> {
+    pub fn cost(&self, model: &str, tokens: Tokens) -> Option<Money> {
         self.of(model).map(|price| {
-            (tokens.input as f64 * price.input_per_million
-                + tokens.output as f64 * price.output_per_million)
-                / 1_000_000.0
+            Money::from_femtos(
+                Money::femtos(tokens.input, price.input_per_million)
+                    + Money::femtos(tokens.output, price.output_per_million),
+            )
         })
     }
 }
 
-/// The run's spending limit, shared by every trial.
+/// The run's money: what its priced calls cost (replayed ones at their recorded cost) and
+/// what it spent (calls a provider answered), with the limit on spending. Shared by every
+/// trial's gateway and the judge; sums of whole nano-dollars, the same in any order.
 #[derive(Debug)]
 pub struct Budget {
     limit_usd: Option<f64>,
-    spent_usd: Mutex<f64>,
+    limit: Option<Money>,
+    cost: AtomicU64,
+    spent: AtomicU64,
 }
 
 impl Budget {
@@ -99,7 +106,9 @@ impl Budget {
     pub fn new(limit_usd: Option<f64>) -> Budget {
         Budget {
             limit_usd,
-            spent_usd: Mutex::new(0.0),
+            limit: limit_usd.map(Money::from_usd),
+            cost: AtomicU64::new(0),
+            spent: AtomicU64::new(0),
         }
     }
 
@@ -108,27 +117,37 @@ impl Budget {
         self.limit_usd
     }
 
-    /// Counts a call's cost, in US dollars.
-    pub fn spend(&self, usd: f64) {
-        *self.lock() += usd;
+    /// Counts a call that cost `cost`; with `spent`, the money was spent now (a provider
+    /// answered), else the call was replayed and only its recorded cost is counted.
+    pub fn charge(&self, cost: Money, spent: bool) {
+        add(&self.cost, cost);
+        if spent {
+            add(&self.spent, cost);
+        }
     }
 
-    /// What the run's calls have cost so far, in US dollars.
-    pub fn spent(&self) -> f64 {
-        *self.lock()
+    /// What the run's priced calls cost so far, replayed ones included.
+    pub fn cost(&self) -> Money {
+        Money::from_nanos(self.cost.load(Ordering::SeqCst))
     }
 
-    /// True once the spending reached the limit: no further trial starts.
+    /// The money the run's calls spent so far (replayed calls spend none).
+    pub fn spent(&self) -> Money {
+        Money::from_nanos(self.spent.load(Ordering::SeqCst))
+    }
+
+    /// True once the spending reached the limit: no further call is made, no trial starts.
     pub fn exhausted(&self) -> bool {
-        self.limit_usd.is_some_and(|limit| self.spent() >= limit)
+        self.limit.is_some_and(|limit| self.spent() >= limit)
     }
+}
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, f64> {
-        // The total is a plain number: a panic elsewhere cannot leave it half-written.
-        self.spent_usd
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
+/// Adds `amount` to `total`, saturating (an integer sum: the same in any order).
+fn add(total: &AtomicU64, amount: Money) {
+    // `fetch_update` retries until no other call added in between; the closure never fails.
+    let _ = total.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |nanos| {
+        Some(nanos.saturating_add(amount.nanos()))
+    });
 }
 
 #[cfg(test)]
@@ -192,16 +211,19 @@ mod tests {
                 },
             )
             .unwrap();
-        assert!((cost - 5.0).abs() < 1e-9, "{cost}");
+        assert_eq!(cost.usd(), 5.0);
     }
 
     #[test]
-    fn a_budget_is_exhausted_at_its_limit() {
+    fn only_money_spent_counts_against_the_limit() {
         let budget = Budget::new(Some(1.0));
-        budget.spend(0.4);
+        budget.charge(Money::from_usd(5.0), false);
+        assert!(!budget.exhausted(), "a replayed call spends nothing");
+        budget.charge(Money::from_usd(0.4), true);
         assert!(!budget.exhausted());
-        budget.spend(0.6);
+        budget.charge(Money::from_usd(0.6), true);
         assert!(budget.exhausted());
+        assert_eq!((budget.cost().usd(), budget.spent().usd()), (6.0, 1.0));
         assert!(!Budget::new(None).exhausted());
     }
 }

@@ -23,8 +23,9 @@ use serde_json::{Value, json};
 use super::cassette::{
     Cassette, Interaction, RecordedRequest, RecordedResponse, TrialRecording, VERSION,
 };
+use super::failure::{FailureKind, GatewayFailure};
 use super::scripted::{Script, ScriptedModel};
-use super::{Endpoint, Gateway, GatewayFailure, RetryPolicy, Rules, TrialValues, Upstream};
+use super::{Endpoint, Gateway, RetryPolicy, Rules, TrialValues, Upstream};
 use crate::http::{Handler, HttpRequest, HttpResponse, Reply, ResponseBody};
 
 /// A served handler, stopped when dropped.
@@ -325,7 +326,11 @@ async fn a_divergence_is_a_400_the_sdks_do_not_retry_in_each_providers_error_sha
     );
     assert!(matches!(
         replaying.failure(),
-        Some(GatewayFailure::Divergence { call: 0, .. })
+        Some(GatewayFailure {
+            call: 0,
+            kind: FailureKind::Divergence { .. },
+            ..
+        })
     ));
 }
 
@@ -441,9 +446,11 @@ async fn a_closed_loops_calls_are_recorded_with_their_round_and_speaker_and_repl
     recording.begin_round(1);
     post(&recorder.url, "/v1/chat/completions", ask).await;
     recording.begin_round(2);
-    recording
-        .ask(serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "what next?"}]}))
-        .await;
+    crate::llm::client::ask_as_simulator(
+        &recording,
+        &serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "what next?"}]}),
+    )
+    .await;
     post(&recorder.url, "/v1/chat/completions", ask).await;
     let recorded = recording.recording();
     let tags: Vec<(Option<u32>, bool)> = recorded
@@ -476,10 +483,13 @@ async fn a_closed_loops_calls_are_recorded_with_their_round_and_speaker_and_repl
     assert!(
         matches!(
             replaying.failure(),
-            Some(GatewayFailure::RoundExhausted {
-                round: 1,
-                call: 1,
-                recorded: 1,
+            Some(GatewayFailure {
+                kind: FailureKind::RoundExhausted {
+                    round: 1,
+                    in_round: 1,
+                    recorded: 1,
+                    ..
+                },
                 ..
             })
         ),
@@ -495,9 +505,11 @@ async fn a_closed_loops_calls_are_recorded_with_their_round_and_speaker_and_repl
     replaying.begin_round(2);
     let (status, frames) = post(&replayer.url, "/v1/chat/completions", ask).await;
     assert_eq!(status, 200, "{frames:?}");
-    let simulated = replaying
-        .ask(serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "what next?"}]}))
-        .await;
+    let simulated = crate::llm::client::ask_as_simulator(
+        &replaying,
+        &serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "what next?"}]}),
+    )
+    .await;
     assert!(simulated["choices"].is_array(), "{simulated}");
     assert_eq!(replaying.failure(), None);
 }

@@ -443,7 +443,7 @@ mod tests {
             .filter_map(|value| value["delta"]["text"].as_str().map(str::to_string))
             .collect();
         assert_eq!(text, "All done now");
-        assert!(crate::gateway::usage::of_events(&events).output > 0);
+        assert!(crate::llm::gateway::usage::of_events(&events).output > 0);
         let openai = streamed(model().answer(
             "/v1/chat/completions",
             br#"{"model":"m","stream":true,"messages":[]}"#,
@@ -481,7 +481,7 @@ mod tests {
             br#"{"model":"m","input":[{"role":"user","content":"go"},{"type":"function_call","call_id":"c","name":"list_tasks","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"[]"}]}"#,
         ));
         assert_eq!(second["output"][0]["content"][0]["text"], "All done now");
-        assert!(crate::gateway::usage::of_body(&second).input > 0);
+        assert!(crate::llm::gateway::usage::of_body(&second).input > 0);
         let events = streamed(model().answer(
             "/v1/responses",
             br#"{"model":"m","stream":true,"input":"go"}"#,
@@ -496,7 +496,7 @@ mod tests {
                 .unwrap()
                 .starts_with("event: response.completed\n")
         );
-        assert!(crate::gateway::usage::of_events(&events).output > 0);
+        assert!(crate::llm::gateway::usage::of_events(&events).output > 0);
         let stateful = model().answer(
             "/v1/responses",
             br#"{"model":"m","previous_response_id":"resp_1","input":"go"}"#,

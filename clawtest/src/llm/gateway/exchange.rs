@@ -1,0 +1,105 @@
+//! An answered call on its way to the log ([`Exchange`]): its tokens read from the answer,
+//! priced from `[llm.prices]` and charged to the run's budget (as money spent when a provider
+//! answered it, at its recorded cost when it was replayed), and, when recording, kept for the
+//! cassette with the trial's own values as placeholders.
+
+use serde_json::Value;
+
+use super::call_log::CallLog;
+use super::cassette::{Interaction, RecordedRequest, RecordedResponse};
+use super::failure::FailureKind;
+use super::server::Gateway;
+use super::usage::{self, Tokens};
+use crate::llm::money::Money;
+use crate::trajectory::ModelCall;
+
+impl Gateway {
+    /// Logs an answered call (and records it when recording), counting its cost.
+    pub(super) fn log(&self, log: &mut CallLog, exchange: Exchange, record: bool) {
+        let Exchange {
+            call,
+            path,
+            simulator,
+            request,
+            response,
+        } = exchange;
+        let tokens = match &response.events {
+            Some(events) => usage::of_events(events),
+            None => usage::of_body(&response.body),
+        };
+        let model = request["model"].as_str().unwrap_or_default().to_string();
+        let cost_usd = self.cost(log, call, &model, tokens);
+        log.push_call(ModelCall {
+            index: call,
+            path: path.clone(),
+            request: request.clone(),
+            status: response.status,
+            response: response.body.clone(),
+            events: response.events.clone(),
+            retried: response.retried.clone(),
+            input_tokens: tokens.input,
+            output_tokens: tokens.output,
+            cost_usd,
+            simulator,
+        });
+        if record {
+            let round = log.round();
+            let learned = log.learned();
+            let body = self.values.hide(&request, learned);
+            let response = RecordedResponse {
+                body: self.values.hide(&response.body, learned),
+                events: response.events.map(|events| {
+                    events
+                        .iter()
+                        .map(|event| self.values.hide_text(event, learned))
+                        .collect()
+                }),
+                ..response
+            };
+            log.record(
+                call,
+                Interaction {
+                    request: RecordedRequest {
+                        path,
+                        body,
+                        whole: true,
+                    },
+                    response,
+                    round,
+                    simulator,
+                },
+            );
+        }
+    }
+
+    /// Prices a call and charges it to the budget: as money spent when a provider answered
+    /// it, as its recorded cost only when it was replayed. A model without a price fails the
+    /// call only when it spent money under a limit (a replay spends none).
+    fn cost(&self, log: &mut CallLog, call: usize, model: &str, tokens: Tokens) -> Option<f64> {
+        let cost = self.prices.cost(model, tokens);
+        let spends = self.spends();
+        match cost {
+            Some(money) => self.budget.charge(money, spends),
+            None if spends && self.budget.limit().is_some() => {
+                log.fail(self.failure_at(
+                    call,
+                    FailureKind::Unpriced {
+                        model: model.into(),
+                    },
+                ));
+            }
+            None => {}
+        }
+        cost.map(Money::usd)
+    }
+}
+
+/// One answered call on its way to the log.
+pub(super) struct Exchange {
+    pub(super) call: usize,
+    pub(super) path: String,
+    /// The closed loop's simulated user made the call, not the harness.
+    pub(super) simulator: bool,
+    pub(super) request: Value,
+    pub(super) response: RecordedResponse,
+}
