@@ -28,6 +28,8 @@ fn launch(trial: u32, sockets: &std::path::Path) -> Launch {
         mcp_config: "{}".into(),
         setup: Default::default(),
         files: Vec::new(),
+        // The trial's folder, removed with the socket folder.
+        folder: sockets.join("trial"),
         endpoints: Endpoints::Sockets {
             folder: sockets.to_path_buf(),
         },

@@ -254,6 +254,8 @@ fn probe_launch(task_id: &str, arguments: &[&str], sockets: &Path, timeout: Dura
         mcp_config: "{}".into(),
         setup: Default::default(),
         files: Vec::new(),
+        // The trial's folder, removed with the socket folder.
+        folder: sockets.join("trial"),
         endpoints: Endpoints::Sockets {
             folder: sockets.to_path_buf(),
         },

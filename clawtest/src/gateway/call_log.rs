@@ -43,14 +43,13 @@ impl Gateway {
             simulator: state.simulator,
         });
         if record {
-            let learned = &mut state.learned;
-            let body = self.values.hide(&request, learned);
+            let body = self.values.hide(&request);
             let response = RecordedResponse {
-                body: self.values.hide(&response.body, learned),
+                body: self.values.hide(&response.body),
                 events: response.events.map(|events| {
                     events
                         .iter()
-                        .map(|event| self.values.hide_text(event, learned))
+                        .map(|event| self.values.hide_text(event))
                         .collect()
                 }),
                 ..response

@@ -91,7 +91,7 @@ impl Gateway {
         if let Some(first) = state.failure.clone() {
             return Err(refuse(&mut state, call, route, request, first));
         }
-        let hidden = self.values.hide(&request, &mut state.learned);
+        let hidden = self.values.hide(&request);
         let outcome = match script {
             Err(Gap::NoTrial { recorded }) => Err(GatewayFailure::NoTrial {
                 task_id: self.task_id.clone(),
@@ -144,11 +144,11 @@ impl Gateway {
         };
         let response = outcome.and_then(|response| {
             let response = RecordedResponse {
-                body: self.values.restore(&response.body, &state.learned),
+                body: self.values.restore(&response.body),
                 events: response.events.map(|events| {
                     events
                         .iter()
-                        .map(|event| self.values.restore_text(event, &state.learned))
+                        .map(|event| self.values.restore_text(event))
                         .collect()
                 }),
                 ..response

@@ -140,8 +140,6 @@ pub(super) struct State {
     pub(super) failure: Option<GatewayFailure>,
     /// Streams still being read from upstream (see [`Gateway::settle`]).
     pub(super) streams: Vec<JoinHandle<()>>,
-    /// The trial's folder, once a request showed it (see `placeholders.rs`).
-    pub(super) learned: Option<String>,
     /// The closed-loop round the calls belong to (`None`: a task without rounds).
     pub(super) round: Option<u32>,
     /// The calls replayed so far per (round, the simulator's or the harness's).
@@ -160,7 +158,6 @@ impl Default for State {
             recording: Vec::new(),
             failure: None,
             streams: Vec::new(),
-            learned: None,
             round: None,
             replayed: std::collections::BTreeMap::new(),
             simulator: false,
@@ -572,7 +569,7 @@ mod tests {
         recorded.trials[0].interactions[0].response.body = json!({"choices": [{"message": {"role": "assistant", "content": "read {{trial_folder}}/workspace/a.txt"}}]});
         let values = TrialValues::default()
             .with_url("services_url", "http://127.0.0.1:4444")
-            .with_folder(std::path::Path::new("/tmp"), "clawtest-trial-");
+            .with_folder(std::path::Path::new("/tmp/clawtest-trial-Zz9"));
         let gateway = Gateway::replay(&recorded, 0).with_values(values);
         let (status, body) = gateway.answer(
             "/v1/chat/completions",

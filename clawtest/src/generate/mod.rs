@@ -229,7 +229,7 @@ pub async fn generate(
         cassettes: request.cassettes.clone(),
         ..Default::default()
     };
-    let models = crate::run::session::models(config, &session)?;
+    let models = crate::run::settings::models(config, &session)?;
     let cassettes = request
         .cassettes
         .clone()

@@ -136,6 +136,8 @@ mod tests {
             tools: "[]".into(),
             eval_tools: String::new(),
             files: Vec::new(),
+            // Never written to: an in-process harness has no folder.
+            folder: std::env::temp_dir(),
             endpoints: crate::sandbox::Endpoints::Loopback {
                 services_url: "http://127.0.0.1:1".into(),
                 gateway_url: "http://127.0.0.1:2".into(),

@@ -62,9 +62,7 @@ async fn run(
     mark: &str,
     mut interrupt: watch::Receiver<bool>,
 ) -> Result<Finished, SandboxError> {
-    // Named `TRIAL_FOLDER_PREFIX…` (scratch's prefix and "trial"): the gateway recognises the
-    // folder by that name to write it to cassettes as a placeholder.
-    let (folder, _fresh) = super::trial_folder(&launch).map_err(prepare_error)?;
+    let folder = launch.folder.clone();
     let control = folder.join("clawtest");
     let workspace = folder.join("workspace");
     let home = folder.join("home");
@@ -423,8 +421,10 @@ mod tests {
         text.iter().map(|word| word.to_string()).collect()
     }
 
-    /// A launch of `command` (task `task_id`), served nowhere, with `checks` to run after.
+    /// A launch of `command` (task `task_id`) in `folder`, served nowhere, with `checks` to
+    /// run after.
     fn launch(
+        folder: &tempfile::TempDir,
         task_id: &str,
         command: &[&str],
         timeout: Duration,
@@ -441,6 +441,7 @@ mod tests {
             mcp_config: String::new(),
             setup: Default::default(),
             files: Vec::new(),
+            folder: folder.path().to_path_buf(),
             endpoints: Endpoints::Loopback {
                 services_url: "http://127.0.0.1:9".into(),
                 gateway_url: "http://127.0.0.1:9".into(),
@@ -459,7 +460,9 @@ mod tests {
             command: words(command),
             timeout,
         };
+        let trial = tempfile::tempdir().unwrap();
         let launch = launch(
+            &trial,
             "checks",
             &["sh", "-c", "printf forty-two > answer.txt"],
             Duration::from_secs(30),
@@ -513,7 +516,9 @@ mod tests {
             timeout,
         };
         let started = format!("{escape} echo started; exec sleep 600");
+        let trial = tempfile::tempdir().unwrap();
         let mut launch = launch(
+            &trial,
             "escapes",
             &["sh", "-c", &started],
             Duration::from_millis(500),
@@ -545,7 +550,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_signal_that_ends_the_harness_is_recorded() {
+        let trial = tempfile::tempdir().unwrap();
         let launch = launch(
+            &trial,
             "crash",
             &["sh", "-c", "echo answer; kill -SEGV $$"],
             Duration::from_secs(30),

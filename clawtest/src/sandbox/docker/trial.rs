@@ -60,7 +60,7 @@ impl DockerSandbox {
                 message: "the docker backend needs the trial served on Unix sockets".into(),
             });
         };
-        let (folder, _fresh) = crate::sandbox::trial_folder(&launch).map_err(prepare_error)?;
+        let folder = launch.folder.clone();
         let control = folder.join("clawtest");
         let workspace = folder.join("workspace");
         for path in [&control, &workspace, &control.join("sockets")] {
