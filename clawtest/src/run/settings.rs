@@ -388,3 +388,74 @@ pub(crate) fn models(config: &Config, request: &Request) -> Result<Models, Sessi
         })?),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn config(text: &str) -> Config {
+        Config::from_text(text, Path::new("clawtest.toml"), PathBuf::from("/suite")).unwrap()
+    }
+
+    const RECORDING: &str = "[harness]\ncommand = [\"./agent\"]\n[llm]\nmode = \"record\"\n[llm.openai]\nbase_url = \"http://127.0.0.1:9\"\n";
+
+    fn resolve(config: &Config, request: &Request, backend: BackendKind) -> RunSettings {
+        let source = HarnessSource::of(request);
+        let models = models(config, request).unwrap();
+        RunSettings::resolve(config, request, source, models, backend).unwrap()
+    }
+
+    #[test]
+    fn the_oracle_replays_without_cassettes_whatever_the_mode_says() {
+        let config = config(RECORDING);
+        let request = Request {
+            oracle: Some(PathBuf::from("/bin/clawtest")),
+            mode: Some(Mode::Live),
+            ..Request::default()
+        };
+        let settings = resolve(&config, &request, BackendKind::Host);
+        assert_eq!(settings.models.mode, Mode::Replay);
+        assert!(settings.models.upstream.is_none());
+        assert_eq!(settings.cassettes, None);
+        assert_eq!(settings.harness.command, ["oracle-agent"]);
+        assert!(!settings.source.is_built());
+    }
+
+    #[test]
+    fn the_configured_harness_records_into_the_suites_cassettes() {
+        let config = config(RECORDING);
+        let settings = resolve(&config, &Request::default(), BackendKind::Host);
+        assert_eq!(settings.models.mode, Mode::Record);
+        assert!(settings.models.upstream.is_some());
+        assert_eq!(settings.cassettes, Some(config.cassettes()));
+        assert_eq!(
+            settings.harness.command,
+            config.harness_command().unwrap(),
+            "anchored at the suite root on the host"
+        );
+        assert_ne!(settings.harness.command, ["./agent"]);
+        assert!(settings.source.is_built());
+    }
+
+    #[test]
+    fn in_a_container_the_command_is_the_images() {
+        let config = config(RECORDING);
+        let settings = resolve(&config, &Request::default(), BackendKind::Container);
+        assert_eq!(settings.harness.command, ["./agent"]);
+    }
+
+    #[test]
+    fn an_in_process_harness_is_started_by_its_name_and_calls_models() {
+        let config = config("[llm]\nmode = \"replay\"\n");
+        let request = Request::default();
+        let models = models(&config, &request).unwrap();
+        let source = HarnessSource::InProcess("agent".into());
+        let settings =
+            RunSettings::resolve(&config, &request, source, models, BackendKind::Host).unwrap();
+        assert_eq!(settings.harness.command, ["agent"]);
+        assert_eq!(settings.cassettes, Some(config.cassettes()));
+        assert!(!settings.source.is_built());
+    }
+}
