@@ -43,7 +43,7 @@ fn launch(trial: u32, sockets: &std::path::Path) -> Launch {
 
 async fn one_trial(sandbox: &DockerSandbox, trial: u32) -> Duration {
     let sockets = tempfile::tempdir().expect("socket folder");
-    let (_keep, interrupt) = tokio::sync::watch::channel(false);
+    let interrupt = clawtest::interrupt::CancellationToken::new();
     let started = Instant::now();
     let finished = sandbox
         .run(launch(trial, sockets.path()), interrupt)

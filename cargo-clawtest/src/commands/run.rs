@@ -60,7 +60,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         // SIGTERM to clawtest) does not reach: the signals are taken over to end it.
         let stopped = runtime()?.block_on(async {
             let signals = interrupt::Signals::install().map_err(ExpectedError::Runtime)?;
-            let mut stopping = interrupt::escalate(
+            let stopping = interrupt::escalate(
                 signals.into_source(),
                 || async {},
                 |notice| match notice {
@@ -68,10 +68,10 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
                     Notice::Aborted => std::process::exit(i32::from(exit::interrupted())),
                 },
             );
-            session::build(&config, &mut stopping)
+            session::build(&config, &stopping)
                 .await
                 .map_err(ExpectedError::Session)?;
-            Ok::<bool, ExpectedError>(*stopping.borrow())
+            Ok::<bool, ExpectedError>(stopping.is_cancelled())
         })?;
         if stopped {
             eprintln!("the run stopped during the harness build: no trial ran");

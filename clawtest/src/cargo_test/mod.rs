@@ -10,7 +10,7 @@ pub mod libtest;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use crate::config::Mode;
 use crate::config::{Config, ConfigError, HarnessKind};
@@ -135,7 +135,7 @@ impl TaskRunner {
             filtered_out: 0,
         };
         // Nobody interrupts a test: the test runner kills the process instead.
-        let (_keep, interrupt) = watch::channel(false);
+        let interrupt = CancellationToken::new();
         let (summary, _) = runtime.block_on(run::executor::execute(
             suite, settings, resources, &mut Quiet, interrupt,
         ));
@@ -156,11 +156,10 @@ impl TaskRunner {
             {
                 Some(build) => runtime.block_on(async {
                     // Nothing interrupts a `cargo test` build but its time limit.
-                    let (_never, mut interrupt) = tokio::sync::watch::channel(false);
+                    let interrupt = CancellationToken::new();
                     let limit =
                         std::time::Duration::from_secs(self.config.harness.build_timeout_seconds);
-                    run::build::build_harness(&build, &self.config.root, limit, &mut interrupt)
-                        .await
+                    run::build::build_harness(&build, &self.config.root, limit, &interrupt).await
                 }),
                 None => Ok(()),
             }

@@ -60,7 +60,7 @@ fn run_all(
         .build()
         .map_err(|error| format!("cannot start a runtime for the commands: {error}"))?;
     // Nothing interrupts a proof: validate is not a run.
-    let (_keep, mut interrupt) = tokio::sync::watch::channel(false);
+    let interrupt = tokio_util::sync::CancellationToken::new();
     let mut runs = Vec::new();
     for command in planned {
         let check = CheckCommand {
@@ -74,7 +74,7 @@ fn run_all(
                 environment,
                 // The default cap on a command's output (`[limits] output_bytes`).
                 crate::config::LimitsConfig::default().output_bytes,
-                &mut interrupt,
+                &interrupt,
             ))
             .map_err(|error| error.to_string())?;
         let output = format!("{}{}", outcome.stdout, outcome.stderr);

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 /// Runs the configured `harness.build` command once, in `root`, before any trial. Its output
 /// goes to this process's stderr so the user sees a build as it happens. It runs in its own
@@ -12,7 +12,7 @@ pub(crate) async fn build_harness(
     command: &[String],
     root: &Path,
     timeout: std::time::Duration,
-    interrupt: &mut watch::Receiver<bool>,
+    interrupt: &CancellationToken,
 ) -> Result<(), String> {
     let Some((program, arguments)) = command.split_first() else {
         return Ok(());
@@ -45,7 +45,7 @@ pub(crate) async fn build_harness(
                 timeout.as_secs()
             ));
         }
-        () = crate::sandbox::process::interrupted(interrupt) => {
+        () = interrupt.cancelled() => {
             crate::sandbox::process::kill_group(group);
             let _ = child.wait().await;
             return Ok(());

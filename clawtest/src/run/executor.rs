@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::sync::{Semaphore, mpsc, watch};
+use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 
 use super::plan::{AnswerSource, Provisions, TrialPlan};
 use super::settings::{Models, RunOptions, RunSettings};
@@ -58,7 +59,7 @@ pub(crate) async fn execute(
     settings: RunSettings,
     resources: Resources,
     reporter: &mut dyn Reporter,
-    interrupt: watch::Receiver<bool>,
+    interrupt: CancellationToken,
 ) -> (RunSummary, Option<Review>) {
     let RunSettings {
         options,
@@ -102,7 +103,7 @@ pub(crate) async fn execute(
     let (mut trials, receiver) = schedule(&shared, k, jobs, &interrupt);
     let verdicts = collect(receiver, &shared, k, reporter).await;
     while trials.join_next().await.is_some() {}
-    let interrupted = *interrupt.borrow();
+    let interrupted = interrupt.is_cancelled();
     summarize(
         verdicts,
         invalid,
@@ -158,7 +159,7 @@ fn schedule(
     shared: &Arc<Shared>,
     k: u32,
     jobs: usize,
-    interrupt: &watch::Receiver<bool>,
+    interrupt: &CancellationToken,
 ) -> (JoinSet<()>, mpsc::UnboundedReceiver<Progress>) {
     let (sender, receiver) = mpsc::unbounded_channel();
     let permits = Arc::new(Semaphore::new(jobs));
@@ -190,15 +191,15 @@ async fn one(
     task: usize,
     trial: u32,
     permits: Arc<Semaphore>,
-    mut interrupt: watch::Receiver<bool>,
+    interrupt: CancellationToken,
     sender: &mpsc::UnboundedSender<Progress>,
 ) -> TrialOutcome {
     let permit = tokio::select! {
         permit = permits.acquire_owned() => permit.ok(),
-        () = crate::sandbox::process::interrupted(&mut interrupt) => None,
+        () = interrupt.cancelled() => None,
     };
     let budget = &shared.provisions.models.budget;
-    if permit.is_none() || *interrupt.borrow() {
+    if permit.is_none() || interrupt.is_cancelled() {
         return TrialOutcome::Interrupted;
     }
     if budget.exhausted() {

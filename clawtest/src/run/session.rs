@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use super::executor::Resources;
 use super::settings::{HarnessSource, Models, RunSettings, cassettes, models};
@@ -128,10 +128,7 @@ pub struct Executed {
 /// Runs `[harness] build`, if there is one. [`execute`] runs it unless the request says
 /// `no_build`; a harness built into its image (`harness.dockerfile`) needs it run before the
 /// image is built, that is before the backend is chosen.
-pub async fn build(
-    config: &Config,
-    interrupt: &mut watch::Receiver<bool>,
-) -> Result<(), SessionError> {
+pub async fn build(config: &Config, interrupt: &CancellationToken) -> Result<(), SessionError> {
     if let Some(build) = config.harness_build()? {
         let limit = std::time::Duration::from_secs(config.harness.build_timeout_seconds);
         super::build::build_harness(&build, &config.root, limit, interrupt)
@@ -149,7 +146,7 @@ pub async fn execute(
     prepared: Prepared,
     sandbox: Arc<dyn Sandbox>,
     reporter: &mut dyn Reporter,
-    mut interrupt: watch::Receiver<bool>,
+    interrupt: CancellationToken,
 ) -> Result<Executed, SessionError> {
     let Prepared {
         suite,
@@ -168,7 +165,7 @@ pub async fn execute(
     };
     let settings = RunSettings::resolve(config, request, source, models, sandbox.kind())?;
     if !request.no_build && settings.source.is_built() && !suite.tasks.is_empty() {
-        build(config, &mut interrupt).await?;
+        build(config, &interrupt).await?;
     }
     let judge = crate::judge::from_config(config);
     let resources = Resources {

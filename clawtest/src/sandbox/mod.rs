@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use crate::config::{FileBase, HarnessFile, TemplateValues};
 use crate::task::FileCopy;
@@ -350,9 +350,9 @@ pub trait Sandbox: Send + Sync {
         }
     }
 
-    /// Runs the harness to completion, the time limit, or `interrupt` becoming true, then
+    /// Runs the harness to completion, the time limit, or `interrupt` being cancelled, then
     /// the launch's checks. Leaves nothing running behind.
-    fn run(&self, launch: Launch, interrupt: watch::Receiver<bool>) -> Running<'_>;
+    fn run(&self, launch: Launch, interrupt: CancellationToken) -> Running<'_>;
 
     /// Ends at once everything this backend still has running (the second Ctrl-C, before
     /// the process exits without running destructors).

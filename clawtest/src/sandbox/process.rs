@@ -16,7 +16,8 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use tokio::process::Command;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 use super::capture::{self, Tail, read_tail};
 use super::{
@@ -40,7 +41,7 @@ impl Sandbox for ProcessSandbox {
         "process"
     }
 
-    fn run(&self, launch: Launch, interrupt: watch::Receiver<bool>) -> Running<'_> {
+    fn run(&self, launch: Launch, interrupt: CancellationToken) -> Running<'_> {
         Box::pin(async move {
             let mark = crate::http::random_token();
             let finished = run(launch, &mark, interrupt).await;
@@ -60,7 +61,7 @@ fn prepare_error(error: std::io::Error) -> SandboxError {
 async fn run(
     launch: Launch,
     mark: &str,
-    mut interrupt: watch::Receiver<bool>,
+    interrupt: CancellationToken,
 ) -> Result<Finished, SandboxError> {
     let folder = launch.folder.clone();
     let control = folder.join("clawtest");
@@ -150,7 +151,7 @@ async fn run(
         timed_out,
         stdout,
         stderr,
-    } = supervise(child, launch.timeout, cap, &mut interrupt).await?;
+    } = supervise(child, launch.timeout, cap, &interrupt).await?;
     kill_marked(mark);
     let duration = started.elapsed();
     let mut limits_reached = Vec::new();
@@ -165,7 +166,7 @@ async fn run(
     );
     let mut checks = Vec::with_capacity(launch.checks.len());
     for check in &launch.checks {
-        checks.push(run_check(check, &workspace, &environment, cap, &mut interrupt).await?);
+        checks.push(run_check(check, &workspace, &environment, cap, &interrupt).await?);
         kill_marked(mark);
     }
     let workspace = capture::snapshot(&workspace, &launch.limits, &mut limits_reached)
@@ -237,7 +238,7 @@ pub(crate) async fn run_check(
     workspace: &Path,
     environment: &[(std::ffi::OsString, std::ffi::OsString)],
     cap: usize,
-    interrupt: &mut watch::Receiver<bool>,
+    interrupt: &CancellationToken,
 ) -> Result<CheckOutcome, SandboxError> {
     let Some((program, arguments)) = check.command.split_first() else {
         return Ok(CheckOutcome {
@@ -302,7 +303,7 @@ async fn supervise(
     mut child: tokio::process::Child,
     timeout: Duration,
     cap: usize,
-    interrupt: &mut watch::Receiver<bool>,
+    interrupt: &CancellationToken,
 ) -> Result<Supervised, SandboxError> {
     let group = child.id();
     let (stop_stdout, stdout_stopped) = oneshot::channel::<()>();
@@ -320,7 +321,7 @@ async fn supervise(
             kill_group(group);
             child.wait().await.ok()
         }
-        () = interrupted(interrupt) => {
+        () = interrupt.cancelled() => {
             kill_group(group);
             let _ = child.wait().await;
             return Err(SandboxError::Interrupted);
@@ -355,13 +356,6 @@ async fn supervise(
         stdout,
         stderr,
     })
-}
-
-/// Completes when the run is interrupted; never, if nobody can interrupt it any more.
-pub(crate) async fn interrupted(interrupt: &mut watch::Receiver<bool>) {
-    if interrupt.wait_for(|stop| *stop).await.is_err() {
-        std::future::pending::<()>().await;
-    }
 }
 
 /// Kills a process group (a child started with `process_group(0)`, by its id).
@@ -476,7 +470,7 @@ mod tests {
                 check(&["/no/such/program"], Duration::from_secs(30)),
             ],
         );
-        let (_stop, interrupt) = watch::channel(false);
+        let interrupt = CancellationToken::new();
         let finished = ProcessSandbox.run(launch, interrupt).await.unwrap();
         assert_eq!(finished.exit.code, Some(0));
         assert_eq!(finished.checks.len(), 4);
@@ -531,7 +525,7 @@ mod tests {
             ],
         );
         launch.passthrough = vec![("PID_FILE".into(), pids.display().to_string())];
-        let (_stop, interrupt) = watch::channel(false);
+        let interrupt = CancellationToken::new();
         let finished = ProcessSandbox.run(launch, interrupt).await.unwrap();
         assert!(finished.exit.timed_out, "{:?}", finished.exit);
         assert_eq!(finished.stdout.trim(), "started");
@@ -558,7 +552,7 @@ mod tests {
             Duration::from_secs(30),
             Vec::new(),
         );
-        let (_stop, interrupt) = watch::channel(false);
+        let interrupt = CancellationToken::new();
         let finished = ProcessSandbox.run(launch, interrupt).await.unwrap();
         assert_eq!(finished.exit.code, None);
         assert_eq!(finished.exit.signal, Some(libc::SIGSEGV));

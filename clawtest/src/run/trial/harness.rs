@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use crate::closed_loop::Step;
 use crate::config::Mode;
@@ -35,7 +35,7 @@ pub(super) struct TrialHarness<'a> {
     pub(super) gateway: &'a Gateway,
     pub(super) world: &'a Arc<Mutex<World>>,
     pub(super) planned: &'a [PlannedCommand],
-    pub(super) interrupt: watch::Receiver<bool>,
+    pub(super) interrupt: CancellationToken,
     /// The launch of the first round; a later round changes its prompt and round only.
     pub(super) launch: Launch,
 }
@@ -76,14 +76,14 @@ impl TrialHarness<'_> {
     /// interrupt; a run that did not finish is the trial's outcome.
     async fn sandboxed(&self, launch: Launch) -> Result<Finished, TrialOutcome> {
         let gateway = self.gateway;
-        let (stop_trial, trial_interrupt) = watch::channel(false);
-        let (mut run_interrupt, mut failed) = (self.interrupt.clone(), gateway.failed());
+        // The trial stops at the run's interrupt (its token is the run's child) and at the
+        // gateway's first failure.
+        let trial_interrupt = self.interrupt.child_token();
+        let (stop_trial, mut failed) = (trial_interrupt.clone(), gateway.failed());
         let relay = tokio::spawn(async move {
-            tokio::select! {
-                () = crate::sandbox::process::interrupted(&mut run_interrupt) => {}
-                () = crate::sandbox::process::interrupted(&mut failed) => {}
+            if failed.wait_for(|failed| *failed).await.is_ok() {
+                stop_trial.cancel();
             }
-            let _ = stop_trial.send(true);
         });
         let finished = self.provisions.sandbox.run(launch, trial_interrupt).await;
         relay.abort();
@@ -91,7 +91,7 @@ impl TrialHarness<'_> {
         match finished {
             Ok(finished) => Ok(finished),
             Err(SandboxError::Interrupted)
-                if !*self.interrupt.borrow() && gateway.failure().is_some() =>
+                if !self.interrupt.is_cancelled() && gateway.failure().is_some() =>
             {
                 Err(gateway_error(gateway, self.provisions.models.mode, None))
             }

@@ -13,7 +13,7 @@ mod launch;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use self::endpoints::Opened;
 use self::harness::TrialHarness;
@@ -34,7 +34,7 @@ pub(crate) async fn run(
     plan: &TrialPlan,
     trial: u32,
     provisions: &Provisions,
-    interrupt: watch::Receiver<bool>,
+    interrupt: CancellationToken,
 ) -> TrialOutcome {
     let ready = match prepare(plan, trial, provisions).await {
         Ok(ready) => ready,

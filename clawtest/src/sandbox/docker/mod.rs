@@ -32,7 +32,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use bollard::Docker;
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use super::{BackendKind, Endpoints, Launch, Running, Sandbox, ServicesSeen};
 
@@ -139,7 +139,7 @@ impl Sandbox for DockerSandbox {
         }
     }
 
-    fn run(&self, launch: Launch, interrupt: watch::Receiver<bool>) -> Running<'_> {
+    fn run(&self, launch: Launch, interrupt: CancellationToken) -> Running<'_> {
         Box::pin(self.run_trial(launch, interrupt))
     }
 
