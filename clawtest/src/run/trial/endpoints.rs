@@ -129,3 +129,41 @@ impl Serving {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One token per trial, one scheme: both loopback URLs end in it, and the gateway and the
+    /// services are told the same.
+    #[tokio::test]
+    async fn on_loopback_both_endpoints_answer_under_the_trials_one_token() {
+        let opened = open(Transport::Loopback).await.unwrap();
+        let token = opened.token.clone().unwrap();
+        let Endpoints::Loopback {
+            services_url,
+            gateway_url,
+        } = &opened.endpoints
+        else {
+            panic!("{:?}", opened.endpoints);
+        };
+        for url in [services_url, gateway_url] {
+            assert!(url.ends_with(&format!("/{token}")), "{url}");
+        }
+        assert_ne!(services_url, gateway_url);
+    }
+
+    #[tokio::test]
+    async fn sockets_need_no_token_and_live_in_their_folder() {
+        let opened = open(Transport::Sockets).await.unwrap();
+        assert_eq!(opened.token, None);
+        let Endpoints::Sockets { folder } = &opened.endpoints else {
+            panic!("{:?}", opened.endpoints);
+        };
+        assert!(folder.join(SERVICES_SOCKET).exists());
+        assert!(folder.join(GATEWAY_SOCKET).exists());
+        let folder = folder.clone();
+        drop(opened);
+        assert!(!folder.exists(), "removed with the trial");
+    }
+}
