@@ -55,7 +55,8 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
     };
     // A harness built into its image is built before the image, which is built when the
     // backend is chosen.
-    if config.harness.dockerfile.is_some() && !request.no_build && request.oracle.is_none() {
+    let source = session::HarnessSource::of(&request);
+    if config.harness.dockerfile.is_some() && !request.no_build && source.is_built() {
         // The build runs in a process group of its own, which a terminal's Ctrl-C (or CI's
         // SIGTERM to clawtest) does not reach: the signals are taken over to end it.
         let stopped = runtime()?.block_on(async {
@@ -96,11 +97,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         .or_else(|| outputs.html.as_ref().map(|html| html.join("trajectories")));
     outputs.trajectories.extend(trajectories.clone());
     let executed = runtime()?.block_on(async {
-        // The oracle is clawtest's own code: it runs on the process backend.
-        let backend = match request.oracle {
-            Some(_) => Some(clawtest::config::BackendChoice::Process),
-            None => request.backend,
-        };
+        let backend = source.backend(request.backend);
         let chosen = select::choose(&config, backend)
             .await
             .map_err(ExpectedError::Backend)?;

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::executor::Resources;
-use super::settings::{HarnessSource, Models, RunSettings, cassettes, models};
-pub use super::settings::{Request, SessionError};
+pub use super::settings::{HarnessSource, Request, SessionError};
+use super::settings::{Models, RunSettings, cassettes, models};
 use super::suite::Suite;
 use crate::config::{Config, Mode};
 use crate::report::events::Reporter;

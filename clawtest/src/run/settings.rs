@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::partition::Partition;
 use crate::config::Mode;
-use crate::config::{Config, ConfigError, Gates, ProviderConfig};
+use crate::config::{BackendChoice, Config, ConfigError, Gates, ProviderConfig};
 use crate::discover::DiscoverError;
 use crate::gateway::{Budget, Endpoint, Prices, RetryPolicy, Upstream, UpstreamError};
 use crate::report::snapshots::{self, UpdateMode};
@@ -210,6 +210,15 @@ impl HarnessSource {
     /// recorded and no cassette is read, whatever `[llm]` or `--mode` says.
     pub fn calls_models(&self) -> bool {
         !matches!(self, HarnessSource::Oracle(_))
+    }
+
+    /// The backend a run of this harness asks for, given the one the command line chose: the
+    /// oracle is clawtest's own code and runs on the process backend.
+    pub fn backend(&self, chosen: Option<BackendChoice>) -> Option<BackendChoice> {
+        match self {
+            HarnessSource::Oracle(_) => Some(BackendChoice::Process),
+            HarnessSource::Configured | HarnessSource::InProcess(_) => chosen,
+        }
     }
 
     /// Whether `harness.build` builds this harness.
@@ -421,6 +430,15 @@ mod tests {
         assert_eq!(settings.cassettes, None);
         assert_eq!(settings.harness.command, ["oracle-agent"]);
         assert!(!settings.source.is_built());
+        assert_eq!(
+            settings.source.backend(Some(BackendChoice::Docker)),
+            Some(BackendChoice::Process),
+            "the oracle runs on the process backend"
+        );
+        assert_eq!(
+            HarnessSource::Configured.backend(Some(BackendChoice::Docker)),
+            Some(BackendChoice::Docker)
+        );
     }
 
     #[test]
