@@ -124,23 +124,10 @@ pub(crate) async fn run<H: Harness>(
             .await
             .map_err(LoopError::Round)?;
         elapsed += trajectory.duration;
-        let grade = crate::judge::grade_trajectory(
-            &supervised,
-            &trajectory,
-            setting.judge,
-            setting.threshold,
-        )
-        .await;
-        let grade = match grade {
-            Ok(grade) => grade,
-            Err(error) => {
-                return Err(LoopError::Message(
-                    error.to_string(),
-                    Some(Box::new(trajectory)),
-                ));
-            }
+        let supervision = match supervise(&setting, &supervised, &trajectory, number).await {
+            Ok(supervision) => supervision,
+            Err(message) => return Err(LoopError::Message(message, Some(Box::new(trajectory)))),
         };
-        let supervision = supervisor::supervise(task, grade, number);
         rounds.push(record(
             number,
             &message,
@@ -155,14 +142,12 @@ pub(crate) async fn run<H: Harness>(
         {
             best = Some((number, supervision.grade.clone()));
         }
-        let stop = match supervision.verdict {
-            Verdict::Pass => Some(StopReason::Passed),
-            Verdict::Fail => Some(StopReason::Unrecoverable),
-            Verdict::Continue if number >= feedback.max_rounds => Some(StopReason::MaxRounds),
-            Verdict::Continue if elapsed >= total_limit => Some(StopReason::TotalTime),
-            Verdict::Continue if harness.budget_exhausted() => Some(StopReason::CostBudget),
-            Verdict::Continue => None,
+        let spent = Spent {
+            rounds: number,
+            elapsed,
+            budget_exhausted: harness.budget_exhausted(),
         };
+        let stop = stop_reason(supervision.verdict, &feedback, spent, total_limit);
         if let Some(stop) = stop {
             break (stop, trajectory);
         }
@@ -203,6 +188,46 @@ pub(crate) async fn run<H: Harness>(
         best_round,
     });
     Ok(Outcome { grade, trajectory })
+}
+
+/// Grades round `number` as the supervisor sees the task (`supervised`) and decides; a judge
+/// that cannot answer is the loop's error.
+async fn supervise(
+    setting: &Setting<'_>,
+    supervised: &Task,
+    trajectory: &Trajectory,
+    number: u32,
+) -> Result<supervisor::Supervision, String> {
+    let grade =
+        crate::judge::grade_trajectory(supervised, trajectory, setting.judge, setting.threshold)
+            .await
+            .map_err(|error| error.to_string())?;
+    Ok(supervisor::supervise(setting.task, grade, number))
+}
+
+/// What the loop has used after a round.
+struct Spent {
+    rounds: u32,
+    elapsed: Duration,
+    budget_exhausted: bool,
+}
+
+/// Why the loop stops after a round with `verdict`, if it does: the verdict, else the most
+/// rounds, the total time, or the run's cost limit.
+fn stop_reason(
+    verdict: Verdict,
+    feedback: &Feedback,
+    spent: Spent,
+    total_limit: Duration,
+) -> Option<StopReason> {
+    match verdict {
+        Verdict::Pass => Some(StopReason::Passed),
+        Verdict::Fail => Some(StopReason::Unrecoverable),
+        Verdict::Continue if spent.rounds >= feedback.max_rounds => Some(StopReason::MaxRounds),
+        Verdict::Continue if spent.elapsed >= total_limit => Some(StopReason::TotalTime),
+        Verdict::Continue if spent.budget_exhausted => Some(StopReason::CostBudget),
+        Verdict::Continue => None,
+    }
 }
 
 /// The record of round `number`, asked with `message`; `calls_before` model calls were made
