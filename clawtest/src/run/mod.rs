@@ -1,6 +1,6 @@
-//! Running a suite, top-down: `settings` (one [`settings::RunSettings::resolve`] for `cargo
+//! Running a suite, top-down: `settings` (one `settings::RunSettings::resolve` for `cargo
 //! clawtest run`, `run --oracle` and a `cargo test` task test) → `plan` (a
-//! [`plan::TrialPlan`] per task: the catalogue with its own services, its tools, its commands,
+//! `plan::TrialPlan` per task: the catalogue with its own services, its tools, its commands,
 //! where its model answers come from) → `executor` (schedules every (task, trial), at most
 //! `jobs` at a time, aggregates each task's k trials into a verdict, summarizes, and reports
 //! as [`crate::report::events::Event`]s) → `trial/` (one trial: folder, endpoints, launch,

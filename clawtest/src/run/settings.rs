@@ -1,8 +1,8 @@
 //! A run's settings, resolved once from the configuration and the command line (a
 //! [`Request`]) for every way a run starts (`cargo clawtest run`, `cargo clawtest run
-//! --oracle`, a `cargo test` task test): the [`RunOptions`], the [`HarnessSource`] (the
+//! --oracle`, a `cargo test` task test): the `RunOptions`, the [`HarnessSource`] (the
 //! configured command, the oracle, or a Rust harness in-process: where the harness comes from
-//! is decided here and nowhere else), [`HarnessLaunch`] (how it starts), the [`Models`] (where
+//! is decided here and nowhere else), `HarnessLaunch` (how it starts), the `Models` (where
 //! model answers come from, at what price, within what budget) and the cassette folder.
 //! Everything that can stop a run before its first trial is a [`SessionError`].
 
