@@ -28,6 +28,8 @@ fn launch(trial: u32, sockets: &std::path::Path) -> Launch {
         mcp_config: "{}".into(),
         setup: Default::default(),
         files: Vec::new(),
+        // The trial's folder, removed with the socket folder.
+        folder: sockets.join("trial"),
         endpoints: Endpoints::Sockets {
             folder: sockets.to_path_buf(),
         },
@@ -41,7 +43,7 @@ fn launch(trial: u32, sockets: &std::path::Path) -> Launch {
 
 async fn one_trial(sandbox: &DockerSandbox, trial: u32) -> Duration {
     let sockets = tempfile::tempdir().expect("socket folder");
-    let (_keep, interrupt) = tokio::sync::watch::channel(false);
+    let interrupt = clawtest::interrupt::CancellationToken::new();
     let started = Instant::now();
     let finished = sandbox
         .run(launch(trial, sockets.path()), interrupt)

@@ -15,7 +15,7 @@ use std::time::Duration;
 use rustix::process::Signal;
 use tokio::signal::unix::{SignalKind, signal};
 
-use tokio::sync::watch;
+pub use tokio_util::sync::CancellationToken;
 
 /// How long the abort at the second signal may take before the process leaves anyway.
 const ABORT_GRACE: Duration = Duration::from_secs(10);
@@ -115,7 +115,7 @@ pub enum Notice {
 }
 
 /// Listens for `signal` on a task of its own (call it inside a tokio runtime) and returns the
-/// watch a run stops on: it turns true at the first signal. At the second, `abort` runs (for at
+/// token a run stops on: it is cancelled at the first signal. At the second, `abort` runs (for at
 /// most 10 s). `notify` hears each step as it happens. A signal source that fails
 /// (no handler could be installed) ends the listening: the run then simply cannot be
 /// interrupted.
@@ -123,7 +123,7 @@ pub fn escalate<Signal, Signalled, Abort, Aborting, Notify>(
     mut signal: Signal,
     abort: Abort,
     mut notify: Notify,
-) -> watch::Receiver<bool>
+) -> CancellationToken
 where
     Signal: FnMut() -> Signalled + Send + 'static,
     Signalled: Future<Output = std::io::Result<()>> + Send,
@@ -131,13 +131,14 @@ where
     Aborting: Future<Output = ()> + Send,
     Notify: FnMut(Notice) + Send + 'static,
 {
-    let (stop, stopping) = watch::channel(false);
+    let stopping = CancellationToken::new();
+    let stop = stopping.clone();
     tokio::spawn(async move {
         if signal().await.is_err() {
             return;
         }
         notify(Notice::Stopping);
-        let _ = stop.send(true);
+        stop.cancel();
         if signal().await.is_err() {
             return;
         }
@@ -182,29 +183,26 @@ mod tests {
     #[tokio::test]
     async fn the_first_signal_stops_the_run_and_the_second_aborts_then_says_so() {
         let (ctrl_c, signal) = fake_signal();
-        let notices = Arc::new(Mutex::new(Vec::new()));
+        let (heard, mut notices) = mpsc::unbounded_channel();
         let aborted = Arc::new(Mutex::new(false));
-        let (heard, seen_abort) = (Arc::clone(&notices), Arc::clone(&aborted));
-        let mut stopping = escalate(
+        let seen_abort = Arc::clone(&aborted);
+        let stopping = escalate(
             signal,
             move || async move { *seen_abort.lock().unwrap() = true },
-            move |notice| heard.lock().unwrap().push(notice),
+            move |notice| heard.send(notice).unwrap(),
         );
-        assert!(!*stopping.borrow());
+        assert!(!stopping.is_cancelled());
 
         ctrl_c.send(()).unwrap();
-        stopping.wait_for(|stop| *stop).await.unwrap();
-        assert_eq!(*notices.lock().unwrap(), [Notice::Stopping]);
+        stopping.cancelled().await;
+        assert_eq!(notices.recv().await, Some(Notice::Stopping));
         assert!(!*aborted.lock().unwrap(), "one Ctrl-C only stops");
 
         ctrl_c.send(()).unwrap();
-        // The listener ends once it has aborted: the watch's sender goes with it.
-        assert!(stopping.changed().await.is_err());
+        assert_eq!(notices.recv().await, Some(Notice::Aborted));
         assert!(*aborted.lock().unwrap());
-        assert_eq!(
-            *notices.lock().unwrap(),
-            [Notice::Stopping, Notice::Aborted]
-        );
+        // The listener ends once it has aborted: the notices' sender goes with it.
+        assert_eq!(notices.recv().await, None);
     }
 
     #[tokio::test]
@@ -226,15 +224,14 @@ mod tests {
     async fn without_a_signal_handler_the_run_is_never_stopped() {
         let (ctrl_c, signal) = fake_signal();
         drop(ctrl_c);
-        let notices = Arc::new(Mutex::new(Vec::new()));
-        let heard = Arc::clone(&notices);
-        let mut stopping = escalate(
+        let (heard, mut notices) = mpsc::unbounded_channel();
+        let stopping = escalate(
             signal,
             || async {},
-            move |notice| heard.lock().unwrap().push(notice),
+            move |notice: Notice| heard.send(notice).unwrap(),
         );
-        assert!(stopping.changed().await.is_err());
-        assert!(!*stopping.borrow());
-        assert!(notices.lock().unwrap().is_empty());
+        // The listener ended without a notice, and without stopping the run.
+        assert_eq!(notices.recv().await, None);
+        assert!(!stopping.is_cancelled());
     }
 }

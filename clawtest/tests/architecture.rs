@@ -147,23 +147,11 @@ fn the_check_sees_an_import_against_the_direction() {
 // ---------------------------------------------------------------------------------------------
 // No circles between the files of one module.
 //
-// Inside a module (a folder), its files are the nodes: `run/trial.rs`, `run/harness_run.rs`, a
-// sub-folder (`gateway/scripted/`) as one node. A file that names a sibling (by `super::x`,
+// Inside a module (a folder), its files are the nodes: `run/plan.rs`, `run/executor.rs`, a
+// sub-folder (`llm/gateway/`) as one node. A file that names a sibling (by `super::x`,
 // `self::x` in a `mod.rs`, or `crate::module::x`, in a `use` or in the body) depends on it; a
 // file deeper down counts as its ancestor among the siblings. The module's own `mod.rs` is its
 // face (it declares and re-exports its files) and no node. A circle of any length fails.
-
-/// The circles still allowed, each as its files (sorted). TEMPORARY: the listed circles are being
-/// removed on other branches of issue #27 (run/ by the `TrialPlan` work, gateway/ by the `llm/`
-/// work); the check fails when a listed circle no longer exists, so this list can only shrink.
-/// Never add to it.
-const ALLOWED_CIRCLES: &[&[&str]] = &[
-    // TEMPORARY (h-llm, issue #27): the gateway's state gets one owner.
-    &["gateway/call_log.rs", "gateway/server.rs"],
-    &["gateway/routes.rs", "gateway/upstream.rs"],
-    // TEMPORARY (h-run, issue #27): the trial becomes a `TrialPlan`.
-    &["run/harness_run.rs", "run/trial.rs"],
-];
 
 /// A module's path (`["run", "trial"]`) for a source file, `None` for the crate root.
 fn module_path(relative: &Path) -> Vec<String> {
@@ -446,29 +434,14 @@ fn no_circle_between_the_files_of_one_module() {
     // A reader that found no import would find no circle either.
     assert!(edges.len() > 50, "only {} dependencies found", edges.len());
     let found = circles(&edges);
-    let allowed: Vec<Vec<String>> = ALLOWED_CIRCLES
+    let found: Vec<String> = found
         .iter()
-        .map(|files| files.iter().map(|file| file.to_string()).collect())
-        .collect();
-    let new: Vec<String> = found
-        .iter()
-        .filter(|part| !allowed.contains(part))
         .map(|part| format!("src/{}", way_round(part, &edges).replace(" → ", " → src/")))
         .collect();
-    let gone: Vec<String> = allowed
-        .iter()
-        .filter(|part| !found.contains(part))
-        .map(|part| part.join(", "))
-        .collect();
     assert!(
-        new.is_empty(),
+        found.is_empty(),
         "files of one module import each other in a circle (each file imports the next):\n{}",
-        new.join("\n")
-    );
-    assert!(
-        gone.is_empty(),
-        "these circles of ALLOWED_CIRCLES no longer exist: remove them from the list:\n{}",
-        gone.join("\n")
+        found.join("\n")
     );
 }
 

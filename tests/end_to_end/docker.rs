@@ -269,6 +269,8 @@ fn probe_launch(task_id: &str, arguments: &[&str], sockets: &Path, timeout: Dura
         mcp_config: "{}".into(),
         setup: Default::default(),
         files: Vec::new(),
+        // The trial's folder, removed with the socket folder.
+        folder: sockets.join("trial"),
         endpoints: Endpoints::Sockets {
             folder: sockets.to_path_buf(),
         },
@@ -300,7 +302,7 @@ fn a_harness_cannot_open_an_outside_connection_but_reaches_its_ports() {
     let runtime = runtime();
     let sandbox = sandbox(ready, &runtime);
     let sockets = tempfile::tempdir().expect("socket folder");
-    let (_stop, interrupt) = tokio::sync::watch::channel(false);
+    let interrupt = clawtest::interrupt::CancellationToken::new();
     // 192.0.2.1 is TEST-NET-1: an address, so no DNS is involved.
     let outside = runtime
         .block_on(sandbox.run(
@@ -450,7 +452,7 @@ fn a_harness_past_its_limit_is_killed_and_its_container_removed() {
     let runtime = runtime();
     let sandbox = sandbox(ready, &runtime);
     let sockets = tempfile::tempdir().expect("socket folder");
-    let (_stop, interrupt) = tokio::sync::watch::channel(false);
+    let interrupt = clawtest::interrupt::CancellationToken::new();
     let finished = runtime
         .block_on(sandbox.run(
             probe_launch(
@@ -601,7 +603,7 @@ fn checks_run_in_the_finished_container() {
     let runtime = runtime();
     let sandbox = sandbox(ready, &runtime);
     let sockets = tempfile::tempdir().expect("socket folder");
-    let (_stop, interrupt) = tokio::sync::watch::channel(false);
+    let interrupt = clawtest::interrupt::CancellationToken::new();
     let mut launch = probe_launch(
         "checks-probe",
         &["write", "answer.txt", "forty-two"],
@@ -693,7 +695,7 @@ fn links_planted_in_the_container_are_not_followed_and_the_read_back_folder_is_r
     let Some(ready) = ready() else { return };
     let runtime = runtime();
     let sandbox = sandbox(ready, &runtime);
-    let (_stop, interrupt) = tokio::sync::watch::channel(false);
+    let interrupt = clawtest::interrupt::CancellationToken::new();
     let sockets = tempfile::tempdir().expect("socket folder");
     // Before: the host read the link and put its own environment (the real key) in the output.
     let planted = runtime

@@ -55,12 +55,13 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
     };
     // A harness built into its image is built before the image, which is built when the
     // backend is chosen.
-    if config.harness.dockerfile.is_some() && !request.no_build && request.oracle.is_none() {
+    let source = session::HarnessSource::of(&request);
+    if config.harness.dockerfile.is_some() && !request.no_build && source.is_built() {
         // The build runs in a process group of its own, which a terminal's Ctrl-C (or CI's
         // SIGTERM to clawtest) does not reach: the signals are taken over to end it.
         let stopped = runtime()?.block_on(async {
             let signals = interrupt::Signals::install().map_err(ExpectedError::Runtime)?;
-            let mut stopping = interrupt::escalate(
+            let stopping = interrupt::escalate(
                 signals.into_source(),
                 || async {},
                 |notice| match notice {
@@ -68,10 +69,10 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
                     Notice::Aborted => std::process::exit(i32::from(exit::interrupted())),
                 },
             );
-            session::build(&config, &mut stopping)
+            session::build(&config, &stopping)
                 .await
                 .map_err(ExpectedError::Session)?;
-            Ok::<bool, ExpectedError>(*stopping.borrow())
+            Ok::<bool, ExpectedError>(stopping.is_cancelled())
         })?;
         if stopped {
             eprintln!("the run stopped during the harness build: no trial ran");
@@ -96,11 +97,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         .or_else(|| outputs.html.as_ref().map(|html| html.join("trajectories")));
     outputs.trajectories.extend(trajectories.clone());
     let executed = runtime()?.block_on(async {
-        // The oracle is clawtest's own code: it runs on the process backend.
-        let backend = match request.oracle {
-            Some(_) => Some(clawtest::config::BackendChoice::Process),
-            None => request.backend,
-        };
+        let backend = source.backend(request.backend);
         let chosen = select::choose(&config, backend)
             .await
             .map_err(ExpectedError::Backend)?;

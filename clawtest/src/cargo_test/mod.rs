@@ -1,7 +1,7 @@
 //! Tasks as ordinary Rust tests: the runtime behind `clawtest::main!` (a libtest-compatible
 //! `harness = false` target, `libtest`, behind the `libtest` feature) and
 //! `#[clawtest::suite]` (one `#[test]` per task file, [`run_task_file`]). Both run one task's k
-//! trials through the executor (`run::execute`) and turn its [`Verdict`] into a test result: pass
+//! trials through the executor (`run::executor::execute`), with the settings every run resolves and turn its [`Verdict`] into a test result: pass
 //! only on pass^k, otherwise a failure whose message is the grade breakdown.
 
 #[cfg(feature = "libtest")]
@@ -10,13 +10,15 @@ pub mod libtest;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use crate::config::Mode;
 use crate::config::{Config, ConfigError, HarnessKind};
 use crate::report::events::{Event, Reporter};
 use crate::results::{Verdict, VerdictStatus};
-use crate::run::{self, HarnessLaunch, Resources, RunOptions, Suite};
+use crate::run::executor::Resources;
+use crate::run::settings::{self, HarnessSource, Request, RunSettings, SessionError};
+use crate::run::{self, Suite};
 use crate::rust_harness::{InProcessSandbox, RustHarness};
 use crate::sandbox::Sandbox;
 use crate::sandbox::process::ProcessSandbox;
@@ -90,9 +92,9 @@ impl TaskRunner {
             .enable_all()
             .build()
             .map_err(|error| Failure(format!("cannot start a tokio runtime: {error}")))?;
-        let (command, sandbox): (Vec<String>, Arc<dyn Sandbox>) = match &self.harness {
+        let (source, sandbox): (HarnessSource, Arc<dyn Sandbox>) = match &self.harness {
             Some(harness) => (
-                vec![harness.name().to_string()],
+                HarnessSource::InProcess(harness.name().to_string()),
                 Arc::new(InProcessSandbox::new(harness.clone())),
             ),
             None if self.config.harness.kind == HarnessKind::Rust => {
@@ -101,51 +103,28 @@ impl TaskRunner {
                     self.config.origin
                 )));
             }
-            None => {
-                let command = self.config.harness_command().map_err(config_failure)?;
-                self.build(&runtime)?;
-                (command, Arc::new(ProcessSandbox))
-            }
+            None => (HarnessSource::Configured, Arc::new(ProcessSandbox)),
         };
-        let passthrough = self
-            .config
-            .harness
-            .env
-            .iter()
-            .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
-            .collect();
         let k = self.trials.unwrap_or(self.config.run.trials).max(1);
-        let options = RunOptions {
-            trials: k,
-            jobs: k as usize,
-            pass_threshold: self.config.run.pass_threshold,
-            gates: Default::default(),
-            baseline: None,
-            // A task test snapshots through insta itself (`SnapshotHook`), not the CLI's folder.
-            snapshots: None,
+        // A task test snapshots through insta itself (`SnapshotHook`), not the CLI's folder,
+        // and is judged by its verdict, not by the run's gates.
+        let request = Request {
+            trials: Some(k),
+            jobs: Some(k as usize),
+            ..Request::default()
         };
-        let models = crate::run::session::models(&self.config, &Default::default())
-            .map_err(|error| Failure(error.to_string()))?;
-        let judge = crate::judge::with_costs(
-            &self.config,
-            Arc::clone(&models.prices),
-            Arc::clone(&models.budget),
-        );
+        let settings = settings::models(&self.config, &request).and_then(|models| {
+            RunSettings::resolve(&self.config, &request, source, models, sandbox.kind())
+        });
+        let settings = settings.map_err(|error| match error {
+            SessionError::Config(error) => config_failure(error),
+            error => Failure(error.to_string()),
+        })?;
+        if settings.source.is_built() {
+            self.build(&runtime)?;
+        }
+        let judge = settings.judge(&self.config);
         let resources = Resources {
-            harness: HarnessLaunch {
-                command,
-                passthrough,
-                tier: self.config.harness.tier,
-                success_exit_codes: self.config.harness.success_exit_codes.clone(),
-                limits: self.config.limits,
-                model: self.config.harness.model.clone(),
-                files: self
-                    .config
-                    .harness_files()
-                    .map_err(|error| Failure(error.to_string()))?,
-            },
-            cassettes: Some(self.config.cassettes()),
-            models,
             catalogue: Arc::clone(&self.catalogue),
             sandbox,
             judge: judge.clone(),
@@ -156,9 +135,9 @@ impl TaskRunner {
             filtered_out: 0,
         };
         // Nobody interrupts a test: the test runner kills the process instead.
-        let (_keep, interrupt) = watch::channel(false);
-        let (summary, _) = runtime.block_on(run::execute(
-            suite, &options, resources, &mut Quiet, interrupt,
+        let interrupt = CancellationToken::new();
+        let (summary, _) = runtime.block_on(run::executor::execute(
+            suite, settings, resources, &mut Quiet, interrupt,
         ));
         let verdict = summary
             .verdicts
@@ -177,10 +156,10 @@ impl TaskRunner {
             {
                 Some(build) => runtime.block_on(async {
                     // Nothing interrupts a `cargo test` build but its time limit.
-                    let (_never, mut interrupt) = tokio::sync::watch::channel(false);
+                    let interrupt = CancellationToken::new();
                     let limit =
                         std::time::Duration::from_secs(self.config.harness.build_timeout_seconds);
-                    run::build_harness(&build, &self.config.root, limit, &mut interrupt).await
+                    run::build::build_harness(&build, &self.config.root, limit, &interrupt).await
                 }),
                 None => Ok(()),
             }

@@ -103,10 +103,8 @@ pub(crate) async fn run<H: Harness>(
     let total_limit = feedback
         .total_timeout
         .unwrap_or_else(|| round_limit.saturating_mul(feedback.max_rounds));
-    // The trial's folder, kept from one round to the next and removed at the end.
-    let folder = crate::sandbox::scratch::folder("trial").map_err(|error| {
-        LoopError::Message(format!("could not make the trial's folder: {error}"), None)
-    })?;
+    // Every round is graded as the supervisor sees the task: with its checkpoints.
+    let supervised = supervisor::supervised_task(task);
     let mut rounds: Vec<Round> = Vec::new();
     let mut conversation = String::new();
     let mut message = setting.prompt.to_string();
@@ -119,7 +117,6 @@ pub(crate) async fn run<H: Harness>(
         let timeout = round_limit.min(total_limit.saturating_sub(elapsed));
         let setup = RoundSetup {
             number,
-            folder: folder.path().to_path_buf(),
             conversation: conversation.clone(),
         };
         let trajectory = harness
@@ -127,32 +124,17 @@ pub(crate) async fn run<H: Harness>(
             .await
             .map_err(LoopError::Round)?;
         elapsed += trajectory.duration;
-        let requests = supervisor::plan(task, &trajectory);
-        let answers = match crate::judge::answer_all(setting.judge, &requests).await {
-            Ok(answers) => answers,
-            Err(error) => {
-                return Err(LoopError::Message(
-                    error.to_string(),
-                    Some(Box::new(trajectory)),
-                ));
-            }
+        let supervision = match supervise(&setting, &supervised, &trajectory, number).await {
+            Ok(supervision) => supervision,
+            Err(message) => return Err(LoopError::Message(message, Some(Box::new(trajectory)))),
         };
-        let supervision =
-            supervisor::supervise(task, &trajectory, &answers, setting.threshold, number);
-        rounds.push(Round {
+        rounds.push(record(
             number,
-            message: message.clone(),
-            verdict: supervision.verdict,
-            score: supervision.grade.final_score,
-            missing: supervision
-                .handoff
-                .missing
-                .iter()
-                .map(|missing| missing.name.clone())
-                .collect(),
-            duration_ms: trajectory.duration.as_millis() as u64,
-            model_calls: trajectory.model_calls.len().saturating_sub(calls_before),
-        });
+            &message,
+            &supervision,
+            &trajectory,
+            calls_before,
+        ));
         calls_before = trajectory.model_calls.len();
         if best
             .as_ref()
@@ -160,47 +142,26 @@ pub(crate) async fn run<H: Harness>(
         {
             best = Some((number, supervision.grade.clone()));
         }
-        let stop = match supervision.verdict {
-            RoundVerdict::Pass => Some(StopReason::Passed),
-            RoundVerdict::Fail => Some(StopReason::Unrecoverable),
-            RoundVerdict::Continue if number >= feedback.max_rounds => Some(StopReason::MaxRounds),
-            RoundVerdict::Continue if elapsed >= total_limit => Some(StopReason::TotalTime),
-            RoundVerdict::Continue if harness.budget_exhausted() => Some(StopReason::CostBudget),
-            RoundVerdict::Continue => None,
+        let spent = Spent {
+            rounds: number,
+            elapsed,
+            budget_exhausted: harness.budget_exhausted(),
         };
+        let stop = stop_reason(supervision.verdict, &feedback, spent, total_limit);
         if let Some(stop) = stop {
             break (stop, trajectory);
         }
         // The follow-up belongs to the next round: the llm simulator's call is recorded there.
         harness.begin_round(number + 1);
-        let next = match feedback.simulator {
-            SimulatorKind::Template => {
-                simulator::template(&feedback.messages, &supervision.handoff, number + 1)
-            }
-            SimulatorKind::Llm => {
-                let request = simulator::request(
-                    feedback
-                        .model
-                        .as_deref()
-                        .or(setting.model)
-                        .unwrap_or(simulator::DEFAULT_MODEL),
-                    feedback.persona.as_deref().unwrap_or_default(),
-                    &task.prompt,
-                    &trajectory.output,
-                    &supervision.handoff,
-                );
-                let answer = match harness.ask_simulator_model(request).await {
-                    Ok(answer) => answer,
-                    Err(error) => return Err(LoopError::Round(error)),
-                };
-                match simulator::reply(&answer) {
-                    Ok(text) => text,
-                    Err(error) => {
-                        return Err(LoopError::Message(error, Some(Box::new(trajectory))));
-                    }
-                }
-            }
-        };
+        let next = follow_up(
+            &setting,
+            &feedback,
+            harness,
+            number + 1,
+            &trajectory,
+            &supervision,
+        )
+        .await?;
         if next.is_empty() {
             break (StopReason::EmptyFeedback, trajectory);
         }
@@ -227,6 +188,111 @@ pub(crate) async fn run<H: Harness>(
         best_round,
     });
     Ok(Outcome { grade, trajectory })
+}
+
+/// Grades round `number` as the supervisor sees the task (`supervised`) and decides; a judge
+/// that cannot answer is the loop's error.
+async fn supervise(
+    setting: &Setting<'_>,
+    supervised: &Task,
+    trajectory: &Trajectory,
+    number: u32,
+) -> Result<supervisor::Supervision, String> {
+    let grade =
+        crate::judge::grade_trajectory(supervised, trajectory, setting.judge, setting.threshold)
+            .await
+            .map_err(|error| error.to_string())?;
+    Ok(supervisor::supervise(setting.task, grade, number))
+}
+
+/// What the loop has used after a round.
+struct Spent {
+    rounds: u32,
+    elapsed: Duration,
+    budget_exhausted: bool,
+}
+
+/// Why the loop stops after a round with `verdict`, if it does: the verdict, else the most
+/// rounds, the total time, or the run's cost limit.
+fn stop_reason(
+    verdict: RoundVerdict,
+    feedback: &Feedback,
+    spent: Spent,
+    total_limit: Duration,
+) -> Option<StopReason> {
+    match verdict {
+        RoundVerdict::Pass => Some(StopReason::Passed),
+        RoundVerdict::Fail => Some(StopReason::Unrecoverable),
+        RoundVerdict::Continue if spent.rounds >= feedback.max_rounds => {
+            Some(StopReason::MaxRounds)
+        }
+        RoundVerdict::Continue if spent.elapsed >= total_limit => Some(StopReason::TotalTime),
+        RoundVerdict::Continue if spent.budget_exhausted => Some(StopReason::CostBudget),
+        RoundVerdict::Continue => None,
+    }
+}
+
+/// The record of round `number`, asked with `message`; `calls_before` model calls were made
+/// before it.
+fn record(
+    number: u32,
+    message: &str,
+    supervision: &supervisor::Supervision,
+    trajectory: &Trajectory,
+    calls_before: usize,
+) -> Round {
+    Round {
+        number,
+        message: message.to_string(),
+        verdict: supervision.verdict,
+        score: supervision.grade.final_score,
+        missing: supervision
+            .handoff
+            .missing
+            .iter()
+            .map(|missing| missing.name.clone())
+            .collect(),
+        duration_ms: trajectory.duration.as_millis() as u64,
+        model_calls: trajectory.model_calls.len().saturating_sub(calls_before),
+    }
+}
+
+/// The simulated user's message for round `next` (empty: nothing more to say), from the
+/// handoff only: the template's, or the llm simulator's answer through the trial's gateway.
+async fn follow_up<H: Harness>(
+    setting: &Setting<'_>,
+    feedback: &Feedback,
+    harness: &mut H,
+    next: u32,
+    trajectory: &Trajectory,
+    supervision: &supervisor::Supervision,
+) -> Result<String, LoopError<H::Error>> {
+    match feedback.simulator {
+        SimulatorKind::Template => Ok(simulator::template(
+            &feedback.messages,
+            &supervision.handoff,
+            next,
+        )),
+        SimulatorKind::Llm => {
+            let request = simulator::request(
+                feedback
+                    .model
+                    .as_deref()
+                    .or(setting.model)
+                    .unwrap_or(simulator::DEFAULT_MODEL),
+                feedback.persona.as_deref().unwrap_or_default(),
+                &setting.task.prompt,
+                &trajectory.output,
+                &supervision.handoff,
+            );
+            let answer = harness
+                .ask_simulator_model(request)
+                .await
+                .map_err(LoopError::Round)?;
+            simulator::reply(&answer)
+                .map_err(|error| LoopError::Message(error, Some(Box::new(trajectory.clone()))))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,16 +1,14 @@
-//! The hidden supervisor: grades a round on the World's audit and the output so far, with the
-//! task's checkpoints as components beside its scoring components (the `llm_judge` rubrics
-//! through the judge, with their hidden references), and decides `pass`, `continue` or
-//! `fail`. Pure: the judge's answers come in, as they do for [`crate::grade::grade`].
+//! The hidden supervisor: a round is graded on the World's audit and the output so far as the
+//! [`supervised_task`], the task's checkpoints as components beside its scoring components
+//! (the `llm_judge` rubrics through the judge, with their hidden references); from that grade
+//! it decides `pass`, `continue` or `fail`. Pure: the round's grade comes in.
 //!
 //! What it returns splits along the information barrier: [`Supervision::grade`] (every
 //! component's reason: the rationale) stays with the harness's host; only
 //! [`Supervision::handoff`] may reach the simulated user.
 
-use crate::grade::judge::{JudgeAnswers, JudgeRequest};
-use crate::grade::{self, Grade};
+use crate::grade::Grade;
 use crate::task::{Check, Component, Task};
-use crate::trajectory::Trajectory;
 use crate::trajectory::rounds::RoundVerdict;
 
 /// What the supervisor decided about one round.
@@ -77,23 +75,11 @@ pub(crate) fn supervised_task(task: &Task) -> Task {
     supervised
 }
 
-/// The judge requests a round needs (its `llm_judge` components and checkpoints).
-pub(crate) fn plan(task: &Task, trajectory: &Trajectory) -> Vec<JudgeRequest> {
-    grade::judge::plan(&supervised_task(task), trajectory)
-}
-
-/// Grades round `round` and decides: `pass` when the grade passed, `fail` when a safety check
-/// was violated (no later round can undo a forbidden call), else `continue`. A checkpoint not
-/// met is named to the simulator from its round (`after_turn`) on; before, it is `pending`.
-pub(crate) fn supervise(
-    task: &Task,
-    trajectory: &Trajectory,
-    answers: &JudgeAnswers,
-    threshold: f64,
-    round: u32,
-) -> Supervision {
-    let supervised = supervised_task(task);
-    let grade = grade::grade(&supervised, trajectory, answers, threshold);
+/// Decides round `round` of `task` from its `grade` (the [`supervised_task`]'s): `pass` when
+/// the grade passed, `fail` when a safety check was violated (no later round can undo a
+/// forbidden call), else `continue`. A checkpoint not met is named to the simulator from its
+/// round (`after_turn`) on; before, it is `pending`.
+pub(crate) fn supervise(task: &Task, grade: Grade, round: u32) -> Supervision {
     let recoverable = grade.violations.is_empty();
     let verdict = if grade.passed {
         RoundVerdict::Pass

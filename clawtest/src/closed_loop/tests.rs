@@ -134,10 +134,9 @@ async fn a_pass_in_round_two_stops_there_and_is_the_trials_grade() {
     assert_eq!(rounds.rounds[0].missing, vec!["said_omega".to_string()]);
     assert!(outcome.grade.passed);
     assert_eq!(rounds.status(outcome.grade.passed), LoopStatus::Pass);
-    // Round 2 was given the template's message, the conversation so far and the same folder.
+    // Round 2 was given the template's message and the conversation so far.
     let (first, second) = (&harness.seen[0], &harness.seen[1]);
     assert_eq!(second.1, "This is not done yet: said omega.");
-    assert_eq!(first.0.folder, second.0.folder);
     assert_eq!(first.0.conversation, "");
     assert_eq!(
         second.0.conversation,

@@ -149,14 +149,14 @@ pub enum Mode {
 }
 
 impl std::str::FromStr for Mode {
-    type Err = super::sections::UnknownChoice;
+    type Err = super::choice::UnknownChoice;
 
     fn from_str(text: &str) -> Result<Mode, Self::Err> {
         match text {
             "live" => Ok(Mode::Live),
             "record" => Ok(Mode::Record),
             "replay" => Ok(Mode::Replay),
-            other => Err(super::sections::UnknownChoice {
+            other => Err(super::choice::UnknownChoice {
                 value: other.to_owned(),
                 kind: "mode",
                 choices: "live, record or replay",

@@ -7,6 +7,7 @@
 //! judge, the sandbox, the gateway) is built by those modules.
 
 mod check;
+mod choice;
 mod harness_command;
 mod harness_files;
 mod llm;
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use miette::{Diagnostic, NamedSource, SourceSpan};
 
+pub use choice::UnknownChoice;
 pub use harness_files::{
     FileBase, HarnessFile, Placeholder, Template, TemplateError, TemplateValues,
 };
@@ -25,7 +27,7 @@ use sections::RawConfig;
 pub use sections::{
     BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, GenerateConfig,
     HarnessConfig, HarnessKind, JudgeConfig, LimitsConfig, ReportConfig, RunConfig, Tier,
-    UnknownChoice, ValidateConfig,
+    ValidateConfig,
 };
 
 /// The file name looked for in the current directory and its ancestors.

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use super::choice::UnknownChoice;
 use super::llm::{LlmConfig, Provider};
 use crate::difficulty::Difficulty;
 
@@ -257,18 +258,6 @@ impl std::str::FromStr for BackendChoice {
             }),
         }
     }
-}
-
-/// A word on the command line that is none of its option's choices.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{value}` is not a {kind}: use {choices}")]
-pub struct UnknownChoice {
-    /// What was written.
-    pub value: String,
-    /// What it should have been (`backend`, `mode`).
-    pub kind: &'static str,
-    /// The choices, in words.
-    pub choices: &'static str,
 }
 
 /// `[validate]`: what `cargo clawtest validate` checks beyond the structure of each task.

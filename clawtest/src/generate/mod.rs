@@ -161,7 +161,7 @@ fn model_for(config: &Config, request: &Request) -> Result<Model, GenerateError>
         cassettes: request.cassettes.clone(),
         ..Default::default()
     };
-    let models = crate::run::session::models(config, &session)?;
+    let models = crate::run::settings::models(config, &session)?;
     let cassettes = request
         .cassettes
         .clone()

@@ -14,9 +14,12 @@ use serde::{Deserialize, Serialize};
 pub(crate) mod http;
 
 use crate::config::{Config, Provider};
+use crate::grade::Grade;
 use crate::grade::judge::{JudgeAnswer, JudgeAnswers, JudgeRequest};
 use crate::llm::gateway::upstream::RetryPolicy;
 use crate::llm::gateway::{Budget, Prices};
+use crate::task::Task;
+use crate::trajectory::Trajectory;
 
 /// Why a judge could not answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -169,6 +172,21 @@ pub(crate) fn with_costs(
         }
     };
     Arc::new(CachedJudge::new(config.root.join(&section.cache), inner))
+}
+
+/// Grades `trajectory` against `task`: plans the judge requests of its `llm_judge`
+/// components, has `judge` answer them, and grades with the answers (the one "judge, then
+/// grade" of a trial, a closed loop's round and a re-grade). A judge that cannot answer is the
+/// error: never a default score.
+pub(crate) async fn grade_trajectory(
+    task: &Task,
+    trajectory: &Trajectory,
+    judge: &dyn Judge,
+    threshold: f64,
+) -> Result<Grade, JudgeError> {
+    let requests = crate::grade::judge::plan(task, trajectory);
+    let answers = answer_all(judge, &requests).await?;
+    Ok(crate::grade::grade(task, trajectory, &answers, threshold))
 }
 
 /// Asks the judge every request, in order; the first failure is the trial's error.

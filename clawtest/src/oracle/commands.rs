@@ -85,7 +85,7 @@ fn run_all(
         .build()
         .map_err(CommandsError::Runtime)?;
     // Nothing interrupts a proof: validate is not a run.
-    let (_keep, mut interrupt) = tokio::sync::watch::channel(false);
+    let interrupt = tokio_util::sync::CancellationToken::new();
     let mut runs = Vec::new();
     for command in planned {
         let check = CheckCommand {
@@ -98,7 +98,7 @@ fn run_all(
             environment,
             // The default cap on a command's output (`[limits] output_bytes`).
             crate::config::LimitsConfig::default().output_bytes,
-            &mut interrupt,
+            &interrupt,
         ))?;
         let output = format!("{}{}", outcome.stdout, outcome.stderr);
         let cut = output.len().saturating_sub(OUTPUT_TAIL);

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use super::plan;
 use crate::sandbox::process::ProcessSandbox;
@@ -78,7 +78,7 @@ impl Sandbox for OracleSandbox {
         "process"
     }
 
-    fn run(&self, mut launch: Launch, interrupt: watch::Receiver<bool>) -> Running<'_> {
+    fn run(&self, mut launch: Launch, interrupt: CancellationToken) -> Running<'_> {
         let plan = self.plans.get(&launch.task_id).cloned();
         Box::pin(async move {
             let path = match plan {

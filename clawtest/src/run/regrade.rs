@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::{Config, ConfigError, DEFAULT_PASS_THRESHOLD};
-use crate::grade::{self, Grade};
-use crate::judge::{Judge, JudgeError, NoJudge};
+use crate::grade::Grade;
+use crate::judge::{Judge, JudgeError, NoJudge, grade_trajectory};
 use crate::services::Catalogue;
 use crate::task::{InvalidTask, Task};
 use crate::trajectory::{Trajectory, from_clawenvkit};
@@ -199,16 +199,14 @@ pub async fn grade_one(
         Some(cached) => cached.as_ref(),
         None => &NoJudge,
     };
-    let requests = grade::judge::plan(&task, &trajectory);
-    let answers = crate::judge::answer_all(judge, &requests).await?;
-    let warnings = cached
-        .map(|cached| cached.take_warnings())
-        .unwrap_or_default();
     let threshold = task
         .pass_threshold
         .or(config.map(|config| config.run.pass_threshold))
         .unwrap_or(DEFAULT_PASS_THRESHOLD);
-    let grade = grade::grade(&task, &trajectory, &answers, threshold);
+    let grade = grade_trajectory(&task, &trajectory, judge, threshold).await?;
+    let warnings = cached
+        .map(|cached| cached.take_warnings())
+        .unwrap_or_default();
     Ok(GradedOne {
         task,
         grade,
@@ -233,15 +231,9 @@ async fn one(
                 trajectory.task_id
             )
         })?;
-    let requests = grade::judge::plan(task, &trajectory);
-    let answers = crate::judge::answer_all(judge, &requests)
+    let threshold = task.pass_threshold.unwrap_or(default_threshold);
+    let grade = grade_trajectory(task, &trajectory, judge, threshold)
         .await
         .map_err(|error| format!("{}: {error}", path.display()))?;
-    let grade = grade::grade(
-        task,
-        &trajectory,
-        &answers,
-        task.pass_threshold.unwrap_or(default_threshold),
-    );
     Ok((trajectory, grade))
 }

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use super::{Env, RustHarness};
 use crate::sandbox::{Finished, Launch, Running, Sandbox, SandboxError};
@@ -31,7 +31,7 @@ impl Sandbox for InProcessSandbox {
         "in-process"
     }
 
-    fn run(&self, launch: Launch, interrupt: watch::Receiver<bool>) -> Running<'_> {
+    fn run(&self, launch: Launch, interrupt: CancellationToken) -> Running<'_> {
         Box::pin(run(self.harness.clone(), launch, interrupt))
     }
 }
@@ -39,7 +39,7 @@ impl Sandbox for InProcessSandbox {
 async fn run(
     harness: RustHarness,
     launch: Launch,
-    mut interrupt: watch::Receiver<bool>,
+    interrupt: CancellationToken,
 ) -> Result<Finished, SandboxError> {
     if !launch.files.is_empty() {
         return Err(SandboxError::Prepare {
@@ -79,7 +79,7 @@ async fn run(
             running.abort();
             (None, true)
         }
-        () = crate::sandbox::process::interrupted(&mut interrupt) => {
+        () = interrupt.cancelled() => {
             running.abort();
             return Err(SandboxError::Interrupted);
         }
@@ -136,6 +136,8 @@ mod tests {
             tools: "[]".into(),
             eval_tools: String::new(),
             files: Vec::new(),
+            // Never written to: an in-process harness has no folder.
+            folder: std::env::temp_dir(),
             endpoints: crate::sandbox::Endpoints::Loopback {
                 services_url: "http://127.0.0.1:1".into(),
                 gateway_url: "http://127.0.0.1:2".into(),
@@ -152,7 +154,7 @@ mod tests {
     }
 
     async fn finish(harness: RustHarness, timeout: Duration) -> Finished {
-        let (_keep, interrupt) = watch::channel(false);
+        let interrupt = CancellationToken::new();
         InProcessSandbox::new(harness)
             .run(launch(timeout), interrupt)
             .await
@@ -233,10 +235,11 @@ mod tests {
             std::future::pending::<()>().await;
             Ok::<String, String>(String::new())
         });
-        let (stop, interrupt) = watch::channel(false);
+        let interrupt = CancellationToken::new();
+        let stop = interrupt.clone();
         let sandbox = InProcessSandbox::new(harness);
         let running = sandbox.run(launch(Duration::from_secs(3600)), interrupt);
-        stop.send(true).unwrap();
+        stop.cancel();
         assert_eq!(running.await.unwrap_err(), SandboxError::Interrupted);
     }
 }

@@ -1,8 +1,10 @@
 //! Where one trial's harness runs (DESIGN.md §5). The [`Sandbox`] trait is the seam: the
-//! executor asks it which [`Transport`] it needs, serves the trial's services and gateway
-//! there, hands it a [`Launch`] (command, prompt, tools, files, [`Endpoints`], limits, checks
-//! to run afterwards) and gets back a [`Finished`] (exit, output, workspace, check results).
-//! `process` runs the harness as a local command; `docker` runs it in a container.
+//! trial asks it its [`BackendKind`] (which says the [`Transport`] it needs), serves the
+//! trial's services and gateway there, asks it the services' URL as the harness sees them
+//! ([`Sandbox::services_seen`]), hands it a [`Launch`] (command, prompt, tools, files, the
+//! trial's folder, [`Endpoints`], limits, checks to run afterwards) and gets back a
+//! [`Finished`] (exit, output, workspace, check results). `process` runs the harness as a
+//! local command; `docker` runs it in a container.
 
 pub(crate) mod capture;
 pub mod docker;
@@ -16,7 +18,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use crate::config::{FileBase, HarnessFile, TemplateValues};
 use crate::task::FileCopy;
@@ -44,6 +46,11 @@ pub struct Launch {
     pub mcp_config: String,
     /// The task's `files`, copied into the workspace before the harness starts.
     pub files: Vec<FileCopy>,
+    /// The trial's folder (`clawtest/`, `workspace/`, `home/` are made in it), made by the
+    /// trial (which also tells the gateway, to hide it in cassettes) and kept from one round
+    /// of a closed loop to the next, so that the workspace the harness left is the one it
+    /// finds; the trial removes it.
+    pub folder: PathBuf,
     /// Where the trial's services and gateway are served.
     pub endpoints: Endpoints,
     /// Host variables passed through by name (`harness.env`).
@@ -82,35 +89,18 @@ pub struct HarnessSetup {
 
 /// One round of a closed-loop trial, as the backends give it to the harness (the follow-up
 /// protocol, docs/closed-loop.md): `CLAWTEST_ROUND`, the round's user message as the prompt,
-/// and the earlier rounds in [`CONVERSATION_FILE`] (`CLAWTEST_CONVERSATION_FILE`).
+/// and the earlier rounds in [`CONVERSATION_FILE`] (`CLAWTEST_CONVERSATION_FILE`), in the
+/// trial's folder ([`Launch::folder`]) that the earlier rounds used.
 #[derive(Debug, Clone)]
 pub struct RoundSetup {
     /// The round's number, from 1.
     pub number: u32,
-    /// The trial's folder (`clawtest/`, `workspace/`, `home/`), made once by the loop and
-    /// used again by every round, so that the workspace the harness left is the one it
-    /// finds; the loop owns it and removes it.
-    pub folder: PathBuf,
     /// The earlier rounds as JSON lines, `{"role": "user" | "assistant", "content": ...}`.
     pub conversation: String,
 }
 
 /// The control folder's file with the conversation of the earlier rounds.
 pub const CONVERSATION_FILE: &str = "conversation.jsonl";
-
-/// The trial's folder: the round's (kept by the loop), else a fresh one removed when the
-/// returned guard drops.
-pub(crate) fn trial_folder(
-    launch: &Launch,
-) -> std::io::Result<(PathBuf, Option<tempfile::TempDir>)> {
-    match &launch.setup.round {
-        Some(round) => Ok((round.folder.clone(), None)),
-        None => {
-            let folder = scratch::folder("trial")?;
-            Ok((folder.path().to_path_buf(), Some(folder)))
-        }
-    }
-}
 
 /// Whether the trial's folder is a follow-up round's: laid out by an earlier round already.
 fn follow_up(launch: &Launch) -> bool {
@@ -182,6 +172,38 @@ fn write_file(path: &std::path::Path, text: &str) -> Result<(), SandboxError> {
     std::fs::write(path, text).map_err(prepare)
 }
 
+/// What kind of place a backend runs the harness in: what its command names and how the
+/// trial is served to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendKind {
+    /// On this host (the process backend, and the in-process and oracle ones): the command
+    /// is a host path, the trial is served on loopback ports.
+    Host,
+    /// In a container (docker): the command names a program of the image, the trial is
+    /// served on Unix sockets the container's shim bridges to fixed ports.
+    Container,
+}
+
+impl BackendKind {
+    /// How the trial's services and gateway are served to a harness of this kind.
+    pub fn transport(self) -> Transport {
+        match self {
+            BackendKind::Host => Transport::Loopback,
+            BackendKind::Container => Transport::Sockets,
+        }
+    }
+}
+
+/// The trial's services as the harness sees them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServicesSeen {
+    /// The services' base URL the harness is given.
+    pub url: String,
+    /// The program that bridges MCP to stdio for the harness (written into mcp.json), when
+    /// the backend has one.
+    pub stdio_bridge: Option<&'static str>,
+}
+
 /// How a backend wants the trial's services and gateway served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
@@ -208,11 +230,6 @@ pub enum Endpoints {
         folder: PathBuf,
     },
 }
-
-/// How the process backend's trial folders (in the temp folder) are named, followed by
-/// random letters and digits; the gateway recognises the folder by it (its placeholder in
-/// cassettes).
-pub const TRIAL_FOLDER_PREFIX: &str = "clawtest-trial-";
 
 /// File name of the services' socket in [`Endpoints::Sockets`].
 pub const SERVICES_SOCKET: &str = "services.sock";
@@ -316,14 +333,26 @@ pub trait Sandbox: Send + Sync {
     /// The backend's name, as `--backend` spells it.
     fn name(&self) -> &'static str;
 
-    /// How the trial's services and gateway must be served for this backend.
-    fn transport(&self) -> Transport {
-        Transport::Loopback
+    /// Where this backend runs the harness (which also says how the trial is served).
+    fn kind(&self) -> BackendKind {
+        BackendKind::Host
     }
 
-    /// Runs the harness to completion, the time limit, or `interrupt` becoming true, then
+    /// The trial's services as the harness sees them, when they are served at `endpoints`:
+    /// on loopback, the URL they are served at.
+    fn services_seen(&self, endpoints: &Endpoints) -> ServicesSeen {
+        ServicesSeen {
+            url: match endpoints {
+                Endpoints::Loopback { services_url, .. } => services_url.clone(),
+                Endpoints::Sockets { .. } => String::new(),
+            },
+            stdio_bridge: None,
+        }
+    }
+
+    /// Runs the harness to completion, the time limit, or `interrupt` being cancelled, then
     /// the launch's checks. Leaves nothing running behind.
-    fn run(&self, launch: Launch, interrupt: watch::Receiver<bool>) -> Running<'_>;
+    fn run(&self, launch: Launch, interrupt: CancellationToken) -> Running<'_>;
 
     /// Ends at once everything this backend still has running (the second Ctrl-C, before
     /// the process exits without running destructors).

@@ -16,7 +16,8 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use tokio::process::Command;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 use super::capture::{self, Tail, read_tail};
 use super::{
@@ -40,7 +41,7 @@ impl Sandbox for ProcessSandbox {
         "process"
     }
 
-    fn run(&self, launch: Launch, interrupt: watch::Receiver<bool>) -> Running<'_> {
+    fn run(&self, launch: Launch, interrupt: CancellationToken) -> Running<'_> {
         Box::pin(async move {
             let mark = crate::http::random_token();
             let finished = run(launch, &mark, interrupt).await;
@@ -60,11 +61,9 @@ fn prepare_error(error: std::io::Error) -> SandboxError {
 async fn run(
     launch: Launch,
     mark: &str,
-    mut interrupt: watch::Receiver<bool>,
+    interrupt: CancellationToken,
 ) -> Result<Finished, SandboxError> {
-    // Named `TRIAL_FOLDER_PREFIX…` (scratch's prefix and "trial"): the gateway recognises the
-    // folder by that name to write it to cassettes as a placeholder.
-    let (folder, _fresh) = super::trial_folder(&launch).map_err(prepare_error)?;
+    let folder = launch.folder.clone();
     let control = folder.join("clawtest");
     let workspace = folder.join("workspace");
     let home = folder.join("home");
@@ -152,7 +151,7 @@ async fn run(
         timed_out,
         stdout,
         stderr,
-    } = supervise(child, launch.timeout, cap, &mut interrupt).await?;
+    } = supervise(child, launch.timeout, cap, &interrupt).await?;
     kill_marked(mark);
     let duration = started.elapsed();
     let mut limits_reached = Vec::new();
@@ -167,7 +166,7 @@ async fn run(
     );
     let mut checks = Vec::with_capacity(launch.checks.len());
     for check in &launch.checks {
-        checks.push(run_check(check, &workspace, &environment, cap, &mut interrupt).await?);
+        checks.push(run_check(check, &workspace, &environment, cap, &interrupt).await?);
         kill_marked(mark);
     }
     let workspace = capture::snapshot(&workspace, &launch.limits, &mut limits_reached)
@@ -241,7 +240,7 @@ pub(crate) async fn run_check(
     workspace: &Path,
     environment: &[(std::ffi::OsString, std::ffi::OsString)],
     cap: usize,
-    interrupt: &mut watch::Receiver<bool>,
+    interrupt: &CancellationToken,
 ) -> Result<CheckOutcome, SandboxError> {
     let Some((program, arguments)) = check.command.split_first() else {
         return Ok(CheckOutcome {
@@ -306,7 +305,7 @@ async fn supervise(
     mut child: tokio::process::Child,
     timeout: Duration,
     cap: usize,
-    interrupt: &mut watch::Receiver<bool>,
+    interrupt: &CancellationToken,
 ) -> Result<Supervised, SandboxError> {
     let group = child.id();
     let (stop_stdout, stdout_stopped) = oneshot::channel::<()>();
@@ -324,7 +323,7 @@ async fn supervise(
             kill_group(group);
             child.wait().await.ok()
         }
-        () = interrupted(interrupt) => {
+        () = interrupt.cancelled() => {
             kill_group(group);
             let _ = child.wait().await;
             return Err(SandboxError::Interrupted);
@@ -359,13 +358,6 @@ async fn supervise(
         stdout,
         stderr,
     })
-}
-
-/// Completes when the run is interrupted; never, if nobody can interrupt it any more.
-pub(crate) async fn interrupted(interrupt: &mut watch::Receiver<bool>) {
-    if interrupt.wait_for(|stop| *stop).await.is_err() {
-        std::future::pending::<()>().await;
-    }
 }
 
 /// Kills a process group (a child started with `process_group(0)`, by its id).
@@ -425,8 +417,10 @@ mod tests {
         text.iter().map(|word| word.to_string()).collect()
     }
 
-    /// A launch of `command` (task `task_id`), served nowhere, with `checks` to run after.
+    /// A launch of `command` (task `task_id`) in `folder`, served nowhere, with `checks` to
+    /// run after.
     fn launch(
+        folder: &tempfile::TempDir,
         task_id: &str,
         command: &[&str],
         timeout: Duration,
@@ -443,6 +437,7 @@ mod tests {
             mcp_config: String::new(),
             setup: Default::default(),
             files: Vec::new(),
+            folder: folder.path().to_path_buf(),
             endpoints: Endpoints::Loopback {
                 services_url: "http://127.0.0.1:9".into(),
                 gateway_url: "http://127.0.0.1:9".into(),
@@ -461,7 +456,9 @@ mod tests {
             command: words(command),
             timeout,
         };
+        let trial = tempfile::tempdir().unwrap();
         let launch = launch(
+            &trial,
             "checks",
             &["sh", "-c", "printf forty-two > answer.txt"],
             Duration::from_secs(30),
@@ -475,7 +472,7 @@ mod tests {
                 check(&["/no/such/program"], Duration::from_secs(30)),
             ],
         );
-        let (_stop, interrupt) = watch::channel(false);
+        let interrupt = CancellationToken::new();
         let finished = ProcessSandbox.run(launch, interrupt).await.unwrap();
         assert_eq!(finished.exit.code, Some(0));
         assert_eq!(finished.checks.len(), 4);
@@ -515,7 +512,9 @@ mod tests {
             timeout,
         };
         let started = format!("{escape} echo started; exec sleep 600");
+        let trial = tempfile::tempdir().unwrap();
         let mut launch = launch(
+            &trial,
             "escapes",
             &["sh", "-c", &started],
             Duration::from_millis(500),
@@ -528,7 +527,7 @@ mod tests {
             ],
         );
         launch.passthrough = vec![("PID_FILE".into(), pids.display().to_string())];
-        let (_stop, interrupt) = watch::channel(false);
+        let interrupt = CancellationToken::new();
         let finished = ProcessSandbox.run(launch, interrupt).await.unwrap();
         assert!(finished.exit.timed_out, "{:?}", finished.exit);
         assert_eq!(finished.stdout.trim(), "started");
@@ -547,13 +546,15 @@ mod tests {
 
     #[tokio::test]
     async fn a_signal_that_ends_the_harness_is_recorded() {
+        let trial = tempfile::tempdir().unwrap();
         let launch = launch(
+            &trial,
             "crash",
             &["sh", "-c", "echo answer; kill -SEGV $$"],
             Duration::from_secs(30),
             Vec::new(),
         );
-        let (_stop, interrupt) = watch::channel(false);
+        let interrupt = CancellationToken::new();
         let finished = ProcessSandbox.run(launch, interrupt).await.unwrap();
         assert_eq!(finished.exit.code, None);
         assert_eq!(

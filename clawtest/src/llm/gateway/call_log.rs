@@ -27,8 +27,6 @@ pub(super) struct CallLog {
     failure: Option<GatewayFailure>,
     /// Streams still being read from upstream (see `Gateway::settle`).
     streams: Vec<JoinHandle<()>>,
-    /// The trial's folder, once a request showed it (see `placeholders.rs`).
-    learned: Option<String>,
     /// The closed-loop round the calls belong to (`None`: a task without rounds).
     round: Option<u32>,
     /// The calls replayed so far per (round, the simulator's or the harness's).
@@ -45,7 +43,6 @@ impl Default for CallLog {
             recording: Vec::new(),
             failure: None,
             streams: Vec::new(),
-            learned: None,
             round: None,
             replayed: BTreeMap::new(),
             failed: watch::channel(false).0,
@@ -103,12 +100,6 @@ impl CallLog {
                 .map(|(_, interaction)| interaction)
                 .collect(),
         }
-    }
-
-    /// The trial's folder as learned from the requests so far (see `placeholders.rs`), to
-    /// read and to learn.
-    pub(super) fn learned(&mut self) -> &mut Option<String> {
-        &mut self.learned
     }
 
     /// The closed-loop round the calls belong to now.

@@ -44,14 +44,13 @@ impl Gateway {
         });
         if record {
             let round = log.round();
-            let learned = log.learned();
-            let body = self.values.hide(&request, learned);
+            let body = self.values.hide(&request);
             let response = RecordedResponse {
-                body: self.values.hide(&response.body, learned),
+                body: self.values.hide(&response.body),
                 events: response.events.map(|events| {
                     events
                         .iter()
-                        .map(|event| self.values.hide_text(event, learned))
+                        .map(|event| self.values.hide_text(event))
                         .collect()
                 }),
                 ..response

@@ -6,14 +6,13 @@
 //! replay replaces the new trial's values by the same placeholders in the request before
 //! comparing (so the recording matches whatever port or folder this trial got) and the
 //! placeholders by the new values in the answer (so a model that names a file in the
-//! workspace names the new one). The trial's folder is made by the sandbox, so its name is
-//! not known in advance: it is recognised by its shape (a folder named with clawtest's trial
-//! prefix in the temp folder) the first time a request holds it.
+//! workspace names the new one). The trial's folder is made by the trial, which tells the
+//! gateway its path ([`TrialValues::with_folder`]): it is hidden like the URLs, by its exact
+//! text, from the first request on.
 //!
 //! The task id and the trial number are the same in the recording and in the replay, so they
 //! are compared as they are (a placeholder for a short id such as `t` would rewrite words).
 
-use regex::Regex;
 use serde_json::Value;
 
 /// The placeholder of the trial's folder.
@@ -25,8 +24,6 @@ pub(crate) struct TrialValues {
     /// (placeholder, value), longest value first so that a URL is replaced before its
     /// address.
     exact: Vec<(String, String)>,
-    /// How the trial's folder looks, when it is made by the sandbox.
-    folder: Option<Regex>,
 }
 
 impl TrialValues {
@@ -54,35 +51,14 @@ impl TrialValues {
         self.with(name, url).with(&address_name, &address)
     }
 
-    /// The trial's folder is a child of `parent` whose name starts with `prefix` followed by
-    /// letters and digits (as the sandbox names it); it becomes `{{trial_folder}}`.
-    pub(crate) fn with_folder(mut self, parent: &std::path::Path, prefix: &str) -> TrialValues {
-        let parent = parent.to_string_lossy();
-        let pattern = format!(
-            "{}/{}[A-Za-z0-9]+",
-            regex::escape(parent.trim_end_matches('/')),
-            regex::escape(prefix)
-        );
-        self.folder = Regex::new(&pattern).ok();
-        self
+    /// The trial's folder (as the harness is told it) becomes `{{trial_folder}}`.
+    pub(crate) fn with_folder(self, folder: &std::path::Path) -> TrialValues {
+        self.with(TRIAL_FOLDER, &folder.to_string_lossy())
     }
 
-    /// `text` with this trial's values replaced by their placeholders; the trial's folder,
-    /// the first time it is seen, is remembered in `learned`.
-    pub(crate) fn hide_text(&self, text: &str, learned: &mut Option<String>) -> String {
+    /// `text` with this trial's values replaced by their placeholders.
+    pub(crate) fn hide_text(&self, text: &str) -> String {
         let mut text = text.to_string();
-        if let Some(folder) = &self.folder {
-            if learned.is_none()
-                && let Some(found) = folder.find(&text)
-            {
-                *learned = Some(found.as_str().to_string());
-            }
-            if let Some(value) = learned.as_deref()
-                && text.contains(value)
-            {
-                text = text.replace(value, &placeholder(TRIAL_FOLDER));
-            }
-        }
         for (name, value) in &self.exact {
             if text.contains(value.as_str()) {
                 text = text.replace(value.as_str(), name);
@@ -92,7 +68,7 @@ impl TrialValues {
     }
 
     /// `text` with the placeholders replaced by this trial's values.
-    pub(crate) fn restore_text(&self, text: &str, learned: &Option<String>) -> String {
+    pub(crate) fn restore_text(&self, text: &str) -> String {
         if !text.contains("{{") {
             return text.to_string();
         }
@@ -100,20 +76,17 @@ impl TrialValues {
         for (name, value) in &self.exact {
             text = text.replace(name.as_str(), value);
         }
-        if let Some(value) = learned {
-            text = text.replace(&placeholder(TRIAL_FOLDER), value);
-        }
         text
     }
 
     /// [`TrialValues::hide_text`] on every string of a JSON value.
-    pub(crate) fn hide(&self, value: &Value, learned: &mut Option<String>) -> Value {
-        map_strings(value, &mut |text| self.hide_text(text, learned))
+    pub(crate) fn hide(&self, value: &Value) -> Value {
+        map_strings(value, &mut |text| self.hide_text(text))
     }
 
     /// [`TrialValues::restore_text`] on every string of a JSON value.
-    pub(crate) fn restore(&self, value: &Value, learned: &Option<String>) -> Value {
-        map_strings(value, &mut |text| self.restore_text(text, learned))
+    pub(crate) fn restore(&self, value: &Value) -> Value {
+        map_strings(value, &mut |text| self.restore_text(text))
     }
 }
 
@@ -141,53 +114,59 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn values() -> TrialValues {
+    fn values(folder: &str) -> TrialValues {
         TrialValues::default()
             .with_url("services_url", "http://127.0.0.1:41234")
             .with_url("gateway_url", "http://127.0.0.1:41235/abc")
-            .with_folder(std::path::Path::new("/tmp"), "clawtest-trial-")
+            .with_folder(std::path::Path::new(folder))
     }
 
     #[test]
     fn values_become_placeholders_and_come_back() {
-        let mut learned = None;
         let request = json!({"messages": [{"role": "system", "content": "Tools at http://127.0.0.1:41234/mcp (127.0.0.1:41234); you work in /tmp/clawtest-trial-Ab3xY9/workspace."}]});
-        let hidden = values().hide(&request, &mut learned);
+        let hidden = values("/tmp/clawtest-trial-Ab3xY9").hide(&request);
         assert_eq!(
             hidden["messages"][0]["content"],
             "Tools at {{services_url}}/mcp ({{services_address}}); you work in {{trial_folder}}/workspace."
         );
-        assert_eq!(learned.as_deref(), Some("/tmp/clawtest-trial-Ab3xY9"));
         // Another trial: other port, other folder; the same placeholders.
         let other = TrialValues::default()
             .with_url("services_url", "http://127.0.0.1:50000")
-            .with_folder(std::path::Path::new("/tmp"), "clawtest-trial-");
-        let mut learned_again = None;
-        let again = other.hide(
-            &json!("Tools at http://127.0.0.1:50000/mcp (127.0.0.1:50000); you work in /tmp/clawtest-trial-QQ11zz/workspace."),
-            &mut learned_again,
-        );
+            .with_folder(std::path::Path::new("/tmp/clawtest-trial-QQ11zz"));
+        let again = other.hide(&json!(
+            "Tools at http://127.0.0.1:50000/mcp (127.0.0.1:50000); you work in /tmp/clawtest-trial-QQ11zz/workspace."
+        ));
         assert_eq!(again, hidden["messages"][0]["content"]);
         assert_eq!(
-            other.restore(
-                &json!({"path": "{{trial_folder}}/workspace/notes.txt"}),
-                &learned_again
-            ),
+            other.restore(&json!({"path": "{{trial_folder}}/workspace/notes.txt"})),
             json!({"path": "/tmp/clawtest-trial-QQ11zz/workspace/notes.txt"})
+        );
+    }
+
+    /// The folder is the one the trial was told, whatever its name: no guess from its shape,
+    /// and another trial's folder of the same shape is not taken for it.
+    #[test]
+    fn the_folder_told_is_hidden_whatever_its_name_and_no_other() {
+        let values = values("/var/run/somewhere/odd-name");
+        assert_eq!(
+            values.hide_text("in /var/run/somewhere/odd-name/workspace"),
+            "in {{trial_folder}}/workspace"
+        );
+        assert_eq!(
+            values.hide_text("in /tmp/clawtest-trial-Zz99/workspace"),
+            "in /tmp/clawtest-trial-Zz99/workspace"
         );
     }
 
     #[test]
     fn texts_without_values_are_left_alone() {
-        let mut learned = None;
         assert_eq!(
-            values().hide_text("Review every task", &mut learned),
+            values("/tmp/clawtest-trial-Ab3xY9").hide_text("Review every task"),
             "Review every task"
         );
         assert_eq!(
-            values().restore_text("{{unknown}} stays", &None),
+            values("/tmp/clawtest-trial-Ab3xY9").restore_text("{{unknown}} stays"),
             "{{unknown}} stays"
         );
-        assert_eq!(learned, None);
     }
 }

@@ -92,16 +92,15 @@ impl Gateway {
         if let Some(first) = state.failure().cloned() {
             return Err(refuse(&mut state, call, route, request, first));
         }
-        let hidden = self.values.hide(&request, state.learned());
+        let hidden = self.values.hide(&request);
         let outcome = self.recorded(&mut state, script, route, &hidden, call);
-        let learned = state.learned().clone();
         let response = outcome.and_then(|response| {
             let response = RecordedResponse {
-                body: self.values.restore(&response.body, &learned),
+                body: self.values.restore(&response.body),
                 events: response.events.map(|events| {
                     events
                         .iter()
-                        .map(|event| self.values.restore_text(event, &learned))
+                        .map(|event| self.values.restore_text(event))
                         .collect()
                 }),
                 ..response

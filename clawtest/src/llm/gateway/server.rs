@@ -404,7 +404,7 @@ mod tests {
         recorded.trials[0].interactions[0].response.body = json!({"choices": [{"message": {"role": "assistant", "content": "read {{trial_folder}}/workspace/a.txt"}}]});
         let values = TrialValues::default()
             .with_url("services_url", "http://127.0.0.1:4444")
-            .with_folder(std::path::Path::new("/tmp"), "clawtest-trial-");
+            .with_folder(std::path::Path::new("/tmp/clawtest-trial-Zz9"));
         let gateway = Gateway::replay(&recorded, 0).with_values(values);
         let (status, body) = gateway.answer(
             "/v1/chat/completions",

@@ -32,9 +32,9 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use bollard::Docker;
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
-use super::{Launch, Running, Sandbox, Transport};
+use super::{BackendKind, Endpoints, Launch, Running, Sandbox, ServicesSeen};
 
 pub(crate) use clean::remove_labelled;
 pub use clean::{clean, containers_labelled};
@@ -126,11 +126,20 @@ impl Sandbox for DockerSandbox {
         "docker"
     }
 
-    fn transport(&self) -> Transport {
-        Transport::Sockets
+    fn kind(&self) -> BackendKind {
+        BackendKind::Container
     }
 
-    fn run(&self, launch: Launch, interrupt: watch::Receiver<bool>) -> Running<'_> {
+    // Inside the container the shim serves the services' socket on a fixed port and bridges
+    // MCP to stdio.
+    fn services_seen(&self, _endpoints: &Endpoints) -> ServicesSeen {
+        ServicesSeen {
+            url: format!("http://127.0.0.1:{SERVICES_PORT}"),
+            stdio_bridge: Some(SHIM_MOUNT),
+        }
+    }
+
+    fn run(&self, launch: Launch, interrupt: CancellationToken) -> Running<'_> {
         Box::pin(self.run_trial(launch, interrupt))
     }
 

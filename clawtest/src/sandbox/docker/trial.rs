@@ -20,11 +20,12 @@ use futures_util::{Stream, StreamExt};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::UnixListener;
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use super::container::{ContainerGuard, container_name, environment};
 use super::{CONTROL_SOCKET, DockerSandbox, STDERR_SOCKET, STDOUT_SOCKET, WORKSPACE_MOUNT};
 use crate::sandbox::capture::{self, Tail, read_tail};
-use crate::sandbox::process::{PIPE_GRACE, interrupted};
+use crate::sandbox::process::PIPE_GRACE;
 use crate::sandbox::{CheckCommand, CheckOutcome, Endpoints, Finished, Launch, SandboxError};
 use crate::trajectory::HarnessExit;
 
@@ -53,14 +54,14 @@ impl DockerSandbox {
     pub(super) async fn run_trial(
         &self,
         launch: Launch,
-        mut interrupt: watch::Receiver<bool>,
+        interrupt: CancellationToken,
     ) -> Result<Finished, SandboxError> {
         let Endpoints::Sockets { folder: sockets } = &launch.endpoints else {
             return Err(SandboxError::Prepare {
                 message: "the docker backend needs the trial served on Unix sockets".into(),
             });
         };
-        let (folder, _fresh) = crate::sandbox::trial_folder(&launch).map_err(prepare_error)?;
+        let folder = launch.folder.clone();
         let control = folder.join("clawtest");
         let workspace = folder.join("workspace");
         for path in [&control, &workspace, &control.join("sockets")] {
@@ -126,7 +127,7 @@ impl DockerSandbox {
                 &launch,
                 control_listener,
                 &environment,
-                &mut interrupt,
+                &interrupt,
             )
             .await;
         if matches!(outcome, Err(SandboxError::Interrupted)) {
@@ -178,7 +179,7 @@ impl DockerSandbox {
         launch: &Launch,
         control: UnixListener,
         environment: &[String],
-        interrupt: &mut watch::Receiver<bool>,
+        interrupt: &CancellationToken,
     ) -> Result<(HarnessExit, String, Vec<CheckOutcome>, Duration), SandboxError> {
         let started = Instant::now();
         self.docker
@@ -196,7 +197,7 @@ impl DockerSandbox {
         let ended = tokio::select! {
             report = report => Some(report.map_err(prepare_error)?),
             () = tokio::time::sleep(launch.timeout + REPORT_GRACE) => None,
-            () = interrupted(interrupt) => return Err(SandboxError::Interrupted),
+            () = interrupt.cancelled() => return Err(SandboxError::Interrupted),
             _ = waiting.next() => {
                 let (_, stderr) = self.logs(id, launch.limits.output_bytes).await;
                 return Err(SandboxError::Docker {
@@ -241,7 +242,7 @@ impl DockerSandbox {
         check: &CheckCommand,
         environment: &[String],
         cap: usize,
-        interrupt: &mut watch::Receiver<bool>,
+        interrupt: &CancellationToken,
     ) -> Result<CheckOutcome, SandboxError> {
         let failed = |message: String| CheckOutcome {
             exit_code: None,
@@ -278,7 +279,7 @@ impl DockerSandbox {
         let collected = tokio::select! {
             collected = collect(output, cap) => Some(collected),
             () = tokio::time::sleep(check.timeout) => None,
-            () = interrupted(interrupt) => return Err(SandboxError::Interrupted),
+            () = interrupt.cancelled() => return Err(SandboxError::Interrupted),
         };
         // A check past its limit keeps running until the container is removed.
         let Some((stdout, stderr)) = collected else {

@@ -7,13 +7,15 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
-use super::trial::{TrialContext, gateway_error};
 use crate::closed_loop::Step;
+use crate::config::Mode;
+use crate::grade::commands::PlannedCommand;
 use crate::llm::gateway::Gateway;
 use crate::report::events::TrialOutcome;
-use crate::sandbox::{Launch, RoundSetup, SandboxError};
+use crate::run::plan::Provisions;
+use crate::sandbox::{Finished, Launch, RoundSetup, SandboxError};
 use crate::task::Task;
 use crate::trajectory::{CommandRun, HarnessExit, OutputOrigin, RobustnessRule, Trajectory};
 use crate::world::World;
@@ -29,11 +31,11 @@ const COMMAND_OUTPUT_TAIL: usize = 2000;
 /// the closed loop.
 pub(super) struct TrialHarness<'a> {
     pub(super) task: &'a Task,
-    pub(super) context: &'a TrialContext<'a>,
+    pub(super) provisions: &'a Provisions,
     pub(super) gateway: &'a Gateway,
     pub(super) world: &'a Arc<Mutex<World>>,
-    pub(super) planned: &'a [crate::grade::commands::PlannedCommand],
-    pub(super) interrupt: watch::Receiver<bool>,
+    pub(super) planned: &'a [PlannedCommand],
+    pub(super) interrupt: CancellationToken,
     /// The launch of the first round; a later round changes its prompt and round only.
     pub(super) launch: Launch,
 }
@@ -42,36 +44,68 @@ impl TrialHarness<'_> {
     /// Runs the harness once with `launch` and collects what happened, or the outcome that
     /// ends the trial (interrupted, an infrastructure error, a crash).
     pub(super) async fn run_once(&self, launch: Launch) -> Result<Trajectory, TrialOutcome> {
-        let (task, context, gateway) = (self.task, self.context, self.gateway);
-        // The trial stops at the gateway's first failure as at the run's interrupt.
-        let (stop_trial, trial_interrupt) = watch::channel(false);
-        let (mut run_interrupt, mut failed) = (self.interrupt.clone(), gateway.failed());
+        let finished = self.sandboxed(launch).await?;
+        let stderr = finished.stderr.clone();
+        let (trajectory, audit_note) = self.trajectory(finished);
+        // A model call the cassette could not answer means the trial did not see the model it
+        // was meant to: grading it would judge the gateway, not the agent.
+        if self.gateway.failure().is_some() {
+            let mode = self.provisions.models.mode;
+            return Err(gateway_error(self.gateway, mode, Some(trajectory)));
+        }
+        // An audit with calls missing could hide a forbidden one: not graded (the numbers are
+        // in the trial's `limits_reached`, shown under it).
+        if audit_note.is_some() {
+            return Err(TrialOutcome::Error {
+                message: "the harness called the services past the audit's caps, and a call left out could hide a forbidden one: not graded".into(),
+                trajectory: Some(Box::new(trajectory)),
+            });
+        }
+        // A crash is not an answer: grading it would score an empty output (issue #17).
+        let success_exit_codes = &self.provisions.harness.success_exit_codes;
+        if let Some(problem) = harness_problem(&trajectory.exit, success_exit_codes) {
+            return Err(TrialOutcome::Error {
+                message: format!("the harness {problem}{}", stderr_end(&stderr)),
+                trajectory: Some(Box::new(trajectory)),
+            });
+        }
+        Ok(trajectory)
+    }
+
+    /// The sandbox's run of `launch`, stopped at the gateway's first failure as at the run's
+    /// interrupt; a run that did not finish is the trial's outcome.
+    async fn sandboxed(&self, launch: Launch) -> Result<Finished, TrialOutcome> {
+        let gateway = self.gateway;
+        // The trial stops at the run's interrupt (its token is the run's child) and at the
+        // gateway's first failure.
+        let trial_interrupt = self.interrupt.child_token();
+        let (stop_trial, mut failed) = (trial_interrupt.clone(), gateway.failed());
         let relay = tokio::spawn(async move {
-            tokio::select! {
-                () = crate::sandbox::process::interrupted(&mut run_interrupt) => {}
-                () = crate::sandbox::process::interrupted(&mut failed) => {}
+            if failed.wait_for(|failed| *failed).await.is_ok() {
+                stop_trial.cancel();
             }
-            let _ = stop_trial.send(true);
         });
-        let finished = context.sandbox.run(launch, trial_interrupt).await;
+        let finished = self.provisions.sandbox.run(launch, trial_interrupt).await;
         relay.abort();
         gateway.settle().await;
-
-        let finished = match finished {
-            Ok(finished) => finished,
+        match finished {
+            Ok(finished) => Ok(finished),
             Err(SandboxError::Interrupted)
-                if !*self.interrupt.borrow() && gateway.failure().is_some() =>
+                if !self.interrupt.is_cancelled() && gateway.failure().is_some() =>
             {
-                return Err(gateway_error(gateway, context, None));
+                Err(gateway_error(gateway, self.provisions.models.mode, None))
             }
-            Err(SandboxError::Interrupted) => return Err(TrialOutcome::Interrupted),
-            Err(error) => {
-                return Err(TrialOutcome::Error {
-                    message: error.to_string(),
-                    trajectory: None,
-                });
-            }
-        };
+            Err(SandboxError::Interrupted) => Err(TrialOutcome::Interrupted),
+            Err(error) => Err(TrialOutcome::Error {
+                message: error.to_string(),
+                trajectory: None,
+            }),
+        }
+    }
+
+    /// What happened in one run: the World's audit, the gateway's calls, the output, the
+    /// workspace, the checks; and the audit's note when it reached its caps.
+    fn trajectory(&self, finished: Finished) -> (Trajectory, Option<String>) {
         let (audit, audit_note) = self
             .world
             .lock()
@@ -83,56 +117,37 @@ impl TrialHarness<'_> {
             Some(text) => (text, OutputOrigin::AgentOutputFile),
             None => (finished.stdout.clone(), OutputOrigin::Stdout),
         };
+        let commands = self
+            .planned
+            .iter()
+            .zip(&finished.checks)
+            .map(|(planned, outcome)| CommandRun {
+                command: planned.command.clone(),
+                exit_code: outcome.exit_code,
+                timed_out: outcome.timed_out,
+                output_tail: tail(
+                    &format!("{}{}", outcome.stdout, outcome.stderr),
+                    COMMAND_OUTPUT_TAIL,
+                ),
+            })
+            .collect();
         let trajectory = Trajectory {
-            task_id: task.id.clone(),
+            task_id: self.task.id.clone(),
             trial: self.launch.trial,
             audit,
-            model_calls: gateway.calls(),
+            model_calls: self.gateway.calls(),
             output: output.trim().to_string(),
             output_source,
             stderr_tail: tail(&finished.stderr, STDERR_TAIL),
             workspace: finished.workspace,
             exit: finished.exit,
-            commands: self
-                .planned
-                .iter()
-                .zip(&finished.checks)
-                .map(|(planned, outcome)| CommandRun {
-                    command: planned.command.clone(),
-                    exit_code: outcome.exit_code,
-                    timed_out: outcome.timed_out,
-                    output_tail: tail(
-                        &format!("{}{}", outcome.stdout, outcome.stderr),
-                        COMMAND_OUTPUT_TAIL,
-                    ),
-                })
-                .collect(),
+            commands,
             limits_reached,
             duration: finished.duration,
             robustness_rule: RobustnessRule::InjectedFaults,
             rounds: None,
         };
-        // A model call the cassette could not answer means the trial did not see the model it
-        // was meant to: grading it would judge the gateway, not the agent.
-        if gateway.failure().is_some() {
-            return Err(gateway_error(gateway, context, Some(trajectory)));
-        }
-        // An audit with calls missing could hide a forbidden one: not graded (the numbers are
-        // in the trial's `limits_reached`, shown under it).
-        if audit_note.is_some() {
-            return Err(TrialOutcome::Error {
-                message: "the harness called the services past the audit's caps, and a call left out could hide a forbidden one: not graded".into(),
-                trajectory: Some(Box::new(trajectory)),
-            });
-        }
-        // A crash is not an answer: grading it would score an empty output (issue #17).
-        if let Some(problem) = harness_problem(&trajectory.exit, context.success_exit_codes) {
-            return Err(TrialOutcome::Error {
-                message: format!("the harness {problem}{}", stderr_end(&finished.stderr)),
-                trajectory: Some(Box::new(trajectory)),
-            });
-        }
-        Ok(trajectory)
+        (trajectory, audit_note)
     }
 }
 
@@ -161,18 +176,46 @@ impl crate::closed_loop::Harness for TrialHarness<'_> {
         Box::pin(async move {
             let answer = crate::llm::client::ask_as_simulator(self.gateway, &request).await;
             match self.gateway.failure() {
-                Some(_) => Err(gateway_error(self.gateway, self.context, None)),
+                Some(_) => Err(gateway_error(
+                    self.gateway,
+                    self.provisions.models.mode,
+                    None,
+                )),
                 None => Ok(answer),
             }
         })
     }
 
     fn budget_exhausted(&self) -> bool {
-        self.context.models.budget.exhausted()
+        self.provisions.models.budget.exhausted()
     }
 
     fn begin_round(&self, number: u32) {
         self.gateway.begin_round(number);
+    }
+}
+
+/// The trial after the gateway's first failure: not run when the run's cost limit cut it
+/// short (not a verdict on the agent), else an infrastructure error.
+pub(super) fn gateway_error(
+    gateway: &Gateway,
+    mode: Mode,
+    trajectory: Option<Trajectory>,
+) -> TrialOutcome {
+    match gateway.failure() {
+        Some(failure) if failure.is_budget_reached() => TrialOutcome::NotRun {
+            reason: failure.to_string(),
+        },
+        failure => TrialOutcome::Error {
+            message: format!(
+                "model gateway ({}): {}",
+                mode.name(),
+                failure
+                    .map(|failure| failure.to_string())
+                    .unwrap_or_default()
+            ),
+            trajectory: trajectory.map(Box::new),
+        },
     }
 }
 

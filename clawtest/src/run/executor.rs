@@ -1,0 +1,328 @@
+//! The executor: a suite and its settings → one [`TrialPlan`] per task → every (task, trial)
+//! scheduled (at most `jobs` at a time) → each task's k trials aggregated into a verdict as
+//! they finish → the summary. Progress leaves as [`Event`]s through a [`Reporter`]; the
+//! trials themselves never touch a reporter.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::plan::{AnswerSource, Provisions, TrialPlan};
+use super::settings::{RunOptions, RunSettings};
+use super::suite::Suite;
+use crate::config::Mode;
+use crate::llm::ModelAccess;
+use crate::llm::gateway::Recorder;
+use crate::report::events::{Event, Reporter, TrialOutcome};
+use crate::report::snapshots::{self, Review};
+use crate::results::{InvalidEntry, RunSummary, SummaryInputs, TrialSummary, Verdict, aggregate};
+use crate::sandbox::Sandbox;
+use crate::services::Catalogue;
+use crate::task::Task;
+
+/// Where the trials run, and with what besides their settings.
+pub(crate) struct Resources {
+    /// The mock services the trials' worlds serve.
+    pub(crate) catalogue: Arc<Catalogue>,
+    /// Where the harness runs (`process` or `docker`).
+    pub(crate) sandbox: Arc<dyn Sandbox>,
+    /// Answers the tasks' `llm_judge` components.
+    pub(crate) judge: Arc<dyn crate::judge::Judge>,
+}
+
+/// The plans and what every trial shares, behind one `Arc`.
+struct Shared {
+    plans: Vec<TrialPlan>,
+    provisions: Provisions,
+}
+
+enum Progress {
+    Started {
+        task: usize,
+        trial: u32,
+    },
+    Finished {
+        task: usize,
+        trial: u32,
+        outcome: TrialOutcome,
+    },
+}
+
+/// Runs every task of `suite` `settings.options.trials` times and reports as it goes. Invalid
+/// tasks are reported and not run. Returns the summary that was also sent as `RunFinished`,
+/// and the snapshot review when the options asked for one.
+pub(crate) async fn execute(
+    suite: Suite,
+    settings: RunSettings,
+    resources: Resources,
+    reporter: &mut dyn Reporter,
+    interrupt: CancellationToken,
+) -> (RunSummary, Option<Review>) {
+    let RunSettings {
+        options,
+        harness,
+        models,
+        cassettes,
+        ..
+    } = settings;
+    let k = options.trials.max(1);
+    let jobs = options.jobs.max(1);
+    reporter.report(&Event::RunStarted {
+        tasks: suite.tasks.len(),
+        trials: k,
+        jobs,
+        backend: resources.sandbox.name(),
+        invalid: suite.invalid.len(),
+        filtered_out: suite.filtered_out,
+    });
+    let invalid = report_invalid(&suite, reporter);
+    let recorder = match (models.mode, &cassettes) {
+        (Mode::Record, Some(cassettes)) => Some(Recorder::new(cassettes.clone(), k)),
+        _ => None,
+    };
+    let plans = plan(
+        suite.tasks,
+        &resources.catalogue,
+        &options,
+        &models,
+        &cassettes,
+    );
+    let shared = Arc::new(Shared {
+        plans,
+        provisions: Provisions {
+            sandbox: resources.sandbox,
+            judge: resources.judge,
+            harness,
+            models,
+            recorder,
+        },
+    });
+    let (mut trials, receiver) = schedule(&shared, k, jobs, &interrupt);
+    let verdicts = collect(receiver, &shared, k, reporter).await;
+    while trials.join_next().await.is_some() {}
+    let interrupted = interrupt.is_cancelled();
+    summarize(
+        verdicts,
+        invalid,
+        &shared,
+        &options,
+        k,
+        interrupted,
+        reporter,
+    )
+}
+
+/// The invalid task files, each reported.
+fn report_invalid(suite: &Suite, reporter: &mut dyn Reporter) -> Vec<InvalidEntry> {
+    let invalid: Vec<InvalidEntry> = suite
+        .invalid
+        .iter()
+        .map(|error| InvalidEntry {
+            path: error.path.clone(),
+            line: error.first_line(),
+            message: error.plain().trim_end().to_string(),
+        })
+        .collect();
+    for entry in &invalid {
+        reporter.report(&Event::TaskInvalid {
+            path: entry.path.clone(),
+            line: entry.line,
+            message: entry.message.clone(),
+        });
+    }
+    invalid
+}
+
+/// One plan per task: each decides where its model answers come from.
+fn plan(
+    tasks: Vec<Task>,
+    catalogue: &Arc<Catalogue>,
+    options: &RunOptions,
+    models: &ModelAccess,
+    cassettes: &Option<PathBuf>,
+) -> Vec<TrialPlan> {
+    tasks
+        .into_iter()
+        .map(|task| {
+            let answers = AnswerSource::decide(models, cassettes.as_deref(), &task.id);
+            TrialPlan::new(task, catalogue, options.pass_threshold, answers)
+        })
+        .collect()
+}
+
+/// Starts every (task, trial) on its own task, at most `jobs` running at once; their progress
+/// comes back on the returned channel, which closes when the last has finished.
+fn schedule(
+    shared: &Arc<Shared>,
+    k: u32,
+    jobs: usize,
+    interrupt: &CancellationToken,
+) -> (JoinSet<()>, mpsc::UnboundedReceiver<Progress>) {
+    let (sender, receiver) = mpsc::unbounded_channel();
+    let permits = Arc::new(Semaphore::new(jobs));
+    let mut trials = JoinSet::new();
+    for task in 0..shared.plans.len() {
+        for trial in 0..k {
+            let (shared, permits, sender, interrupt) = (
+                Arc::clone(shared),
+                Arc::clone(&permits),
+                sender.clone(),
+                interrupt.clone(),
+            );
+            trials.spawn(async move {
+                let _ = sender.send(Progress::Finished {
+                    task,
+                    trial,
+                    outcome: one(&shared, task, trial, permits, interrupt, &sender).await,
+                });
+            });
+        }
+    }
+    (trials, receiver)
+}
+
+/// Trial `trial` of task `task`, once a permit is free: not run when the run was interrupted
+/// or its cost limit reached before it could start.
+async fn one(
+    shared: &Shared,
+    task: usize,
+    trial: u32,
+    permits: Arc<Semaphore>,
+    interrupt: CancellationToken,
+    sender: &mpsc::UnboundedSender<Progress>,
+) -> TrialOutcome {
+    let permit = tokio::select! {
+        permit = permits.acquire_owned() => permit.ok(),
+        () = interrupt.cancelled() => None,
+    };
+    let budget = &shared.provisions.models.budget;
+    if permit.is_none() || interrupt.is_cancelled() {
+        return TrialOutcome::Interrupted;
+    }
+    if budget.exhausted() {
+        return TrialOutcome::NotRun {
+            reason: format!(
+                "the cost limit of ${} was reached (${:.4} spent)",
+                budget.limit().unwrap_or_default(),
+                budget.spent().usd()
+            ),
+        };
+    }
+    let _ = sender.send(Progress::Started { task, trial });
+    let outcome =
+        super::trial::run(&shared.plans[task], trial, &shared.provisions, interrupt).await;
+    drop(permit);
+    outcome
+}
+
+/// Reports each trial as it starts and ends, and each task's verdict once its k trials have
+/// ended; the verdicts in task order.
+async fn collect(
+    mut receiver: mpsc::UnboundedReceiver<Progress>,
+    shared: &Shared,
+    k: u32,
+    reporter: &mut dyn Reporter,
+) -> Vec<Verdict> {
+    let mut finished: BTreeMap<usize, Vec<TrialSummary>> = BTreeMap::new();
+    let mut verdicts: BTreeMap<usize, Verdict> = BTreeMap::new();
+    while let Some(progress) = receiver.recv().await {
+        let (task, trial, outcome) = match progress {
+            Progress::Started { task, trial } => {
+                reporter.report(&Event::TrialStarted {
+                    task_id: shared.plans[task].task.id.clone(),
+                    trial,
+                });
+                continue;
+            }
+            Progress::Finished {
+                task,
+                trial,
+                outcome,
+            } => (task, trial, outcome),
+        };
+        let plan = &shared.plans[task];
+        let record = outcome.summary(&plan.task, trial);
+        reporter.report(&Event::TrialFinished {
+            task_id: plan.task.id.clone(),
+            trial,
+            outcome,
+        });
+        let records = finished.entry(task).or_default();
+        records.push(record);
+        if records.len() == k as usize {
+            let verdict =
+                aggregate::verdict(&plan.task, plan.threshold, k, std::mem::take(records));
+            task_finished(shared, plan, k, &verdict, reporter);
+            verdicts.insert(task, verdict);
+        }
+    }
+    verdicts.into_values().collect()
+}
+
+/// Reports a task's verdict, after its cassette when one was written.
+fn task_finished(
+    shared: &Shared,
+    plan: &TrialPlan,
+    k: u32,
+    verdict: &Verdict,
+    reporter: &mut dyn Reporter,
+) {
+    let task_id = &plan.task.id;
+    if let Some(path) = shared
+        .provisions
+        .recorder
+        .as_ref()
+        .and_then(|recorder| recorder.written(task_id))
+    {
+        reporter.report(&Event::CassetteWritten {
+            task_id: task_id.clone(),
+            path,
+            trials: k,
+        });
+    }
+    reporter.report(&Event::TaskFinished {
+        verdict: verdict.clone(),
+    });
+}
+
+/// The run's summary (the grade snapshots compared first: they are part of its status), and
+/// the snapshot review; both reported.
+fn summarize(
+    verdicts: Vec<Verdict>,
+    invalid: Vec<InvalidEntry>,
+    shared: &Shared,
+    options: &RunOptions,
+    k: u32,
+    interrupted: bool,
+    reporter: &mut dyn Reporter,
+) -> (RunSummary, Option<Review>) {
+    let review = options
+        .snapshots
+        .as_ref()
+        .and_then(|(folder, mode)| snapshots::review(&verdicts, interrupted, folder, *mode));
+    let summary = RunSummary::new(SummaryInputs {
+        verdicts,
+        invalid,
+        k,
+        backend: shared.provisions.sandbox.name(),
+        interrupted,
+        cost_usd: shared.provisions.models.budget.cost().usd(),
+        spent_usd: shared.provisions.models.budget.spent().usd(),
+        gates: &options.gates,
+        baseline: options.baseline.as_deref(),
+        snapshots_changed: review.as_ref().is_some_and(Review::changed),
+    });
+    if let Some(review) = &review {
+        reporter.report(&Event::SnapshotsCompared {
+            changes: review.changes(),
+        });
+    }
+    reporter.report(&Event::RunFinished {
+        summary: summary.clone(),
+    });
+    (summary, review)
+}

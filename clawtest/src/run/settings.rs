@@ -1,0 +1,476 @@
+//! A run's settings, resolved once from the configuration and the command line (a
+//! [`Request`]) for every way a run starts (`cargo clawtest run`, `cargo clawtest run
+//! --oracle`, a `cargo test` task test): the `RunOptions`, the [`HarnessSource`] (the
+//! configured command, the oracle, or a Rust harness in-process: where the harness comes from
+//! is decided here and nowhere else), `HarnessLaunch` (how it starts), the `ModelAccess` (where
+//! model answers come from, at what price, within what budget) and the cassette folder.
+//! Everything that can stop a run before its first trial is a [`SessionError`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::partition::Partition;
+use crate::config::Mode;
+use crate::config::{BackendChoice, Config, ConfigError, Gates, ProviderConfig};
+use crate::discover::DiscoverError;
+use crate::llm::ModelAccess;
+use crate::llm::gateway::{Budget, Endpoint, Prices, RetryPolicy, Upstream, UpstreamError};
+use crate::report::snapshots::{self, UpdateMode};
+use crate::results::RunSummary;
+use crate::sandbox::BackendKind;
+
+/// What the command line adds to (or overrides in) the configuration.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// Explicit task files or folders instead of the configured globs.
+    pub paths: Vec<PathBuf>,
+    /// Substrings of task ids or paths; empty runs all.
+    pub filters: Vec<String>,
+    /// `--trials`, overriding `run.trials`.
+    pub trials: Option<u32>,
+    /// `--jobs`, overriding `run.jobs` (else one per CPU).
+    pub jobs: Option<usize>,
+    /// The gate thresholds given on the command line, over `[gates]`.
+    pub gates: Gates,
+    /// Skip `harness.build`.
+    pub no_build: bool,
+    /// Run only this shard of the selected tasks.
+    pub partition: Option<Partition>,
+    /// Results to compare against; ignored for a shard (merge compares the whole).
+    pub baseline: Option<RunSummary>,
+    /// `--backend`, overriding `run.backend`.
+    pub backend: Option<crate::config::BackendChoice>,
+    /// Overrides `llm.max_cost_usd`.
+    pub max_cost_usd: Option<f64>,
+    /// `--mode`, overriding `llm.mode`.
+    pub mode: Option<Mode>,
+    /// `--cassettes`, overriding `llm.cassettes` (relative to the current folder).
+    pub cassettes: Option<PathBuf>,
+    /// `--force`: let record mode replace a cassette with one of fewer trials.
+    pub force: bool,
+    /// `--snapshots`: compare each task's grade breakdown with `snapshots/<task>.snap` under the
+    /// suite root, as this `INSTA_UPDATE` mode asks, before the run's status is decided.
+    pub snapshots: Option<UpdateMode>,
+    /// `--oracle`: every trial's harness is the task's oracle, played by this program's
+    /// `oracle-agent` command (clawtest's own binary); no model, no cassettes, no build.
+    pub oracle: Option<PathBuf>,
+    /// `--variants N`: each selected task is replaced by its variants, generated in memory
+    /// (the threshold of the options is the suite's).
+    pub variants: Option<crate::variants::Options>,
+}
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum SessionError {
+    /// The configuration cannot be used.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Config(#[from] ConfigError),
+    /// The task globs or paths cannot be searched.
+    #[error(transparent)]
+    Discover(#[from] DiscoverError),
+    /// Nothing was selected: no task file matched, or the filters left none.
+    #[error("no task matched{}: looked for {} under {}", filters_text(.filters), .patterns.join(", "), .root.display())]
+    #[diagnostic(help("check the `tasks` globs in the configuration, or the filters given"))]
+    NoTasks {
+        /// The suite root the globs are relative to.
+        root: PathBuf,
+        /// The `tasks` globs of the configuration.
+        patterns: Vec<String>,
+        /// The command line's filters, if any.
+        filters: Vec<String>,
+    },
+    /// `live` or `record` mode without a provider to call; holds the mode's name.
+    #[error(
+        "llm.mode = \"{0}\" needs a provider, and neither [llm.openai] nor [llm.anthropic] is configured"
+    )]
+    #[diagnostic(help(
+        "add `[llm.openai]` with `base_url` and `api_key_env` (the NAME of the variable holding the key), or run with mode = \"replay\""
+    ))]
+    NoProvider(&'static str),
+    /// The provider's `api_key_env` names a variable that is not set.
+    #[error("llm.{provider}.api_key_env names `{variable}`, which is not set in the environment")]
+    #[diagnostic(help(
+        "export {variable}=... before running, or remove api_key_env to send no key"
+    ))]
+    MissingKey {
+        /// `openai` or `anthropic`.
+        provider: &'static str,
+        /// The variable's name.
+        variable: String,
+    },
+    /// A provider's `base_url` cannot be used.
+    #[error("llm.{0}")]
+    #[diagnostic(help(
+        "set base_url to the http:// or https:// address of the provider, e.g. https://api.openai.com"
+    ))]
+    Upstream(#[from] UpstreamError),
+    /// Record mode would replace a cassette with one recording fewer trials.
+    #[error(
+        "recording {trials} trial(s) would replace {}, which records {recorded}", path.display()
+    )]
+    #[diagnostic(help(
+        "run with --trials {recorded} (or more) to keep every recorded trial, or pass --force to replace it"
+    ))]
+    WouldShrink {
+        /// The cassette file.
+        path: PathBuf,
+        /// Trials it records now.
+        recorded: usize,
+        /// Trials the run would record.
+        trials: u32,
+    },
+    /// `harness.build` could not start or failed (its own output went to stderr as it ran).
+    #[error("{0}")]
+    #[diagnostic(help("fix the build, or run with --no-build to use what is already built"))]
+    Build(String),
+}
+
+fn filters_text(filters: &[String]) -> String {
+    if filters.is_empty() {
+        String::new()
+    } else {
+        format!(" the filter(s) {}", filters.join(", "))
+    }
+}
+
+/// The choices of one run (config merged with the command line).
+#[derive(Debug, Clone)]
+pub(crate) struct RunOptions {
+    /// Trials per task (k); 0 runs one.
+    pub(crate) trials: u32,
+    /// How many trials run at once; 0 runs one.
+    pub(crate) jobs: usize,
+    /// The final score a trial needs to pass, for tasks without their own `pass_threshold`.
+    pub(crate) pass_threshold: f64,
+    /// The suite-level thresholds the summary checks.
+    pub(crate) gates: Gates,
+    /// Results to compare against (`--baseline`); regressions fail the run.
+    pub(crate) baseline: Option<Box<RunSummary>>,
+    /// Compare each task's grade breakdown with the snapshots in this folder (`--snapshots`),
+    /// as `INSTA_UPDATE` asks; a change fails the run before anything reports its status.
+    pub(crate) snapshots: Option<(PathBuf, UpdateMode)>,
+}
+
+/// How to start the harness.
+#[derive(Debug, Clone)]
+pub(crate) struct HarnessLaunch {
+    /// The program and its arguments (`harness.command`, as the sandbox names it).
+    pub(crate) command: Vec<String>,
+    /// `harness.env` names with their host values.
+    pub(crate) passthrough: Vec<(String, String)>,
+    /// The tool surfaces the harness gets.
+    pub(crate) tier: crate::config::Tier,
+    /// The exit codes of a harness that ran normally (`harness.success_exit_codes`).
+    pub(crate) success_exit_codes: Vec<i32>,
+    /// The caps on what a trial sends to the host (`[limits]`).
+    pub(crate) limits: crate::config::LimitsConfig,
+    /// `harness.model`, given as `CLAWTEST_MODEL` and `{model}`.
+    pub(crate) model: Option<String>,
+    /// `[harness] files`, read and checked.
+    pub(crate) files: Vec<crate::config::HarnessFile>,
+}
+
+/// Where every trial's harness comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HarnessSource {
+    /// `harness.command` (inside an image, as the image names it), built by `harness.build`.
+    Configured,
+    /// `run --oracle`: the task's oracle, played by this program (clawtest's own binary, at
+    /// this path); no model, no cassette, no build.
+    Oracle(PathBuf),
+    /// A Rust harness run in-process (`clawtest::main!(harness = …)`), by its name.
+    InProcess(String),
+}
+
+impl HarnessSource {
+    /// The source a command-line request asks for: the oracle with `--oracle`, else the
+    /// configured harness.
+    pub fn of(request: &Request) -> HarnessSource {
+        match &request.oracle {
+            Some(program) => HarnessSource::Oracle(program.clone()),
+            None => HarnessSource::Configured,
+        }
+    }
+
+    /// Whether the harness calls a model: the oracle does not, so nothing is forwarded or
+    /// recorded and no cassette is read, whatever `[llm]` or `--mode` says.
+    pub fn calls_models(&self) -> bool {
+        !matches!(self, HarnessSource::Oracle(_))
+    }
+
+    /// The backend a run of this harness asks for, given the one the command line chose: the
+    /// oracle is clawtest's own code and runs on the process backend.
+    pub fn backend(&self, chosen: Option<BackendChoice>) -> Option<BackendChoice> {
+        match self {
+            HarnessSource::Oracle(_) => Some(BackendChoice::Process),
+            HarnessSource::Configured | HarnessSource::InProcess(_) => chosen,
+        }
+    }
+
+    /// Whether `harness.build` builds this harness.
+    pub fn is_built(&self) -> bool {
+        matches!(self, HarnessSource::Configured)
+    }
+
+    /// The command the backend starts: inside a container the configured command names a
+    /// program of the image, not a host path.
+    fn command(&self, config: &Config, backend: BackendKind) -> Result<Vec<String>, ConfigError> {
+        match (self, backend) {
+            (HarnessSource::Configured, BackendKind::Container) => {
+                config.harness_command_in_image()
+            }
+            (HarnessSource::Configured, BackendKind::Host) => config.harness_command(),
+            // The oracle's backend starts its own program under this name.
+            (HarnessSource::Oracle(_), _) => Ok(vec!["oracle-agent".into()]),
+            (HarnessSource::InProcess(name), _) => Ok(vec![name.clone()]),
+        }
+    }
+}
+
+/// A run's settings, resolved once ([`RunSettings::resolve`]).
+pub(crate) struct RunSettings {
+    /// Where the harness comes from.
+    pub(crate) source: HarnessSource,
+    /// The choices of the run.
+    pub(crate) options: RunOptions,
+    /// How every trial starts the harness.
+    pub(crate) harness: HarnessLaunch,
+    /// Where model answers come from, and the run's cost limit.
+    pub(crate) models: ModelAccess,
+    /// The folder of cassettes (read in replay, written in record mode); `None` when the
+    /// harness calls no model, so no cassette is needed.
+    pub(crate) cassettes: Option<PathBuf>,
+}
+
+impl RunSettings {
+    /// The settings of a run of `source` on a backend of kind `backend`, from the
+    /// configuration and the request; `models` are the request's ([`models`], resolved first:
+    /// a missing key stops a run before its suite is loaded).
+    pub(crate) fn resolve(
+        config: &Config,
+        request: &Request,
+        source: HarnessSource,
+        models: ModelAccess,
+        backend: BackendKind,
+    ) -> Result<RunSettings, SessionError> {
+        let harness = HarnessLaunch {
+            command: source.command(config, backend)?,
+            passthrough: passthrough(config),
+            tier: config.harness.tier,
+            success_exit_codes: config.harness.success_exit_codes.clone(),
+            limits: config.limits,
+            model: config.harness.model.clone(),
+            files: config.harness_files()?,
+        };
+        Ok(RunSettings {
+            options: options(config, request),
+            harness,
+            models,
+            cassettes: source.calls_models().then(|| cassettes(config, request)),
+            source,
+        })
+    }
+
+    /// The suite's judge in this run: its questions priced and charged to the run's budget,
+    /// like every other model call, so none is asked past the limit.
+    pub(crate) fn judge(&self, config: &Config) -> Arc<crate::judge::CachedJudge> {
+        crate::judge::with_costs(
+            config,
+            Arc::clone(&self.models.prices),
+            Arc::clone(&self.models.budget),
+        )
+    }
+}
+
+/// `harness.env` names with their host values (a key taken at start-up, else the
+/// environment's); a name not set is left out.
+fn passthrough(config: &Config) -> Vec<(String, String)> {
+    config
+        .harness
+        .env
+        .iter()
+        .filter_map(|name| crate::config::secrets::var(name).map(|value| (name.clone(), value)))
+        .collect()
+}
+
+/// The run's choices: the request's over the configuration's.
+fn options(config: &Config, request: &Request) -> RunOptions {
+    // A shard sees part of the suite: its gates would judge a part as the whole. Shards are
+    // gated together by `cargo clawtest merge`.
+    let gates = if request.partition.is_some() {
+        Gates::default()
+    } else {
+        request.gates.or(&config.gates)
+    };
+    let jobs = request
+        .jobs
+        .or(config.run.jobs)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    RunOptions {
+        trials: request.trials.unwrap_or(config.run.trials),
+        jobs,
+        pass_threshold: config.run.pass_threshold,
+        gates,
+        baseline: if request.partition.is_some() {
+            None
+        } else {
+            request.baseline.clone().map(Box::new)
+        },
+        snapshots: request
+            .snapshots
+            .map(|mode| (config.root.join(snapshots::FOLDER), mode)),
+    }
+}
+
+/// The cassette folder: `--cassettes`, else `llm.cassettes` under the suite root.
+pub(crate) fn cassettes(config: &Config, request: &Request) -> PathBuf {
+    request
+        .cassettes
+        .clone()
+        .unwrap_or_else(|| config.cassettes())
+}
+
+/// The gateway side of the run: the provider client in `live`/`record` mode (keys read from
+/// the variables the configuration names), the price table and the cost limit. A harness
+/// that calls no model (the oracle) replays, whatever `[llm]` or `--mode` says.
+pub(crate) fn models(config: &Config, request: &Request) -> Result<ModelAccess, SessionError> {
+    let llm = &config.llm;
+    let mode = match HarnessSource::of(request).calls_models() {
+        true => request.mode.unwrap_or(llm.mode),
+        false => Mode::Replay,
+    };
+    let upstream = match mode {
+        Mode::Replay => None,
+        Mode::Live | Mode::Record => {
+            if llm.openai.is_none() && llm.anthropic.is_none() {
+                return Err(SessionError::NoProvider(mode.name()));
+            }
+            let endpoint = |provider: &'static str, settings: &Option<ProviderConfig>| {
+                settings
+                    .as_ref()
+                    .map(|settings| {
+                        let api_key = match &settings.api_key_env {
+                            None => None,
+                            Some(variable) => {
+                                Some(crate::config::secrets::var(variable).ok_or_else(|| {
+                                    SessionError::MissingKey {
+                                        provider,
+                                        variable: variable.clone(),
+                                    }
+                                })?)
+                            }
+                        };
+                        Ok::<_, SessionError>(Endpoint {
+                            base_url: settings.base_url.clone(),
+                            api_key,
+                        })
+                    })
+                    .transpose()
+            };
+            let retry = RetryPolicy {
+                retries: llm.retries,
+                backoff: std::time::Duration::from_millis(llm.retry_backoff_ms),
+            };
+            Some(Arc::new(Upstream::new(
+                endpoint("openai", &llm.openai)?,
+                endpoint("anthropic", &llm.anthropic)?,
+                retry,
+            )?))
+        }
+    };
+    Ok(ModelAccess {
+        mode,
+        upstream,
+        prices: Arc::new(Prices(llm.prices.clone())),
+        budget: Arc::new(Budget::new(request.max_cost_usd.or(llm.max_cost_usd))),
+        // The configuration's checks already tried every pattern.
+        rules: Arc::new(
+            crate::llm::gateway::Rules::from_config(llm).map_err(|message| ConfigError::Value {
+                origin: config.origin.clone(),
+                field: "llm.replay".into(),
+                message,
+            })?,
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn config(text: &str) -> Config {
+        Config::from_text(text, Path::new("clawtest.toml"), PathBuf::from("/suite")).unwrap()
+    }
+
+    const RECORDING: &str = "[harness]\ncommand = [\"./agent\"]\n[llm]\nmode = \"record\"\n[llm.openai]\nbase_url = \"http://127.0.0.1:9\"\n";
+
+    fn resolve(config: &Config, request: &Request, backend: BackendKind) -> RunSettings {
+        let source = HarnessSource::of(request);
+        let models = models(config, request).unwrap();
+        RunSettings::resolve(config, request, source, models, backend).unwrap()
+    }
+
+    #[test]
+    fn the_oracle_replays_without_cassettes_whatever_the_mode_says() {
+        let config = config(RECORDING);
+        let request = Request {
+            oracle: Some(PathBuf::from("/bin/clawtest")),
+            mode: Some(Mode::Live),
+            ..Request::default()
+        };
+        let settings = resolve(&config, &request, BackendKind::Host);
+        assert_eq!(settings.models.mode, Mode::Replay);
+        assert!(settings.models.upstream.is_none());
+        assert_eq!(settings.cassettes, None);
+        assert_eq!(settings.harness.command, ["oracle-agent"]);
+        assert!(!settings.source.is_built());
+        assert_eq!(
+            settings.source.backend(Some(BackendChoice::Docker)),
+            Some(BackendChoice::Process),
+            "the oracle runs on the process backend"
+        );
+        assert_eq!(
+            HarnessSource::Configured.backend(Some(BackendChoice::Docker)),
+            Some(BackendChoice::Docker)
+        );
+    }
+
+    #[test]
+    fn the_configured_harness_records_into_the_suites_cassettes() {
+        let config = config(RECORDING);
+        let settings = resolve(&config, &Request::default(), BackendKind::Host);
+        assert_eq!(settings.models.mode, Mode::Record);
+        assert!(settings.models.upstream.is_some());
+        assert_eq!(settings.cassettes, Some(config.cassettes()));
+        assert_eq!(
+            settings.harness.command,
+            config.harness_command().unwrap(),
+            "anchored at the suite root on the host"
+        );
+        assert_ne!(settings.harness.command, ["./agent"]);
+        assert!(settings.source.is_built());
+    }
+
+    #[test]
+    fn in_a_container_the_command_is_the_images() {
+        let config = config(RECORDING);
+        let settings = resolve(&config, &Request::default(), BackendKind::Container);
+        assert_eq!(settings.harness.command, ["./agent"]);
+    }
+
+    #[test]
+    fn an_in_process_harness_is_started_by_its_name_and_calls_models() {
+        let config = config("[llm]\nmode = \"replay\"\n");
+        let request = Request::default();
+        let models = models(&config, &request).unwrap();
+        let source = HarnessSource::InProcess("agent".into());
+        let settings =
+            RunSettings::resolve(&config, &request, source, models, BackendKind::Host).unwrap();
+        assert_eq!(settings.harness.command, ["agent"]);
+        assert_eq!(settings.cassettes, Some(config.cassettes()));
+        assert!(!settings.source.is_built());
+    }
+}

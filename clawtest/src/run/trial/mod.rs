@@ -1,0 +1,234 @@
+//! One trial: a [`TrialPlan`] and its number → World + endpoints + gateway + Sandbox →
+//! Trajectory → Grade (a closed-loop task: round after round, `closed_loop`, on the same
+//! World, gateway and folder). The trial makes its folder and tells the sandbox (in the
+//! launch) and the gateway (which hides it in recordings); it opens its endpoints where the
+//! backend wants them (`endpoints.rs`), asks the backend the services' URL the harness sees,
+//! builds the launch (`launch.rs`), runs the harness (`harness.rs`), stops the servers,
+//! records, and grades.
+
+mod endpoints;
+mod harness;
+mod launch;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use tokio_util::sync::CancellationToken;
+
+use self::endpoints::Opened;
+use self::harness::TrialHarness;
+use self::launch::Place;
+use crate::closed_loop::LoopError;
+use crate::grade::Grade;
+use crate::llm::gateway::{Gateway, TrialValues};
+use crate::report::events::TrialOutcome;
+use crate::run::plan::{Provisions, TrialPlan};
+use crate::sandbox::{Endpoints, ServicesSeen};
+use crate::surfaces::mcp::McpServer;
+use crate::task::Task;
+use crate::trajectory::Trajectory;
+use crate::world::{FaultPlan, World, WorldOptions};
+
+/// Runs trial `trial` of `plan`.
+pub(crate) async fn run(
+    plan: &TrialPlan,
+    trial: u32,
+    provisions: &Provisions,
+    interrupt: CancellationToken,
+) -> TrialOutcome {
+    let ready = match prepare(plan, trial, provisions).await {
+        Ok(ready) => ready,
+        Err(message) => {
+            return TrialOutcome::Error {
+                message,
+                trajectory: None,
+            };
+        }
+    };
+    let Ready {
+        world,
+        folder,
+        opened,
+    } = ready;
+    let endpoints = opened.endpoints.clone();
+    let seen = provisions.sandbox.services_seen(&endpoints);
+    let gateway = gateway(plan, trial, provisions, &opened, &seen, folder.path());
+    let serving = opened.serve(&world, McpServer::from_tools_json(&plan.tools), &gateway);
+    let place = Place {
+        seen: &seen,
+        endpoints,
+        folder: folder.path(),
+    };
+    let mut harness = TrialHarness {
+        task: &plan.task,
+        provisions,
+        gateway: &gateway,
+        world: &world,
+        planned: &plan.commands,
+        interrupt,
+        launch: launch::launch(plan, trial, &provisions.harness, place),
+    };
+    let outcome = run_harness(plan, provisions, &mut harness).await;
+    serving.stop().await;
+    drop(folder);
+    match outcome {
+        Ok(done) => finish(plan, trial, provisions, &gateway, done).await,
+        Err(outcome) => outcome,
+    }
+}
+
+/// What a trial needs before its harness starts: its World, its folder and its endpoints.
+struct Ready {
+    world: Arc<Mutex<World>>,
+    folder: tempfile::TempDir,
+    opened: Opened,
+}
+
+/// The trial's World (with the task's own services), folder and endpoints, or why they could
+/// not be had (an infrastructure error).
+async fn prepare(plan: &TrialPlan, trial: u32, provisions: &Provisions) -> Result<Ready, String> {
+    let task = &plan.task;
+    let catalogue = plan
+        .catalogue
+        .as_ref()
+        .map_err(|error| format!("could not add the task's own services: {error}"))?;
+    let world = World::new(
+        catalogue,
+        &task.services,
+        &task.fixtures,
+        &task.tool_bindings(),
+        world_options(task, trial, &provisions.harness.limits),
+    )
+    .map_err(|error| format!("could not build the services of the task: {error}"))?;
+    let opened = endpoints::open(provisions.sandbox.kind().transport())
+        .await
+        .map_err(|error| format!("could not open the trial's endpoints: {error}"))?;
+    // Kept from one round of a closed loop to the next, removed when the trial ends.
+    let folder = crate::sandbox::scratch::folder("trial")
+        .map_err(|error| format!("could not make the trial's folder: {error}"))?;
+    Ok(Ready {
+        world: Arc::new(Mutex::new(world)),
+        folder,
+        opened,
+    })
+}
+
+/// The trial's gateway: answering from the plan's source, priced and charged to the run's
+/// budget, matching by the run's rules, and told the trial's own values, which cassettes hold
+/// as placeholders: the URLs the harness is given and the trial's folder. On loopback it
+/// answers only under the trial's token.
+fn gateway(
+    plan: &TrialPlan,
+    trial: u32,
+    provisions: &Provisions,
+    opened: &Opened,
+    seen: &ServicesSeen,
+    folder: &Path,
+) -> Gateway {
+    let models = &provisions.models;
+    let values = TrialValues::default()
+        .with_url("services_url", &seen.url)
+        .with_folder(folder);
+    let values = match &opened.endpoints {
+        Endpoints::Loopback { gateway_url, .. } => values.with_url("gateway_url", gateway_url),
+        Endpoints::Sockets { .. } => values,
+    };
+    let gateway = plan
+        .answers
+        .gateway(&plan.task.id, trial)
+        .with_costs(Arc::clone(&models.prices), Arc::clone(&models.budget))
+        .with_rules(Arc::clone(&models.rules))
+        .with_values(values);
+    match &opened.token {
+        Some(token) => gateway.with_token(token.clone()),
+        None => gateway,
+    }
+}
+
+/// Runs the harness once, or round after round for a closed loop (whose grade is then its
+/// best round's).
+async fn run_harness(
+    plan: &TrialPlan,
+    provisions: &Provisions,
+    harness: &mut TrialHarness<'_>,
+) -> Result<(Option<Grade>, Trajectory), TrialOutcome> {
+    if !plan.closed_loop {
+        let trajectory = harness.run_once(harness.launch.clone()).await?;
+        return Ok((None, trajectory));
+    }
+    let first_prompt = harness.launch.prompt.clone();
+    let setting = crate::closed_loop::Setting {
+        task: &plan.task,
+        prompt: &first_prompt,
+        judge: provisions.judge.as_ref(),
+        threshold: plan.threshold,
+        model: provisions.harness.model.as_deref(),
+    };
+    match crate::closed_loop::run(setting, harness).await {
+        Ok(outcome) => Ok((Some(outcome.grade), outcome.trajectory)),
+        Err(LoopError::Round(outcome)) => Err(outcome),
+        Err(LoopError::Message(message, trajectory)) => Err(TrialOutcome::Error {
+            message,
+            trajectory,
+        }),
+    }
+}
+
+/// The trial after its harness: its exchanges recorded (record mode), then graded (a closed
+/// loop's grade is given).
+async fn finish(
+    plan: &TrialPlan,
+    trial: u32,
+    provisions: &Provisions,
+    gateway: &Gateway,
+    (graded, trajectory): (Option<Grade>, Trajectory),
+) -> TrialOutcome {
+    if let Some(recorder) = &provisions.recorder
+        && let Err(error) = recorder.add(&plan.task.id, trial, gateway.recording())
+    {
+        return TrialOutcome::Error {
+            message: error.to_string(),
+            trajectory: Some(Box::new(trajectory)),
+        };
+    }
+    let grade = match graded {
+        Some(grade) => Ok(grade),
+        None => {
+            let judge = provisions.judge.as_ref();
+            crate::judge::grade_trajectory(&plan.task, &trajectory, judge, plan.threshold).await
+        }
+    };
+    match grade {
+        Ok(grade) => TrialOutcome::Graded {
+            grade,
+            trajectory: Box::new(trajectory),
+        },
+        // Never a silent default score: a trial whose judge cannot answer is not graded.
+        Err(error) => TrialOutcome::Error {
+            message: error.to_string(),
+            trajectory: Some(Box::new(trajectory)),
+        },
+    }
+}
+
+/// The World's options for one trial: the task's fault injection (`error_injection`),
+/// seeded per (task, trial) so every trial sees its own reproducible faults.
+fn world_options(task: &Task, trial: u32, limits: &crate::config::LimitsConfig) -> WorldOptions {
+    let faults = match &task.error_injection {
+        Some(injection) => FaultPlan::for_trial(
+            &task.id,
+            trial,
+            injection.rate,
+            injection.seed,
+            injection.mode,
+        ),
+        None => FaultPlan::default(),
+    };
+    WorldOptions {
+        faults,
+        audit_entries: limits.audit_entries,
+        audit_bytes: limits.audit_bytes,
+        audit_answer_bytes: limits.audit_answer_bytes,
+        ..WorldOptions::default()
+    }
+}
