@@ -136,7 +136,7 @@ pub struct ValidateArgs {
     /// Task files or folders to check (default: the configured task globs).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// `human` (diagnostics with source excerpts) or `json` (a stable schema, see README).
+    /// `human` (diagnostics with source excerpts) or `json` (a stable schema, see docs/task-format.md#validation).
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
     /// Also check each task covers its intent atoms (`<task>.atoms.yaml` beside it).

@@ -1,6 +1,6 @@
 //! What a command can end with other than success, how each is told to the user, and its exit
 //! code: one exhaustive `match` in [`ExpectedError::exit_code`], so that a new way to fail
-//! cannot reach the user without a code. The codes are documented in README.md:
+//! cannot reach the user without a code. The codes are documented in docs/guide.md#exit-codes:
 //!
 //! 0 every task and gate passed · 4 no task matched · 100 a task failed pass^k, a gate did not
 //! hold, a task regressed or a grade snapshot changed · 101 an invalid task file, configuration

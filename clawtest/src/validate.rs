@@ -2,7 +2,7 @@
 //! structural checks and, on request, the coverage lint and the oracle's feasibility proof
 //! (`crate::oracle::feasibility`), and report every error and warning
 //! of every file at once, for people (miette diagnostics) or machines (a stable JSON schema,
-//! `JsonReport` here, documented in README.md).
+//! `JsonReport` here, documented in docs/task-format.md, "Validation").
 
 use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
@@ -203,7 +203,7 @@ impl Report {
         text
     }
 
-    /// For machines: the `JsonReport` schema (README.md), pretty-printed.
+    /// For machines: the `JsonReport` schema (docs/task-format.md, "Validation"), pretty-printed.
     pub fn to_json(&self) -> String {
         let report = JsonReport {
             version: JSON_VERSION,

@@ -841,7 +841,7 @@ fn host_name() -> String {
         .to_string()
 }
 
-/// The README's docker command: the demo's own `clawtest.docker.toml` builds the reference
+/// The docker command of docs/sandbox.md: the demo's own `clawtest.docker.toml` builds the reference
 /// agent static, copies it into its Dockerfile's folder and has clawtest build the image from
 /// it, all before the backend starts; from a clean checkout (no binary there yet).
 #[test]

@@ -1,4 +1,4 @@
-//! The GradingEngine: a pure function from (Task, Trajectory) to a [`Grade`] (DESIGN.md §7).
+//! The GradingEngine: a pure function from (Task, Trajectory) to a [`Grade`] (docs/task-format.md, "How a trial is scored").
 //! No I/O, no clock, no randomness: the same inputs always grade the same, so a recorded
 //! trajectory can be re-graded at any time.
 //!

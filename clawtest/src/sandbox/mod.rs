@@ -1,4 +1,4 @@
-//! Where one trial's harness runs (DESIGN.md §5). The [`Sandbox`] trait is the seam: the
+//! Where one trial's harness runs (docs/sandbox.md). The [`Sandbox`] trait is the seam: the
 //! trial asks it its [`BackendKind`] (which says the [`Transport`] it needs), serves the
 //! trial's services and gateway there, asks it the services' URL as the harness sees them
 //! ([`Sandbox::services_seen`]), hands it a [`Launch`] (command, prompt, tools, files, the

@@ -9,7 +9,7 @@
 //! checks then run the same way, in the same workspace.
 //!
 //! It isolates nothing else: the harness runs as the user, sees the host's files and
-//! network. It is for trusted agents; docker is the boundary (README, "Reliability").
+//! network. It is for trusted agents; docker is the boundary (docs/reliability.md).
 
 use std::path::Path;
 use std::process::Stdio;

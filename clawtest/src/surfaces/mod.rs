@@ -1,4 +1,4 @@
-//! What the harness reads to find its tools (DESIGN.md §5), all generated per trial from the
+//! What the harness reads to find its tools (docs/sandbox.md), all generated per trial from the
 //! task's tools and the service descriptions: `tools.json` (here), ClawEnvKit's
 //! `eval-tools.json` ([`eval_tools`]), `SKILL.md` (`skill.rs`) and the MCP server with its
 //! `mcp.json` ([`mcp`]).

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The skill a task exercises (DESIGN.md §3).
+/// The skill a task exercises (docs/task-format.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Capability {

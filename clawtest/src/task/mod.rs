@@ -276,7 +276,7 @@ pub struct Tool {
     pub description: String,
 }
 
-/// Per-trial limits (DESIGN.md §3 defaults: 300 s, 20 turns).
+/// Per-trial limits (defaults: 300 s, 20 turns; docs/task-format.md).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct TaskLimits {
     /// How long a trial's harness may run before it is stopped (`limits.timeout_seconds`).

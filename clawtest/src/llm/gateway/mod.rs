@@ -1,4 +1,4 @@
-//! The model gateway: the LLM endpoint the harness talks to (DESIGN.md §6). One gateway per
+//! The model gateway: the LLM endpoint the harness talks to (docs/gateway.md). One gateway per
 //! trial, in one of three modes: `replay` answers from cassettes, `live` forwards to the real
 //! provider (holding the key), `record` forwards and writes cassettes. Every mode logs each
 //! call with its tokens and cost; the run's budget stops new trials once spent.

@@ -42,7 +42,9 @@ impl DockerError {
             }
             DockerError::Build(_) => "fix the Dockerfile, or run with --backend process",
             DockerError::Engine(_) => "check the engine with `docker info`",
-            DockerError::Shim(_) => "build the static shim (see README: docker backend)",
+            DockerError::Shim(_) => {
+                "build the static shim (see docs/sandbox.md: the docker backend)"
+            }
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The docker backend (DESIGN.md §5): each trial's harness runs in a fresh container of the
+//! The docker backend (docs/sandbox.md): each trial's harness runs in a fresh container of the
 //! project's harness image, created through the Docker Engine API (bollard; the only place
 //! that talks to Docker). The container has no network (`network_mode: none`), no
 //! capabilities, no-new-privileges, memory/CPU/pids limits, and no host variable but those

@@ -52,7 +52,7 @@ pub(crate) const MIN_COMPONENTS: usize = 3;
 pub(crate) const JUDGE_CAP_WITH_TOOLS: f64 = 0.55;
 /// …and at most this without tools (file tasks need more judgement).
 pub(crate) const JUDGE_CAP_WITHOUT_TOOLS: f64 = 0.65;
-/// The `capability` values clawtest knows (DESIGN.md §3).
+/// The `capability` values clawtest knows (docs/task-format.md).
 pub(crate) const CAPABILITIES: [&str; 5] = [
     Capability::SkillUsage.name(),
     Capability::Exploration.name(),
