@@ -16,10 +16,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
+use crate::config::Provider;
 use crate::grade::Grade;
 use crate::judge::Judge;
+use crate::llm::client::{Chat, Message};
 use crate::sandbox::RoundSetup;
 use crate::task::{Feedback, SimulatorKind, Task};
 use crate::trajectory::Trajectory;
@@ -27,6 +29,10 @@ use crate::trajectory::rounds::{Round, RoundVerdict, Rounds, StopReason};
 
 /// A future of the loop's seam.
 pub(crate) type Step<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What the llm simulator's model said: its text (`None`: silence), or why the answer is of
+/// no use.
+pub(crate) type SimulatedReply = Result<Option<String>, String>;
 
 /// What the loop asks of the trial it runs in.
 pub(crate) trait Harness: Send {
@@ -43,8 +49,14 @@ pub(crate) trait Harness: Send {
         timeout: Duration,
     ) -> Step<'_, Result<Trajectory, Self::Error>>;
 
-    /// Sends the llm simulator's request through the trial's gateway; the answer's body.
-    fn ask_simulator_model(&mut self, request: Value) -> Step<'_, Result<Value, Self::Error>>;
+    /// Asks the llm simulator's model, with `chat`, through the trial's gateway: the trial's
+    /// error when the gateway failed (a replay miss, the cost limit, the provider); else the
+    /// answer's text (`None`: silence), or why the answer is of no use.
+    fn ask_simulated_user(
+        &mut self,
+        chat: Chat,
+        conversation: Vec<Message>,
+    ) -> Step<'_, Result<SimulatedReply, Self::Error>>;
 
     /// Whether the run's cost limit is reached (no further round is started then).
     fn budget_exhausted(&self) -> bool;
@@ -90,6 +102,8 @@ pub(crate) struct Setting<'a> {
     pub(crate) threshold: f64,
     /// The model the llm simulator asks when the task names none (`harness.model`).
     pub(crate) model: Option<&'a str>,
+    /// The wire format the llm simulator speaks (see `ModelAccess::simulator_provider`).
+    pub(crate) provider: Provider,
 }
 
 /// Runs the rounds of `setting.task` (see the module documentation).
@@ -274,23 +288,24 @@ async fn follow_up<H: Harness>(
             next,
         )),
         SimulatorKind::Llm => {
-            let request = simulator::request(
-                feedback
-                    .model
-                    .as_deref()
-                    .or(setting.model)
-                    .unwrap_or(simulator::DEFAULT_MODEL),
+            let chat = simulator::chat(
+                setting.provider,
+                feedback.model.as_deref().or(setting.model),
+            );
+            let conversation = simulator::conversation(
                 feedback.persona.as_deref().unwrap_or_default(),
                 &setting.task.prompt,
                 &trajectory.output,
                 &supervision.handoff,
             );
-            let answer = harness
-                .ask_simulator_model(request)
-                .await
-                .map_err(LoopError::Round)?;
-            simulator::reply(&answer)
-                .map_err(|error| LoopError::Message(error, Some(Box::new(trajectory.clone()))))
+            match harness.ask_simulated_user(chat, conversation).await {
+                Err(error) => Err(LoopError::Round(error)),
+                Ok(Ok(reply)) => Ok(reply.unwrap_or_default().trim().to_string()),
+                Ok(Err(message)) => Err(LoopError::Message(
+                    message,
+                    Some(Box::new(trajectory.clone())),
+                )),
+            }
         }
     }
 }

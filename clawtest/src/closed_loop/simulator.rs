@@ -5,16 +5,35 @@
 //!
 //! `template` is deterministic: the task's fixed `messages` in order, then a message built from
 //! the missing checkpoints' public words. `llm` asks a model through the trial's gateway
-//! (recorded and replayed like the harness's calls): [`request`] builds its request, [`reply`]
-//! reads the answer.
-
-use serde_json::{Value, json};
+//! (recorded and replayed like the harness's calls) with `llm`'s one chat client: [`chat`]
+//! says how, [`conversation`] what.
 
 use super::supervisor::{Handoff, Missing};
+use crate::config::Provider;
+use crate::llm::client::{Chat, Message};
 use crate::trajectory::rounds::RoundVerdict;
 
-/// The model the llm simulator asks when neither the task nor the harness names one.
-pub(crate) const DEFAULT_MODEL: &str = "gpt-4o-mini";
+/// The model the llm simulator asks in `provider`'s wire format when neither the task nor the
+/// harness names one.
+pub(crate) fn default_model(provider: Provider) -> &'static str {
+    match provider {
+        Provider::OpenAi => "gpt-4o-mini",
+        Provider::Anthropic => "claude-3-5-haiku-latest",
+    }
+}
+
+/// The llm simulator's client: `model` in `provider`'s wire format, its calls marked as the
+/// simulated user's.
+pub(crate) fn chat(provider: Provider, model: Option<&str>) -> Chat {
+    Chat {
+        provider,
+        model: model.unwrap_or(default_model(provider)).to_string(),
+        // The user's message is a few sentences; the provider's default length is enough.
+        max_tokens: None,
+        speaker: "the simulated user",
+        simulated_user: true,
+    }
+}
 
 /// The template simulator's message before round `round` (from 2): the fixed message for that
 /// follow-up if the task has one, else one sentence per missing checkpoint (its feedback, or its
@@ -52,15 +71,14 @@ fn sentence(missing: &Missing) -> String {
     }
 }
 
-/// The llm simulator's chat request: the persona and the rules as the system message, then
-/// the public prompt, the agent's last answer and the handoff.
-pub(crate) fn request(
-    model: &str,
+/// The llm simulator's conversation: the persona and the rules as the instructions, then the
+/// public prompt, the agent's last answer and the handoff.
+pub(crate) fn conversation(
     persona: &str,
     prompt: &str,
     last_answer: &str,
     handoff: &Handoff,
-) -> Value {
+) -> Vec<Message> {
     let verdict = match handoff.verdict {
         RoundVerdict::Pass => "pass",
         RoundVerdict::Continue => "continue",
@@ -83,34 +101,19 @@ pub(crate) fn request(
                 .join("\n")
         },
     );
-    json!({
-        "model": model,
-        "temperature": 0,
-        "messages": [
-            {"role": "system", "content": format!(
-                "{}\n\nYou are the user of an AI assistant, talking to it in your own words. Say what is still missing from what you asked for, in at most three sentences. Never invent requirements. Reply with the message only; reply with nothing if there is nothing to add.",
-                persona.trim()
-            )},
-            {"role": "user", "content": user},
-        ],
-    })
-}
-
-/// The message in the llm simulator's answer (`choices[0].message.content`, trimmed), or why
-/// the answer has none.
-pub(crate) fn reply(answer: &Value) -> Result<String, String> {
-    match answer.pointer("/choices/0/message/content") {
-        Some(Value::String(text)) => Ok(text.trim().to_string()),
-        Some(Value::Null) => Ok(String::new()),
-        _ => Err(format!(
-            "the simulator's model answered without choices[0].message.content: {}",
-            answer.to_string().chars().take(300).collect::<String>()
+    vec![
+        Message::system(format!(
+            "{}\n\nYou are the user of an AI assistant, talking to it in your own words. Say what is still missing from what you asked for, in at most three sentences. Never invent requirements. Reply with the message only; reply with nothing if there is nothing to add.",
+            persona.trim()
         )),
-    }
+        Message::user(user),
+    ]
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn handoff(missing: &[(&str, Option<&str>)]) -> Handoff {
@@ -155,15 +158,19 @@ mod tests {
     }
 
     #[test]
-    fn a_reply_without_a_message_is_an_error_and_null_is_silence() {
-        assert_eq!(
-            reply(&json!({"choices": [{"message": {"content": " Hi "}}]})),
-            Ok("Hi".into())
-        );
-        assert_eq!(
-            reply(&json!({"choices": [{"message": {"content": null}}]})),
-            Ok(String::new())
-        );
-        assert!(reply(&json!({"error": "x"})).is_err());
+    fn the_conversation_is_the_same_request_in_either_wire_format() {
+        let conversation = conversation("A terse user.", "Say hi.", "hello", &handoff(&[]));
+        let (path, openai) = chat(Provider::OpenAi, None).request(&conversation);
+        assert_eq!(path, "/v1/chat/completions");
+        assert_eq!(openai["model"], "gpt-4o-mini");
+        assert_eq!(openai["messages"][0]["role"], "system");
+        assert!(openai.get("max_tokens").is_none(), "{openai}");
+        let (path, anthropic) = chat(Provider::Anthropic, Some("c")).request(&conversation);
+        assert_eq!(path, "/v1/messages");
+        assert_eq!(anthropic["model"], "c");
+        // Anthropic: the instructions beside the messages, and a length it requires.
+        assert_eq!(anthropic["system"], openai["messages"][0]["content"]);
+        assert_eq!(anthropic["messages"], json!([openai["messages"][1]]));
+        assert!(anthropic["max_tokens"].as_u64().is_some(), "{anthropic}");
     }
 }

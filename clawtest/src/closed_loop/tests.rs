@@ -5,10 +5,12 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Harness, LoopError, Setting, Step, run};
+use crate::config::Provider;
 use crate::judge::NoJudge;
+use crate::llm::client::{Chat, Message};
 use crate::sandbox::RoundSetup;
 use crate::services::Catalogue;
 use crate::task::Task;
@@ -20,8 +22,9 @@ use crate::trajectory::{RobustnessRule, Trajectory};
 struct Scripted {
     answers: VecDeque<(&'static str, Duration)>,
     seen: Vec<(RoundSetup, String, Duration)>,
-    simulator_requests: Vec<Value>,
-    simulator_answer: Value,
+    /// The simulator's requests as they would go on the wire: (endpoint, body).
+    simulator_requests: Vec<(&'static str, Value)>,
+    simulator_answer: super::SimulatedReply,
     budget_exhausted: bool,
 }
 
@@ -34,7 +37,7 @@ impl Scripted {
                 .collect(),
             seen: Vec::new(),
             simulator_requests: Vec::new(),
-            simulator_answer: json!({"choices": [{"message": {"content": "Say the word, please."}}]}),
+            simulator_answer: Ok(Some(" Say the word, please. ".into())),
             budget_exhausted: false,
         }
     }
@@ -65,8 +68,12 @@ impl Harness for Scripted {
         })
     }
 
-    fn ask_simulator_model(&mut self, request: Value) -> Step<'_, Result<Value, String>> {
-        self.simulator_requests.push(request);
+    fn ask_simulated_user(
+        &mut self,
+        chat: Chat,
+        conversation: Vec<Message>,
+    ) -> Step<'_, Result<crate::closed_loop::SimulatedReply, String>> {
+        self.simulator_requests.push(chat.request(&conversation));
         let answer = self.simulator_answer.clone();
         Box::pin(async move { Ok(answer) })
     }
@@ -108,12 +115,22 @@ async fn run_loop(
     task: &Task,
     harness: &mut Scripted,
 ) -> Result<super::Outcome, LoopError<String>> {
+    run_loop_speaking(Provider::OpenAi, task, harness).await
+}
+
+/// The loop with its llm simulator speaking `provider`'s wire format.
+async fn run_loop_speaking(
+    provider: Provider,
+    task: &Task,
+    harness: &mut Scripted,
+) -> Result<super::Outcome, LoopError<String>> {
     let setting = Setting {
         task,
         prompt: &task.prompt,
         judge: &NoJudge,
         threshold: 0.9,
         model: None,
+        provider,
     };
     run(setting, harness).await
 }
@@ -228,7 +245,9 @@ async fn the_llm_simulator_is_asked_with_public_words_only_and_its_answer_is_the
     let outcome = run_loop(&task, &mut harness).await.unwrap();
     assert_eq!(rounds(&outcome).stop, StopReason::Passed);
     assert_eq!(harness.seen[1].1, "Say the word, please.");
-    let request = harness.simulator_requests[0].to_string();
+    let (path, request) = &harness.simulator_requests[0];
+    assert_eq!(*path, "/v1/chat/completions");
+    let request = request.to_string();
     assert!(request.contains("sim-model") && request.contains("A terse user."));
     assert!(request.contains("said omega"), "{request}");
     // The checkpoint's check (its keyword) is not the simulator's to know.
@@ -243,9 +262,39 @@ async fn the_llm_simulator_is_asked_with_public_words_only_and_its_answer_is_the
 async fn an_unusable_simulator_answer_is_the_trials_error_not_a_stop() {
     let task = task("feedback: {max_rounds: 2, simulator: llm, persona: \"A terse user.\"}");
     let mut harness = Scripted::new(&[("alpha", 1)]);
-    harness.simulator_answer = json!({"error": {"message": "overloaded"}});
+    harness.simulator_answer = Err("the simulated user's answer has no text: {}".into());
     let error = run_loop(&task, &mut harness).await.unwrap_err();
-    assert!(matches!(error, LoopError::Message(message, Some(_)) if message.contains("choices")));
+    assert!(matches!(error, LoopError::Message(message, Some(_)) if message.contains("no text")));
+}
+
+#[tokio::test]
+async fn a_silent_simulator_ends_the_loop() {
+    let task = task("feedback: {max_rounds: 3, simulator: llm, persona: \"A terse user.\"}");
+    let mut harness = Scripted::new(&[("alpha", 1)]);
+    harness.simulator_answer = Ok(None);
+    let outcome = run_loop(&task, &mut harness).await.unwrap();
+    assert_eq!(rounds(&outcome).stop, StopReason::EmptyFeedback);
+}
+
+#[tokio::test]
+async fn the_llm_simulator_speaks_anthropic_when_the_run_says_so() {
+    let task = task("feedback: {max_rounds: 2, simulator: llm, persona: \"A terse user.\"}");
+    let mut harness = Scripted::new(&[("alpha", 1), ("alpha omega", 1)]);
+    let outcome = run_loop_speaking(Provider::Anthropic, &task, &mut harness)
+        .await
+        .unwrap();
+    assert_eq!(rounds(&outcome).stop, StopReason::Passed);
+    let (path, request) = &harness.simulator_requests[0];
+    assert_eq!(*path, "/v1/messages");
+    assert!(
+        request["system"]
+            .as_str()
+            .unwrap()
+            .contains("A terse user."),
+        "{request}"
+    );
+    assert_eq!(request["model"], "claude-3-5-haiku-latest");
+    assert_eq!(harness.seen[1].1, "Say the word, please.");
 }
 
 #[tokio::test]

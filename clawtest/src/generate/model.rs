@@ -61,8 +61,9 @@ impl Model {
             chat: Chat {
                 provider,
                 model: model.into(),
-                max_tokens: MAX_TOKENS,
+                max_tokens: Some(MAX_TOKENS),
                 speaker: "the model",
+                simulated_user: false,
             },
             gateways: BTreeMap::new(),
         }

@@ -61,8 +61,9 @@ impl HttpJudge {
             chat: Chat {
                 provider,
                 model: model.to_string(),
-                max_tokens: MAX_TOKENS,
+                max_tokens: Some(MAX_TOKENS),
                 speaker: "the judge",
+                simulated_user: false,
             },
             upstream,
             prices,

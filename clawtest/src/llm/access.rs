@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::gateway::{Budget, Prices, Rules, Upstream};
-use crate::config::Mode;
+use crate::config::{Mode, Provider};
 
 /// Where model answers come from, and what they may cost.
 pub(crate) struct ModelAccess {
@@ -20,4 +20,7 @@ pub(crate) struct ModelAccess {
     pub(crate) budget: Arc<Budget>,
     /// How replays match and how much the gateways read (`[llm.replay]`, the byte limits).
     pub(crate) rules: Arc<Rules>,
+    /// The wire format of the closed loop's simulated user (`simulator: llm`): Anthropic's
+    /// when `[llm.anthropic]` is the only provider configured, else OpenAI's.
+    pub(crate) simulator_provider: Provider,
 }

@@ -14,6 +14,9 @@ use crate::http::HttpRequest;
 /// Who said a message of a conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
+    /// The instructions the model answers under (OpenAI: a `system` message; Anthropic: the
+    /// request's `system` field).
+    System,
     /// The prompt, or the problems fed back.
     User,
     /// An earlier answer.
@@ -30,6 +33,14 @@ pub struct Message {
 }
 
 impl Message {
+    /// The instructions the model answers under.
+    pub fn system(text: impl Into<String>) -> Message {
+        Message {
+            role: Role::System,
+            text: text.into(),
+        }
+    }
+
     /// A message of the user's.
     pub fn user(text: impl Into<String>) -> Message {
         Message {
@@ -54,29 +65,52 @@ pub(crate) struct Chat {
     pub(crate) provider: Provider,
     /// The model's name, as the provider knows it.
     pub(crate) model: String,
-    /// How long an answer may be.
-    pub(crate) max_tokens: u32,
+    /// How long an answer may be; `None` leaves it to the provider where the format allows
+    /// (OpenAI), and asks for [`DEFAULT_MAX_TOKENS`] where it does not (Anthropic).
+    pub(crate) max_tokens: Option<u32>,
     /// Who answers, in error messages (`the model`, `the judge`).
     pub(crate) speaker: &'static str,
+    /// The calls are the closed loop's simulated user's: logged, recorded and replayed as its
+    /// own, apart from the harness's calls of the same round.
+    pub(crate) simulated_user: bool,
 }
+
+/// The answer length asked for when none is set and the wire format requires one.
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 1024;
 
 impl Chat {
     /// The endpoint and the request body for `conversation`.
     pub(crate) fn request(&self, conversation: &[Message]) -> (&'static str, Value) {
-        let messages: Vec<Value> = conversation
-            .iter()
-            .map(|message| {
-                let role = match message.role {
-                    Role::User => "user",
-                    Role::Assistant => "assistant",
-                };
-                json!({"role": role, "content": message.text})
-            })
-            .collect();
-        let body = json!({"model": self.model, "temperature": 0, "max_tokens": self.max_tokens, "messages": messages});
+        let role = |role: Role| match role {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        let message =
+            |message: &Message| json!({"role": role(message.role), "content": message.text});
+        let mut body = json!({"model": self.model, "temperature": 0});
         match self.provider {
-            Provider::OpenAi => ("/v1/chat/completions", body),
-            Provider::Anthropic => ("/v1/messages", body),
+            Provider::OpenAi => {
+                if let Some(max_tokens) = self.max_tokens {
+                    body["max_tokens"] = json!(max_tokens);
+                }
+                body["messages"] = conversation.iter().map(message).collect();
+                ("/v1/chat/completions", body)
+            }
+            Provider::Anthropic => {
+                // Anthropic takes the instructions beside the messages, not as one of them.
+                let (system, messages): (Vec<&Message>, Vec<&Message>) = conversation
+                    .iter()
+                    .partition(|message| message.role == Role::System);
+                body["max_tokens"] = json!(self.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS));
+                if !system.is_empty() {
+                    let text: Vec<&str> =
+                        system.iter().map(|message| message.text.as_str()).collect();
+                    body["system"] = json!(text.join("\n\n"));
+                }
+                body["messages"] = messages.into_iter().map(message).collect();
+                ("/v1/messages", body)
+            }
         }
     }
 
@@ -87,8 +121,23 @@ impl Chat {
         gateway: &Gateway,
         conversation: &[Message],
     ) -> Result<String, String> {
+        self.reply(gateway, conversation)
+            .await?
+            .ok_or_else(|| format!("{}'s answer has no text", self.speaker))
+    }
+
+    /// As [`Chat::ask`], but an answer that says nothing on purpose (OpenAI's `content: null`)
+    /// is `None`, not an error: the simulated user's way to stay silent.
+    pub(crate) async fn reply(
+        &self,
+        gateway: &Gateway,
+        conversation: &[Message],
+    ) -> Result<Option<String>, String> {
         let (path, body) = self.request(conversation);
-        let route = Route::of("POST", path, &[])?;
+        let mut route = Route::of("POST", path, &[])?;
+        if self.simulated_user {
+            route = route.for_simulator();
+        }
         let (status, bytes) = send(gateway, route, &body).await;
         if let Some(failure) = gateway.failure() {
             return Err(failure.to_string());
@@ -105,20 +154,19 @@ impl Chat {
         }
         let answer: Value = serde_json::from_slice(&bytes)
             .map_err(|error| format!("{speaker}'s answer is not JSON: {error}"))?;
-        reply_text(self.provider, &answer).ok_or_else(|| format!("{speaker}'s answer has no text"))
+        match reply_text(self.provider, &answer) {
+            Some(text) => Ok(Some(text)),
+            None if self.provider == Provider::OpenAi
+                && answer.pointer("/choices/0/message/content") == Some(&Value::Null) =>
+            {
+                Ok(None)
+            }
+            None => Err(format!(
+                "{speaker}'s answer has no text: {}",
+                answer.to_string().chars().take(300).collect::<String>()
+            )),
+        }
     }
-}
-
-/// Asks the model on the closed loop's simulated user's behalf (`simulator: llm`), between two
-/// rounds, with `body` (an OpenAI chat request): the call is answered as the harness's are
-/// (replayed, forwarded, recorded, charged), marked as the simulator's. The answer's JSON
-/// body (`null` when it is not JSON); a refused call is also the gateway's failure.
-pub(crate) async fn ask_as_simulator(gateway: &Gateway, body: &Value) -> Value {
-    let Ok(route) = Route::of("POST", "/v1/chat/completions", &[]).map(Route::for_simulator) else {
-        return Value::Null;
-    };
-    let (_, bytes) = send(gateway, route, body).await;
-    serde_json::from_slice(&bytes).unwrap_or(Value::Null)
 }
 
 /// Sends `body` to `route` through `gateway`'s handler code, in-process; the answer's status

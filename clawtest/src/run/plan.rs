@@ -197,6 +197,7 @@ mod tests {
             prices: Arc::new(Prices::default()),
             budget: Arc::new(Budget::new(None)),
             rules: Arc::default(),
+            simulator_provider: crate::config::Provider::OpenAi,
         }
     }
 

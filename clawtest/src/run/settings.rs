@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::partition::Partition;
 use crate::config::Mode;
-use crate::config::{BackendChoice, Config, ConfigError, Gates, ProviderConfig};
+use crate::config::{BackendChoice, Config, ConfigError, Gates, Provider, ProviderConfig};
 use crate::discover::DiscoverError;
 use crate::llm::ModelAccess;
 use crate::llm::gateway::{Budget, Endpoint, Prices, RetryPolicy, Upstream, UpstreamError};
@@ -392,6 +392,10 @@ pub(crate) fn models(config: &Config, request: &Request) -> Result<ModelAccess, 
                 message,
             })?,
         ),
+        simulator_provider: match (&llm.openai, &llm.anthropic) {
+            (None, Some(_)) => Provider::Anthropic,
+            _ => Provider::OpenAi,
+        },
     })
 }
 

@@ -177,7 +177,8 @@ pub struct Feedback {
     pub persona: Option<String>,
     /// Who writes the follow-ups.
     pub simulator: SimulatorKind,
-    /// The model the llm simulator asks (default: `harness.model`, else `gpt-4o-mini`).
+    /// The model the llm simulator asks (default: `harness.model`, else its wire format's
+    /// default, see `closed_loop::simulator::default_model`).
     pub model: Option<String>,
     /// Each round's time limit (`round_timeout_seconds`; default `limits.timeout_seconds`).
     pub round_timeout: Option<Duration>,

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::closed_loop::Step;
 use crate::config::Mode;
 use crate::grade::commands::PlannedCommand;
+use crate::llm::client::{Chat, Message};
 use crate::llm::gateway::Gateway;
 use crate::report::events::TrialOutcome;
 use crate::run::plan::Provisions;
@@ -169,19 +170,20 @@ impl crate::closed_loop::Harness for TrialHarness<'_> {
         Box::pin(async move { self.run_once(launch).await })
     }
 
-    fn ask_simulator_model(
+    fn ask_simulated_user(
         &mut self,
-        request: serde_json::Value,
-    ) -> Step<'_, Result<serde_json::Value, TrialOutcome>> {
+        chat: Chat,
+        conversation: Vec<Message>,
+    ) -> Step<'_, Result<crate::closed_loop::SimulatedReply, TrialOutcome>> {
         Box::pin(async move {
-            let answer = crate::llm::client::ask_as_simulator(self.gateway, &request).await;
+            let reply = chat.reply(self.gateway, &conversation).await;
             match self.gateway.failure() {
                 Some(_) => Err(gateway_error(
                     self.gateway,
                     self.provisions.models.mode,
                     None,
                 )),
-                None => Ok(answer),
+                None => Ok(reply),
             }
         })
     }

@@ -163,6 +163,7 @@ async fn run_harness(
         judge: provisions.judge.as_ref(),
         threshold: plan.threshold,
         model: provisions.harness.model.as_deref(),
+        provider: provisions.models.simulator_provider,
     };
     match crate::closed_loop::run(setting, harness).await {
         Ok(outcome) => Ok((Some(outcome.grade), outcome.trajectory)),

@@ -27,6 +27,7 @@ use super::failure::{FailureKind, GatewayFailure};
 use super::scripted::{Script, ScriptedModel};
 use super::{Endpoint, Gateway, RetryPolicy, Rules, TrialValues, Upstream};
 use crate::http::{Handler, HttpRequest, HttpResponse, Reply, ResponseBody};
+use crate::llm::client::{Chat, Message};
 
 /// A served handler, stopped when dropped.
 pub(super) struct Served {
@@ -437,6 +438,17 @@ async fn a_recording_holds_placeholders_where_the_trial_had_its_own_values() {
     assert_eq!((status, replaying.failure()), (200, None));
 }
 
+/// The closed loop's simulated user's client, as the loop builds it.
+fn simulated_user() -> Chat {
+    Chat {
+        provider: crate::config::Provider::OpenAi,
+        model: "m".into(),
+        max_tokens: None,
+        speaker: "the simulated user",
+        simulated_user: true,
+    }
+}
+
 #[tokio::test]
 async fn a_closed_loops_calls_are_recorded_with_their_round_and_speaker_and_replayed_so() {
     let model = serve(Arc::new(scripted())).await;
@@ -446,11 +458,10 @@ async fn a_closed_loops_calls_are_recorded_with_their_round_and_speaker_and_repl
     recording.begin_round(1);
     post(&recorder.url, "/v1/chat/completions", ask).await;
     recording.begin_round(2);
-    crate::llm::client::ask_as_simulator(
-        &recording,
-        &serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "what next?"}]}),
-    )
-    .await;
+    simulated_user()
+        .reply(&recording, &[Message::user("what next?")])
+        .await
+        .unwrap();
     post(&recorder.url, "/v1/chat/completions", ask).await;
     let recorded = recording.recording();
     let tags: Vec<(Option<u32>, bool)> = recorded
@@ -505,11 +516,9 @@ async fn a_closed_loops_calls_are_recorded_with_their_round_and_speaker_and_repl
     replaying.begin_round(2);
     let (status, frames) = post(&replayer.url, "/v1/chat/completions", ask).await;
     assert_eq!(status, 200, "{frames:?}");
-    let simulated = crate::llm::client::ask_as_simulator(
-        &replaying,
-        &serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "what next?"}]}),
-    )
-    .await;
-    assert!(simulated["choices"].is_array(), "{simulated}");
+    let simulated = simulated_user()
+        .reply(&replaying, &[Message::user("what next?")])
+        .await;
+    assert!(simulated.is_ok(), "{simulated:?}");
     assert_eq!(replaying.failure(), None);
 }
