@@ -7,14 +7,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use crate::config::{Mode, Provider};
-use crate::llm::ModelAccess;
 use crate::llm::client::Chat;
 pub use crate::llm::client::{Message, Role};
 use crate::llm::gateway::cassette::TrialRecording;
 use crate::llm::gateway::{Cassette, CassetteError, Gateway};
+use crate::llm::{AnswerSource, ModelAccess};
 use crate::trajectory::ModelCall;
 
 /// How long an answer may be: a whole task.yaml.
@@ -31,8 +30,8 @@ pub struct Model {
     models: ModelAccess,
     cassette_id: String,
     cassettes: PathBuf,
-    /// The recorded cassette, or why there is none (replay only).
-    cassette: Result<Cassette, String>,
+    /// Where the stages' answers come from.
+    answers: AnswerSource,
     chat: Chat,
     gateways: BTreeMap<u32, Gateway>,
 }
@@ -47,17 +46,21 @@ impl Model {
         model: &str,
         provider: Provider,
     ) -> Model {
-        let cassette = match models.mode {
-            Mode::Replay => Cassette::load(cassettes, cassette_id).map_err(|error| {
-                format!("{error} (record it with --mode record and a provider in [llm])")
-            }),
-            Mode::Live | Mode::Record => Err(String::new()),
+        let answers = match AnswerSource::decide(&models, Some(cassettes), cassette_id) {
+            AnswerSource::NoCassette { reason } if models.mode == Mode::Replay => {
+                AnswerSource::NoCassette {
+                    reason: format!(
+                        "{reason} (record it with --mode record and a provider in [llm])"
+                    ),
+                }
+            }
+            answers => answers,
         };
         Model {
             models,
             cassette_id: cassette_id.into(),
             cassettes: cassettes.to_path_buf(),
-            cassette,
+            answers,
             chat: Chat {
                 provider,
                 model: model.into(),
@@ -80,20 +83,10 @@ impl Model {
     }
 
     fn gateway(&mut self, stage: u32) -> &Gateway {
-        let models = &self.models;
-        let cassette = &self.cassette;
-        let id = &self.cassette_id;
-        self.gateways.entry(stage).or_insert_with(|| {
-            match (&models.upstream, cassette) {
-                (Some(upstream), _) => {
-                    Gateway::upstream(id, stage, Arc::clone(upstream), models.mode == Mode::Record)
-                }
-                (None, Ok(cassette)) => Gateway::replay(cassette, stage),
-                (None, Err(message)) => Gateway::replay_without_cassette(id, stage, message),
-            }
-            .with_costs(Arc::clone(&models.prices), Arc::clone(&models.budget))
-            .with_rules(Arc::clone(&models.rules))
-        })
+        let (models, answers, id) = (&self.models, &self.answers, &self.cassette_id);
+        self.gateways
+            .entry(stage)
+            .or_insert_with(|| answers.gateway(id, stage, models))
     }
 
     /// The model's answer to `conversation`, asked in `stage`.

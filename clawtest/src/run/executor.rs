@@ -11,10 +11,11 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::plan::{AnswerSource, Provisions, TrialPlan};
+use super::plan::{Provisions, TrialPlan};
 use super::settings::{RunOptions, RunSettings};
 use super::suite::Suite;
 use crate::config::Mode;
+use crate::llm::AnswerSource;
 use crate::llm::ModelAccess;
 use crate::llm::gateway::Recorder;
 use crate::report::events::{Event, Reporter, TrialOutcome};

@@ -125,7 +125,6 @@ fn gateway(
     seen: &ServicesSeen,
     folder: &Path,
 ) -> Gateway {
-    let models = &provisions.models;
     let values = TrialValues::default()
         .with_url("services_url", &seen.url)
         .with_folder(folder);
@@ -135,9 +134,7 @@ fn gateway(
     };
     let gateway = plan
         .answers
-        .gateway(&plan.task.id, trial)
-        .with_costs(Arc::clone(&models.prices), Arc::clone(&models.budget))
-        .with_rules(Arc::clone(&models.rules))
+        .gateway(&plan.task.id, trial, &provisions.models)
         .with_values(values);
     match &opened.token {
         Some(token) => gateway.with_token(token.clone()),
