@@ -7,6 +7,7 @@
 #[allow(dead_code)]
 #[path = "../src/cli.rs"]
 mod cli;
+mod markdown;
 
 use std::path::{Path, PathBuf};
 
@@ -74,7 +75,7 @@ fn render_reference() -> String {
     );
     for path in &paths {
         let name = command_name(path);
-        page.push_str(&format!("- [`{name}`](#{})\n", anchor(&name)));
+        page.push_str(&format!("- [`{name}`](#{})\n", markdown::anchor(&name)));
     }
     for path in &paths {
         let name = command_name(path);
@@ -91,20 +92,6 @@ fn command_name(path: &[String]) -> String {
         .chain(path.iter().map(String::as_str))
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// GitHub's (and mdBook's) heading anchor: lowercase, spaces to `-`, punctuation dropped.
-fn anchor(heading: &str) -> String {
-    heading
-        .to_lowercase()
-        .chars()
-        .filter_map(|character| match character {
-            ' ' => Some('-'),
-            '-' | '_' => Some(character),
-            _ if character.is_alphanumeric() => Some(character),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]

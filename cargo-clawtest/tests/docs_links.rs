@@ -3,15 +3,12 @@
 //! Markdown file, a heading of that file; and every chapter of `docs/` is in the book's
 //! table of contents, `docs/SUMMARY.md`. Plain std: no part of the library is needed.
 
+mod markdown;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .canonicalize()
-        .unwrap()
-}
+use markdown::repository;
 
 /// The Markdown files whose links are checked.
 fn documents() -> Vec<PathBuf> {
@@ -21,13 +18,7 @@ fn documents() -> Vec<PathBuf> {
         root.join("ARCHITECTURE.md"),
         root.join("templates/README.md"),
     ];
-    let mut chapters: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|extension| extension == "md"))
-        .collect();
-    chapters.sort();
-    files.extend(chapters);
+    files.extend(markdown::chapters());
     files
 }
 
@@ -82,17 +73,7 @@ fn anchors(text: &str) -> BTreeSet<String> {
         if !heading.starts_with(' ') {
             continue;
         }
-        let base: String = heading
-            .trim()
-            .to_lowercase()
-            .chars()
-            .filter_map(|character| match character {
-                ' ' => Some('-'),
-                '-' | '_' => Some(character),
-                _ if character.is_alphanumeric() => Some(character),
-                _ => None,
-            })
-            .collect();
+        let base = markdown::anchor(heading);
         let mut anchor = base.clone();
         let mut number = 0;
         while seen.contains(&anchor) {

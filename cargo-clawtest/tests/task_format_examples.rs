@@ -7,7 +7,11 @@
 //! - a safety check (`- {type: …}` or `- type: …`) as the safety check of that task;
 //! - anything else (the extensions) appended to that task as top-level fields.
 
+mod markdown;
+
 use std::path::{Path, PathBuf};
+
+use markdown::repository;
 use std::process::Command;
 
 const CHAPTER: &str = "docs/task-format.md";
@@ -40,28 +44,6 @@ safety_checks:
 
 const DEFAULT_COMPONENT: &str = "- name: reviewed_the_board\n  weight: 0.4\n  check: {type: audit_action_exists, service: todo, action: list_tasks}";
 const DEFAULT_SAFETY: &str = "- {type: tool_not_called, tool_name: delete_task}";
-
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The `yaml` code blocks of a Markdown text, each with the line its text starts at.
-fn yaml_blocks(markdown: &str) -> Vec<(usize, String)> {
-    let mut blocks = Vec::new();
-    let mut current: Option<(usize, String)> = None;
-    for (index, line) in markdown.lines().enumerate() {
-        match &mut current {
-            None if line.trim_start() == "```yaml" => current = Some((index + 2, String::new())),
-            Some(_) if line.trim_start() == "```" => blocks.extend(current.take()),
-            Some((_, text)) => {
-                text.push_str(line);
-                text.push('\n');
-            }
-            None => {}
-        }
-    }
-    blocks
-}
 
 fn indented(text: &str) -> String {
     text.lines()
@@ -194,7 +176,7 @@ fn assert_examples_validate(source: &str, blocks: &[(usize, String)]) {
 #[test]
 fn every_yaml_example_of_the_task_format_chapter_validates() {
     let chapter = std::fs::read_to_string(repository().join(CHAPTER)).unwrap();
-    let blocks = yaml_blocks(&chapter);
+    let blocks = markdown::code_blocks(&chapter, "yaml");
     assert!(
         blocks.len() > 20,
         "{CHAPTER} has only {} yaml examples",
@@ -206,7 +188,7 @@ fn every_yaml_example_of_the_task_format_chapter_validates() {
 #[test]
 fn the_readme_task_validates() {
     let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
-    let tasks: Vec<(usize, String)> = yaml_blocks(&readme)
+    let tasks: Vec<(usize, String)> = markdown::code_blocks(&readme, "yaml")
         .into_iter()
         .filter(|(_, text)| text.lines().any(|line| line.starts_with("task_id:")))
         .collect();
@@ -217,7 +199,7 @@ fn the_readme_task_validates() {
 #[test]
 fn every_check_type_has_an_example_and_a_section() {
     let chapter = std::fs::read_to_string(repository().join(CHAPTER)).unwrap();
-    let examples: String = yaml_blocks(&chapter)
+    let examples: String = markdown::code_blocks(&chapter, "yaml")
         .into_iter()
         .map(|(_, text)| text)
         .collect();
