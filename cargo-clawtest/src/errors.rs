@@ -107,9 +107,7 @@ impl ExpectedError {
             | E::Session(
                 SessionError::Config(_)
                 | SessionError::Discover(_)
-                | SessionError::NoProvider(_)
-                | SessionError::MissingKey { .. }
-                | SessionError::Upstream(_)
+                | SessionError::Access(_)
                 | SessionError::WouldShrink { .. },
             )
             | E::Baseline(_)
@@ -189,7 +187,7 @@ impl ExpectedError {
             ExpectedError::NothingGenerated => {
                 eprintln!("error: every task was dropped: none was written")
             }
-            ExpectedError::Generate(GenerateError::Session(error)) => report(error),
+            ExpectedError::Generate(GenerateError::Access(error)) => report(error),
             ExpectedError::Generate(error) => eprintln!("error: {error}"),
             ExpectedError::Run(_) | ExpectedError::Reported | ExpectedError::GradeFailed => {}
         }
@@ -200,8 +198,7 @@ impl ExpectedError {
 /// infrastructure; a model that gave nothing usable fails the command.
 fn generate_exit_code(error: &GenerateError) -> u8 {
     match error {
-        GenerateError::Session(SessionError::Build(_)) => exit::INFRASTRUCTURE,
-        GenerateError::Session(_) => exit::INVALID,
+        GenerateError::Access(_) => exit::INVALID,
         GenerateError::Parse(_) | GenerateError::NoServices => exit::FAILED,
         GenerateError::Model(_) | GenerateError::Write { .. } | GenerateError::Cassette(_) => {
             exit::INFRASTRUCTURE
@@ -241,10 +238,10 @@ mod tests {
         };
         assert_eq!(ExpectedError::Session(no_tasks).exit_code(), exit::NO_TASKS);
         assert_eq!(ExpectedError::NoTaskFiles.exit_code(), exit::NO_TASKS);
-        let key = SessionError::MissingKey {
+        let key = SessionError::Access(clawtest::llm::access::AccessError::MissingKey {
             provider: "openai",
             variable: "OPENAI_API_KEY".into(),
-        };
+        });
         assert_eq!(ExpectedError::Session(key).exit_code(), exit::INVALID);
         let build = SessionError::Build("the build failed".into());
         assert_eq!(

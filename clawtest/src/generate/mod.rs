@@ -29,8 +29,9 @@ mod write;
 use std::path::{Path, PathBuf};
 
 use crate::config::{Config, Mode};
+use crate::llm::ModelAccess;
+use crate::llm::access::AccessError;
 use crate::llm::gateway::CassetteError;
-use crate::run::session::SessionError;
 use crate::services::{Catalogue, ServiceDescription};
 
 use crate::accept::Fingerprint;
@@ -73,7 +74,7 @@ pub struct Request {
 pub enum GenerateError {
     /// The gateway cannot be set up (`[llm]`).
     #[error(transparent)]
-    Session(#[from] SessionError),
+    Access(#[from] AccessError),
     /// A model call could not be answered (a replay miss, the provider, the cost limit).
     #[error("{0}")]
     Model(#[from] ModelError),
@@ -155,13 +156,12 @@ pub async fn generate(
 /// The model of a run: the gateway `[llm]` (with the request's mode, limit and cassettes)
 /// describes, recording to or replaying `generate-<name>`.
 fn model_for(config: &Config, request: &Request) -> Result<Model, GenerateError> {
-    let session = crate::run::session::Request {
-        mode: request.mode,
-        max_cost_usd: request.max_cost_usd,
-        cassettes: request.cassettes.clone(),
-        ..Default::default()
-    };
-    let models = crate::run::settings::models(config, &session)?;
+    let max_cost_usd = request.max_cost_usd.or(config.llm.max_cost_usd);
+    let models = ModelAccess::from_config(
+        config,
+        request.mode.unwrap_or(config.llm.mode),
+        max_cost_usd,
+    )?;
     let cassettes = request
         .cassettes
         .clone()

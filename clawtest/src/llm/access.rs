@@ -4,8 +4,42 @@
 
 use std::sync::Arc;
 
-use super::gateway::{Budget, Prices, Rules, Upstream};
-use crate::config::{Mode, Provider};
+use super::gateway::{Budget, Endpoint, Prices, RetryPolicy, Rules, Upstream, UpstreamError};
+use crate::config::{Config, ConfigError, Mode, Provider, ProviderConfig};
+
+/// Why the configuration gives no model access.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum AccessError {
+    /// The configuration cannot be used.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Config(#[from] ConfigError),
+    /// `live` or `record` mode without a provider to call; holds the mode's name.
+    #[error(
+        "llm.mode = \"{0}\" needs a provider, and neither [llm.openai] nor [llm.anthropic] is configured"
+    )]
+    #[diagnostic(help(
+        "add `[llm.openai]` with `base_url` and `api_key_env` (the NAME of the variable holding the key), or run with mode = \"replay\""
+    ))]
+    NoProvider(&'static str),
+    /// The provider's `api_key_env` names a variable that is not set.
+    #[error("llm.{provider}.api_key_env names `{variable}`, which is not set in the environment")]
+    #[diagnostic(help(
+        "export {variable}=... before running, or remove api_key_env to send no key"
+    ))]
+    MissingKey {
+        /// `openai` or `anthropic`.
+        provider: &'static str,
+        /// The variable's name.
+        variable: String,
+    },
+    /// A provider's `base_url` cannot be used.
+    #[error("llm.{0}")]
+    #[diagnostic(help(
+        "set base_url to the http:// or https:// address of the provider, e.g. https://api.openai.com"
+    ))]
+    Upstream(#[from] UpstreamError),
+}
 
 /// Where model answers come from, and what they may cost.
 pub(crate) struct ModelAccess {
@@ -23,4 +57,76 @@ pub(crate) struct ModelAccess {
     /// The wire format of the closed loop's simulated user (`simulator: llm`): Anthropic's
     /// when `[llm.anthropic]` is the only provider configured, else OpenAI's.
     pub(crate) simulator_provider: Provider,
+}
+
+impl ModelAccess {
+    /// The model access `[llm]` describes in `mode`: the provider client in `live`/`record`
+    /// mode (keys read from the variables the configuration names), the price table, a budget
+    /// with `max_cost_usd` as its limit, and the matching rules.
+    pub(crate) fn from_config(
+        config: &Config,
+        mode: Mode,
+        max_cost_usd: Option<f64>,
+    ) -> Result<ModelAccess, AccessError> {
+        let llm = &config.llm;
+        let upstream = match mode {
+            Mode::Replay => None,
+            Mode::Live | Mode::Record => {
+                if llm.openai.is_none() && llm.anthropic.is_none() {
+                    return Err(AccessError::NoProvider(mode.name()));
+                }
+                let retry = RetryPolicy {
+                    retries: llm.retries,
+                    backoff: std::time::Duration::from_millis(llm.retry_backoff_ms),
+                };
+                Some(Arc::new(Upstream::new(
+                    endpoint("openai", &llm.openai)?,
+                    endpoint("anthropic", &llm.anthropic)?,
+                    retry,
+                )?))
+            }
+        };
+        Ok(ModelAccess {
+            mode,
+            upstream,
+            prices: Arc::new(Prices(llm.prices.clone())),
+            budget: Arc::new(Budget::new(max_cost_usd)),
+            // The configuration's checks already tried every pattern.
+            rules: Arc::new(
+                Rules::from_config(llm).map_err(|message| ConfigError::Value {
+                    origin: config.origin.clone(),
+                    field: "llm.replay".into(),
+                    message,
+                })?,
+            ),
+            simulator_provider: match (&llm.openai, &llm.anthropic) {
+                (None, Some(_)) => Provider::Anthropic,
+                _ => Provider::OpenAi,
+            },
+        })
+    }
+}
+
+/// The endpoint `[llm.<provider>]` describes, its key read from the variable it names.
+fn endpoint(
+    provider: &'static str,
+    settings: &Option<ProviderConfig>,
+) -> Result<Option<Endpoint>, AccessError> {
+    let Some(settings) = settings else {
+        return Ok(None);
+    };
+    let api_key =
+        match &settings.api_key_env {
+            None => None,
+            Some(variable) => Some(crate::config::secrets::var(variable).ok_or_else(|| {
+                AccessError::MissingKey {
+                    provider,
+                    variable: variable.clone(),
+                }
+            })?),
+        };
+    Ok(Some(Endpoint {
+        base_url: settings.base_url.clone(),
+        api_key,
+    }))
 }

@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use super::partition::Partition;
 use crate::config::Mode;
-use crate::config::{BackendChoice, Config, ConfigError, Gates, Provider, ProviderConfig};
+use crate::config::{BackendChoice, Config, ConfigError, Gates};
 use crate::discover::DiscoverError;
 use crate::llm::ModelAccess;
-use crate::llm::gateway::{Budget, Endpoint, Prices, RetryPolicy, Upstream, UpstreamError};
+use crate::llm::access::AccessError;
 use crate::report::snapshots::{self, UpdateMode};
 use crate::results::RunSummary;
 use crate::sandbox::BackendKind;
@@ -80,31 +80,10 @@ pub enum SessionError {
         /// The command line's filters, if any.
         filters: Vec<String>,
     },
-    /// `live` or `record` mode without a provider to call; holds the mode's name.
-    #[error(
-        "llm.mode = \"{0}\" needs a provider, and neither [llm.openai] nor [llm.anthropic] is configured"
-    )]
-    #[diagnostic(help(
-        "add `[llm.openai]` with `base_url` and `api_key_env` (the NAME of the variable holding the key), or run with mode = \"replay\""
-    ))]
-    NoProvider(&'static str),
-    /// The provider's `api_key_env` names a variable that is not set.
-    #[error("llm.{provider}.api_key_env names `{variable}`, which is not set in the environment")]
-    #[diagnostic(help(
-        "export {variable}=... before running, or remove api_key_env to send no key"
-    ))]
-    MissingKey {
-        /// `openai` or `anthropic`.
-        provider: &'static str,
-        /// The variable's name.
-        variable: String,
-    },
-    /// A provider's `base_url` cannot be used.
-    #[error("llm.{0}")]
-    #[diagnostic(help(
-        "set base_url to the http:// or https:// address of the provider, e.g. https://api.openai.com"
-    ))]
-    Upstream(#[from] UpstreamError),
+    /// The configuration gives no model access (no provider, a key not set, a bad address).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Access(#[from] AccessError),
     /// Record mode would replace a cassette with one recording fewer trials.
     #[error(
         "recording {trials} trial(s) would replace {}, which records {recorded}", path.display()
@@ -331,72 +310,16 @@ pub(crate) fn cassettes(config: &Config, request: &Request) -> PathBuf {
         .unwrap_or_else(|| config.cassettes())
 }
 
-/// The gateway side of the run: the provider client in `live`/`record` mode (keys read from
-/// the variables the configuration names), the price table and the cost limit. A harness
-/// that calls no model (the oracle) replays, whatever `[llm]` or `--mode` says.
+/// The gateway side of the run: the provider client in `live`/`record` mode, the price table
+/// and the cost limit ([`ModelAccess::from_config`]). A harness that calls no model (the
+/// oracle) replays, whatever `[llm]` or `--mode` says.
 pub(crate) fn models(config: &Config, request: &Request) -> Result<ModelAccess, SessionError> {
-    let llm = &config.llm;
     let mode = match HarnessSource::of(request).calls_models() {
-        true => request.mode.unwrap_or(llm.mode),
+        true => request.mode.unwrap_or(config.llm.mode),
         false => Mode::Replay,
     };
-    let upstream = match mode {
-        Mode::Replay => None,
-        Mode::Live | Mode::Record => {
-            if llm.openai.is_none() && llm.anthropic.is_none() {
-                return Err(SessionError::NoProvider(mode.name()));
-            }
-            let endpoint = |provider: &'static str, settings: &Option<ProviderConfig>| {
-                settings
-                    .as_ref()
-                    .map(|settings| {
-                        let api_key = match &settings.api_key_env {
-                            None => None,
-                            Some(variable) => {
-                                Some(crate::config::secrets::var(variable).ok_or_else(|| {
-                                    SessionError::MissingKey {
-                                        provider,
-                                        variable: variable.clone(),
-                                    }
-                                })?)
-                            }
-                        };
-                        Ok::<_, SessionError>(Endpoint {
-                            base_url: settings.base_url.clone(),
-                            api_key,
-                        })
-                    })
-                    .transpose()
-            };
-            let retry = RetryPolicy {
-                retries: llm.retries,
-                backoff: std::time::Duration::from_millis(llm.retry_backoff_ms),
-            };
-            Some(Arc::new(Upstream::new(
-                endpoint("openai", &llm.openai)?,
-                endpoint("anthropic", &llm.anthropic)?,
-                retry,
-            )?))
-        }
-    };
-    Ok(ModelAccess {
-        mode,
-        upstream,
-        prices: Arc::new(Prices(llm.prices.clone())),
-        budget: Arc::new(Budget::new(request.max_cost_usd.or(llm.max_cost_usd))),
-        // The configuration's checks already tried every pattern.
-        rules: Arc::new(
-            crate::llm::gateway::Rules::from_config(llm).map_err(|message| ConfigError::Value {
-                origin: config.origin.clone(),
-                field: "llm.replay".into(),
-                message,
-            })?,
-        ),
-        simulator_provider: match (&llm.openai, &llm.anthropic) {
-            (None, Some(_)) => Provider::Anthropic,
-            _ => Provider::OpenAi,
-        },
-    })
+    let max_cost_usd = request.max_cost_usd.or(config.llm.max_cost_usd);
+    Ok(ModelAccess::from_config(config, mode, max_cost_usd)?)
 }
 
 #[cfg(test)]
