@@ -9,11 +9,12 @@
 //! The loop owns the order of things and the budgets; running one round (the sandbox, the
 //! gateway, the World) is the executor's, behind [`Harness`].
 
+mod seam;
 pub(crate) mod simulator;
 pub(crate) mod supervisor;
 
-use std::future::Future;
-use std::pin::Pin;
+pub(crate) use seam::{Harness, SimulatedReply, Step};
+
 use std::time::Duration;
 
 use serde_json::json;
@@ -21,50 +22,10 @@ use serde_json::json;
 use crate::config::Provider;
 use crate::grade::Grade;
 use crate::judge::Judge;
-use crate::llm::client::{Chat, Message};
 use crate::sandbox::RoundSetup;
 use crate::task::{Feedback, SimulatorKind, Task};
 use crate::trajectory::Trajectory;
 use crate::trajectory::rounds::{Round, RoundVerdict, Rounds, StopReason};
-
-/// A future of the loop's seam.
-pub(crate) type Step<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// What the llm simulator's model said: its text (`None`: silence), or why the answer is of
-/// no use.
-pub(crate) type SimulatedReply = Result<Option<String>, String>;
-
-/// What the loop asks of the trial it runs in.
-pub(crate) trait Harness: Send {
-    /// Why a round could not be run or graded (the trial's infrastructure error).
-    type Error: Send;
-
-    /// Runs the harness once for `round` on the user's `message` within `timeout`; the
-    /// trajectory holds the World's whole audit so far, every model call so far, this
-    /// round's output and workspace, and this round's duration.
-    fn run_round(
-        &mut self,
-        round: RoundSetup,
-        message: String,
-        timeout: Duration,
-    ) -> Step<'_, Result<Trajectory, Self::Error>>;
-
-    /// Asks the llm simulator's model, with `chat`, through the trial's gateway: the trial's
-    /// error when the gateway failed (a replay miss, the cost limit, the provider); else the
-    /// answer's text (`None`: silence), or why the answer is of no use.
-    fn ask_simulated_user(
-        &mut self,
-        chat: Chat,
-        conversation: Vec<Message>,
-    ) -> Step<'_, Result<SimulatedReply, Self::Error>>;
-
-    /// Whether the run's cost limit is reached (no further round is started then).
-    fn budget_exhausted(&self) -> bool;
-
-    /// Starts round `number` on the gateway: its calls are recorded and replayed as that
-    /// round's.
-    fn begin_round(&self, number: u32);
-}
 
 /// The loop's result: the best round's grade, and the last round's trajectory with the
 /// rounds in it.

@@ -1,0 +1,50 @@
+//! The loop's seam: [`Harness`], what the loop asks of the trial it runs in (a round of the
+//! harness, the simulated user's model, the budget, the round's start on the gateway), with
+//! the future type its methods return. The trial implements it; the loop's tests fake it.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use crate::llm::client::{Chat, Message};
+use crate::sandbox::RoundSetup;
+use crate::trajectory::Trajectory;
+
+/// A future of the loop's seam.
+pub(crate) type Step<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What the llm simulator's model said: its text (`None`: silence), or why the answer is of
+/// no use.
+pub(crate) type SimulatedReply = Result<Option<String>, String>;
+
+/// What the loop asks of the trial it runs in.
+pub(crate) trait Harness: Send {
+    /// Why a round could not be run or graded (the trial's infrastructure error).
+    type Error: Send;
+
+    /// Runs the harness once for `round` on the user's `message` within `timeout`; the
+    /// trajectory holds the World's whole audit so far, every model call so far, this
+    /// round's output and workspace, and this round's duration.
+    fn run_round(
+        &mut self,
+        round: RoundSetup,
+        message: String,
+        timeout: Duration,
+    ) -> Step<'_, Result<Trajectory, Self::Error>>;
+
+    /// Asks the llm simulator's model, with `chat`, through the trial's gateway: the trial's
+    /// error when the gateway failed (a replay miss, the cost limit, the provider); else the
+    /// answer's text (`None`: silence), or why the answer is of no use.
+    fn ask_simulated_user(
+        &mut self,
+        chat: Chat,
+        conversation: Vec<Message>,
+    ) -> Step<'_, Result<SimulatedReply, Self::Error>>;
+
+    /// Whether the run's cost limit is reached (no further round is started then).
+    fn budget_exhausted(&self) -> bool;
+
+    /// Starts round `number` on the gateway: its calls are recorded and replayed as that
+    /// round's.
+    fn begin_round(&self, number: u32);
+}
