@@ -17,7 +17,7 @@ fn stdio_messages_are_relayed_to_the_mcp_endpoint() {
         name: "list_tasks".into(),
         service: "todo".into(),
         endpoint: "/todo/tasks".into(),
-        method: "POST".into(),
+        method: clawtest::method::Method::Post,
     }];
     let fixtures =
         json!({"tasks": [{"id": "todo_001", "title": "Patch OpenSSL", "status": "pending"}]});

@@ -51,6 +51,7 @@ pub mod init;
 pub mod interrupt;
 pub mod judge;
 pub mod llm;
+pub mod method;
 pub mod oracle;
 pub mod report;
 pub mod results;

@@ -40,7 +40,7 @@ async fn the_official_sdk_client_lists_and_calls_tools_once_audited() {
             name: tool.name.clone(),
             service: tool.service.clone(),
             endpoint: tool.endpoint.clone(),
-            method: tool.method.clone(),
+            method: tool.method,
         })
         .collect();
     let world = Arc::new(Mutex::new(

@@ -85,7 +85,7 @@ async fn play(plan: &Plan, services_url: &str) -> Result<(), AgentError> {
         // The answer is the service's to judge and the audit's to keep; the oracle reads
         // only its status, to retry a fault.
         for _ in 0..ATTEMPTS {
-            let answer = crate::rust_harness::send(&call.method, &url, &body).await?;
+            let answer = crate::rust_harness::send(call.method, &url, &body).await?;
             if answer.status != 429 && answer.status < 500 {
                 break;
             }

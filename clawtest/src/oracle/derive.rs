@@ -52,7 +52,7 @@ pub fn plan(task: &Task, world: &World, catalogue: &Catalogue) -> Result<Plan, V
                     tool: tool.name.clone(),
                     service: tool.service.clone(),
                     endpoint: tool.endpoint.clone(),
-                    method: tool.method.clone(),
+                    method: tool.method,
                     arguments: call.arguments.clone(),
                     cause: Cause::Written(call.line),
                 })
@@ -405,7 +405,7 @@ fn complete(
         tool: tool.map_or_else(|| route.action.clone(), |tool| tool.name.clone()),
         service: draft.service,
         endpoint: route.endpoint.clone(),
-        method: route.method.clone(),
+        method: route.method,
         arguments,
         cause: Cause::Component(draft.component),
     })

@@ -198,7 +198,7 @@ impl Checker<'_> {
         let task = self.task;
         let mut problems = Vec::new();
         for call in &plan.calls {
-            let answer = world.handle(&call.method, &call.endpoint, &call.body());
+            let answer = world.handle(call.method.name(), &call.endpoint, &call.body());
             if let Some(why) = failure(answer.status, &answer.body) {
                 problems.push(failed_call(task, call, &why));
             }
@@ -289,7 +289,7 @@ impl Checker<'_> {
         let task = self.task;
         let mut world = self.fresh().ok()?;
         for call in agent.calls {
-            world.handle(&call.method, &call.endpoint, &call.body());
+            world.handle(call.method.name(), &call.endpoint, &call.body());
         }
         let files = if agent.calls.is_empty() {
             &[][..]

@@ -47,7 +47,7 @@ pub struct PlannedCall {
     /// The route's path.
     pub endpoint: String,
     /// The HTTP method.
-    pub method: String,
+    pub method: crate::method::Method,
     /// The request body.
     pub arguments: Map<String, Value>,
     /// Why the call is made, for messages about it.

@@ -2,6 +2,7 @@
 //! loopback server (the trial's services or gateway), JSON in and out. hyper's connection-level
 //! client is enough here: no pool, no TLS, no redirects, nothing the trial servers need.
 
+use crate::method::Method;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
@@ -21,7 +22,7 @@ pub enum HttpError {
     #[error("{method} {url} failed: {message}")]
     Transport {
         /// The HTTP method.
-        method: String,
+        method: Method,
         /// The URL called.
         url: String,
         /// What failed.
@@ -31,7 +32,7 @@ pub enum HttpError {
     #[error("{method} {url} answered HTTP {status}: {body}")]
     Status {
         /// The HTTP method.
-        method: String,
+        method: Method,
         /// The URL called.
         url: String,
         /// The status answered.
@@ -43,7 +44,7 @@ pub enum HttpError {
     #[error("{method} {url} answered HTTP {status} with a body that is not JSON: {body}")]
     NotJson {
         /// The HTTP method.
-        method: String,
+        method: Method,
         /// The URL called.
         url: String,
         /// The status answered.
@@ -74,10 +75,25 @@ impl JsonResponse {
     }
 }
 
+/// hyper's value for a tool's method.
+fn hyper_method(method: Method) -> hyper::Method {
+    match method {
+        Method::Get => hyper::Method::GET,
+        Method::Post => hyper::Method::POST,
+        Method::Put => hyper::Method::PUT,
+        Method::Patch => hyper::Method::PATCH,
+        Method::Delete => hyper::Method::DELETE,
+    }
+}
+
 /// Sends `method url` with `body` as JSON and reads the whole answer.
-pub(crate) async fn send(method: &str, url: &str, body: &Value) -> Result<JsonResponse, HttpError> {
+pub(crate) async fn send(
+    method: Method,
+    url: &str,
+    body: &Value,
+) -> Result<JsonResponse, HttpError> {
     let transport = |message: String| HttpError::Transport {
-        method: method.to_string(),
+        method,
         url: url.to_string(),
         message,
     };
@@ -91,10 +107,8 @@ pub(crate) async fn send(method: &str, url: &str, body: &Value) -> Result<JsonRe
         .await
         .map_err(|error| transport(error.to_string()))?;
     let driver = tokio::spawn(connection);
-    let method_value = hyper::Method::from_bytes(method.as_bytes())
-        .map_err(|error| transport(format!("invalid method: {error}")))?;
     let request = hyper::Request::builder()
-        .method(method_value)
+        .method(hyper_method(method))
         .uri(path)
         .header(hyper::header::HOST, authority)
         .header(hyper::header::CONTENT_TYPE, "application/json")

@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use super::client::{self, HttpError, JsonResponse};
+use crate::method::Method;
 
 /// One trial's environment, handed to the harness function.
 #[derive(Debug, Clone)]
@@ -30,8 +31,8 @@ pub struct ToolDefinition {
     pub parameters: Value,
     /// Path under the services URL, e.g. `/todo/tasks`.
     pub endpoint: String,
-    /// Upper-case HTTP method.
-    pub method: String,
+    /// The HTTP method.
+    pub method: Method,
 }
 
 impl ToolDefinition {
@@ -107,7 +108,7 @@ impl ToolClient {
             "/"
         };
         let url = format!("{}{separator}{}", self.services_url, tool.endpoint);
-        let JsonResponse { status, text } = client::send(&tool.method, &url, arguments).await?;
+        let JsonResponse { status, text } = client::send(tool.method, &url, arguments).await?;
         Ok(ToolResult { status, text })
     }
 }
@@ -189,17 +190,17 @@ impl Env {
     /// answer (e.g. a cassette that has no answer for this request) is an error.
     pub async fn chat_completion(&self, request: &Value) -> Result<Value, HttpError> {
         let url = format!("{}/chat/completions", self.gateway_url());
-        let response = client::send("POST", &url, request).await?;
+        let response = client::send(Method::Post, &url, request).await?;
         if !response.is_success() {
             return Err(HttpError::Status {
-                method: "POST".into(),
+                method: Method::Post,
                 url,
                 status: response.status,
                 body: response.text,
             });
         }
         response.json().map_err(|_| HttpError::NotJson {
-            method: "POST".into(),
+            method: Method::Post,
             url,
             status: response.status,
             body: response.text,
@@ -228,9 +229,15 @@ fn parse_tools(text: &str) -> Result<Vec<ToolDefinition>, String> {
                     .get("parameters")
                     .cloned()
                     .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
-                method: text("method")
-                    .unwrap_or_else(|| "POST".into())
-                    .to_ascii_uppercase(),
+                method: match text("method") {
+                    None => Method::Post,
+                    Some(method) => Method::from_name(&method).ok_or_else(|| {
+                        format!(
+                            "tool `{name}` has method `{method}`: write {}",
+                            Method::choices()
+                        )
+                    })?,
+                },
                 endpoint,
                 name,
             })
@@ -258,7 +265,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(env.tools().len(), 1);
-        assert_eq!(env.tools()[0].method, "POST");
+        assert_eq!(env.tools()[0].method, Method::Post);
         assert_eq!(env.services_url(), "http://127.0.0.1:1");
         assert_eq!(env.gateway_url(), "http://127.0.0.1:2/v1");
         assert_eq!(

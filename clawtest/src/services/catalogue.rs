@@ -226,7 +226,7 @@ mod tests {
     fn routes_give_a_json_schema_for_tools() {
         let c = Catalogue::builtin();
         let route = c.get("todo").unwrap().route("/todo/tasks/create").unwrap();
-        assert_eq!(route.method, "POST");
+        assert_eq!(route.method, crate::method::Method::Post);
         let schema = route.parameters_schema();
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["required"], json!(["title"]));

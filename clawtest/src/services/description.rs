@@ -58,6 +58,7 @@
 //! logic (text search with ClawEnvKit's tokenizers, calendar date windows, spotify
 //! playback). Routes are matched on the service's `prefix` (default: its name).
 
+use crate::method::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -296,8 +297,8 @@ pub struct RouteDescription {
     /// The path, e.g. `/todo/tasks/create`.
     pub endpoint: String,
     /// The HTTP method; ClawEnvKit's service routes are all POST.
-    #[serde(default = "default_method")]
-    pub method: String,
+    #[serde(default)]
+    pub method: Method,
     /// The canonical action name recorded in the audit log (ClawEnvKit's `actions`).
     pub action: String,
     /// One line, used for generated tool descriptions.
@@ -321,10 +322,6 @@ pub struct RouteDescription {
     /// ClawEnvKit answers "not found").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_found: Option<Value>,
-}
-
-fn default_method() -> String {
-    "POST".to_owned()
 }
 
 impl RouteDescription {

@@ -34,5 +34,5 @@ pub struct ToolBinding {
     /// The route's path the tool calls (`tools[].endpoint`, e.g. `/todo/tasks/create`).
     pub endpoint: String,
     /// The HTTP method the tool calls the endpoint with (`tools[].method`).
-    pub method: String,
+    pub method: crate::method::Method,
 }

@@ -12,6 +12,7 @@ use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
+use crate::method::Method;
 use crate::world::{ServiceResponse, World};
 
 /// The protocol revision answered when the client asks for one this server does not know.
@@ -25,7 +26,7 @@ struct McpTool {
     name: String,
     description: String,
     input_schema: Value,
-    method: String,
+    method: Method,
     endpoint: String,
 }
 
@@ -51,7 +52,7 @@ impl McpServer {
                         .unwrap_or_default()
                         .to_string(),
                     input_schema: entry["parameters"].clone(),
-                    method: entry["method"].as_str().unwrap_or("POST").to_string(),
+                    method: Method::from_name(entry["method"].as_str().unwrap_or("POST"))?,
                     endpoint: entry["endpoint"].as_str()?.to_string(),
                 })
             })
@@ -144,7 +145,7 @@ impl McpServer {
             let mut world = world
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            world.handle(&tool.method, &tool.endpoint, body.as_bytes())
+            world.handle(tool.method.name(), &tool.endpoint, body.as_bytes())
         };
         let text = serde_json::to_string_pretty(&answer.body).unwrap_or_default();
         Ok(json!({

@@ -271,8 +271,8 @@ pub struct Tool {
     pub service: String,
     /// The route's path on the service (e.g. `/gmail/send`).
     pub endpoint: String,
-    /// The HTTP method, uppercase (default `POST`).
-    pub method: String,
+    /// The HTTP method (default `POST`).
+    pub method: crate::method::Method,
     /// What the tool does, for the agent (empty when the file gives none).
     pub description: String,
 }
@@ -305,7 +305,7 @@ impl Task {
                 name: tool.name.clone(),
                 service: tool.service.clone(),
                 endpoint: tool.endpoint.clone(),
-                method: tool.method.clone(),
+                method: tool.method,
             })
             .collect()
     }

@@ -96,7 +96,7 @@ pub(crate) struct RawTool {
     pub(crate) name: Option<Spanned<String>>,
     pub(crate) service: Option<Spanned<String>>,
     pub(crate) endpoint: Option<Spanned<String>>,
-    pub(crate) method: Option<String>,
+    pub(crate) method: Option<Spanned<String>>,
     pub(crate) description: Option<String>,
 }
 

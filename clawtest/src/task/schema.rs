@@ -257,8 +257,8 @@ struct ToolEntry {
     service: String,
     /// The route, e.g. `/todo/tasks/update`.
     endpoint: String,
-    /// `POST` unless the route says otherwise.
-    method: Option<String>,
+    /// The route's method; `POST` when left out.
+    method: Option<crate::method::Method>,
     description: Option<String>,
 }
 

@@ -64,7 +64,7 @@ pub(crate) fn document(task: &Task) -> Result<Value, WriteError> {
                     ("name", Value::from(tool.name.as_str())),
                     ("service", Value::from(tool.service.as_str())),
                     ("endpoint", Value::from(tool.endpoint.as_str())),
-                    ("method", Value::from(tool.method.as_str())),
+                    ("method", Value::from(tool.method.name())),
                 ]);
                 if !tool.description.is_empty() {
                     entry.insert("description".into(), Value::from(tool.description.as_str()));

@@ -91,9 +91,10 @@ impl World {
             Ok(v @ Value::Object(_)) => v,
             _ => json!({}),
         };
-        if !route.method.eq_ignore_ascii_case(&method) {
+        if !route.method.name().eq_ignore_ascii_case(&method) {
             let mut resp = ServiceResponse::json(405, json!({"detail": "Method Not Allowed"}));
-            resp.headers.push(("allow".into(), route.method.clone()));
+            resp.headers
+                .push(("allow".into(), route.method.name().to_owned()));
             return Answered::value(resp, call(action, received(), None));
         }
         // ClawEnvKit injects on POST only; its exemptions (/audit, /reset, /health) are

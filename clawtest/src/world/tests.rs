@@ -205,7 +205,7 @@ fn audit_uses_bound_tool_names_and_is_sequenced_on_the_clock() {
         name: "mark_done".into(),
         service: "todo".into(),
         endpoint: "/todo/tasks/update".into(),
-        method: "POST".into(),
+        method: crate::method::Method::Post,
     }];
     let mut w = world(
         &["todo", "gmail"],
@@ -443,9 +443,12 @@ fn answers_written_as_text_equal_the_answers_as_values_serialized() {
         for route in &routes {
             let full = full_body(route, &id).to_string();
             for body in [full.as_str(), full.as_str(), "{}", ""] {
-                let value = by_value.handle(&route.method, &route.endpoint, body.as_bytes());
-                let text =
-                    by_text.handle_serialized(&route.method, &route.endpoint, body.as_bytes());
+                let value = by_value.handle(route.method.name(), &route.endpoint, body.as_bytes());
+                let text = by_text.handle_serialized(
+                    route.method.name(),
+                    &route.endpoint,
+                    body.as_bytes(),
+                );
                 assert_eq!(
                     (text.status, String::from_utf8_lossy(&text.body)),
                     (value.status, value.body.to_string().into()),

@@ -8,11 +8,12 @@ use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use super::{Findings, LocatedCheck, at, check_service, parameter_at, suggestion, unknown_service};
+use crate::method::Method;
 use crate::services::{Catalogue, ServiceDescription};
 use crate::task::Tool;
 use crate::task::check;
 use crate::task::error::{Position, Problem};
-use crate::task::raw::{Node, RawTask};
+use crate::task::raw::{Node, RawTask, RawTool};
 
 /// `services:`: task-local definitions (maps in the services description format) and names of
 /// catalogue services the task declares. Returns the definitions and every declared name with
@@ -143,11 +144,9 @@ pub(super) fn validate_tools(
             &service_spanned.value,
             &endpoint_spanned.value,
         );
-        let method = tool
-            .method
-            .clone()
-            .unwrap_or_else(|| "POST".into())
-            .to_ascii_uppercase();
+        let Some(method) = tool_method(tool, &field("method"), findings) else {
+            continue;
+        };
         match catalogue.get(service) {
             None => findings.error(unknown_service(
                 field("service"),
@@ -185,6 +184,16 @@ pub(super) fn validate_tools(
                     )
                     .with_help(format!("write `name: {}`", route.action)),
                 ),
+                // A route answers one method: any other gets 405, so the agent could never
+                // use the tool.
+                Some(route) if route.method != method => findings.error(
+                    Problem::new(
+                        field("method"),
+                        format!("`{endpoint}` answers {}, not {method}", route.method),
+                        tool.method.as_ref().map_or(position, at),
+                    )
+                    .with_help(format!("write `method: {}`", route.method)),
+                ),
                 Some(_) => {}
             },
         }
@@ -197,6 +206,25 @@ pub(super) fn validate_tools(
         });
     }
     tools
+}
+
+/// The tool's `method` (default POST); `None`, with an error, when it names no method.
+fn tool_method(tool: &RawTool, field: &str, findings: &mut Findings) -> Option<Method> {
+    let Some(text) = &tool.method else {
+        return Some(Method::Post);
+    };
+    let method = Method::from_name(&text.value);
+    if method.is_none() {
+        findings.error(
+            Problem::new(
+                field,
+                format!("`{}` is not an HTTP method", text.value),
+                at(text),
+            )
+            .with_help(format!("write {} (POST when left out)", Method::choices())),
+        );
+    }
+    method
 }
 
 /// Checks 6, 9 and 10: every service a check names is one the task uses; a task that declares
