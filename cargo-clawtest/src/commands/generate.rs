@@ -76,7 +76,7 @@ pub fn run(global: &GlobalArgs, arguments: &GenerateArgs) -> Outcome {
     }
     let cost = summary
         .cost_usd
-        .map(|cost| format!(", ${cost:.4}"))
+        .map(|cost| format!(", {}", clawtest::llm::money::dollars(cost)))
         .unwrap_or_default();
     outln!(
         "{} task(s) written to {}; {} answer(s) retried; {} task(s) dropped; {} model call(s), {} tokens in, {} out{cost}",

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::score;
+use crate::llm::money::dollars;
 use crate::results::{RunStatus, RunSummary, TrialStatus, Verdict, VerdictStatus};
 
 /// GitHub refuses step summaries over 1 MiB; stay well below it.
@@ -49,7 +50,7 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
     if summary.cost_usd > 0.0 {
         head.insert_str(
             head.len() - 2,
-            &format!(" · model cost ${:.4}", summary.cost_usd),
+            &format!(" · model cost {}", dollars(summary.cost_usd)),
         );
     }
     if !summary.gates.is_empty() {
@@ -105,7 +106,7 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
             })
             .sum();
         let cost = match cost {
-            Some(dollars) if dollars > 0.0 => format!("${dollars:.4}"),
+            Some(cost) if cost > 0.0 => dollars(cost),
             _ => "–".to_string(),
         };
         let row = format!(

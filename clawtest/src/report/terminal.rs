@@ -9,6 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::events::{Event, Reporter};
 use super::{score, trial_lines};
+use crate::llm::money::dollars;
 use crate::results::{RunStatus, RunSummary, Verdict, VerdictStatus};
 
 /// Reports a run to a terminal (or any writer).
@@ -164,7 +165,7 @@ impl<W: Write> TerminalReporter<W> {
             );
         }
         if summary.cost_usd > 0.0 {
-            let _ = writeln!(table, "model cost: ${:.4}", summary.cost_usd);
+            let _ = writeln!(table, "model cost: {}", dollars(summary.cost_usd));
         }
         for gate in &summary.gates {
             let _ = writeln!(

@@ -207,9 +207,9 @@ async fn one(
     if budget.exhausted() {
         return TrialOutcome::NotRun {
             reason: format!(
-                "the cost limit of ${} was reached (${:.4} spent)",
+                "the cost limit of ${} was reached ({} spent)",
                 budget.limit().unwrap_or_default(),
-                budget.spent().usd()
+                crate::llm::money::dollars(budget.spent().usd())
             ),
         };
     }

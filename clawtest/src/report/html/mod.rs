@@ -158,7 +158,7 @@ fn task_cost(verdict: &Verdict) -> Option<f64> {
 }
 
 fn dollars(cost: Option<f64>) -> String {
-    cost.map_or_else(|| "—".to_string(), |cost| format!("${cost:.4}"))
+    cost.map_or_else(|| "—".to_string(), crate::llm::money::dollars)
 }
 
 fn header(page: &mut String, summary: &RunSummary) {
@@ -186,7 +186,7 @@ fn suite_table(page: &mut String, summary: &RunSummary) {
          <th>mean score</th><th>mean robustness</th><th>safety pass rate</th><th>cost</th>\
          <th>passed</th><th>failed</th><th>errored</th><th>not run</th><th>invalid</th></tr>\
          <tr><td class=\"number\">{}</td><td class=\"number\">{}</td><td class=\"number\">{}</td>\
-         <td class=\"number\">{}</td><td class=\"number\">{}</td><td class=\"number\">${:.4}</td>\
+         <td class=\"number\">{}</td><td class=\"number\">{}</td><td class=\"number\">{}</td>\
          <td class=\"number\">{}</td><td class=\"number\">{}</td><td class=\"number\">{}</td>\
          <td class=\"number\">{}</td><td class=\"number\">{}</td></tr></table>",
         score(summary.pass_hat_k),
@@ -194,7 +194,7 @@ fn suite_table(page: &mut String, summary: &RunSummary) {
         score(summary.mean_score),
         score(summary.mean_robustness),
         score(summary.safety_pass_rate),
-        summary.cost_usd,
+        crate::llm::money::dollars(summary.cost_usd),
         summary.tasks_passed,
         summary.tasks_failed,
         summary.tasks_errored,

@@ -209,7 +209,7 @@ fn model_call(call: &ModelCall, requested: &[(String, String)]) -> String {
         call.input_tokens,
         call.output_tokens,
         call.cost_usd
-            .map(|cost| format!(" · ${cost:.4}"))
+            .map(|cost| format!(" · {}", crate::llm::money::dollars(cost)))
             .unwrap_or_default()
     );
     if !call.retried.is_empty() {

@@ -284,7 +284,9 @@ impl ScriptedModel {
             (Format::ChatCompletions, false) => HttpResponse::json(200, &answer.openai()),
             (Format::Messages, false) => HttpResponse::json(200, &answer.anthropic()),
             (Format::Responses, false) => HttpResponse::json(200, &answer.responses()),
-            (Format::ChatCompletions, true) => events(answer.openai_events()),
+            (Format::ChatCompletions, true) => {
+                events(answer.openai_events(request["stream_options"]["include_usage"] == true))
+            }
             (Format::Messages, true) => events(answer.anthropic_events()),
             (Format::Responses, true) => events(answer.responses_events()),
         }
@@ -443,12 +445,26 @@ mod tests {
             .filter_map(|value| value["delta"]["text"].as_str().map(str::to_string))
             .collect();
         assert_eq!(text, "All done now");
-        assert!(crate::llm::gateway::usage::of_events(&events).output > 0);
+        assert!(
+            crate::llm::gateway::usage::of_events(&events)
+                .unwrap_or_default()
+                .output
+                > 0
+        );
         let openai = streamed(model().answer(
             "/v1/chat/completions",
             br#"{"model":"m","stream":true,"messages":[]}"#,
         ));
         assert_eq!(openai.last().unwrap(), "data: [DONE]\n\n");
+        // As OpenAI, a chat completion stream carries its usage only when asked.
+        assert_eq!(crate::llm::gateway::usage::of_events(&openai), None);
+        let asked = streamed(model().answer(
+            "/v1/chat/completions",
+            br#"{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[]}"#,
+        ));
+        assert!(
+            crate::llm::gateway::usage::of_events(&asked).is_some_and(|tokens| tokens.output > 0)
+        );
     }
 
     #[test]
@@ -481,7 +497,12 @@ mod tests {
             br#"{"model":"m","input":[{"role":"user","content":"go"},{"type":"function_call","call_id":"c","name":"list_tasks","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"[]"}]}"#,
         ));
         assert_eq!(second["output"][0]["content"][0]["text"], "All done now");
-        assert!(crate::llm::gateway::usage::of_body(&second).input > 0);
+        assert!(
+            crate::llm::gateway::usage::of_body(&second)
+                .unwrap_or_default()
+                .input
+                > 0
+        );
         let events = streamed(model().answer(
             "/v1/responses",
             br#"{"model":"m","stream":true,"input":"go"}"#,
@@ -496,7 +517,12 @@ mod tests {
                 .unwrap()
                 .starts_with("event: response.completed\n")
         );
-        assert!(crate::llm::gateway::usage::of_events(&events).output > 0);
+        assert!(
+            crate::llm::gateway::usage::of_events(&events)
+                .unwrap_or_default()
+                .output
+                > 0
+        );
         let stateful = model().answer(
             "/v1/responses",
             br#"{"model":"m","previous_response_id":"resp_1","input":"go"}"#,
