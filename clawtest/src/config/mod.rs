@@ -25,9 +25,9 @@ pub use harness_files::{
 pub use llm::{LlmConfig, Mode, Price, Provider, ProviderConfig, Redaction, ReplayConfig};
 use sections::RawConfig;
 pub use sections::{
-    BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, GenerateConfig,
-    HarnessConfig, HarnessKind, JudgeConfig, LimitsConfig, ReportConfig, RunConfig, Tier,
-    ValidateConfig,
+    BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, FinalAnswer, Gates,
+    GenerateConfig, HarnessConfig, HarnessKind, JudgeConfig, LimitsConfig, ReportConfig, RunConfig,
+    Tier, ValidateConfig,
 };
 
 /// The file name looked for in the current directory and its ancestors.

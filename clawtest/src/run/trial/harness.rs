@@ -10,13 +10,13 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::closed_loop::Step;
-use crate::config::Mode;
+use crate::config::{FinalAnswer, Mode};
 use crate::grade::commands::PlannedCommand;
 use crate::llm::client::{Chat, Message};
 use crate::llm::gateway::Gateway;
 use crate::report::events::TrialOutcome;
 use crate::run::plan::Provisions;
-use crate::sandbox::{Finished, Launch, RoundSetup, SandboxError};
+use crate::sandbox::{Finished, Launch, OUTPUT_FILE, RoundSetup, SandboxError};
 use crate::task::Task;
 use crate::trajectory::{CommandRun, HarnessExit, OutputOrigin, RobustnessRule, Trajectory};
 use crate::world::World;
@@ -67,6 +67,17 @@ impl TrialHarness<'_> {
         if let Some(problem) = harness_problem(&trajectory.exit, success_exit_codes) {
             return Err(TrialOutcome::Error {
                 message: format!("the harness {problem}{}", stderr_end(&stderr)),
+                trajectory: Some(Box::new(trajectory)),
+            });
+        }
+        // Its standard output is not its answer: grading that log would judge the wrong text.
+        if self.provisions.harness.answer == FinalAnswer::File
+            && trajectory.output_source != OutputOrigin::AgentOutputFile
+        {
+            return Err(TrialOutcome::Error {
+                message: format!(
+                    "the harness wrote no {OUTPUT_FILE} in its workspace, and harness.answer = \"file\" grades only that file"
+                ),
                 trajectory: Some(Box::new(trajectory)),
             });
         }
