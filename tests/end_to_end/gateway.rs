@@ -756,3 +756,24 @@ fn ten_replays_with_two_jobs_write_the_same_results_bytes() {
     let results: Value = serde_json::from_slice(seen.first().unwrap()).unwrap();
     assert!(results["cost_usd"].as_f64().unwrap() > 0.0, "{results}");
 }
+
+#[test]
+fn a_recording_is_not_written_through_a_link_committed_as_the_cassette() {
+    let model = ScriptedServer::start(&triage_script());
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .config(&config("record", &model.url));
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("precious");
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::fs::create_dir_all(suite.path("cassettes")).unwrap();
+    std::os::unix::fs::symlink(&victim, suite.path("cassettes/todo-triage.yaml")).unwrap();
+    let recorded = suite.run(&["--trials", "1"]);
+    assert_eq!(recorded.code, 102, "{recorded:#?}");
+    assert!(
+        recorded.stdout.contains("cassettes/todo-triage.yaml")
+            && recorded.stdout.contains("symbolic link"),
+        "{recorded:#?}"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+}

@@ -116,9 +116,9 @@ fn show(progress: Progress<'_>) {
             outln!("service `{name}` generated and smoke-called (attempt {attempts})");
         }
         Progress::ServiceDropped { name, problems } => {
-            eprintln!("warning: service `{name}` could not be generated; the tasks go without it:");
+            errln!("warning: service `{name}` could not be generated; the tasks go without it:");
             for problem in problems {
-                eprintln!("  {problem}");
+                errln!("  {problem}");
             }
         }
         Progress::Rejected {
@@ -140,7 +140,7 @@ fn show(progress: Progress<'_>) {
             );
         }
         Progress::Dropped(dropped) => {
-            eprintln!(
+            errln!(
                 "warning: task {} dropped after {} attempts",
                 dropped.number,
                 generate::ATTEMPTS

@@ -60,7 +60,7 @@ pub fn run(global: &GlobalArgs, arguments: &GradeArgs) -> Outcome {
                 failed |= !grade.passed;
             }
             Err(message) => {
-                eprintln!("error: {message}");
+                errln!("error: {message}");
                 invalid = true;
             }
         }

@@ -53,7 +53,7 @@ pub fn run(global: &GlobalArgs, arguments: &VaryArgs) -> Outcome {
         let (task, generated) = match source.outcome {
             Ok(outcome) => outcome,
             Err(invalid) => {
-                eprintln!(
+                errln!(
                     "error: {} is not a valid task:\n{}",
                     source.source.display(),
                     invalid.plain()
@@ -75,9 +75,10 @@ pub fn run(global: &GlobalArgs, arguments: &VaryArgs) -> Outcome {
             written += 1;
         }
         for failure in &generated.failures {
-            eprintln!(
+            errln!(
                 "error: variant `{}` not written: {}",
-                failure.id, failure.reason
+                failure.id,
+                failure.reason
             );
             failed += 1;
         }
