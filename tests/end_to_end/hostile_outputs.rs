@@ -211,3 +211,26 @@ fn copy(source: &Path, relative: &str, folder: &Path) {
         std::fs::copy(from, to).unwrap();
     }
 }
+
+#[test]
+fn naming_a_providers_key_in_harness_env_is_warned_about() {
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .cassette("todo-triage", vec![good_triage()]);
+    let agent = crate::support::reference_agent();
+    let suite = suite.config(&format!(
+        "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{:?}]\nenv = [\"OPENAI_API_KEY\", \"MY_MODEL_KEY\", \"HOME\"]\n[llm]\nmode = \"replay\"\n[llm.openai]\nbase_url = \"http://127.0.0.1:9\"\napi_key_env = \"MY_MODEL_KEY\"\n",
+        agent.display().to_string()
+    ));
+    let outcome = suite.run(&["--trials", "1"]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    for name in ["OPENAI_API_KEY", "MY_MODEL_KEY"] {
+        assert!(
+            outcome.stderr.contains(&format!(
+                "warning: harness.env passes {name}, a model provider's key, to the agent"
+            )),
+            "{outcome:#?}"
+        );
+    }
+    assert!(!outcome.stderr.contains("passes HOME"), "{outcome:#?}");
+}

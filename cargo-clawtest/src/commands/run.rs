@@ -19,8 +19,10 @@ use crate::errors::{ExpectedError, exit};
 
 pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
     let config = load_config(global)?;
+    let mode = arguments.mode.unwrap_or(config.llm.mode);
     // SAFETY: no thread has been started yet (the runtime comes below).
-    unsafe { clawtest::config::secrets::take(&config) };
+    unsafe { clawtest::config::secrets::take(&config, mode) };
+    warn(&clawtest::config::secrets::harness_key_warnings(&config));
     let mut request = Request {
         paths: arguments.paths.clone(),
         filters: arguments.filters.clone(),
