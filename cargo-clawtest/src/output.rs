@@ -3,6 +3,10 @@
 //! command still ends with its exit code. Any other failure to write is reported once on
 //! standard error.
 //!
+//! `say!` and `sayln!` are standard output for people (what a task, a model or an agent wrote
+//! may be in it), escaped like `errln!`; `out!` and `outln!` are for what a program reads
+//! (JSON, the schema, clawtest's own annotation lines), unchanged.
+//!
 //! `errln!` is standard error for people: its text goes through
 //! [`clawtest::escape::terminal`], since an error or a warning may quote what an agent, a model
 //! or a task wrote, and on CI standard error is the job log GitHub scans for commands.
@@ -18,6 +22,26 @@ macro_rules! out {
 macro_rules! outln {
     ($($argument:tt)*) => {
         $crate::output::write_out(format_args!("{}\n", format_args!($($argument)*)))
+    };
+}
+
+/// Prints to standard output for people, escaped for a terminal and a CI log.
+macro_rules! say {
+    ($($argument:tt)*) => {
+        $crate::output::write_out(format_args!(
+            "{}",
+            clawtest::escape::terminal(&format!($($argument)*))
+        ))
+    };
+}
+
+/// `say!` with a newline.
+macro_rules! sayln {
+    ($($argument:tt)*) => {
+        $crate::output::write_out(format_args!(
+            "{}\n",
+            clawtest::escape::terminal(&format!($($argument)*))
+        ))
     };
 }
 

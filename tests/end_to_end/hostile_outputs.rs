@@ -234,3 +234,29 @@ fn naming_a_providers_key_in_harness_env_is_warned_about() {
     }
     assert!(!outcome.stderr.contains("passes HOME"), "{outcome:#?}");
 }
+
+#[test]
+fn what_list_prints_of_a_task_is_escaped_too() {
+    // YAML's double-quoted escapes put a newline and an ESC into a task's name.
+    let task = LOUD_TASK.replace(
+        "task_name: Loud",
+        "task_name: \"Loud\\n::stop-commands::pwned \\e[2J\"",
+    );
+    let suite = Suite::new().task("loud", &task);
+    let outcome = suite.run(&["list"]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    assert!(
+        outcome
+            .stdout
+            .contains("\\x3a:stop-commands::pwned \\x1b[2J"),
+        "{outcome:#?}"
+    );
+    assert!(!outcome.stdout.contains('\x1b'), "{outcome:#?}");
+    assert!(
+        outcome
+            .stdout
+            .lines()
+            .all(|line| !line.trim_start().starts_with("::")),
+        "{outcome:#?}"
+    );
+}
