@@ -158,14 +158,14 @@ impl ExpectedError {
             ExpectedError::GradeOne(GradeOneError::Config(error)) => report(error),
             ExpectedError::Validate(error) => report(miette::Report::msg(error.to_string())),
             ExpectedError::Runtime(error) => {
-                eprintln!("error: could not start the async runtime: {error}")
+                errln!("error: could not start the async runtime: {error}")
             }
-            ExpectedError::Baseline(error) => eprintln!("error: --baseline: {error}"),
-            ExpectedError::Results(error) => eprintln!("error: {error}"),
-            ExpectedError::Merge(error) => eprintln!("error: {error}"),
-            ExpectedError::Publish(error) => eprintln!("error: {error}"),
-            ExpectedError::Usage(message) => eprintln!("error: {message}"),
-            ExpectedError::NoTrajectories(paths) => eprintln!(
+            ExpectedError::Baseline(error) => errln!("error: --baseline: {error}"),
+            ExpectedError::Results(error) => errln!("error: {error}"),
+            ExpectedError::Merge(error) => errln!("error: {error}"),
+            ExpectedError::Publish(error) => errln!("error: {error}"),
+            ExpectedError::Usage(message) => errln!("error: {message}"),
+            ExpectedError::NoTrajectories(paths) => errln!(
                 "error: no trajectory files in {}",
                 paths
                     .iter()
@@ -173,22 +173,22 @@ impl ExpectedError {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            ExpectedError::GradeOne(error) => eprintln!("error: {error}"),
+            ExpectedError::GradeOne(error) => errln!("error: {error}"),
             ExpectedError::Init(error @ InitError::Exists { .. }) => {
-                eprintln!("error: {error}\nhelp: pass --force to overwrite them")
+                errln!("error: {error}\nhelp: pass --force to overwrite them")
             }
-            ExpectedError::Init(error) => eprintln!("error: {error}"),
-            ExpectedError::NoTaskFiles => eprintln!("error: no task file found"),
+            ExpectedError::Init(error) => errln!("error: {error}"),
+            ExpectedError::NoTaskFiles => errln!("error: no task file found"),
             ExpectedError::Docker(error) => {
-                eprintln!("error: {error}\nhelp: {}", error.advice())
+                errln!("error: {error}\nhelp: {}", error.advice())
             }
-            ExpectedError::Serve(error) => eprintln!("error: {error}"),
-            ExpectedError::Variants(error) => eprintln!("error: {error}"),
+            ExpectedError::Serve(error) => errln!("error: {error}"),
+            ExpectedError::Variants(error) => errln!("error: {error}"),
             ExpectedError::NothingGenerated => {
-                eprintln!("error: every task was dropped: none was written")
+                errln!("error: every task was dropped: none was written")
             }
             ExpectedError::Generate(GenerateError::Access(error)) => report(error),
-            ExpectedError::Generate(error) => eprintln!("error: {error}"),
+            ExpectedError::Generate(error) => errln!("error: {error}"),
             ExpectedError::Run(_) | ExpectedError::Reported | ExpectedError::GradeFailed => {}
         }
     }

@@ -87,7 +87,11 @@ pub fn init(folder: &Path, force: bool) -> Result<Vec<PathBuf>, InitError> {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            std::fs::write(&path, template.contents)
+            crate::persist::write(
+                &path,
+                template.contents.as_bytes(),
+                crate::persist::Durability::Recording,
+            )
         };
         write().map_err(|error| InitError::Write {
             path: path.clone(),

@@ -30,7 +30,8 @@
 //! 2  task
 //! 1  services
 //! 0  config  http  discover  interrupt  init
-//!    difficulty                     below them all: a word config and task both use
+//!    difficulty  method  escape  persist   below them all: words config, services and task
+//!                                   all use; escaping for each destination; writing a file
 //! ```
 //!
 //! The library prints nothing of its own: it returns values and errors, and emits events; the
@@ -44,6 +45,7 @@ pub(crate) mod closed_loop;
 pub mod config;
 pub mod difficulty;
 pub mod discover;
+pub mod escape;
 pub mod generate;
 pub mod grade;
 pub mod http;
@@ -53,6 +55,7 @@ pub mod judge;
 pub mod llm;
 pub mod method;
 pub mod oracle;
+pub mod persist;
 pub mod report;
 pub mod results;
 pub mod run;

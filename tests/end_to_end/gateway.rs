@@ -876,3 +876,64 @@ fn ten_replays_with_two_jobs_write_the_same_results_bytes() {
     let results: Value = serde_json::from_slice(seen.first().unwrap()).unwrap();
     assert!(results["cost_usd"].as_f64().unwrap() > 0.0, "{results}");
 }
+
+#[test]
+fn a_recording_is_not_written_through_a_link_committed_as_the_cassette() {
+    let model = ScriptedServer::start(&triage_script());
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .config(&config("record", &model.url));
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("precious");
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::fs::create_dir_all(suite.path("cassettes")).unwrap();
+    std::os::unix::fs::symlink(&victim, suite.path("cassettes/todo-triage.yaml")).unwrap();
+    let recorded = suite.run(&["--trials", "1"]);
+    assert_eq!(recorded.code, 102, "{recorded:#?}");
+    assert!(
+        recorded.stdout.contains("cassettes/todo-triage.yaml")
+            && recorded.stdout.contains("symbolic link"),
+        "{recorded:#?}"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+}
+
+#[test]
+fn credentials_in_a_base_url_are_in_no_output_and_its_query_follows_the_path() {
+    // Unreachable: the error names the URL, redacted, in the terminal, JSON, JUnit and HTML.
+    let secret_url = "http://user:secretpw@127.0.0.1:9/v1?api-key=sekrit";
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .config(&config("live", secret_url).replace("[llm]\n", "[llm]\nretries = 0\n"));
+    let outcome = suite.run(&[
+        "--trials",
+        "1",
+        "--json",
+        "out/results.json",
+        "--junit",
+        "out/junit.xml",
+        "--html",
+        "out/html",
+    ]);
+    assert_eq!(outcome.code, 102, "{outcome:#?}");
+    let mut shown = format!("{}{}", outcome.stdout, outcome.stderr);
+    for file in ["out/results.json", "out/junit.xml", "out/html/index.html"] {
+        shown.push_str(&std::fs::read_to_string(suite.path(file)).unwrap());
+    }
+    assert!(
+        shown.contains("http://***@127.0.0.1:9/v1/chat/completions?api-key=***"),
+        "{shown}"
+    );
+    for secret in ["secretpw", "sekrit"] {
+        assert!(!shown.contains(secret), "{secret} is shown: {shown}");
+    }
+
+    // Reachable with a query: the call's path comes before it, so the call is answered.
+    let model = ScriptedServer::start(&triage_script());
+    let suite = Suite::new().demo_task("todo-triage", false).config(&config(
+        "record",
+        &format!("{}/v1?api-version=2024-06-01", model.url),
+    ));
+    let recorded = suite.run(&["--trials", "1"]);
+    assert_eq!(recorded.code, 0, "{recorded:#?}");
+}

@@ -9,6 +9,7 @@ mod generate;
 mod github;
 mod harness_setup;
 mod hostile;
+mod hostile_outputs;
 mod html;
 mod oracle;
 mod serve;

@@ -8,9 +8,9 @@ pub fn run(arguments: &InitArgs) -> Outcome {
     let written =
         clawtest::init::init(&arguments.folder, arguments.force).map_err(ExpectedError::Init)?;
     for path in written {
-        outln!("wrote {}", arguments.folder.join(path).display());
+        sayln!("wrote {}", arguments.folder.join(path).display());
     }
-    outln!(
+    sayln!(
         "\nnext: run `cargo clawtest` here; then point [harness] command in clawtest.toml at your agent"
     );
     Ok(())

@@ -84,7 +84,7 @@ fn publish(
 /// Shows the library's warnings (one line each, without the prefix) on standard error.
 fn warn(warnings: &[impl std::fmt::Display]) {
     for warning in warnings {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
 }
 

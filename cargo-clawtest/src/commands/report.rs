@@ -18,6 +18,6 @@ pub fn run(arguments: &ReportArgs) -> Outcome {
                 source,
             })
         })?;
-    outln!("{}", path.display());
+    sayln!("{}", path.display());
     Ok(())
 }

@@ -276,13 +276,13 @@ pub(crate) fn compare(
             match mode {
                 UpdateMode::Always => {
                     std::fs::create_dir_all(folder)?;
-                    std::fs::write(&snapshot, file_text(verdict, &content))?;
+                    write(&snapshot, &file_text(verdict, &content))?;
                     let _ = std::fs::remove_file(&pending_path);
                     SnapshotComparison::Written
                 }
                 UpdateMode::New => {
                     std::fs::create_dir_all(folder)?;
-                    std::fs::write(&pending_path, file_text(verdict, &content))?;
+                    write(&pending_path, &file_text(verdict, &content))?;
                     SnapshotComparison::Changed {
                         snapshot,
                         pending: Some(pending_path),
@@ -299,4 +299,11 @@ pub(crate) fn compare(
         results.push((verdict.task_id.clone(), comparison));
     }
     Ok(results)
+}
+
+/// Writes a snapshot file (a recording the user reviews: synced, never through a link), its
+/// path in the error.
+fn write(path: &Path, text: &str) -> std::io::Result<()> {
+    crate::persist::write(path, text.as_bytes(), crate::persist::Durability::Recording)
+        .map_err(|error| std::io::Error::new(error.kind(), format!("{}: {error}", path.display())))
 }

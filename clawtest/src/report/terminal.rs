@@ -9,6 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::events::{Event, Reporter};
 use super::{score, trial_lines};
+use crate::escape;
 use crate::llm::money::dollars;
 use crate::results::{RunStatus, RunSummary, Verdict, VerdictStatus};
 
@@ -31,8 +32,11 @@ impl<W: Write> TerminalReporter<W> {
         }
     }
 
-    /// Writes a line without tearing the progress bar.
+    /// Writes a line without tearing the progress bar. Every line goes through
+    /// [`escape::terminal`]: task ids, reasons and an agent's stderr reach the terminal (and a
+    /// CI job log) here.
     fn line(&mut self, text: &str) {
+        let text = escape::terminal(text);
         let out = &mut self.out;
         let mut write = || {
             // A closed stdout (e.g. piped into `head`) must not stop the run.

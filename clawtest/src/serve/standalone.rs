@@ -11,11 +11,12 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 
+use crate::escape;
 use crate::services::{Catalogue, ToolBinding};
 use crate::surfaces::mcp::McpServer;
 use crate::task::Task;
 use crate::trajectory::AuditEntry;
-use crate::world::{World, WorldError, WorldOptions};
+use crate::world::{Observed, World, WorldError, WorldOptions};
 
 /// The default port: ClawEnvKit's 9100.
 pub const DEFAULT_PORT: u16 = 9100;
@@ -86,8 +87,8 @@ pub async fn serve_task(
         let stopped = Arc::clone(&stopped);
         tokio::task::spawn_blocking(move || {
             while !stopped.load(Ordering::Relaxed) {
-                if let Ok(entry) = entries.recv_timeout(Duration::from_millis(50)) {
-                    let _ = writeln!(out, "{}", audit_line(&entry));
+                if let Ok(observed) = entries.recv_timeout(Duration::from_millis(50)) {
+                    let _ = writeln!(out, "{}", observed_line(&observed));
                     let _ = out.flush();
                 }
             }
@@ -144,15 +145,45 @@ fn banner(task: &Task, world: &World, tools: &[ToolBinding], url: &str) -> Strin
     text
 }
 
-/// One audit entry as a line: `#SEQ AT SERVICE ACTION STATUS [FAULT] PARAMS`.
+/// What the log prints for what the audit heard: an entry's line, or once, that the audit's cap
+/// was reached and later calls go unlogged (else the log would fall silent with no reason).
+fn observed_line(observed: &Observed) -> String {
+    match observed {
+        Observed::Entry(entry) => audit_line(entry),
+        Observed::CapReached(note) => format!(
+            "audit log full ({note}): later calls are answered but neither recorded nor shown here; POST /reset empties it"
+        ),
+    }
+}
+
+/// One audit entry as a line: `#SEQ AT SERVICE ACTION STATUS [FAULT] PARAMS`, escaped for the
+/// terminal (the parameters are the client's).
 fn audit_line(entry: &AuditEntry) -> String {
     let fault = match (entry.fault, entry.delay_ms) {
         (Some(kind), Some(ms)) => format!(" fault={kind:?} delay={ms}ms"),
         (Some(kind), None) => format!(" fault={kind:?}"),
         _ => String::new(),
     };
-    format!(
+    escape::terminal(&format!(
         "#{} {} {} {} {}{} {}",
         entry.seq, entry.at, entry.service, entry.action, entry.status, fault, entry.params
-    )
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_says_when_the_audit_cap_is_reached() {
+        let line = observed_line(&Observed::CapReached(
+            "audit: 1 call(s) answered but not recorded past 10000 entries".into(),
+        ));
+        assert!(
+            line.starts_with(
+                "audit log full (audit: 1 call(s) answered but not recorded past 10000 entries)"
+            ),
+            "{line}"
+        );
+    }
 }
