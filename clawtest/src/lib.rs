@@ -30,7 +30,7 @@
 //! 2  task
 //! 1  services
 //! 0  config  http  discover  interrupt  init
-//!    difficulty                     below them all: a word config and task both use
+//!    difficulty  method  spelling   below them all: words config, services and task all use
 //! ```
 //!
 //! The library prints nothing of its own: it returns values and errors, and emits events; the
@@ -60,6 +60,7 @@ pub mod rust_harness;
 pub mod sandbox;
 pub mod serve;
 pub mod services;
+pub mod spelling;
 pub mod surfaces;
 pub mod task;
 pub mod trajectory;
