@@ -19,7 +19,6 @@ mod placeholders;
 pub(crate) mod recorder;
 mod replay;
 pub(crate) mod routes;
-#[cfg(any(test, feature = "testing"))]
 pub mod scripted;
 pub(crate) mod server;
 mod sse;
