@@ -30,7 +30,7 @@ fn every_task_template_validates_and_has_a_cassette() {
     let tasks: Vec<&str> = TEMPLATES
         .iter()
         .map(|template| template.path)
-        .filter(|path| path.starts_with("tasks/"))
+        .filter(|path| path.starts_with("tasks/") && path.ends_with(".yaml"))
         .collect();
     assert_eq!(tasks.len(), 2);
     for path in tasks {

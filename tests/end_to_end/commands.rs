@@ -430,6 +430,34 @@ fn services_of_the_catalogue() {
     );
 }
 
+/// Errors that used to stop without a next step, each now ending with the command that fixes
+/// it: a missing cassette, a prompt edited since the recording, the docker backend without an
+/// image, and no clawtest.toml at all.
+#[test]
+fn errors_end_with_the_command_that_fixes_them() {
+    let no_cassette = Suite::new().demo_task("gmail-reply", false);
+    assert_seen!(
+        "error_no_cassette",
+        Seen::in_suite(&no_cassette, &["--trials", "1", "--jobs", "1"])
+    );
+    let edited = Suite::new().demo_task("gmail-reply", true);
+    let task = std::fs::read_to_string(edited.path("tasks/gmail-reply.yaml"))
+        .unwrap()
+        .replace("Dana asked about", "Dana wrote about");
+    let edited = edited.file("tasks/gmail-reply.yaml", &task);
+    assert_seen!(
+        "error_prompt_edited",
+        Seen::in_suite(&edited, &["--trials", "1", "--jobs", "1"])
+    );
+    let no_image = Suite::new().demo_task("gmail-reply", true);
+    assert_seen!(
+        "error_docker_without_image",
+        Seen::in_suite(&no_image, &["--backend", "docker"])
+    );
+    let empty = tempfile::tempdir().unwrap();
+    assert_seen!("error_no_configuration", Seen::run(empty.path(), &["list"]));
+}
+
 /// What each mistake a user makes at the command line prints, and its exit code.
 #[test]
 fn command_line_mistakes() {

@@ -29,6 +29,7 @@ pub mod usage;
 mod tests;
 
 pub use cassette::{Cassette, CassetteError, Interaction};
+pub(crate) use failure::GatewayFailure;
 pub(crate) use placeholders::TrialValues;
 pub(crate) use recorder::Recorder;
 pub(crate) use server::{Gateway, Rules};

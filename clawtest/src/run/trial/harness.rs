@@ -13,7 +13,7 @@ use crate::closed_loop::Step;
 use crate::config::Mode;
 use crate::grade::commands::PlannedCommand;
 use crate::llm::client::{Chat, Message};
-use crate::llm::gateway::Gateway;
+use crate::llm::gateway::{Gateway, GatewayFailure};
 use crate::report::events::TrialOutcome;
 use crate::run::plan::Provisions;
 use crate::sandbox::{Finished, Launch, RoundSetup, SandboxError};
@@ -210,15 +210,34 @@ pub(super) fn gateway_error(
         },
         failure => TrialOutcome::Error {
             message: format!(
-                "model gateway ({}): {}",
+                "model gateway ({}): {}{}",
                 mode.name(),
                 failure
+                    .as_ref()
                     .map(|failure| failure.to_string())
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                failure.as_ref().map(record_hint).unwrap_or_default()
             ),
             trajectory: trajectory.map(Box::new),
         },
     }
+}
+
+/// The command that fixes a replay the cassette cannot answer (none, or one that no longer
+/// fits the agent or the task), as the end of the trial's error; nothing for other failures.
+fn record_hint(failure: &GatewayFailure) -> String {
+    if !failure.needs_recording() {
+        return String::new();
+    }
+    let what = if failure.has_no_cassette() {
+        "record it"
+    } else {
+        "if the agent or the task changed on purpose, record it again"
+    };
+    format!(
+        "; {what}: `cargo clawtest --mode record {}` (against your provider, or against `cargo clawtest model --script …` without a key)",
+        failure.task_id
+    )
 }
 
 /// What was wrong with how the harness ended, if anything: an exit code not listed in

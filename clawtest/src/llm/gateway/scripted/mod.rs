@@ -555,6 +555,13 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(message.contains("mail wants \"Reply to Ana\""), "{message}");
+        // The reason ends with what to change: the agent's traceback and the model's log show it.
+        assert!(
+            message.contains(
+                "fix: set one script's `prompt_contains` to a phrase of this task's prompt"
+            ),
+            "{message}"
+        );
         std::fs::write(folder.path().join("broken.yaml"), "turns: [{speak: x}]\n").unwrap();
         let error = ScriptedModel::load(folder.path()).unwrap_err().to_string();
         assert!(error.contains("broken.yaml"), "{error}");
