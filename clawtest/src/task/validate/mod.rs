@@ -204,7 +204,7 @@ pub(crate) fn validate(
     validate_task_services(raw, &tools, &declared, &checks, catalogue, &mut findings);
     let safety = validate_safety(raw, &tools, &checks, catalogue, &mut findings);
     let feedback = validate_feedback(raw, !checkpoints.is_empty(), &mut findings);
-    let oracle = oracle::validate_oracle(raw, &tools, &mut findings);
+    let oracle = oracle::validate_oracle(raw, &tools, catalogue, &mut findings);
 
     let services = task_services(&tools, &declared, &checks, catalogue);
 
