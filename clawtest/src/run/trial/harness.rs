@@ -66,7 +66,11 @@ impl TrialHarness<'_> {
         let success_exit_codes = &self.provisions.harness.success_exit_codes;
         if let Some(problem) = harness_problem(&trajectory.exit, success_exit_codes) {
             return Err(TrialOutcome::Error {
-                message: format!("the harness {problem}{}", stderr_end(&stderr)),
+                message: format!(
+                    "the harness {problem}{}{}",
+                    model_refusal(&trajectory.model_calls),
+                    stderr_end(&stderr)
+                ),
                 trajectory: Some(Box::new(trajectory)),
             });
         }
@@ -257,6 +261,30 @@ fn harness_problem(exit: &HarnessExit, success_exit_codes: &[i32]) -> Option<Str
             None => "was killed by a signal".into(),
         }),
     }
+}
+
+/// The model's last refusal, for the error of a harness that then failed: in live and record
+/// mode the provider's (or the scripted model's) 4xx answer reaches only the agent, whose
+/// traceback hides it; said here, the cause is in the trial's error.
+fn model_refusal(calls: &[crate::trajectory::ModelCall]) -> String {
+    const SHOWN: usize = 400;
+    let Some(call) = calls.iter().rev().find(|call| call.status >= 400) else {
+        return String::new();
+    };
+    let message = call.response["error"]["message"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| call.response.to_string());
+    let shown: String = message.chars().take(SHOWN).collect();
+    let cut = if shown.len() < message.len() {
+        "…"
+    } else {
+        ""
+    };
+    format!(
+        "; the model answered {} to call {}: {shown}{cut}",
+        call.status, call.index
+    )
 }
 
 /// The end of the harness's stderr, for an error message: its last lines, indented.
