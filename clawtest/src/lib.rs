@@ -30,8 +30,9 @@
 //! 2  task
 //! 1  services
 //! 0  config  http  discover  interrupt  init
-//!    difficulty  method  escape  persist   below them all: words config, services and task
-//!                                   all use; escaping for each destination; writing a file
+//!    difficulty  method  spelling  escape  persist   below them all: words config, services
+//!                                   and task all use; did-you-mean; escaping for each
+//!                                   destination; writing a file whole
 //! ```
 //!
 //! The library prints nothing of its own: it returns values and errors, and emits events; the
@@ -63,6 +64,7 @@ pub mod rust_harness;
 pub mod sandbox;
 pub mod serve;
 pub mod services;
+pub mod spelling;
 pub mod surfaces;
 pub mod task;
 pub mod trajectory;

@@ -217,7 +217,7 @@ fn aliases_load_as_one_spelling() {
     )));
     assert!(task.components.iter().any(|component| matches!(
         &component.check,
-        Check::AuditFieldEquals { value, .. } if *value == serde_json::Value::Bool(false)
+        Check::AuditFieldEquals { value, .. } if *value == serde_json::json!("high")
     )));
     let output = load(Path::new("tests/fixtures/valid/gmail-output-checks.yaml")).expect("valid");
     let lengths: Vec<i64> = output

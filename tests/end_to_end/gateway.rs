@@ -140,6 +140,28 @@ fn a_replay_whose_request_diverges_from_the_recording_exits_102_naming_the_field
     );
 }
 
+/// Recording against a script that runs out: the scripted model refuses the agent's second
+/// call, the agent fails, and the trial's error says what the model answered and what to change
+/// (before, the cause was only inside the agent's stderr).
+#[test]
+fn a_record_run_whose_script_runs_out_names_the_model_s_refusal_in_the_trial_error() {
+    let model = ScriptedServer::start(
+        "turns:\n  - tool_calls:\n      - name: list_tasks\n        arguments: {status: all}\n",
+    );
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .config(&config("record", &model.url));
+    let outcome = suite.run(&["--trials", "1", "--jobs", "1"]);
+    assert_eq!(outcome.code, 102, "{outcome:#?}");
+    assert!(
+        outcome.stdout.contains(
+            "the model answered 400 to call 1: script script has 1 turn(s); the conversation asks for turn 2; fix: add turns to the script, or end it with a `text:` turn"
+        ),
+        "{}",
+        outcome.stdout
+    );
+}
+
 #[test]
 fn a_replay_spends_nothing_so_a_cost_limit_below_its_recorded_cost_does_not_stop_it() {
     let suite = Suite::new()

@@ -4,6 +4,7 @@
 mod closed_loop;
 mod commands;
 mod docker;
+mod first_hour;
 mod gateway;
 mod generate;
 mod github;

@@ -9,11 +9,13 @@ pub mod grade;
 pub mod init;
 pub mod list;
 pub mod merge;
+pub mod model;
 pub mod oracle_agent;
 pub mod report;
 pub mod run;
 pub mod schema;
 pub mod serve;
+pub mod services;
 pub mod validate;
 pub mod vary;
 

@@ -71,7 +71,7 @@ pub enum ConfigError {
     /// No configuration was given and none was found.
     #[error("no {FILE_NAME} in {} or its parents, and no [workspace.metadata.clawtest] in a Cargo workspace", start.display())]
     #[diagnostic(help(
-        "create one with `tasks = [\"tasks/**/*.yaml\"]` and a `[harness] command`, or pass --config PATH"
+        "write a starter suite here with `cargo clawtest init` (clawtest.toml, two tasks, a workflow), or pass --config PATH"
     ))]
     NotFound {
         /// The folder the search started from (upwards, then its Cargo workspace).

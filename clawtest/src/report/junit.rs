@@ -30,6 +30,9 @@ pub(crate) fn render_with_snapshots(
     suite.add_property(Property::new("pass_hat_k", exact(summary.pass_hat_k)));
     suite.add_property(Property::new("pass_at_k", exact(summary.pass_at_k)));
     suite.add_property(Property::new("mean_score", exact(summary.mean_score)));
+    if let Some(cause) = summary.failure_cause() {
+        suite.add_property(Property::new("failure_cause", cause));
+    }
     for gate in &summary.gates {
         suite.add_property(Property::new(
             format!("gate.{}", gate.name),

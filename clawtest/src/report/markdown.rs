@@ -38,6 +38,12 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
         RunStatus::Interrupted => "⏹️ interrupted (partial results)",
         RunStatus::BudgetExhausted => "⏸️ cost limit reached (some tasks not run)",
     };
+    // Why it failed, in the words every output uses (task ids, gate names and numbers: no
+    // Markdown in them, task ids being file names).
+    let verdict = match summary.failure_cause() {
+        Some(cause) => format!("{verdict}: {cause}"),
+        None => verdict.to_string(),
+    };
     let mut head = format!(
         "## clawtest: {verdict}\n\n**{} of {} task(s) pass pass^{k}** · pass@{k} {} · mean score {} · robustness {} · {} trial(s) per task on the {} backend\n\n",
         summary.tasks_passed,

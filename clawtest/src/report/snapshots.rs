@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::{listed, score};
+use crate::results::cause::SnapshotFailures;
 use crate::results::{TrialStatus, Verdict};
 
 /// Where `--snapshots` keeps each task's grade snapshot, relative to the suite root.
@@ -110,6 +111,28 @@ impl Review {
                 .any(|(_, comparison)| matches!(comparison, SnapshotComparison::Changed { .. })),
             Err(_) => true,
         }
+    }
+
+    /// The snapshots that fail the run, by kind, for its summary.
+    pub fn failures(&self) -> SnapshotFailures {
+        let Ok(results) = &self.outcome else {
+            return SnapshotFailures {
+                not_compared: true,
+                ..SnapshotFailures::default()
+            };
+        };
+        let mut failures = SnapshotFailures::default();
+        for (task_id, comparison) in results {
+            if let SnapshotComparison::Changed { new, .. } = comparison {
+                let list = if *new {
+                    &mut failures.new
+                } else {
+                    &mut failures.changed
+                };
+                list.push(task_id.clone());
+            }
+        }
+        failures
     }
 
     /// Each task whose snapshot did not simply match, with what became of it (nothing when the

@@ -207,20 +207,20 @@ impl<W: Write> TerminalReporter<W> {
                 );
             }
         }
-        table.push_str(match summary.status {
-            RunStatus::Passed => "result: PASSED",
-            RunStatus::Failed => "result: FAILED (a task failed pass^k, a gate did not hold, a task regressed against the baseline, or a grade snapshot changed)",
-            RunStatus::Invalid => {
-                "result: INVALID (fix the task files above; invalid tasks are never run)"
-            }
+        let cause = summary.failure_cause().unwrap_or_default();
+        let result = match summary.status {
+            RunStatus::Passed => "result: PASSED".to_string(),
+            RunStatus::Failed => format!("result: FAILED: {cause}"),
+            RunStatus::Invalid => format!(
+                "result: INVALID: {cause} (fix the task files above; invalid tasks are never run)"
+            ),
             RunStatus::InfrastructureError => {
-                "result: ERROR (infrastructure: see the ERROR lines above)"
+                format!("result: ERROR: {cause} (infrastructure: see the ERROR lines above)")
             }
-            RunStatus::Interrupted => "result: INTERRUPTED (partial results)",
-            RunStatus::BudgetExhausted => {
-                "result: STOPPED (the cost limit was reached; SKIP tasks were not run)"
-            }
-        });
+            RunStatus::Interrupted => format!("result: INTERRUPTED: {cause}"),
+            RunStatus::BudgetExhausted => format!("result: STOPPED: {cause}"),
+        };
+        table.push_str(&result);
         self.line(&table);
     }
 }

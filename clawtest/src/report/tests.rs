@@ -75,7 +75,7 @@ fn summary_of(verdicts: Vec<Verdict>) -> RunSummary {
         spent_usd: 0.0,
         gates: &Gates::default(),
         baseline: None,
-        snapshots_changed: false,
+        snapshots: Default::default(),
     })
 }
 

@@ -49,12 +49,15 @@ pub enum ServeError {
 }
 
 /// Serves `task`'s world on 127.0.0.1:`port` (0 = any free port) until `shutdown`
-/// completes, writing the banner and the audit lines to `out`.
+/// completes, writing the banner and the audit lines to `out`; `fault_seed` is the seed the
+/// user gave (`--seed`), which the banner shows as given (the plan's own seed mixes it with
+/// the task id).
 pub async fn serve_task(
     task: &Task,
     catalogue: &Catalogue,
     port: u16,
     options: WorldOptions,
+    fault_seed: Option<u64>,
     out: impl Write + Send + 'static,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
@@ -77,7 +80,7 @@ pub async fn serve_task(
     let address = listener.local_addr().map_err(ServeError::Server)?;
     let url = format!("http://{address}");
     let mut out = out;
-    let _ = write!(out, "{}", banner(task, &world, &bindings, &url));
+    let _ = write!(out, "{}", banner(task, &world, &bindings, &url, fault_seed));
     let _ = out.flush();
 
     // The audit arrives on a std channel from inside World::handle; a blocking thread
@@ -106,7 +109,13 @@ pub async fn serve_task(
 }
 
 /// What `serve` prints first: the URL, the services, the MCP endpoint and the tools.
-fn banner(task: &Task, world: &World, tools: &[ToolBinding], url: &str) -> String {
+fn banner(
+    task: &Task,
+    world: &World,
+    tools: &[ToolBinding],
+    url: &str,
+    fault_seed: Option<u64>,
+) -> String {
     let mut text = format!("task {} ({})\n", task.id, task.path.display());
     let _ = writeln!(text, "services: {url}");
     let _ = writeln!(text, "mcp: {url}/mcp");
@@ -135,10 +144,11 @@ fn banner(task: &Task, world: &World, tools: &[ToolBinding], url: &str) -> Strin
     }
     let plan = world.fault_plan();
     if plan.rate > 0.0 {
+        let seed = fault_seed.map_or_else(|| "none".to_string(), |seed| seed.to_string());
         let _ = writeln!(
             text,
-            "faults: rate {} seed {} mode {:?}",
-            plan.rate, plan.seed, plan.mode
+            "faults: rate {} seed {seed} mode {:?} (the seed mixed with the task id: the faults of trial 1 of a run)",
+            plan.rate, plan.mode
         );
     }
     text.push_str("audit (Ctrl-C to stop):\n");

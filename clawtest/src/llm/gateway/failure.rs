@@ -114,6 +114,24 @@ impl GatewayFailure {
         }
     }
 
+    /// A replay the cassette cannot answer (none, too few calls or trials, a request that
+    /// differs): recording the task's cassette (again) is what fixes it.
+    pub(crate) fn needs_recording(&self) -> bool {
+        matches!(
+            self.kind,
+            FailureKind::Exhausted { .. }
+                | FailureKind::RoundExhausted { .. }
+                | FailureKind::NoTrial { .. }
+                | FailureKind::NoCassette { .. }
+                | FailureKind::Divergence { .. }
+        )
+    }
+
+    /// The task has no cassette at all.
+    pub(crate) fn has_no_cassette(&self) -> bool {
+        matches!(self.kind, FailureKind::NoCassette { .. })
+    }
+
     /// The run's cost limit stopped the call: the trial was cut short, not failed.
     pub(crate) fn is_budget_reached(&self) -> bool {
         matches!(self.kind, FailureKind::BudgetReached { .. })

@@ -150,9 +150,13 @@ fn header(page: &mut String, summary: &RunSummary) {
     let status = status_word(summary);
     let _ = writeln!(
         page,
-        "<header><h1>clawtest report</h1><p>Run <span class=\"{status}\">{status}</span> · \
+        "<header><h1>clawtest report</h1><p>Run <span class=\"{status}\">{status}</span>{cause} · \
          {tasks} tasks × {k} trials · backend {backend}{interrupted}</p></header>",
         status = escape::html(&status),
+        cause = summary
+            .failure_cause()
+            .map(|cause| format!(": <span class=\"cause\">{}</span>", escape::html(&cause)))
+            .unwrap_or_default(),
         tasks = summary.verdicts.len(),
         k = summary.k,
         backend = escape::html(&summary.backend),
