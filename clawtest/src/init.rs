@@ -12,48 +12,31 @@ pub struct Template {
     pub contents: &'static str,
 }
 
+/// A [`Template`] written at `path` from `templates/<source>` (by default the same path).
+macro_rules! template {
+    ($path:literal) => {
+        template!($path, $path)
+    };
+    ($path:literal, $source:literal) => {
+        Template {
+            path: $path,
+            contents: include_str!(concat!("../../templates/", $source)),
+        }
+    };
+}
+
 /// Everything `init` writes.
 pub const TEMPLATES: [Template; 10] = [
-    Template {
-        path: "clawtest.toml",
-        contents: include_str!("../../templates/clawtest.toml"),
-    },
-    Template {
-        path: "tasks/todo-review.yaml",
-        contents: include_str!("../../templates/tasks/todo-review.yaml"),
-    },
-    Template {
-        path: "tasks/offsite-reply.yaml",
-        contents: include_str!("../../templates/tasks/offsite-reply.yaml"),
-    },
-    Template {
-        path: "cassettes/todo-review.yaml",
-        contents: include_str!("../../templates/cassettes/todo-review.yaml"),
-    },
-    Template {
-        path: "cassettes/offsite-reply.yaml",
-        contents: include_str!("../../templates/cassettes/offsite-reply.yaml"),
-    },
-    Template {
-        path: "model-scripts/todo-review.yaml",
-        contents: include_str!("../../templates/model-scripts/todo-review.yaml"),
-    },
-    Template {
-        path: "model-scripts/offsite-reply.yaml",
-        contents: include_str!("../../templates/model-scripts/offsite-reply.yaml"),
-    },
-    Template {
-        path: "tasks/README.md",
-        contents: include_str!("../../templates/suite-README.md"),
-    },
-    Template {
-        path: "Dockerfile.clawtest",
-        contents: include_str!("../../templates/Dockerfile"),
-    },
-    Template {
-        path: ".github/workflows/clawtest.yml",
-        contents: include_str!("../../templates/github-workflow.yml"),
-    },
+    template!("clawtest.toml"),
+    template!("tasks/todo-review.yaml"),
+    template!("tasks/offsite-reply.yaml"),
+    template!("cassettes/todo-review.yaml"),
+    template!("cassettes/offsite-reply.yaml"),
+    template!("model-scripts/todo-review.yaml"),
+    template!("model-scripts/offsite-reply.yaml"),
+    template!("tasks/README.md", "suite-README.md"),
+    template!("Dockerfile.clawtest", "Dockerfile"),
+    template!(".github/workflows/clawtest.yml", "github-workflow.yml"),
 ];
 
 /// Why `init` wrote nothing.
