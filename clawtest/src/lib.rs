@@ -30,7 +30,7 @@
 //! 2  task
 //! 1  services
 //! 0  config  http  discover  interrupt  init
-//!    difficulty                     below them all: a word config and task both use
+//!    difficulty  method  fault      below them all: words config, task and the rest use
 //! ```
 //!
 //! The library prints nothing of its own: it returns values and errors, and emits events; the
@@ -44,6 +44,7 @@ pub(crate) mod closed_loop;
 pub mod config;
 pub mod difficulty;
 pub mod discover;
+pub mod fault;
 pub mod generate;
 pub mod grade;
 pub mod http;

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::score;
+use super::{measured, score};
 use crate::results::{RunStatus, RunSummary, TrialStatus, Verdict, VerdictStatus};
 
 /// GitHub refuses step summaries over 1 MiB; stay well below it.
@@ -42,7 +42,7 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
         summary.verdicts.len(),
         score(summary.pass_at_k),
         score(summary.mean_score),
-        score(summary.mean_robustness),
+        measured(summary.mean_robustness),
         k,
         summary.backend
     );
@@ -60,7 +60,7 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
                 "| {} | {} | {} | {} |",
                 gate.name,
                 gate.threshold,
-                score(gate.actual),
+                measured(gate.actual),
                 if gate.passed { "held" } else { "**failed**" }
             );
         }
@@ -69,6 +69,7 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
 
     // The task table is the part that grows with the suite: rows are added while they fit.
     let tail = [
+        super::recovery::markdown(summary),
         baseline_section(summary),
         invalid_section(summary),
         deductions_section(summary),
@@ -116,7 +117,7 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
             verdict.k,
             score(verdict.mean_score),
             score(verdict.min_score),
-            score(verdict.mean_robustness),
+            measured(verdict.mean_robustness),
             if verdict.safety_violations == 0 {
                 "ok".to_string()
             } else {
@@ -307,8 +308,8 @@ fn baseline_section(summary: &RunSummary) -> String {
                 change.task_id,
                 score(change.before_score),
                 score(change.now_score),
-                score(change.before_robustness),
-                score(change.now_robustness),
+                measured(change.before_robustness),
+                measured(change.now_robustness),
                 change.reason
             );
         }
