@@ -757,7 +757,9 @@ fn ten_replays_with_two_jobs_write_the_same_results_bytes() {
         .demo_task("gmail-reply", true)
         .demo_task("inbox-to-todo", true)
         .config(&format!(
-            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{:?}]\n[llm.prices.\"gpt-4o-mini\"]\ninput_per_million = 0.15\noutput_per_million = 0.6\n",
+            // The default faults, their slow answers short (ten runs of 2–4 s delays would be
+            // a minute of waiting): the same results whatever order the faulted calls finish in.
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{:?}]\n[llm.prices.\"gpt-4o-mini\"]\ninput_per_million = 0.15\noutput_per_million = 0.6\n[faults]\nslow_ms = [50, 150]\n",
             reference_agent().display().to_string()
         ));
     let mut seen = std::collections::BTreeSet::new();
