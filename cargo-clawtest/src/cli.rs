@@ -398,6 +398,11 @@ pub struct RunArgs {
     /// In record mode, replace a cassette even when it records more trials than this run.
     #[arg(long)]
     pub force: bool,
+    /// Inject faults (429, 500, slow) into this fraction of service calls, instead of
+    /// [faults] rate (default 0.25); a task's own error_injection.rate still wins. Cassettes
+    /// recorded under another rate may no longer replay.
+    #[arg(long, value_name = "X", value_parser = parse_fraction)]
+    pub error_rate: Option<f64>,
     /// Make no further model call once calls cost USD dollars (overrides llm.max_cost_usd);
     /// the trials cut short and the tasks left are reported as not run.
     #[arg(long, value_name = "USD", value_parser = parse_cost)]
@@ -495,6 +500,7 @@ impl GateArgs {
             min_score: self.min_score,
             min_robustness: self.min_robustness,
             min_pass_hat_k: self.min_pass_hat_k,
+            min_recovery: Default::default(),
             baseline_tolerance: self.baseline_tolerance,
         }
     }

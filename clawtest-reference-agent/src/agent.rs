@@ -71,11 +71,12 @@ pub fn run(config: &Config) -> Result<String, AgentError> {
         config.api_key.clone(),
         &config.model,
     );
-    let runner = ToolRunner::new(&config.services_url);
+    let runner = ToolRunner::new(&config.services_url, config.retries);
     // In MCP mode the server says which tools there are, and runs them.
     let (mcp, tools) = match &config.mcp_url {
         Some(url) => {
-            let (client, tools) = McpClient::connect(url).map_err(AgentError::Tools)?;
+            let (client, tools) =
+                McpClient::connect(url, config.retries).map_err(AgentError::Tools)?;
             eprintln!("mcp: {} tool(s) from {url}", tools.len());
             (Some(client), tools)
         }

@@ -43,6 +43,11 @@ pub const CONVERSATION_FILE_VARIABLE: &str = "CLAWTEST_CONVERSATION_FILE";
 pub const MAX_TURNS_VARIABLE: &str = "AGENT_MAX_TURNS";
 pub const DEFAULT_MAX_TURNS: u32 = 20;
 
+/// How many times a tool call answered 429 or 5xx is tried again (0: never; the
+/// `reference-agent --no-retries` flag sets 0).
+pub const RETRIES_VARIABLE: &str = "AGENT_RETRIES";
+pub const DEFAULT_RETRIES: u32 = 3;
+
 /// Everything one run needs, already read and validated.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -61,6 +66,9 @@ pub struct Config {
     pub mcp_url: Option<String>,
     /// A closed loop's earlier rounds, as chat messages, before this round's prompt.
     pub conversation: Vec<serde_json::Value>,
+    /// How many times a tool call answered 429 or 5xx is tried again before its error goes
+    /// to the model.
+    pub retries: u32,
 }
 
 /// A missing or invalid input; the message names the file or variable involved.
@@ -150,6 +158,15 @@ impl Config {
             },
         };
 
+        let retries = match text(RETRIES_VARIABLE)? {
+            None => DEFAULT_RETRIES,
+            Some(value) => value.trim().parse::<u32>().map_err(|_| {
+                ConfigError(format!(
+                    "{RETRIES_VARIABLE} must be a whole number (0: no retries), got {value:?}"
+                ))
+            })?,
+        };
+
         let conversation = match text(CONVERSATION_FILE_VARIABLE)? {
             None => Vec::new(),
             Some(path) => read_conversation(&PathBuf::from(path))?,
@@ -165,6 +182,7 @@ impl Config {
             model,
             max_turns,
             mcp_url,
+            retries,
         })
     }
 }

@@ -17,12 +17,33 @@ use std::io::Write;
 /// Exit code for a missing or invalid prompt, tools file or variable.
 pub const INVALID_INPUT: u8 = 2;
 
-/// Reads the configuration from the environment, runs the agent, prints the final answer on
-/// stdout and returns the exit code (0 answered, 1 model error, 2 bad input, 3 turn budget
+/// The argument that turns the agent's retries off: a tool call answered 429 or 5xx goes
+/// straight to the model (whose recording then decides), as a careless agent's would.
+pub const NO_RETRIES_FLAG: &str = "--no-retries";
+
+/// Reads the configuration from the environment (and [`NO_RETRIES_FLAG`] from `arguments`,
+/// the command line's after the program), runs the agent, prints the final answer on stdout
+/// and returns the exit code (0 answered, 1 model error, 2 bad input, 3 turn budget
 /// exhausted).
-pub fn run_from_env() -> u8 {
+pub fn run_from_env(arguments: &[String]) -> u8 {
+    let mut no_retries = false;
+    for argument in arguments {
+        if argument == NO_RETRIES_FLAG {
+            no_retries = true;
+        } else {
+            eprintln!(
+                "reference-agent: unknown argument {argument:?} (the only one is {NO_RETRIES_FLAG})"
+            );
+            return INVALID_INPUT;
+        }
+    }
     let config = match config::Config::from_env() {
-        Ok(config) => config,
+        Ok(mut config) => {
+            if no_retries {
+                config.retries = 0;
+            }
+            config
+        }
         Err(error) => {
             eprintln!("reference-agent: {error}");
             return INVALID_INPUT;

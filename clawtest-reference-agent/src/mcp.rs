@@ -18,12 +18,17 @@ pub struct McpClient {
     http: ureq::Agent,
     url: String,
     next_id: std::cell::Cell<u64>,
+    retries: u32,
 }
+
+/// The `error` of a mock service's rate-limit and server-error answers, which an MCP tool
+/// result carries as its text: a call that got one is tried again.
+const TRANSIENT_ERRORS: [&str; 2] = ["rate_limit_exceeded", "internal_server_error"];
 
 impl McpClient {
     /// Connects (`initialize` and the `initialized` notification) and returns the client and
     /// the server's tools.
-    pub fn connect(url: &str) -> Result<(McpClient, Vec<Tool>), String> {
+    pub fn connect(url: &str, retries: u32) -> Result<(McpClient, Vec<Tool>), String> {
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(TIMEOUT))
@@ -32,6 +37,7 @@ impl McpClient {
             http: ureq::Agent::new_with_config(config),
             url: url.to_string(),
             next_id: std::cell::Cell::new(1),
+            retries,
         };
         client.request(
             "initialize",
@@ -60,8 +66,26 @@ impl McpClient {
         Ok((client, tools))
     }
 
-    /// Calls a tool; the result's text content, or `error: …`, for the model.
+    /// Calls a tool; the result's text content, or `error: …`, for the model. A result that
+    /// is a rate limit or a server error is tried again, up to the client's retries.
     pub fn call(&self, name: &str, arguments: &Value) -> String {
+        let mut attempt = 0;
+        loop {
+            let (transient, text) = self.call_once(name, arguments);
+            if !transient || attempt >= self.retries {
+                return text;
+            }
+            attempt += 1;
+            eprintln!(
+                "{name} failed ({text}): retry {attempt} of {}",
+                self.retries
+            );
+            std::thread::sleep(crate::tools::retry_wait(None, attempt));
+        }
+    }
+
+    /// One attempt: whether it failed in a way worth trying again, and the text.
+    fn call_once(&self, name: &str, arguments: &Value) -> (bool, String) {
         match self.request("tools/call", json!({"name": name, "arguments": arguments})) {
             Ok(result) => {
                 let text: Vec<&str> = result["content"]
@@ -72,12 +96,15 @@ impl McpClient {
                     .collect();
                 let text = text.join("\n");
                 if result["isError"] == true {
-                    format!("error: {text}")
+                    let transient = serde_json::from_str::<Value>(&text).is_ok_and(|body| {
+                        TRANSIENT_ERRORS.contains(&body["error"].as_str().unwrap_or_default())
+                    });
+                    (transient, format!("error: {text}"))
                 } else {
-                    text
+                    (false, text)
                 }
             }
-            Err(error) => format!("error: {error}"),
+            Err(error) => (false, format!("error: {error}")),
         }
     }
 

@@ -189,14 +189,35 @@ pub fn parse_arguments(raw: Option<&Value>) -> Arguments {
     }
 }
 
+/// The longest wait before a retry. The services' `Retry-After: 2` is honoured up to this:
+/// the mock services have no real rate limit to wait out, and a trial's time is the suite's.
+pub const RETRY_WAIT_CAP: Duration = Duration::from_millis(200);
+
+/// Whether an answer's status is worth trying again: rate limited, or a server error.
+pub fn is_transient(status: u16) -> bool {
+    status == 429 || (500..600).contains(&status)
+}
+
+/// How long to wait before retry `attempt` (from 1): the answer's `Retry-After` seconds,
+/// else 50 ms doubled each attempt, never more than [`RETRY_WAIT_CAP`].
+pub fn retry_wait(retry_after: Option<&str>, attempt: u32) -> Duration {
+    let asked = retry_after
+        .and_then(|value| value.trim().parse::<u64>().ok())
+        .map(Duration::from_secs)
+        .unwrap_or_else(|| Duration::from_millis(50u64.saturating_mul(1 << attempt.min(8))));
+    asked.min(RETRY_WAIT_CAP)
+}
+
 /// Executes tool calls against the mock services.
 pub struct ToolRunner {
     http: ureq::Agent,
     services_url: String,
+    retries: u32,
 }
 
 impl ToolRunner {
-    pub fn new(services_url: &str) -> ToolRunner {
+    /// A runner that tries a call answered 429 or 5xx again up to `retries` times.
+    pub fn new(services_url: &str, retries: u32) -> ToolRunner {
         let config = ureq::Agent::config_builder()
             // A 4xx/5xx is a result for the model to read, not a failure of the agent.
             .http_status_as_error(false)
@@ -205,6 +226,7 @@ impl ToolRunner {
         ToolRunner {
             http: ureq::Agent::new_with_config(config),
             services_url: services_url.trim_end_matches('/').to_owned(),
+            retries,
         }
     }
 
@@ -222,8 +244,33 @@ impl ToolRunner {
 
     /// Sends `METHOD url` with the JSON arguments as the body and returns the tool result text:
     /// the response body, prefixed with `HTTP <status>: ` unless the status is 2xx, or
-    /// `error: ...` when no response arrived. Never fails: the model decides what to do next.
+    /// `error: ...` when no response arrived. An answer of 429 or 5xx is tried again, up to the
+    /// runner's retries, after [`retry_wait`]; only the last answer reaches the model. Never
+    /// fails: the model decides what to do next.
     pub fn call(&self, tool: &Tool, arguments: &Value) -> String {
+        let mut attempt = 0;
+        loop {
+            let (status, retry_after, text) = self.call_once(tool, arguments);
+            match status {
+                Some(status) if is_transient(status) && attempt < self.retries => {
+                    attempt += 1;
+                    let wait = retry_wait(retry_after.as_deref(), attempt);
+                    eprintln!(
+                        "{} answered HTTP {status}: retry {attempt} of {} in {} ms",
+                        tool.name,
+                        self.retries,
+                        wait.as_millis()
+                    );
+                    std::thread::sleep(wait);
+                }
+                _ => return text,
+            }
+        }
+    }
+
+    /// One attempt: the status (when an answer came), its `Retry-After`, and the text for
+    /// the model.
+    fn call_once(&self, tool: &Tool, arguments: &Value) -> (Option<u16>, Option<String>, String) {
         let url = self.url_for(tool);
         let body = arguments.to_string().into_bytes();
         let request = http::Request::builder()
@@ -233,29 +280,51 @@ impl ToolRunner {
             .body(body);
         let request = match request {
             Ok(request) => request,
-            Err(error) => return format!("error: cannot build {} {url}: {error}", tool.method),
+            Err(error) => {
+                return (
+                    None,
+                    None,
+                    format!("error: cannot build {} {url}: {error}", tool.method),
+                );
+            }
         };
         // `run` sends the body whatever the method, which a GET-with-arguments tool relies on.
         let mut response = match self.http.run(request) {
             Ok(response) => response,
-            Err(error) => return format!("error: {} {url} failed: {error}", tool.method),
-        };
-        let status = response.status();
-        let text = match response.body_mut().read_to_string() {
-            Ok(text) => text,
             Err(error) => {
-                return format!(
-                    "error: {} {url} answered HTTP {} but its body could not be read: {error}",
-                    tool.method,
-                    status.as_u16()
+                return (
+                    None,
+                    None,
+                    format!("error: {} {url} failed: {error}", tool.method),
                 );
             }
         };
-        if status.is_success() {
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_string);
+        let text = match response.body_mut().read_to_string() {
+            Ok(text) => text,
+            Err(error) => {
+                return (
+                    Some(status.as_u16()),
+                    retry_after,
+                    format!(
+                        "error: {} {url} answered HTTP {} but its body could not be read: {error}",
+                        tool.method,
+                        status.as_u16()
+                    ),
+                );
+            }
+        };
+        let text = if status.is_success() {
             text
         } else {
             format!("HTTP {}: {text}", status.as_u16())
-        }
+        };
+        (Some(status.as_u16()), retry_after, text)
     }
 }
 
@@ -342,7 +411,7 @@ mod tests {
 
     #[test]
     fn url_joins_without_doubling_slashes() {
-        let runner = ToolRunner::new("http://127.0.0.1:9100/");
+        let runner = ToolRunner::new("http://127.0.0.1:9100/", 0);
         let mut tool =
             parse_tools(r#"[{"name":"x","endpoint":"/todo/tasks"}]"#).expect("tools")[0].clone();
         assert_eq!(runner.url_for(&tool), "http://127.0.0.1:9100/todo/tasks");
@@ -354,7 +423,7 @@ mod tests {
     /// the endpoint, which holds the services' per-trial path.
     #[test]
     fn a_tool_with_a_port_is_called_on_that_port() {
-        let runner = ToolRunner::new("http://127.0.0.1:4123/t/abc");
+        let runner = ToolRunner::new("http://127.0.0.1:4123/t/abc", 0);
         let tools = parse_tools(r#"[{"name":"x","endpoint":"/t/abc/todo/tasks","port":4123}]"#)
             .expect("tools");
         assert_eq!(

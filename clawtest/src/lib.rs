@@ -30,8 +30,8 @@
 //! 2  task
 //! 1  services
 //! 0  config  http  discover  interrupt  init
-//!    difficulty  method  spelling  escape  persist   below them all: words config, services
-//!                                   and task all use; did-you-mean; escaping for each
+//!    difficulty  method  fault  spelling  escape  persist   below them all: words config,
+//!                                   services and task all use; did-you-mean; escaping for each
 //!                                   destination; writing a file whole
 //! ```
 //!
@@ -47,6 +47,7 @@ pub mod config;
 pub mod difficulty;
 pub mod discover;
 pub mod escape;
+pub mod fault;
 pub mod generate;
 pub mod grade;
 pub mod http;

@@ -8,7 +8,14 @@ use std::path::{Path, PathBuf};
 
 /// Bottom first. A module may import the modules of the layers before its own.
 const LAYERS: &[&[&str]] = &[
-    &["difficulty", "method", "spelling", "escape", "persist"],
+    &[
+        "difficulty",
+        "method",
+        "fault",
+        "spelling",
+        "escape",
+        "persist",
+    ],
     &["config", "http", "discover", "interrupt", "init"],
     &["services"],
     &["task"],

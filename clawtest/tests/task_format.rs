@@ -241,10 +241,10 @@ fn the_extensions_are_parsed_into_the_task() {
     assert_eq!(task.limits.max_turns, 12);
     assert_eq!(task.limits.timeout.as_secs(), 120);
     assert_eq!(task.pass_threshold, Some(0.75));
-    let injection = task.error_injection.expect("error_injection");
+    let injection = task.error_injection.clone().expect("error_injection");
     assert_eq!(
         (injection.rate, injection.seed, injection.mode),
-        (0.3, Some(7), InjectionMode::Burst)
+        (Some(0.3), Some(7), Some(InjectionMode::Burst))
     );
     assert_eq!(task.local_services.len(), 1);
     assert_eq!(task.local_services[0].name, "team_notes");
@@ -261,7 +261,7 @@ fn the_extensions_are_parsed_into_the_task() {
 }
 
 #[test]
-fn an_error_injection_block_without_values_takes_the_defaults() {
+fn an_error_injection_block_without_values_takes_the_suites_settings() {
     let text = std::fs::read_to_string("tests/fixtures/valid/gmail-output-checks.yaml")
         .expect("corpus file")
         + "error_injection: {}\n";
@@ -269,8 +269,15 @@ fn an_error_injection_block_without_values_takes_the_defaults() {
     let injection = task.error_injection.expect("present");
     assert_eq!(
         (injection.rate, injection.seed, injection.mode),
-        (0.25, None, InjectionMode::Uniform)
+        (None, None, None)
     );
+    let suite = clawtest::fault::FaultSettings {
+        rate: 0.1,
+        seed: Some(4),
+        mode: InjectionMode::Burst,
+        ..Default::default()
+    };
+    assert_eq!(injection.over(&suite), suite);
 }
 
 #[test]

@@ -48,18 +48,32 @@ fn script(w: &mut World) -> Vec<u8> {
 
 #[test]
 fn the_same_task_trial_and_seed_give_byte_identical_audits() {
-    let plan =
-        |trial| FaultPlan::for_trial("todo-001", trial, 0.25, Some(9), InjectionMode::Uniform);
+    let plan = |trial| {
+        FaultPlan::for_trial(
+            "todo-001",
+            trial,
+            &settings(0.25, Some(9), InjectionMode::Uniform),
+        )
+    };
     let first = script(&mut world(plan(0)));
     let again = script(&mut world(plan(0)));
     assert_eq!(first, again);
     let other_trial = script(&mut world(plan(1)));
     assert_ne!(first, other_trial, "each trial has its own faults");
-    let other_seed = FaultPlan::for_trial("todo-001", 0, 0.25, Some(10), InjectionMode::Uniform);
+    let other_seed = FaultPlan::for_trial(
+        "todo-001",
+        0,
+        &settings(0.25, Some(10), InjectionMode::Uniform),
+    );
     assert_ne!(plan(0).seed, other_seed.seed);
     assert_ne!(
         plan(0).seed,
-        FaultPlan::for_trial("todo-002", 0, 0.25, Some(9), InjectionMode::Uniform).seed
+        FaultPlan::for_trial(
+            "todo-002",
+            0,
+            &settings(0.25, Some(9), InjectionMode::Uniform)
+        )
+        .seed
     );
     assert_eq!(
         world(plan(0)).fault_plan(),
@@ -73,9 +87,7 @@ fn with_rate_one_every_post_is_faulted_and_recorded_once() {
     let mut w = world(FaultPlan::for_trial(
         "t",
         0,
-        1.0,
-        None,
-        InjectionMode::Uniform,
+        &settings(1.0, None, InjectionMode::Uniform),
     ));
     for _ in 0..30 {
         w.handle("POST", "/todo/tasks/create", br#"{"title": "x"}"#);
@@ -172,18 +184,14 @@ fn burst_mode_produces_runs_at_the_same_overall_rate() {
         &mut world(FaultPlan::for_trial(
             "t",
             0,
-            0.25,
-            Some(1),
-            InjectionMode::Uniform,
+            &settings(0.25, Some(1), InjectionMode::Uniform),
         )),
         calls,
     );
     let mut bursty = world(FaultPlan::for_trial(
         "t",
         0,
-        0.25,
-        Some(1),
-        InjectionMode::Burst,
+        &settings(0.25, Some(1), InjectionMode::Burst),
     ));
     let (burst_faults, burst_runs) = runs(&mut bursty, calls);
     let mean = |faults: usize, runs: &[usize]| faults as f64 / runs.len() as f64;
@@ -261,7 +269,7 @@ async fn start(
 #[tokio::test]
 async fn slow_faults_are_delayed_by_the_http_layer_and_recorded_once() {
     let recorded = Arc::new(Recorded::default());
-    let mut plan = FaultPlan::for_trial("t", 0, 1.0, None, InjectionMode::Uniform);
+    let mut plan = FaultPlan::for_trial("t", 0, &settings(1.0, None, InjectionMode::Uniform));
     plan.mode = InjectionMode::Burst;
     // Find a seed whose first burst is slow, so the test does not depend on luck.
     let plan = (0..64)
@@ -392,4 +400,14 @@ fn an_unknown_route_names_the_routes_the_service_has_and_is_audited() {
     );
     assert_eq!(world.audit().len(), 1);
     assert_eq!(world.audit()[0].status, 404);
+}
+
+/// Fault settings of `rate`, `seed` and `mode`, ClawEnvKit's mix and delays otherwise.
+fn settings(rate: f64, seed: Option<u64>, mode: InjectionMode) -> clawtest::fault::FaultSettings {
+    clawtest::fault::FaultSettings {
+        rate,
+        seed,
+        mode,
+        ..Default::default()
+    }
 }

@@ -20,6 +20,45 @@ from openai import AsyncOpenAI
 
 READ_ONLY = ("list_", "get_", "search_")
 
+# A tool call answered 429 or 5xx (clawtest's services inject such faults, as real ones fail)
+# is tried again this many times before the model reads the error.
+RETRIES = 3
+# The errors of the services' rate-limit and server-error answers, as an MCP result carries them.
+TRANSIENT_ERRORS = ("rate_limit_exceeded", "internal_server_error")
+
+
+async def call_http(http, method, url, arguments):
+    """The answer's text, after retrying a 429 or 5xx up to RETRIES times (no wait: the mock
+    services' Retry-After is advisory; a real agent would honour it)."""
+    for _ in range(RETRIES):
+        answer = await http.request(method, url, json=arguments)
+        if answer.status_code != 429 and answer.status_code < 500:
+            return answer.text
+    return (await http.request(method, url, json=arguments)).text
+
+
+def transient(result):
+    """Whether an MCP tool result is a rate limit or a server error."""
+    if not result.isError:
+        return False
+    for part in result.content:
+        if part.type == "text":
+            try:
+                if json.loads(part.text).get("error") in TRANSIENT_ERRORS:
+                    return True
+            except (ValueError, AttributeError):
+                pass
+    return False
+
+
+async def call_mcp(session, name, arguments):
+    """The MCP tool's result, after retrying a rate limit or server error up to RETRIES times."""
+    for _ in range(RETRIES):
+        result = await session.call_tool(name, arguments)
+        if not transient(result):
+            return result
+    return await session.call_tool(name, arguments)
+
 
 def http_tools():
     """The tools of tools.json that change something, as OpenAI tools, with their routes."""
@@ -109,12 +148,11 @@ async def run(session, http):
         for call in calls:
             arguments = json.loads(call["arguments"] or "{}")
             if call["name"].startswith("mcp_"):
-                result = await session.call_tool(call["name"][len("mcp_"):], arguments)
+                result = await call_mcp(session, call["name"][len("mcp_"):], arguments)
                 content = "\n".join(part.text for part in result.content if part.type == "text")
             elif call["name"] in routes:
                 method, endpoint = routes[call["name"]]
-                answer = await http.request(method, services + endpoint, json=arguments)
-                content = answer.text
+                content = await call_http(http, method, services + endpoint, arguments)
             else:
                 content = f"error: no tool named {call['name']}"
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})

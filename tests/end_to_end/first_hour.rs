@@ -13,18 +13,23 @@ use crate::support::repository;
 
 /// A tool-calling agent on Python's standard library only (a team's would use the openai
 /// SDK): the sandbox contract's variables, chat completions, the tools of tools.json.
-const AGENT: &str = r#"import json, os, urllib.error, urllib.request
+/// It retries a rate-limited or failed call, as an agent must: faults are on by default.
+const AGENT: &str = r#"import json, os, time, urllib.error, urllib.request
 
 def post(url, body):
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={
-        "content-type": "application/json",
-        "authorization": "Bearer " + os.environ.get("OPENAI_API_KEY", ""),
-    })
-    try:
-        with urllib.request.urlopen(request, timeout=60) as answer:
-            return json.loads(answer.read())
-    except urllib.error.HTTPError as error:
-        return {"error": error.code, "body": error.read().decode()}
+    for attempt in range(4):
+        request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={
+            "content-type": "application/json",
+            "authorization": "Bearer " + os.environ.get("OPENAI_API_KEY", ""),
+        })
+        try:
+            with urllib.request.urlopen(request, timeout=60) as answer:
+                return json.loads(answer.read())
+        except urllib.error.HTTPError as error:
+            if (error.code == 429 or error.code >= 500) and attempt < 3:
+                time.sleep(0.1)
+                continue
+            return {"error": error.code, "body": error.read().decode()}
 
 def main():
     with open(os.environ["CLAWTEST_TOOLS_FILE"]) as file:

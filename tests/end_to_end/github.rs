@@ -41,6 +41,9 @@ fn init_writes_a_suite_that_passes_at_once() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(stdout.contains("2 passed, 0 failed"), "{stdout}");
+    // With the template's faults on: some were injected, and the example agent recovered.
+    assert!(stdout.contains("recovery profile"), "{stdout}");
+    assert!(!stdout.contains("FAILED"), "{stdout}");
 
     let again = run_in(folder.path(), &["init"]);
     assert_eq!(again.code, 101, "{again:#?}");

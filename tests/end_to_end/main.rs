@@ -4,6 +4,7 @@
 mod closed_loop;
 mod commands;
 mod docker;
+mod faults;
 mod first_hour;
 mod gateway;
 mod generate;
@@ -96,13 +97,9 @@ fn the_demo_suite_passes_pass3_and_writes_junit_with_each_trials_scores() {
                     property(case, &format!("trial.{trial}.{measure}")).unwrap_or_else(|| {
                         panic!("{} lacks trial.{trial}.{measure}", case.name.as_str())
                     });
-                // todo-flaky's trial 2 leaves one of its two injected faults unrecovered.
-                // Machine outputs carry the exact value.
-                let expected = match (case.name.as_str(), trial, measure) {
-                    ("todo-flaky", 2, "final_score") => "0.9",
-                    ("todo-flaky", 2, "robustness") => "0.5",
-                    _ => "1.0",
-                };
+                // The reference agent retries every injected 429 and 500: each trial scores
+                // 1, exactly (machine outputs carry the exact value).
+                let expected = "1.0";
                 assert_eq!(
                     value,
                     expected,
@@ -112,14 +109,28 @@ fn the_demo_suite_passes_pass3_and_writes_junit_with_each_trials_scores() {
             }
         }
     }
-    // The robustness gate is judged and shown.
-    assert!(
-        outcome
-            .stdout
-            .contains("gate min_robustness: 0.958 (threshold 0.9) held"),
-        "{}",
-        outcome.stdout
-    );
+    // The faults are on by default: the robustness gates are judged on what was injected, and
+    // each task's recovery profile is a property of its testcase.
+    for gate in [
+        "gate min_robustness: 1.000 (threshold 0.9) held",
+        "gate min_recovery.rate_limited: 1.000 (threshold 0.9) held",
+        "gate min_recovery.server_error: 1.000 (threshold 0.9) held",
+    ] {
+        assert!(outcome.stdout.contains(gate), "{gate}\n{}", outcome.stdout);
+    }
+    let flaky = cases
+        .iter()
+        .find(|case| case.name.as_str() == "todo-flaky")
+        .expect("todo-flaky");
+    for (name, value) in [
+        ("recovery.rate_limited.injected", "1"),
+        ("recovery.rate_limited.recovered", "1"),
+        ("recovery.rate_limited.gave_up", "0"),
+        ("recovery.server_error.injected", "2"),
+        ("recovery.server_error.rate", "1.0"),
+    ] {
+        assert_eq!(property(flaky, name), Some(value), "{name}");
+    }
 }
 
 #[test]
@@ -428,7 +439,7 @@ fn a_harness_that_outlives_the_time_limit_is_killed_and_graded() {
         .cassette("todo-triage", vec![good_triage()]);
     let outcome = suite.run(&["--trials", "1", "--json", "results.json"]);
     assert_eq!(outcome.code, 100, "{outcome:#?}");
-    assert!(outcome.stdout.contains("trial 0: FAIL final 0.200 (completion 0.000, robustness 1.000, safety 1); harness killed at the time limit"), "{}", outcome.stdout);
+    assert!(outcome.stdout.contains("trial 0: FAIL final 0.200 (completion 0.000, robustness n/a (no fault to recover from), safety 1); harness killed at the time limit"), "{}", outcome.stdout);
     let results: Value =
         serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
             .unwrap();

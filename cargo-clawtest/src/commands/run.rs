@@ -54,6 +54,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
             kinds: clawtest::variants::Kinds::all(),
             threshold: config.run.pass_threshold,
         }),
+        error_rate: arguments.error_rate,
     };
     // A harness built into its image is built before the image, which is built when the
     // backend is chosen.

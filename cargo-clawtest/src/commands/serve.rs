@@ -1,8 +1,8 @@
 //! `cargo clawtest serve TASK.yaml`: one task's services alone, until Ctrl-C (exit 0: stopping
 //! is its normal end).
 
+use clawtest::fault::{FaultSettings, InjectionMode};
 use clawtest::services::Catalogue;
-use clawtest::task::InjectionMode;
 use clawtest::world::{FaultPlan, WorldOptions};
 
 use super::{Outcome, runtime};
@@ -19,7 +19,16 @@ pub fn run(arguments: &ServeArgs) -> Outcome {
         InjectionMode::Uniform
     };
     let options = WorldOptions {
-        faults: FaultPlan::for_trial(&task.id, 0, arguments.error_rate, arguments.seed, mode),
+        faults: FaultPlan::for_trial(
+            &task.id,
+            0,
+            &FaultSettings {
+                rate: arguments.error_rate,
+                seed: arguments.seed,
+                mode,
+                ..FaultSettings::default()
+            },
+        ),
         ..WorldOptions::default()
     };
     runtime()?

@@ -1,8 +1,8 @@
 //! The one definition of "new" for a task clawtest writes: a candidate is new when it is at
 //! the required [`Distance`] from every task it must not repeat. What is compared is a
 //! [`Fingerprint`], made the same way for a generated task and a variant: the task.yaml
-//! document's normalised content (without `task_id` and `task_name`), its prompt's words, and
-//! its surface (the prompt and the fixtures as written).
+//! document's normalised content (without `task_id`, `task_name` and `error_injection`), its
+//! prompt's words, and its surface (the prompt and the fixtures as written).
 //!
 //! Two distances, because generation and variants want different things from the same
 //! comparison: a generated task must be another *scenario* than every task of the suite and
@@ -170,8 +170,10 @@ impl fmt::Display for Repeat {
     }
 }
 
-/// The hash of what a task is, whatever it is called: its written form without its id and
-/// name, lower case, with every run of white space one space.
+/// The hash of what a task is, whatever it is called and whatever faults it runs under: its
+/// written form without its id, name and `error_injection` (generation writes the suite's
+/// faults into every task it writes, after comparing), lower case, with every run of white
+/// space one space.
 pub fn content_hash(task: &Task) -> String {
     document_hash(&task::write::document(task).unwrap_or_default())
 }
@@ -179,8 +181,8 @@ pub fn content_hash(task: &Task) -> String {
 fn document_hash(document: &Value) -> String {
     let mut document = document.clone();
     if let Some(map) = document.as_object_mut() {
-        map.remove("task_id");
-        map.remove("task_name");
+        // Kept in order (a removal that moved the last key would change the text hashed).
+        map.retain(|key, _| !matches!(key.as_str(), "task_id" | "task_name" | "error_injection"));
     }
     let text = document.to_string().to_lowercase();
     let normalised = text.split_whitespace().collect::<Vec<_>>().join(" ");

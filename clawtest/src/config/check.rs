@@ -1,7 +1,7 @@
 //! The checks across values that the file format alone cannot express: ranges (trials,
 //! thresholds, gates, docker limits, prices), choices that exclude each other (`image` and
 //! `dockerfile`), and what one key requires of another (a judge provider needs a model); the
-//! `[generate]` count and name.
+//! `[generate]` count and name; `[faults]`.
 
 use super::ConfigError;
 use super::sections::RawConfig;
@@ -37,6 +37,21 @@ pub(super) fn check(raw: &RawConfig, origin: &str) -> Result<(), ConfigError> {
             ));
         }
     }
+    for (kind, threshold) in &raw.gates.min_recovery {
+        if !kind.is_error() {
+            return Err(value_error(
+                &format!("gates.min_recovery.{kind}"),
+                "a slow answer is answered, late: there is nothing to recover from; gate `rate_limited` or `server_error`".into(),
+            ));
+        }
+        if !(0.0..=1.0).contains(threshold) {
+            return Err(value_error(
+                &format!("gates.min_recovery.{kind}"),
+                format!("must be between 0 and 1, found {threshold}"),
+            ));
+        }
+    }
+    check_faults(&raw.faults).map_err(|(field, message)| value_error(field, message))?;
     if raw.harness.image.is_some() && raw.harness.dockerfile.is_some() {
         return Err(value_error(
             "harness.dockerfile",
@@ -142,6 +157,59 @@ pub(super) fn check(raw: &RawConfig, origin: &str) -> Result<(), ConfigError> {
         return Err(value_error(
             "generate.name",
             format!("must be letters, digits, `_` and `-` (at most 60), found `{name}`"),
+        ));
+    }
+    Ok(())
+}
+
+/// The slowest answer `[faults] slow_ms` may ask for: a minute (a trial's own time limit is
+/// what should end a hung agent, not a fault).
+const MAX_SLOW_MS: u64 = 60_000;
+
+/// `[faults]`: a rate that is a probability, weights that are shares, a delay range in order.
+fn check_faults(faults: &crate::fault::FaultSettings) -> Result<(), (&'static str, String)> {
+    if !(0.0..=1.0).contains(&faults.rate) {
+        let hint = if (1.0..=100.0).contains(&faults.rate) {
+            format!(" (a percentage? write `rate = {}`)", faults.rate / 100.0)
+        } else {
+            String::new()
+        };
+        return Err((
+            "faults.rate",
+            format!(
+                "must be a probability between 0 and 1, found {}{hint}",
+                faults.rate
+            ),
+        ));
+    }
+    for (kind, weight) in faults.mix.weights() {
+        if !(weight.is_finite() && weight >= 0.0) {
+            return Err((
+                "faults.mix",
+                format!("`{kind}` must be a weight of 0 or more, found {weight}"),
+            ));
+        }
+    }
+    if faults.rate > 0.0
+        && faults
+            .mix
+            .weights()
+            .iter()
+            .all(|(_, weight)| *weight == 0.0)
+    {
+        return Err((
+            "faults.mix",
+            "gives every kind weight 0: give one a weight, or set `rate = 0` to turn faults off"
+                .into(),
+        ));
+    }
+    let [low, high] = faults.slow_ms;
+    if low > high || high > MAX_SLOW_MS {
+        return Err((
+            "faults.slow_ms",
+            format!(
+                "must be [shortest, longest] in milliseconds, at most {MAX_SLOW_MS}, found [{low}, {high}]"
+            ),
         ));
     }
     Ok(())

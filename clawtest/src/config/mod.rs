@@ -30,6 +30,8 @@ pub use sections::{
     Tier, ValidateConfig,
 };
 
+use crate::fault::FaultSettings;
+
 /// The file name looked for in the current directory and its ancestors.
 pub(crate) const FILE_NAME: &str = "clawtest.toml";
 
@@ -63,6 +65,9 @@ pub struct Config {
     pub report: ReportConfig,
     /// `[generate]`: what `generate --request` writes.
     pub generate: GenerateConfig,
+    /// `[faults]`: the faults every task's service calls get unless the task says otherwise
+    /// (default: ClawEnvKit's 25 %, its 429 / 500 / slow mix).
+    pub faults: FaultSettings,
 }
 
 /// A configuration that cannot be used.
@@ -165,6 +170,7 @@ impl Config {
             limits: LimitsConfig::default(),
             report: ReportConfig::default(),
             generate: GenerateConfig::default(),
+            faults: FaultSettings::default(),
         }
     }
 
@@ -259,6 +265,7 @@ impl Config {
             limits: raw.limits,
             report: raw.report,
             generate: raw.generate,
+            faults: raw.faults,
         })
     }
 

@@ -1,6 +1,6 @@
 //! The sections of `clawtest.toml`, as read: `[harness]`, `[run]`, `[gates]`, `[judge]`,
 //! `[docker]`, `[limits]`, `[validate]`, `[report]` and `[generate]`, each with its defaults (`[llm]` is
-//! in `config/llm.rs`), and `RawConfig`, the file with every table optional.
+//! in `config/llm.rs`; `[faults]` is `fault::FaultSettings`, read as it is), and `RawConfig`, the file with every table optional.
 //! Unknown keys are errors (`deny_unknown_fields`); the checks across values are in
 //! `config/check.rs`.
 
@@ -499,6 +499,10 @@ pub struct Gates {
     pub min_robustness: Option<f64>,
     /// Minimum fraction of tasks that pass pass^k.
     pub min_pass_hat_k: Option<f64>,
+    /// `[gates.min_recovery]`: per fault kind (`rate_limited`, `server_error`), the least
+    /// share of the suite's injected faults of that kind the agent must recover from.
+    #[serde(default)]
+    pub min_recovery: BTreeMap<crate::fault::FaultKind, f64>,
     /// Against a baseline (`--baseline`): how far a task's mean score or robustness, or the
     /// suite's mean score, may drop before the run fails (default 0.05).
     pub baseline_tolerance: Option<f64>,
@@ -514,6 +518,12 @@ impl Gates {
             min_score: self.min_score.or(fallback.min_score),
             min_robustness: self.min_robustness.or(fallback.min_robustness),
             min_pass_hat_k: self.min_pass_hat_k.or(fallback.min_pass_hat_k),
+            min_recovery: fallback
+                .min_recovery
+                .iter()
+                .chain(&self.min_recovery)
+                .map(|(kind, threshold)| (*kind, *threshold))
+                .collect(),
             baseline_tolerance: self.baseline_tolerance.or(fallback.baseline_tolerance),
         }
     }
@@ -555,4 +565,6 @@ pub(super) struct RawConfig {
     pub(super) report: ReportConfig,
     #[serde(default)]
     pub(super) generate: GenerateConfig,
+    #[serde(default)]
+    pub(super) faults: crate::fault::FaultSettings,
 }

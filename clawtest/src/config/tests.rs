@@ -221,3 +221,53 @@ fn a_harness_argument_that_names_a_suite_file_is_made_absolute_and_suite_dir_is_
         ]
     );
 }
+
+#[test]
+fn faults_are_on_by_default_at_clawenvkits_rate_and_mix() {
+    let config = parse("").unwrap();
+    assert_eq!(config.faults, crate::fault::FaultSettings::default());
+    assert_eq!(config.faults.rate, 0.25);
+    assert_eq!(
+        (
+            config.faults.mix.rate_limited,
+            config.faults.mix.server_error,
+            config.faults.mix.slow
+        ),
+        (0.35, 0.35, 0.30)
+    );
+    let quiet = parse("[faults]\nrate = 0\nmode = \"burst\"\nseed = 4\n").unwrap();
+    assert_eq!(
+        (quiet.faults.rate, quiet.faults.mode, quiet.faults.seed),
+        (0.0, crate::fault::InjectionMode::Burst, Some(4))
+    );
+}
+
+#[test]
+fn fault_settings_and_recovery_gates_are_checked_by_name() {
+    let error = |text: &str| match parse(text).unwrap_err() {
+        ConfigError::Value { field, message, .. } => format!("{field}: {message}"),
+        ConfigError::Invalid(invalid) => invalid.message,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        error("[faults]\nrate = 25\n"),
+        "faults.rate: must be a probability between 0 and 1, found 25 (a percentage? write `rate = 0.25`)"
+    );
+    assert!(
+        error("[faults]\nmix = { rate_limited = 0, server_error = 0, slow = 0 }\n")
+            .starts_with("faults.mix: gives every kind weight 0")
+    );
+    assert!(error("[faults]\nslow_ms = [4000, 2000]\n").starts_with("faults.slow_ms: must be"));
+    assert!(
+        error("[gates.min_recovery]\nslow = 0.9\n")
+            .starts_with("gates.min_recovery.slow: a slow answer is answered")
+    );
+    assert!(error("[gates.min_recovery]\ntimeout = 0.9\n").contains("unknown variant `timeout`"));
+    assert_eq!(
+        parse("[gates.min_recovery]\nrate_limited = 0.9\n")
+            .unwrap()
+            .gates
+            .min_recovery[&crate::fault::FaultKind::RateLimited],
+        0.9
+    );
+}

@@ -379,7 +379,13 @@ impl Run<'_> {
             focus: &focus,
             cassette: &cassette,
         };
-        let task = write::write(&task, &id, &services.local, intent, &provenance, &path)?;
+        let written = write::Written {
+            id: &id,
+            local: &services.local,
+            intent,
+            faults: &self.config.faults,
+        };
+        let task = write::write(&task, &written, &provenance, &path)?;
         let entry = Written {
             number,
             id,

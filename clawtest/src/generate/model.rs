@@ -127,6 +127,7 @@ impl Model {
         let cassette = Cassette {
             version: crate::llm::gateway::cassette::VERSION,
             task_id: self.cassette_id.clone(),
+            faults: None,
             trials,
         };
         cassette.save(&self.cassettes).map(Some)

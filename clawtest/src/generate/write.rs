@@ -2,7 +2,9 @@
 //! services it uses put inline in `services:` (data in the file, so it runs anywhere), the
 //! provenance as comments before it (which ClawEnvKit and every YAML reader ignore), the text
 //! loaded again with the built-in catalogue alone to prove the file stands on its own, and
-//! its intent atoms beside it (`<id>.atoms.yaml`, for `validate --coverage`).
+//! its intent atoms beside it (`<id>.atoms.yaml`, for `validate --coverage`). The suite's fault
+//! settings are written into the task (`error_injection`), whatever the model wrote there: a
+//! generated task never opts out of faults on its own.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -12,6 +14,7 @@ use serde_json::Value;
 use super::GenerateError;
 use super::parse::Intent;
 use crate::accept::{self, ReloadError, WriteFailure};
+use crate::fault::FaultSettings;
 use crate::services::{Catalogue, ServiceDescription};
 use crate::task::{self, Task};
 
@@ -51,22 +54,39 @@ impl Provenance<'_> {
     }
 }
 
-/// Writes `task` as `path` under the id `id`, with the generated services in `local` that it
-/// uses inline; gives the task as loaded back from the written file.
+/// What a generated task is written with besides itself.
+pub(super) struct Written<'a> {
+    /// Its id (`<name>-NNN`).
+    pub(super) id: &'a str,
+    /// The generated services, of which those it uses are put inline.
+    pub(super) local: &'a [ServiceDescription],
+    /// The intent whose atoms go beside it.
+    pub(super) intent: &'a Intent,
+    /// The suite's `[faults]`, written as its `error_injection`.
+    pub(super) faults: &'a FaultSettings,
+}
+
+/// Writes `task` as `path` with `written`'s id, services, faults and atoms; gives the task as
+/// loaded back from the written file.
 pub(super) fn write(
     task: &Task,
-    id: &str,
-    local: &[ServiceDescription],
-    intent: &Intent,
+    written: &Written<'_>,
     provenance: &Provenance<'_>,
     path: &Path,
 ) -> Result<Task, GenerateError> {
+    let Written {
+        id,
+        local,
+        intent,
+        faults,
+    } = *written;
     let failed = |message: String| GenerateError::Write {
         path: path.to_path_buf(),
         error: std::io::Error::other(message),
     };
     let mut document = task::write::document(task).map_err(|error| failed(error.to_string()))?;
     document["task_id"] = Value::from(id);
+    document["error_injection"] = fault_block(faults);
     let used: Vec<&ServiceDescription> = local
         .iter()
         .filter(|service| task.services.contains(&service.name))
@@ -92,14 +112,33 @@ pub(super) fn write(
             )),
             other => failed(other.to_string()),
         })?;
-    let written = |failure: WriteFailure| GenerateError::Write {
+    let failure_of = |failure: WriteFailure| GenerateError::Write {
         path: failure.path,
         error: failure.error,
     };
-    accept::write(path, &format!("{}{}", provenance.header(), reloaded.text)).map_err(written)?;
+    accept::write(path, &format!("{}{}", provenance.header(), reloaded.text))
+        .map_err(failure_of)?;
     let atoms = path.with_file_name(format!("{id}.atoms.yaml"));
-    accept::write(&atoms, &atoms_text(intent)).map_err(written)?;
+    accept::write(&atoms, &atoms_text(intent)).map_err(failure_of)?;
     Ok(reloaded.task)
+}
+
+/// The suite's fault settings as a task's `error_injection` block (its mix and delays stay the
+/// suite's: a task names only rate, mode and seed).
+fn fault_block(faults: &FaultSettings) -> Value {
+    let mut block = serde_json::Map::new();
+    block.insert("rate".into(), Value::from(faults.rate));
+    block.insert("mode".into(), Value::from(faults.mode.name()));
+    if let Some(seed) = faults.seed {
+        block.insert("seed".into(), Value::from(seed));
+    }
+    if faults.rate == 0.0 {
+        block.insert(
+            "reason".into(),
+            Value::from("the suite's [faults] rate was 0 when this task was generated"),
+        );
+    }
+    Value::Object(block)
 }
 
 /// The intent's atoms as the coverage sidecar reads them.

@@ -93,7 +93,7 @@ fn action_summary(trajectory: &Trajectory) -> String {
     for entry in trajectory
         .audit
         .iter()
-        .filter(|entry| entry.fault.is_none())
+        .filter(|entry| entry.reached_service())
     {
         match services
             .iter_mut()

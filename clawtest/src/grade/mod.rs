@@ -20,7 +20,7 @@ use crate::task::{Check, Task};
 use crate::trajectory::Trajectory;
 
 pub use judge::{JudgeAnswer, JudgeAnswers, JudgeRequest};
-pub use robustness::{Robustness, UnrecoveredFault};
+pub use robustness::{Recovery, RecoveryProfile, Robustness, UnrecoveredFault, sum_profiles};
 
 /// Weight of completion in the final score; robustness has the rest.
 const COMPLETION_SHARE: f64 = 0.8;

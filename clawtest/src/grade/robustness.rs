@@ -7,8 +7,13 @@
 //! is neither counted as a fault nor as a recovery. For an audit imported from ClawEnvKit,
 //! under [`RobustnessRule::ErrorStatuses`] an error is any entry answered 400 or above,
 //! faulted or not, which makes this exactly engine.py's count for an imported audit.
+//!
+//! The same walk fills the trial's [`RecoveryProfile`]: per fault kind, how many were
+//! injected, how many the agent recovered from and how many it gave up on.
 
-use serde::Serialize;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 
 use crate::trajectory::{AuditEntry, FaultKind, RobustnessRule};
 
@@ -23,10 +28,60 @@ pub struct Robustness {
     /// How many of them were followed, within the service's next 4 calls, by a successful
     /// call of the same action.
     pub recovered: usize,
-    /// recovered / injected, 1 when nothing was injected.
+    /// recovered / injected, 1 when nothing was injected (ClawEnvKit's rule, kept in the
+    /// final score; reports say "n/a" and gates leave such a trial out).
     pub score: f64,
     /// The faults that were not recovered.
     pub unrecovered: Vec<UnrecoveredFault>,
+    /// Per fault kind: injected, recovered, given up on (slow answers counted, not judged).
+    pub profile: RecoveryProfile,
+}
+
+/// How an agent met each kind of fault: a trial's, a task's over its trials, a suite's over
+/// its tasks. Kinds never injected are absent.
+pub type RecoveryProfile = BTreeMap<FaultKind, Recovery>;
+
+/// How an agent met one kind of fault.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recovery {
+    /// How many were injected.
+    pub injected: usize,
+    /// How many the agent recovered from: the same action succeeded within the service's
+    /// next 4 calls. Always 0 for slow answers, which are answered, late, and need none.
+    pub recovered: usize,
+    /// How many it gave up on: never retried successfully within the window, so the call's
+    /// work was left undone (or its failure left for the answer to mention). 0 for slow
+    /// answers.
+    pub gave_up: usize,
+}
+
+impl Recovery {
+    /// recovered / (recovered + gave up), or `None` when nothing of the kind needed
+    /// recovering (none injected, or a slow kind).
+    pub fn rate(&self) -> Option<f64> {
+        let judged = self.recovered + self.gave_up;
+        (judged > 0).then(|| self.recovered as f64 / judged as f64)
+    }
+
+    /// The sum of two counts.
+    pub fn add(&mut self, other: &Recovery) {
+        self.injected += other.injected;
+        self.recovered += other.recovered;
+        self.gave_up += other.gave_up;
+    }
+}
+
+/// The sum of `profiles`, kind by kind.
+pub fn sum_profiles<'a>(
+    profiles: impl IntoIterator<Item = &'a RecoveryProfile>,
+) -> RecoveryProfile {
+    let mut total = RecoveryProfile::new();
+    for profile in profiles {
+        for (kind, recovery) in profile {
+            total.entry(*kind).or_default().add(recovery);
+        }
+    }
+    total
 }
 
 /// An injected fault the agent never recovered from.
@@ -38,44 +93,59 @@ pub struct UnrecoveredFault {
     pub service: String,
     /// The faulted call's action (the tool name, else the canonical action).
     pub action: String,
+    /// What was injected (for an imported audit: 429 is rate limited, any other error a
+    /// server error).
+    pub kind: FaultKind,
 }
 
-fn is_error(entry: &AuditEntry, rule: RobustnessRule) -> bool {
+/// The kind of error an entry is under `rule`, if it is one the agent must recover from.
+fn error_kind(entry: &AuditEntry, rule: RobustnessRule) -> Option<FaultKind> {
     match rule {
-        RobustnessRule::InjectedFaults => matches!(
-            entry.fault,
-            Some(FaultKind::RateLimited | FaultKind::ServerError)
-        ),
-        RobustnessRule::ErrorStatuses => entry.status >= 400,
+        RobustnessRule::InjectedFaults => entry.fault.filter(|kind| kind.is_error()),
+        RobustnessRule::ErrorStatuses => match entry.status {
+            429 => Some(FaultKind::RateLimited),
+            status if status >= 400 => Some(FaultKind::ServerError),
+            _ => None,
+        },
     }
 }
 
 /// engine.py's `status < 400`; clawtest's own services answer 200, 404, 405, 422 or a
-/// fault, so for them this is "answered 200". (An imported audit has no faults.)
+/// fault, so for them this is "answered 200". A slow answer is a success (ClawEnvKit merges
+/// it with status 200): the call was served. (An imported audit has no faults.)
 fn succeeded(entry: &AuditEntry) -> bool {
-    entry.fault.is_none() && entry.status < 400
+    entry.reached_service() && entry.status < 400
 }
 
 /// Measures robustness over an audit log in sequence order.
 pub(super) fn measure(audit: &[AuditEntry], rule: RobustnessRule) -> Robustness {
     let mut injected = 0;
     let mut unrecovered = Vec::new();
-    for (index, fault) in audit
-        .iter()
-        .enumerate()
-        .filter(|(_, entry)| is_error(entry, rule))
-    {
+    let mut profile = RecoveryProfile::new();
+    for (index, fault) in audit.iter().enumerate() {
+        if fault.fault == Some(FaultKind::Slow) {
+            profile.entry(FaultKind::Slow).or_default().injected += 1;
+        }
+        let Some(kind) = error_kind(fault, rule) else {
+            continue;
+        };
         injected += 1;
         let recovered = audit[index + 1..]
             .iter()
             .filter(|later| later.service == fault.service)
             .take(RECOVERY_WINDOW)
             .any(|later| later.action == fault.action && succeeded(later));
-        if !recovered {
+        let counts = profile.entry(kind).or_default();
+        counts.injected += 1;
+        if recovered {
+            counts.recovered += 1;
+        } else {
+            counts.gave_up += 1;
             unrecovered.push(UnrecoveredFault {
                 seq: fault.seq,
                 service: fault.service.clone(),
                 action: fault.action.clone(),
+                kind,
             });
         }
     }
@@ -90,5 +160,6 @@ pub(super) fn measure(audit: &[AuditEntry], rule: RobustnessRule) -> Robustness 
         recovered,
         score,
         unrecovered,
+        profile,
     }
 }

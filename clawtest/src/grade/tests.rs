@@ -734,3 +734,71 @@ fn command_checks_score_the_runs_recorded_in_the_trajectory() {
 }
 
 mod engine_differential;
+
+#[test]
+fn a_retry_answered_slowly_is_a_recovery_and_a_handled_call() {
+    // A 500, then the same call again, served with a slow answer: the service did the work,
+    // late. The fault is recovered and the call counts for the checks.
+    let audit = vec![
+        entry(
+            1,
+            "create_task",
+            json!({"title": "x"}),
+            Some(FaultKind::ServerError),
+        ),
+        entry(
+            2,
+            "create_task",
+            json!({"title": "x"}),
+            Some(FaultKind::Slow),
+        ),
+    ];
+    let robustness = robustness::measure(&audit, RobustnessRule::InjectedFaults);
+    assert_eq!((robustness.injected, robustness.recovered), (1, 1));
+    let task = task(vec![(1.0, exists("create_task"))], vec![]);
+    let grade = grade(&task, &trajectory(audit, ""), &JudgeAnswers::new(), 0.75);
+    assert_eq!((grade.completion, grade.final_score), (1.0, 1.0));
+}
+
+#[test]
+fn the_recovery_profile_counts_each_kind_injected_recovered_and_given_up() {
+    let audit = vec![
+        entry(1, "list_tasks", json!({}), Some(FaultKind::RateLimited)),
+        entry(2, "list_tasks", json!({}), None),
+        entry(3, "create_task", json!({}), Some(FaultKind::RateLimited)),
+        entry(4, "update_task", json!({}), Some(FaultKind::ServerError)),
+        entry(5, "update_task", json!({}), Some(FaultKind::Slow)),
+        entry(6, "delete_task", json!({}), Some(FaultKind::ServerError)),
+    ];
+    let profile = robustness::measure(&audit, RobustnessRule::InjectedFaults).profile;
+    let counts = |kind| profile.get(&kind).copied().unwrap_or_default();
+    let rate_limited = counts(FaultKind::RateLimited);
+    let server_error = counts(FaultKind::ServerError);
+    let slow = counts(FaultKind::Slow);
+    assert_eq!(
+        (
+            rate_limited.injected,
+            rate_limited.recovered,
+            rate_limited.gave_up
+        ),
+        (2, 1, 1)
+    );
+    assert_eq!(
+        (
+            server_error.injected,
+            server_error.recovered,
+            server_error.gave_up
+        ),
+        (2, 1, 1)
+    );
+    // Counted, never judged: a slow answer is answered.
+    assert_eq!((slow.injected, slow.recovered, slow.gave_up), (1, 0, 0));
+    assert_eq!(slow.rate(), None);
+    assert_eq!(rate_limited.rate(), Some(0.5));
+    // Without faults, no kind is listed.
+    let quiet = robustness::measure(
+        &[entry(1, "a", json!({}), None)],
+        RobustnessRule::InjectedFaults,
+    );
+    assert!(quiet.profile.is_empty());
+}

@@ -57,6 +57,7 @@ impl AnswerSource {
                 None => AnswerSource::Replay(Cassette {
                     version: super::gateway::cassette::VERSION,
                     task_id: task_id.to_string(),
+                    faults: None,
                     trials: Vec::new(),
                 }),
                 Some(folder) => match Cassette::load(folder, task_id) {
@@ -132,6 +133,7 @@ mod tests {
         let cassette = Cassette {
             version: super::super::gateway::cassette::VERSION,
             task_id: task_id.into(),
+            faults: None,
             trials: Vec::new(),
         };
         std::fs::write(

@@ -30,6 +30,9 @@ pub(crate) fn render_with_snapshots(
     suite.add_property(Property::new("pass_hat_k", exact(summary.pass_hat_k)));
     suite.add_property(Property::new("pass_at_k", exact(summary.pass_at_k)));
     suite.add_property(Property::new("mean_score", exact(summary.mean_score)));
+    for (name, value) in super::recovery::properties(&summary.recovery) {
+        suite.add_property(Property::new(name, value));
+    }
     if let Some(cause) = summary.failure_cause() {
         suite.add_property(Property::new("failure_cause", cause));
     }
@@ -38,7 +41,8 @@ pub(crate) fn render_with_snapshots(
             format!("gate.{}", gate.name),
             format!(
                 "{} (threshold {}, {})",
-                exact(gate.actual),
+                gate.actual
+                    .map_or_else(|| super::NOT_MEASURED.to_string(), exact),
                 gate.threshold,
                 if gate.passed { "held" } else { "failed" }
             ),
@@ -140,6 +144,9 @@ fn test_case(verdict: &Verdict, k: u32, snapshot_change: Option<String>) -> Test
     case.add_property(Property::new("pass_at_k", exact(verdict.pass_at_k)));
     case.add_property(Property::new("mean_score", exact(verdict.mean_score)));
     case.add_property(Property::new("min_score", exact(verdict.min_score)));
+    for (name, value) in super::recovery::properties(&verdict.recovery) {
+        case.add_property(Property::new(name, value));
+    }
     for record in &verdict.trials {
         let prefix = format!("trial.{}", record.trial);
         match &record.status {

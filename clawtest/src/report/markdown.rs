@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::score;
+use super::{measured, score};
 use crate::escape;
 use crate::llm::money::dollars;
 use crate::results::{RunStatus, RunSummary, TrialStatus, Verdict, VerdictStatus};
@@ -50,7 +50,7 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
         summary.verdicts.len(),
         score(summary.pass_at_k),
         score(summary.mean_score),
-        score(summary.mean_robustness),
+        measured(summary.mean_robustness),
         k,
         summary.backend
     );
@@ -68,7 +68,7 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
                 "| {} | {} | {} | {} |",
                 escape::markdown(&gate.name),
                 gate.threshold,
-                score(gate.actual),
+                measured(gate.actual),
                 if gate.passed { "held" } else { "**failed**" }
             );
         }
@@ -77,6 +77,7 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
 
     // The task table is the part that grows with the suite: rows are added while they fit.
     let tail = [
+        super::recovery::markdown(summary),
         baseline_section(summary),
         invalid_section(summary),
         deductions_section(summary),
@@ -124,7 +125,7 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
             verdict.k,
             score(verdict.mean_score),
             score(verdict.min_score),
-            score(verdict.mean_robustness),
+            measured(verdict.mean_robustness),
             if verdict.safety_violations == 0 {
                 "ok".to_string()
             } else {
@@ -317,8 +318,8 @@ fn baseline_section(summary: &RunSummary) -> String {
                 code(&change.task_id),
                 score(change.before_score),
                 score(change.now_score),
-                score(change.before_robustness),
-                score(change.now_robustness),
+                measured(change.before_robustness),
+                measured(change.now_robustness),
                 escape::markdown(&change.reason)
             );
         }

@@ -10,6 +10,7 @@ pub mod json;
 pub mod junit;
 pub(crate) mod markdown;
 pub mod publish;
+pub(crate) mod recovery;
 pub mod snapshots;
 pub mod terminal;
 pub mod trajectories;
@@ -23,6 +24,15 @@ use crate::results::{TrialStatus, TrialSummary, Verdict};
 pub(crate) fn score(value: f64) -> String {
     format!("{value:.3}")
 }
+
+/// A measured value as people read it: `0.958`, or `n/a` when there was nothing to measure
+/// (a robustness without an injected fault shows no perfect score).
+pub(crate) fn measured(value: Option<f64>) -> String {
+    value.map_or_else(|| NOT_MEASURED.to_string(), score)
+}
+
+/// What a robustness or a recovery rate with nothing to measure shows.
+pub(crate) const NOT_MEASURED: &str = "n/a";
 
 /// A score as a machine output carries it: the exact value, as JSON writes it (`0.90592`,
 /// `1.0`).
@@ -98,6 +108,8 @@ pub(crate) fn trial_line(record: &TrialSummary) -> String {
             robustness,
             safety,
             harness_exit,
+            faults_injected,
+            recovery,
             ..
         } => {
             let mut line = format!(
@@ -106,9 +118,12 @@ pub(crate) fn trial_line(record: &TrialSummary) -> String {
                 if *passed { "PASS" } else { "FAIL" },
                 score(*final_score),
                 score(*completion),
-                score(*robustness),
+                recovery::trial_robustness(*robustness, *faults_injected),
                 safety
             );
+            if !recovery.is_empty() {
+                let _ = write!(line, "; faults: {}", recovery::phrase(recovery));
+            }
             if let Some(rounds) = &record.rounds {
                 let _ = write!(line, "; {}", rounds_phrase(rounds));
             }

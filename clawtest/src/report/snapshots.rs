@@ -197,6 +197,7 @@ pub fn content(verdict: &Verdict) -> String {
                 components,
                 faults_injected,
                 unrecovered_faults,
+                recovery,
                 ..
             } => {
                 let _ = writeln!(
@@ -206,7 +207,7 @@ pub fn content(verdict: &Verdict) -> String {
                     if *passed { "pass" } else { "fail" },
                     score(*final_score),
                     score(*completion),
-                    score(*robustness),
+                    super::recovery::trial_robustness(*robustness, *faults_injected),
                     safety
                 );
                 for violation in violations {
@@ -222,10 +223,11 @@ pub fn content(verdict: &Verdict) -> String {
                         component.reason
                     );
                 }
-                if *faults_injected > 0 {
+                if !recovery.is_empty() {
                     let _ = writeln!(
                         text,
-                        "  faults: {faults_injected} injected; not recovered: {}",
+                        "  faults: {}; not recovered: {}",
+                        super::recovery::phrase(recovery),
                         listed(unrecovered_faults)
                     );
                 }

@@ -8,7 +8,7 @@ use std::io::Write;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::events::{Event, Reporter};
-use super::{score, trial_lines};
+use super::{measured, score, trial_lines};
 use crate::escape;
 use crate::llm::money::dollars;
 use crate::results::{RunStatus, RunSummary, Verdict, VerdictStatus};
@@ -64,7 +64,7 @@ impl<W: Write> TerminalReporter<W> {
             verdict.k,
             score(verdict.mean_score),
             score(verdict.min_score),
-            score(verdict.mean_robustness)
+            measured(verdict.mean_robustness)
         );
         // A closed loop's rounds: how many the trials used on average.
         let used: Vec<u32> = verdict
@@ -136,7 +136,7 @@ impl<W: Write> TerminalReporter<W> {
                 format!("{}/{}", verdict.passes, verdict.k),
                 score(verdict.mean_score),
                 score(verdict.min_score),
-                score(verdict.mean_robustness),
+                measured(verdict.mean_robustness),
                 safety
             );
         }
@@ -159,8 +159,9 @@ impl<W: Write> TerminalReporter<W> {
             score(summary.pass_hat_k),
             score(summary.pass_at_k),
             score(summary.mean_score),
-            score(summary.mean_robustness),
+            measured(summary.mean_robustness),
         );
+        table.push_str(&super::recovery::terminal(summary));
         if summary.tasks_not_run > 0 {
             let _ = writeln!(
                 table,
@@ -176,7 +177,7 @@ impl<W: Write> TerminalReporter<W> {
                 table,
                 "gate {}: {} (threshold {}) {}",
                 gate.name,
-                score(gate.actual),
+                measured(gate.actual),
                 gate.threshold,
                 if gate.passed { "held" } else { "FAILED" }
             );

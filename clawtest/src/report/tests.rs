@@ -37,6 +37,7 @@ fn failing_verdict(index: usize) -> Verdict {
             },
             faults_injected: 0,
             unrecovered_faults: Vec::new(),
+            recovery: Default::default(),
         },
         limits_reached: Vec::new(),
         rounds: None,
@@ -53,7 +54,8 @@ fn failing_verdict(index: usize) -> Verdict {
         pass_at_k: 0.0,
         mean_score: index as f64 / 1000.0,
         min_score: index as f64 / 1000.0,
-        mean_robustness: 1.0,
+        mean_robustness: None,
+        recovery: Default::default(),
         safety_violations: 0,
         threshold: 0.75,
         pass_hat_k_estimate: 0.0,
@@ -180,4 +182,106 @@ fn the_markdown_summary_shows_no_html_link_or_image_from_a_task_an_agent_or_a_ba
         text.contains("\\[click\\]\\(https&#58;//evil.example\\) \\!\\[x\\]\\(y\\)"),
         "{text}"
     );
+}
+
+/// Two tasks' recovery profiles: one gave up on a 429 of three and met two slow answers, the
+/// other recovered from its 500; the suite gates 429s at 0.9.
+fn summary_with_faults() -> RunSummary {
+    use crate::fault::FaultKind;
+    use crate::grade::{Recovery, RecoveryProfile};
+    let counts = |injected, recovered, gave_up| Recovery {
+        injected,
+        recovered,
+        gave_up,
+    };
+    let profiles: [RecoveryProfile; 2] = [
+        [
+            (FaultKind::RateLimited, counts(3, 2, 1)),
+            (FaultKind::Slow, counts(2, 0, 0)),
+        ]
+        .into(),
+        [(FaultKind::ServerError, counts(1, 1, 0))].into(),
+    ];
+    let verdicts = (0..2)
+        .zip(profiles)
+        .map(|(index, profile)| {
+            let mut verdict = failing_verdict(index);
+            if let TrialStatus::Graded {
+                faults_injected,
+                recovery,
+                robustness,
+                ..
+            } = &mut verdict.trials[0].status
+            {
+                *faults_injected = profile
+                    .values()
+                    .map(|counts| counts.recovered + counts.gave_up)
+                    .sum();
+                *recovery = profile.clone();
+                *robustness = if index == 0 { 2.0 / 3.0 } else { 1.0 };
+            }
+            verdict.mean_robustness = Some(if index == 0 { 2.0 / 3.0 } else { 1.0 });
+            verdict.recovery = profile;
+            verdict
+        })
+        .collect();
+    let gates = Gates {
+        min_recovery: [(crate::fault::FaultKind::RateLimited, 0.9)].into(),
+        ..Gates::default()
+    };
+    RunSummary::new(SummaryInputs {
+        verdicts,
+        invalid: Vec::new(),
+        k: 1,
+        backend: "process",
+        interrupted: false,
+        cost_usd: 0.0,
+        spent_usd: 0.0,
+        gates: &gates,
+        baseline: None,
+        snapshots: Default::default(),
+    })
+}
+
+#[test]
+fn the_recovery_profile_in_every_output_format() {
+    let summary = summary_with_faults();
+    // The 429 gate: 2 of 3 recovered.
+    assert_eq!(summary.gates[0].name, "min_recovery.rate_limited");
+    assert!(!summary.gates[0].passed);
+    let junit = super::junit::render(&summary).unwrap();
+    let junit: Vec<&str> = junit
+        .lines()
+        .filter(|line| line.contains("recovery."))
+        .map(str::trim)
+        .collect();
+    let page = super::html::render(&summary, &mut |_, _| super::html::Found::Missing);
+    let start = page
+        .find("<section id=\"recovery\">")
+        .expect("a recovery section");
+    let end = start + page[start..].find("</section>").unwrap() + "</section>".len();
+    let json = serde_json::to_string_pretty(&serde_json::json!({
+        "recovery": summary.recovery,
+        "verdicts": summary.verdicts.iter().map(|verdict| &verdict.recovery).collect::<Vec<_>>(),
+        "gates": summary.gates,
+    }))
+    .unwrap();
+    insta::assert_snapshot!(format!(
+        "──── terminal{}──── markdown\n{}──── junit\n{}\n──── html\n{}\n──── json\n{json}",
+        super::recovery::terminal(&summary),
+        super::recovery::markdown(&summary),
+        junit.join("\n"),
+        page[start..end].replace("<tr>", "\n<tr>"),
+    ));
+}
+
+#[test]
+fn a_run_without_faults_shows_no_recovery_profile() {
+    let summary = summary_of(vec![failing_verdict(0)]);
+    assert!(summary.recovery.is_empty());
+    assert_eq!(summary.mean_robustness, None);
+    assert_eq!(super::recovery::terminal(&summary), "");
+    assert_eq!(super::recovery::markdown(&summary), "");
+    let page = super::html::render(&summary, &mut |_, _| super::html::Found::Missing);
+    assert!(!page.contains("id=\"recovery\""));
 }

@@ -48,6 +48,7 @@ impl TrialStatus {
                 .iter()
                 .map(|fault| format!("{}.{}", fault.service, fault.action))
                 .collect(),
+            recovery: grade.robustness.profile.clone(),
         }
     }
 }
@@ -123,13 +124,8 @@ pub(crate) fn verdict(
         VerdictStatus::Failed
     };
     let scores: Vec<f64> = trials.iter().filter_map(TrialSummary::score).collect();
-    let robustness: Vec<f64> = trials
-        .iter()
-        .filter_map(|record| match record.status {
-            TrialStatus::Graded { robustness, .. } => Some(robustness),
-            _ => None,
-        })
-        .collect();
+    let robustness: Vec<f64> = trials.iter().filter_map(measured_robustness).collect();
+    let recovery = crate::grade::sum_profiles(trials.iter().filter_map(profile));
     let safety_violations = trials
         .iter()
         .filter(|record| matches!(&record.status, TrialStatus::Graded { violations, .. } if !violations.is_empty()))
@@ -146,7 +142,8 @@ pub(crate) fn verdict(
         pass_at_k: pass_at_k(scores.len() as u64, u64::from(passes), u64::from(k)),
         mean_score: mean(&scores),
         min_score: scores.iter().copied().fold(f64::NAN, f64::min).max(0.0),
-        mean_robustness: mean(&robustness),
+        mean_robustness: (!robustness.is_empty()).then(|| mean(&robustness)),
+        recovery,
         safety_violations,
         threshold,
         pass_hat_k_estimate: if scores.is_empty() {
@@ -157,6 +154,27 @@ pub(crate) fn verdict(
         category: task.category.clone(),
         capability: task.capability,
         trials,
+    }
+}
+
+/// A graded trial's robustness when a fault was injected into it: a trial without one has
+/// nothing to show (ClawEnvKit's 1 stays in its final score, out of every mean and gate).
+fn measured_robustness(record: &TrialSummary) -> Option<f64> {
+    match record.status {
+        TrialStatus::Graded {
+            robustness,
+            faults_injected,
+            ..
+        } if faults_injected > 0 => Some(robustness),
+        _ => None,
+    }
+}
+
+/// A graded trial's recovery profile.
+fn profile(record: &TrialSummary) -> Option<&crate::grade::RecoveryProfile> {
+    match &record.status {
+        TrialStatus::Graded { recovery, .. } => Some(recovery),
+        _ => None,
     }
 }
 
@@ -250,11 +268,9 @@ impl RunSummary {
         let robustness: Vec<f64> = verdicts
             .iter()
             .flat_map(|verdict| verdict.trials.iter())
-            .filter_map(|record| match record.status {
-                TrialStatus::Graded { robustness, .. } => Some(robustness),
-                _ => None,
-            })
+            .filter_map(measured_robustness)
             .collect();
+        let recovery = crate::grade::sum_profiles(verdicts.iter().map(|verdict| &verdict.recovery));
         let share = |part: usize| {
             if verdicts.is_empty() {
                 0.0
@@ -272,22 +288,9 @@ impl RunSummary {
                 .sum::<f64>()
                 / verdicts.len() as f64
         };
-        let (mean_score, mean_robustness) = (mean(&scores), mean(&robustness));
-        let mut gate_results = Vec::new();
-        for (name, threshold, actual) in [
-            ("min_score", gates.min_score, mean_score),
-            ("min_robustness", gates.min_robustness, mean_robustness),
-            ("min_pass_hat_k", gates.min_pass_hat_k, pass_hat_k),
-        ] {
-            if let Some(threshold) = threshold {
-                gate_results.push(GateResult {
-                    name: name.into(),
-                    threshold,
-                    actual,
-                    passed: actual + 1e-9 >= threshold,
-                });
-            }
-        }
+        let mean_score = mean(&scores);
+        let mean_robustness = (!robustness.is_empty()).then(|| mean(&robustness));
+        let gate_results = gate_results(gates, mean_score, mean_robustness, pass_hat_k, &recovery);
         let status = if interrupted {
             RunStatus::Interrupted
         } else if !invalid.is_empty() {
@@ -322,6 +325,7 @@ impl RunSummary {
             pass_at_k,
             mean_score,
             mean_robustness,
+            recovery,
             interrupted,
             safety_pass_rate,
             groups,
@@ -335,6 +339,51 @@ impl RunSummary {
         }
         summary
     }
+}
+
+/// Each configured gate with the suite's value and whether it held. A gate with nothing to
+/// measure (no fault injected, or none of its kind) fails: a robustness gate that measured
+/// nothing must not pass a merge.
+fn gate_results(
+    gates: &Gates,
+    mean_score: f64,
+    mean_robustness: Option<f64>,
+    pass_hat_k: f64,
+    recovery: &crate::grade::RecoveryProfile,
+) -> Vec<GateResult> {
+    let overall = [
+        ("min_score".to_string(), gates.min_score, Some(mean_score)),
+        (
+            "min_robustness".to_string(),
+            gates.min_robustness,
+            mean_robustness,
+        ),
+        (
+            "min_pass_hat_k".to_string(),
+            gates.min_pass_hat_k,
+            Some(pass_hat_k),
+        ),
+    ];
+    let per_kind = gates.min_recovery.iter().map(|(kind, threshold)| {
+        (
+            format!("min_recovery.{kind}"),
+            Some(*threshold),
+            recovery.get(kind).and_then(crate::grade::Recovery::rate),
+        )
+    });
+    overall
+        .into_iter()
+        .chain(per_kind)
+        .filter_map(|(name, threshold, actual)| {
+            let threshold = threshold?;
+            Some(GateResult {
+                name,
+                threshold,
+                actual,
+                passed: actual.is_some_and(|actual| actual + 1e-9 >= threshold),
+            })
+        })
+        .collect()
 }
 
 /// What a trial's model calls cost, or None when one of them has no price; summed as whole

@@ -22,10 +22,10 @@ pub struct Change {
     pub before_score: f64,
     /// The task's mean score in this run.
     pub now_score: f64,
-    /// The task's mean robustness in the baseline.
-    pub before_robustness: f64,
-    /// The task's mean robustness in this run.
-    pub now_robustness: f64,
+    /// The task's mean robustness in the baseline (`None`: no fault was injected).
+    pub before_robustness: Option<f64>,
+    /// The task's mean robustness in this run (`None`: no fault was injected).
+    pub now_robustness: Option<f64>,
     /// Why this counts as a regression or an improvement, in words.
     pub reason: String,
 }
@@ -90,7 +90,12 @@ pub(crate) fn compare(before: &RunSummary, now: &RunSummary, tolerance: f64) -> 
         };
         let k = verdict.k;
         let score_drop = previous.mean_score - verdict.mean_score;
-        let robustness_drop = previous.mean_robustness - verdict.mean_robustness;
+        // Compared only when both runs injected faults into the task: a run without any has
+        // no robustness to lose.
+        let robustness_drop = match (previous.mean_robustness, verdict.mean_robustness) {
+            (Some(before), Some(now)) => before - now,
+            _ => 0.0,
+        };
         if previous.status == VerdictStatus::Passed && verdict.status != VerdictStatus::Passed {
             regressions.push(change(
                 previous,

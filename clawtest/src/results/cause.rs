@@ -82,10 +82,13 @@ impl RunSummary {
             reasons.push(counted(&format!("task(s) failed pass^{}", self.k), &failed));
         }
         for gate in self.gates.iter().filter(|gate| !gate.passed) {
-            reasons.push(format!(
-                "gate {} not met ({:.3} < {})",
-                gate.name, gate.actual, gate.threshold
-            ));
+            reasons.push(match gate.actual {
+                Some(actual) => format!(
+                    "gate {} not met ({actual:.3} < {})",
+                    gate.name, gate.threshold
+                ),
+                None => format!("gate {} not met (nothing to measure)", gate.name),
+            });
         }
         if let Some(comparison) = &self.baseline {
             let regressed: Vec<&str> = comparison

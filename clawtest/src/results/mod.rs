@@ -20,6 +20,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::grade::RecoveryProfile;
 use crate::task::Capability;
 use crate::trajectory::HarnessExit;
 
@@ -70,6 +71,10 @@ impl RoundsSummary {
 }
 
 /// The part of a trial's outcome that reports need.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per trial, read field by field by every report: a box would only add a pointer to follow"
+)]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum TrialStatus {
@@ -81,7 +86,9 @@ pub enum TrialStatus {
         final_score: f64,
         /// The weighted mean of the components' scores, 0..=1.
         completion: f64,
-        /// The share of injected faults the agent recovered from, 0..=1 (1 when none was injected).
+        /// The share of injected faults the agent recovered from, 0..=1 (1 when none was
+        /// injected, as ClawEnvKit counts it in the final score; `faults_injected` 0 says so,
+        /// and reports show "n/a").
         robustness: f64,
         /// 0 when a safety check was violated, else 1.
         safety: f64,
@@ -113,6 +120,9 @@ pub enum TrialStatus {
         /// The `service.action` of each injected fault the agent did not recover from.
         #[serde(default)]
         unrecovered_faults: Vec<String>,
+        /// Per fault kind: injected, recovered, given up on.
+        #[serde(default)]
+        recovery: RecoveryProfile,
     },
     /// The trial could not be graded: the harness or the run's machinery failed.
     Error {
@@ -186,8 +196,12 @@ pub struct Verdict {
     pub mean_score: f64,
     /// The lowest final score of the graded trials (0 when none was graded).
     pub min_score: f64,
-    /// The mean robustness of the graded trials.
-    pub mean_robustness: f64,
+    /// The mean robustness of the graded trials that had a fault to recover from; `None`
+    /// (null) when none had: "n/a (no fault to recover from)", never a perfect score.
+    pub mean_robustness: Option<f64>,
+    /// The task's recovery profile: its trials' faults per kind, summed.
+    #[serde(default)]
+    pub recovery: RecoveryProfile,
     /// How many trials violated at least one safety check.
     pub safety_violations: usize,
     /// The final score a trial needed to pass: the task's `pass_threshold`, else the run's
@@ -209,12 +223,15 @@ pub struct Verdict {
 /// A suite-level threshold and whether the run met it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct GateResult {
-    /// The gate's name: `min_score`, `min_robustness` or `min_pass_hat_k`.
+    /// The gate's name: `min_score`, `min_robustness`, `min_pass_hat_k` or
+    /// `min_recovery.<kind>`.
     pub name: String,
     /// The configured threshold (`[gates]`, or its command-line override).
     pub threshold: f64,
-    /// The suite's value the gate measures: mean score, mean robustness or pass^k.
-    pub actual: f64,
+    /// The suite's value the gate measures: mean score, mean robustness, pass^k or a kind's
+    /// recovery rate; `None` (null) when there was nothing to measure (no fault of the kind
+    /// injected), which fails the gate.
+    pub actual: Option<f64>,
     /// The value reached the threshold.
     pub passed: bool,
 }
@@ -286,8 +303,12 @@ pub struct RunSummary {
     pub pass_at_k: f64,
     /// Mean final score over all graded trials.
     pub mean_score: f64,
-    /// Mean robustness over all graded trials.
-    pub mean_robustness: f64,
+    /// Mean robustness over the graded trials that had a fault to recover from; `None` (null)
+    /// when none had.
+    pub mean_robustness: Option<f64>,
+    /// The suite's recovery profile: every trial's faults per kind, summed.
+    #[serde(default)]
+    pub recovery: RecoveryProfile,
     /// The run was interrupted (Ctrl-C) before every trial finished; the results are partial.
     pub interrupted: bool,
     /// Fraction of graded trials without a safety violation.

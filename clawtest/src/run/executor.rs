@@ -150,7 +150,7 @@ fn plan(
         .into_iter()
         .map(|task| {
             let answers = AnswerSource::decide(models, cassettes.as_deref(), &task.id);
-            TrialPlan::new(task, catalogue, options.pass_threshold, answers)
+            TrialPlan::new(task, catalogue, options, answers)
         })
         .collect()
 }

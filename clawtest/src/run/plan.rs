@@ -21,6 +21,8 @@ pub(crate) struct TrialPlan {
     pub(crate) task: Task,
     /// The final score a trial needs to pass (the task's, else the run's).
     pub(crate) threshold: f64,
+    /// The faults its trials get: the task's `error_injection` over the run's `[faults]`.
+    pub(crate) faults: crate::fault::FaultSettings,
     /// The catalogue with the task's own services (`services:` in the task), whose routes its
     /// tools may name; or why they could not be added (each trial is then an error).
     pub(crate) catalogue: Result<Arc<Catalogue>, String>,
@@ -36,12 +38,12 @@ pub(crate) struct TrialPlan {
 }
 
 impl TrialPlan {
-    /// Plans `task`'s trials against the run's `catalogue`, with `answers` and the run's
-    /// `threshold` for tasks without their own.
+    /// Plans `task`'s trials against the run's `catalogue`, with `answers`, and the run's
+    /// threshold and faults where the task sets none of its own.
     pub(crate) fn new(
         task: Task,
         catalogue: &Arc<Catalogue>,
-        threshold: f64,
+        options: &super::settings::RunOptions,
         answers: AnswerSource,
     ) -> TrialPlan {
         let extended = match task.local_services.is_empty() {
@@ -60,7 +62,11 @@ impl TrialPlan {
             false => crate::grade::commands::plan(&task),
         };
         TrialPlan {
-            threshold: task.pass_threshold.unwrap_or(threshold),
+            threshold: task.pass_threshold.unwrap_or(options.pass_threshold),
+            faults: task
+                .error_injection
+                .as_ref()
+                .map_or(options.faults, |injection| injection.over(&options.faults)),
             task,
             catalogue: extended,
             tools,
@@ -68,6 +74,24 @@ impl TrialPlan {
             closed_loop,
             answers,
         }
+    }
+}
+
+impl TrialPlan {
+    /// When the task's cassette was recorded under other fault settings than its trials now
+    /// get: what to say about it.
+    pub(crate) fn changed_faults(&self) -> Option<String> {
+        let AnswerSource::Replay(cassette) = &self.answers else {
+            return None;
+        };
+        let recorded = cassette.faults?;
+        (recorded != self.faults).then(|| {
+            format!(
+                "the fault settings changed: the cassette was recorded with {} and this run injects {}, so the agent met other faults than when recorded; record again (--mode record), or restore the settings ([faults] in clawtest.toml, --error-rate, the task's error_injection)",
+                recorded.describe(),
+                self.faults.describe()
+            )
+        })
     }
 }
 

@@ -57,6 +57,9 @@ pub struct Request {
     /// `--variants N`: each selected task is replaced by its variants, generated in memory
     /// (the threshold of the options is the suite's).
     pub variants: Option<crate::variants::Options>,
+    /// `--error-rate X`, overriding `[faults] rate` (a task's own `error_injection.rate`
+    /// still wins).
+    pub error_rate: Option<f64>,
 }
 
 /// Why a run could not start.
@@ -124,6 +127,9 @@ pub(crate) struct RunOptions {
     pub(crate) pass_threshold: f64,
     /// The suite-level thresholds the summary checks.
     pub(crate) gates: Gates,
+    /// The suite's faults (`[faults]`, its rate replaced by `--error-rate`), for tasks
+    /// without their own `error_injection`.
+    pub(crate) faults: crate::fault::FaultSettings,
     /// Results to compare against (`--baseline`); regressions fail the run.
     pub(crate) baseline: Option<Box<RunSummary>>,
     /// Compare each task's grade breakdown with the snapshots in this folder (`--snapshots`),
@@ -294,6 +300,10 @@ fn options(config: &Config, request: &Request) -> RunOptions {
         jobs,
         pass_threshold: config.run.pass_threshold,
         gates,
+        faults: crate::fault::FaultSettings {
+            rate: request.error_rate.unwrap_or(config.faults.rate),
+            ..config.faults
+        },
         baseline: if request.partition.is_some() {
             None
         } else {

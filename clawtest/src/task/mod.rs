@@ -76,7 +76,7 @@ pub struct Task {
     pub limits: TaskLimits,
     /// Overrides the suite's pass threshold for this task.
     pub pass_threshold: Option<f64>,
-    /// Fault injection for this task's services (`error_injection`), when the task asks for it.
+    /// The task's own fault settings (`error_injection`), over the suite's `[faults]`.
     pub error_injection: Option<ErrorInjection>,
     /// Services defined in the task file itself (`services:`), served next to the catalogue's.
     pub local_services: Vec<ServiceDescription>,
@@ -101,34 +101,35 @@ impl Task {
     }
 }
 
-/// The fault rate of an `error_injection` block that names none: ClawEnvKit's default
-/// (`ERROR_RATE=0.25` in its runners).
-pub const DEFAULT_INJECTION_RATE: f64 = 0.25;
-
-/// `error_injection`: faults the services inject into this task's trials.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// `error_injection`: the task's own fault settings. What it names overrides the suite's
+/// `[faults]` (and `--error-rate`); what it leaves out is the suite's.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ErrorInjection {
-    /// The probability that one request is answered with a fault (0..=1; default 0.25).
-    pub rate: f64,
-    /// Fixes the fault sequence; absent means the run's own seed.
+    /// The probability that one request is answered with a fault (0..=1); `rate: 0` opts
+    /// the task out of faults.
+    pub rate: Option<f64>,
+    /// Mixed into every trial's seed, instead of the suite's.
     pub seed: Option<u64>,
-    /// How the faults are spread over the requests (`mode`; default uniform).
-    pub mode: InjectionMode,
+    /// How the faults are spread over the requests (`mode`).
+    pub mode: Option<InjectionMode>,
+    /// Why the task changes the suite's faults (`validate` warns when a task opts out
+    /// without one).
+    pub reason: Option<String>,
 }
 
-/// How injected faults are spread over requests: the task's `error_injection.mode`, and the
-/// mode of the world's fault plan (one idea, one type, defined where task.yaml names it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InjectionMode {
-    /// Each request independently (ClawEnvKit's behaviour).
-    #[default]
-    Uniform,
-    /// Runs of consecutive faults, as real rate limits come: a two-state chain whose fault
-    /// state lasts the world's `BURST_LENGTH` requests on average and repeats one fault kind,
-    /// with the long-run fraction of faulted requests still the rate.
-    Burst,
+impl ErrorInjection {
+    /// The settings this task's trials get, from the suite's.
+    pub fn over(&self, suite: &crate::fault::FaultSettings) -> crate::fault::FaultSettings {
+        crate::fault::FaultSettings {
+            rate: self.rate.unwrap_or(suite.rate),
+            seed: self.seed.or(suite.seed),
+            mode: self.mode.unwrap_or(suite.mode),
+            ..*suite
+        }
+    }
 }
+
+pub use crate::fault::InjectionMode;
 
 /// A closed-loop checkpoint: a goal the hidden supervisor grades after every round. Its
 /// `name` (and `feedback`, when written) is public: the simulated user may say it. Its `check`

@@ -294,17 +294,21 @@ struct LimitsEntry {
     max_turns: Option<u32>,
 }
 
-/// Fault injection into the mock services' answers.
+/// The task's own fault settings: what it names overrides the suite's `[faults]` (by default
+/// 25 % of calls fail: 429, 500 or slow).
 #[derive(JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 struct ErrorInjectionEntry {
-    /// The probability that a request is answered with a fault (default 0.25).
+    /// The probability that a request is answered with a fault (default: the suite's
+    /// `[faults] rate`, 0.25); 0 opts the task out.
     #[schemars(range(min = 0.0, max = 1.0))]
     rate: Option<f64>,
-    /// Fixes the faults; absent means the run's seed.
+    /// Mixed into every trial's seed (default: the suite's `[faults] seed`).
     seed: Option<u64>,
     mode: Option<InjectionMode>,
+    /// Why the task changes the suite's faults; `validate` warns about `rate: 0` without one.
+    reason: Option<String>,
 }
 
 /// How faults are spread over requests.

@@ -137,15 +137,18 @@ pub(crate) fn document(task: &Task) -> Result<Value, WriteError> {
         top.insert("pass_threshold", Value::from(threshold));
     }
     if let Some(injection) = &task.error_injection {
-        let mut entry = sorted([
-            ("rate", Value::from(injection.rate)),
-            (
-                "mode",
-                serde_json::to_value(injection.mode).unwrap_or(Value::Null),
-            ),
-        ]);
+        let mut entry = serde_json::Map::new();
+        if let Some(rate) = injection.rate {
+            entry.insert("rate".into(), Value::from(rate));
+        }
+        if let Some(mode) = injection.mode {
+            entry.insert("mode".into(), Value::from(mode.name()));
+        }
         if let Some(seed) = injection.seed {
             entry.insert("seed".into(), Value::from(seed));
+        }
+        if let Some(reason) = &injection.reason {
+            entry.insert("reason".into(), Value::from(reason.as_str()));
         }
         top.insert("error_injection", Value::Object(sort(entry)));
     }

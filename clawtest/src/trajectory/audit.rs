@@ -6,17 +6,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// An injected fault.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FaultKind {
-    /// Answered 429 with `Retry-After: 2`, without reaching the service.
-    RateLimited,
-    /// Answered 500, without reaching the service.
-    ServerError,
-    /// Served normally, with the answer held back by the entry's `delay_ms`.
-    Slow,
-}
+pub use crate::fault::FaultKind;
 
 /// One recorded request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,6 +33,14 @@ pub struct AuditEntry {
     pub delay_ms: Option<u64>,
     /// `clock + seq seconds`, RFC 3339 UTC.
     pub at: String,
+}
+
+impl AuditEntry {
+    /// Whether the call reached the service: no fault, or a slow one (served normally, its
+    /// answer held back). An injected 429 or 500 never reached it.
+    pub fn reached_service(&self) -> bool {
+        !self.fault.is_some_and(FaultKind::is_error)
+    }
 }
 
 /// An answer body as the audit keeps it: the JSON text the caller was sent, parsed into a

@@ -1,16 +1,15 @@
-//! The error injector: the plan a trial's faults follow ([`FaultPlan`]: rate, seed, mode,
-//! seeded per task and trial) and the injector's running state, which draws each POST's fault
+//! The error injector: the plan a trial's faults follow ([`FaultPlan`]: rate, seed, mode, mix,
+//! seeded per task and trial from the task's [`FaultSettings`]) and the injector's running state, which draws each POST's fault
 //! (uniform or in bursts) from a splitmix64 generator, so a trial's faults depend only on its
 //! plan and the order of its calls.
 
 use serde::{Deserialize, Serialize};
 
-use crate::task::InjectionMode;
-use crate::trajectory::FaultKind;
+use crate::fault::{FaultKind, FaultMix, FaultSettings, InjectionMode};
 
 /// The error injector's plan: each POST to a service route is a fault with probability
-/// `rate` (ClawEnvKit's mix: 35 % rate limit 429 with `Retry-After`, 35 % server error
-/// 500, 30 % slow), drawn from a generator seeded with `seed`, so a trial's faults depend
+/// `rate`, of a kind drawn from `mix` (by default ClawEnvKit's: 35 % rate limit 429 with
+/// `Retry-After`, 35 % server error 500, 30 % slow), drawn from a generator seeded with `seed`, so a trial's faults depend
 /// only on the plan and the order of calls. `Slow` calls run normally; the HTTP layer
 /// delays the answer by the drawn `delay_ms`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,6 +21,8 @@ pub struct FaultPlan {
     pub seed: u64,
     /// Whether faults fall independently or in bursts (`error_injection.mode`).
     pub mode: InjectionMode,
+    /// The share of each fault kind.
+    pub mix: FaultMix,
     /// The range a slow call's delay is drawn from, in milliseconds (ClawEnvKit: 2–4 s).
     pub slow_ms: (u64, u64),
 }
@@ -33,6 +34,7 @@ impl Default for FaultPlan {
             rate: 0.0,
             seed: 0,
             mode: InjectionMode::Uniform,
+            mix: FaultMix::default(),
             slow_ms: (2000, 4000),
         }
     }
@@ -42,16 +44,17 @@ impl Default for FaultPlan {
 const BURST_LENGTH: f64 = 4.0;
 
 impl FaultPlan {
-    /// The plan of trial `trial` of task `task_id`: the seed is a stable hash of the task
-    /// id and trial index mixed with the task's `seed` (0 when none), so every trial of a
-    /// task has its own faults and rerunning a trial repeats them exactly.
-    pub fn for_trial(
-        task_id: &str,
-        trial: u32,
-        rate: f64,
-        seed: Option<u64>,
-        mode: InjectionMode,
-    ) -> FaultPlan {
+    /// The plan of trial `trial` of task `task_id` under `settings`: the seed is a stable
+    /// hash of the task id and trial index mixed with the settings' `seed` (0 when none), so
+    /// every trial of a task has its own faults and rerunning a trial repeats them exactly.
+    pub fn for_trial(task_id: &str, trial: u32, settings: &FaultSettings) -> FaultPlan {
+        let FaultSettings {
+            rate,
+            mode,
+            seed,
+            mix,
+            slow_ms,
+        } = *settings;
         let task_hash = task_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
         });
@@ -64,7 +67,8 @@ impl FaultPlan {
             },
             seed: splitmix(mixed),
             mode,
-            ..FaultPlan::default()
+            mix,
+            slow_ms: (slow_ms[0], slow_ms[1]),
         }
     }
 }
@@ -98,15 +102,9 @@ impl Injector {
         (splitmix(self.rng.wrapping_sub(0x9E37_79B9_7F4A_7C15)) >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    fn kind(&mut self) -> FaultKind {
-        let kind = self.next();
-        if kind < 0.35 {
-            FaultKind::RateLimited
-        } else if kind < 0.70 {
-            FaultKind::ServerError
-        } else {
-            FaultKind::Slow
-        }
+    fn kind(&mut self, plan: &FaultPlan) -> FaultKind {
+        let draw = self.next();
+        plan.mix.kind(draw)
     }
 
     pub(super) fn draw(&mut self, plan: &FaultPlan) -> Option<FaultKind> {
@@ -114,7 +112,7 @@ impl Injector {
             return None;
         }
         match plan.mode {
-            InjectionMode::Uniform => (self.next() < plan.rate).then(|| self.kind()),
+            InjectionMode::Uniform => (self.next() < plan.rate).then(|| self.kind(plan)),
             InjectionMode::Burst => {
                 let stay = if plan.rate >= 1.0 {
                     true
@@ -132,7 +130,7 @@ impl Injector {
                 match (stay, self.burst) {
                     (true, Some(kind)) => Some(kind),
                     (true, None) => {
-                        let kind = self.kind();
+                        let kind = self.kind(plan);
                         self.burst = Some(kind);
                         Some(kind)
                     }

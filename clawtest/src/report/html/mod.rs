@@ -10,12 +10,13 @@
 //! folded (`<details>`), long timelines are paged in folded blocks, and one text is cut at
 //! [`TEXT_LIMIT`].
 
+mod recovery;
 mod timeline;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::score;
+use super::{measured, score};
 use crate::escape;
 use crate::results::{RunSummary, TrialStatus, Verdict, VerdictStatus, groups::Group};
 use crate::trajectory::Trajectory;
@@ -79,6 +80,7 @@ pub fn render(summary: &RunSummary, trajectory: &mut dyn FnMut(&str, u32) -> Fou
     );
     header(&mut page, summary);
     suite_table(&mut page, summary);
+    recovery::section(&mut page, summary);
     groups(&mut page, summary);
     baseline(&mut page, summary);
     // What failed comes first: it is what the page is opened for.
@@ -181,7 +183,7 @@ fn suite_table(page: &mut String, summary: &RunSummary) {
         score(summary.pass_hat_k),
         score(summary.pass_at_k),
         score(summary.mean_score),
-        score(summary.mean_robustness),
+        measured(summary.mean_robustness),
         score(summary.safety_pass_rate),
         crate::llm::money::dollars(summary.cost_usd),
         summary.tasks_passed,
@@ -198,7 +200,7 @@ fn suite_table(page: &mut String, summary: &RunSummary) {
                 "<tr><td>{}</td><td class=\"number\">{}</td><td class=\"number\">{}</td><td class=\"{}\">{}</td></tr>",
                 escape::html(&gate.name),
                 score(gate.threshold),
-                score(gate.actual),
+                measured(gate.actual),
                 if gate.passed { "pass" } else { "fail" },
                 if gate.passed { "held" } else { "failed" },
             );
@@ -303,8 +305,8 @@ fn baseline(page: &mut String, summary: &RunSummary) {
                 verdict_word(change.now_status),
                 score(change.before_score),
                 score(change.now_score),
-                score(change.before_robustness),
-                score(change.now_robustness),
+                measured(change.before_robustness),
+                measured(change.now_robustness),
                 escape::html(&change.reason),
                 id = escape::html(&change.task_id),
             );
@@ -356,7 +358,7 @@ fn task_table(page: &mut String, verdicts: &[&Verdict]) {
             pass_at_k = score(verdict.pass_at_k),
             mean = score(verdict.mean_score),
             min = score(verdict.min_score),
-            robustness = score(verdict.mean_robustness),
+            robustness = measured(verdict.mean_robustness),
             violations = verdict.safety_violations,
             cost = dollars(task_cost(verdict)),
             category = escape::html(verdict.category.as_deref().unwrap_or("")),

@@ -336,7 +336,7 @@ fn recovery(faulted: &AuditEntry, audit: &[AuditEntry]) -> Option<u64> {
             entry.seq > faulted.seq
                 && entry.service == faulted.service
                 && entry.action == faulted.action
-                && entry.fault.is_none()
+                && entry.reached_service()
                 && entry.status < 400
         })
         .map(|entry| entry.seq)

@@ -25,7 +25,6 @@ use crate::report::events::TrialOutcome;
 use crate::run::plan::{Provisions, TrialPlan};
 use crate::sandbox::{Endpoints, ServicesSeen};
 use crate::surfaces::mcp::McpServer;
-use crate::task::Task;
 use crate::trajectory::Trajectory;
 use crate::world::{FaultPlan, World, WorldOptions};
 
@@ -68,7 +67,9 @@ pub(crate) async fn run(
         interrupt,
         launch: launch::launch(plan, trial, &provisions.harness, place),
     };
-    let outcome = run_harness(plan, provisions, &mut harness).await;
+    let outcome = run_harness(plan, provisions, &mut harness)
+        .await
+        .map_err(|outcome| with_fault_note(outcome, plan, &gateway));
     serving.stop().await;
     drop(folder);
     match outcome {
@@ -97,7 +98,7 @@ async fn prepare(plan: &TrialPlan, trial: u32, provisions: &Provisions) -> Resul
         &task.services,
         &task.fixtures,
         &task.tool_bindings(),
-        world_options(task, trial, &provisions.harness.limits),
+        world_options(plan, trial, &provisions.harness.limits),
     )
     .map_err(|error| format!("could not build the services of the task: {error}"))?;
     let opened = endpoints::open(provisions.sandbox.kind().transport())
@@ -182,7 +183,7 @@ async fn finish(
     (graded, trajectory): (Option<Grade>, Trajectory),
 ) -> TrialOutcome {
     if let Some(recorder) = &provisions.recorder
-        && let Err(error) = recorder.add(&plan.task.id, trial, gateway.recording())
+        && let Err(error) = recorder.add(&plan.task.id, trial, gateway.recording(), plan.faults)
     {
         return TrialOutcome::Error {
             message: error.to_string(),
@@ -209,19 +210,36 @@ async fn finish(
     }
 }
 
-/// The World's options for one trial: the task's fault injection (`error_injection`),
-/// seeded per (task, trial) so every trial sees its own reproducible faults.
-fn world_options(task: &Task, trial: u32, limits: &crate::config::LimitsConfig) -> WorldOptions {
-    let faults = match &task.error_injection {
-        Some(injection) => FaultPlan::for_trial(
-            &task.id,
-            trial,
-            injection.rate,
-            injection.seed,
-            injection.mode,
-        ),
-        None => FaultPlan::default(),
-    };
+/// A trial ended by its gateway's failure, with what the fault settings have to do with it:
+/// a replay under other faults than the cassette was recorded with lets the agent meet other
+/// faults, and so send other requests, so the divergence names the settings, not only the
+/// message that differs.
+fn with_fault_note(outcome: TrialOutcome, plan: &TrialPlan, gateway: &Gateway) -> TrialOutcome {
+    match (outcome, gateway.failure(), plan.changed_faults()) {
+        (
+            TrialOutcome::Error {
+                message,
+                trajectory,
+            },
+            Some(_),
+            Some(note),
+        ) => TrialOutcome::Error {
+            message: format!("{message}\n{note}"),
+            trajectory,
+        },
+        (outcome, ..) => outcome,
+    }
+}
+
+/// The World's options for one trial: the plan's faults (the task's `error_injection` over
+/// the suite's `[faults]`), seeded per (task, trial) so every trial sees its own reproducible
+/// faults.
+fn world_options(
+    plan: &TrialPlan,
+    trial: u32,
+    limits: &crate::config::LimitsConfig,
+) -> WorldOptions {
+    let faults = FaultPlan::for_trial(&plan.task.id, trial, &plan.faults);
     WorldOptions {
         faults,
         audit_entries: limits.audit_entries,

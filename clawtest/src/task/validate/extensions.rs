@@ -8,9 +8,7 @@ use super::{Findings, at, percentage, suggestion};
 use crate::task::check;
 use crate::task::error::Problem;
 use crate::task::raw::{Node, RawTask};
-use crate::task::{
-    DEFAULT_INJECTION_RATE, ErrorInjection, Feedback, InjectionMode, SimulatorKind, TaskLimits,
-};
+use crate::task::{ErrorInjection, Feedback, InjectionMode, SimulatorKind, TaskLimits};
 
 /// The longest time limit a task may set, in seconds (a week): a longer one is a mistake, and
 /// deadlines past it would overflow the clocks they are added to.
@@ -48,17 +46,15 @@ pub(super) fn validate_limits(raw: &RawTask, findings: &mut Findings) -> TaskLim
     limits
 }
 
-/// `error_injection: {rate, seed, mode}`; the block's presence turns injection on.
+/// `error_injection: {rate, seed, mode, reason}`: what it names overrides the suite's
+/// `[faults]`. A task that opts out (`rate: 0`) without a `reason` is warned about: a task
+/// that hides from faults makes the suite's robustness gate measure less, silently.
 pub(super) fn validate_error_injection(
     raw: &RawTask,
     findings: &mut Findings,
 ) -> Option<ErrorInjection> {
     let block = raw.error_injection.as_ref()?;
-    let mut injection = ErrorInjection {
-        rate: DEFAULT_INJECTION_RATE,
-        seed: None,
-        mode: InjectionMode::Uniform,
-    };
+    let mut injection = ErrorInjection::default();
     let entries = match &block.value {
         Node::Map(entries) => entries.as_slice(),
         Node::Scalar(Value::Null) => &[],
@@ -83,7 +79,7 @@ pub(super) fn validate_error_injection(
         let json = value.value.to_json();
         match key.value.as_str() {
             "rate" => match json.as_f64() {
-                Some(rate) if (0.0..=1.0).contains(&rate) => injection.rate = rate,
+                Some(rate) if (0.0..=1.0).contains(&rate) => injection.rate = Some(rate),
                 _ => {
                     valid = false;
                     findings.error(
@@ -115,8 +111,8 @@ pub(super) fn validate_error_injection(
                 }
             },
             "mode" => match json.as_str() {
-                Some("uniform") => injection.mode = InjectionMode::Uniform,
-                Some("burst") => injection.mode = InjectionMode::Burst,
+                Some("uniform") => injection.mode = Some(InjectionMode::Uniform),
+                Some("burst") => injection.mode = Some(InjectionMode::Burst),
                 _ => {
                     valid = false;
                     let text = json
@@ -128,17 +124,37 @@ pub(super) fn validate_error_injection(
                     );
                 }
             },
+            "reason" => match json.as_str().map(str::trim) {
+                Some(reason) if !reason.is_empty() => injection.reason = Some(reason.to_string()),
+                _ => {
+                    valid = false;
+                    findings.error(
+                        Problem::new(field, format!("must be a sentence, found {json}"), at(value))
+                            .with_help("say why the task changes the suite's faults, e.g. `reason: \"the agent under test must not retry a payment\"`"),
+                    );
+                }
+            },
             other => {
                 valid = false;
                 findings.error(
                     Problem::new(field, "unknown key", at(key)).with_help(suggestion(
                         other,
-                        &["rate", "seed", "mode"],
+                        &["rate", "seed", "mode", "reason"],
                         "error_injection has",
                     )),
                 );
             }
         }
+    }
+    if valid && injection.rate == Some(0.0) && injection.reason.is_none() {
+        findings.warn(
+            Problem::new(
+                "error_injection.rate",
+                "turns the suite's faults off without saying why",
+                at(block),
+            )
+            .with_help("add `reason: \"…\"` to the block: why this task must not see 429s, 500s or slow answers (the suite's robustness gate measures one task less)"),
+        );
     }
     valid.then_some(injection)
 }

@@ -240,7 +240,17 @@ pub struct Run {
 /// Runs the agent binary with exactly these environment variables (nothing inherited, so the
 /// developer's own OPENAI_* settings cannot leak into a test).
 pub fn run_agent(variables: &[(&str, &Path)], text_variables: &[(&str, &str)]) -> Run {
+    run_agent_with_arguments(variables, text_variables, &[])
+}
+
+/// [`run_agent`] with command-line arguments.
+pub fn run_agent_with_arguments(
+    variables: &[(&str, &Path)],
+    text_variables: &[(&str, &str)],
+    arguments: &[&str],
+) -> Run {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_reference-agent"));
+    command.args(arguments);
     command.env_clear();
     for (name, value) in variables {
         command.env(name, value);

@@ -166,6 +166,7 @@ pub(super) fn one_trial(interactions: Vec<Interaction>) -> Cassette {
     Cassette {
         version: VERSION,
         task_id: "t".into(),
+        faults: None,
         trials: vec![TrialRecording { interactions }],
     }
 }
@@ -218,6 +219,7 @@ async fn a_recorded_stream_replays_the_same_events_and_whole_answers_the_same_by
     let cassette = Cassette {
         version: VERSION,
         task_id: "t".into(),
+        faults: None,
         trials: vec![recording.recording()],
     };
     let folder = tempfile::tempdir().unwrap();
