@@ -147,6 +147,11 @@ pub struct ValidateArgs {
     /// `[validate] feasibility = true`).
     #[arg(long)]
     pub feasibility: bool,
+    /// Where --feasibility runs the tasks' commands (`exit_code`, `pytest_pass`): auto,
+    /// process (on this host) or docker (in a container of the harness image, never on the
+    /// host) (default: run.backend, else auto).
+    #[arg(long, value_name = "BACKEND")]
+    pub backend: Option<clawtest::config::BackendChoice>,
 }
 
 #[derive(Debug, Args)]
@@ -186,6 +191,12 @@ pub struct GenerateArgs {
     /// The folder the tasks are written to (default: `[generate] out`, else tasks/generated).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Where the feasibility proof runs the commands the model wrote (`exit_code`,
+    /// `pytest_pass`): docker runs them in a container of the harness image; on the process
+    /// backend they never run, and a task that needs them is not accepted (default:
+    /// run.backend, else auto).
+    #[arg(long, value_name = "BACKEND")]
+    pub backend: Option<clawtest::config::BackendChoice>,
 }
 
 #[derive(Debug, Args)]
@@ -230,6 +241,15 @@ pub struct VaryArgs {
     /// Add no opening line to the prompt.
     #[arg(long)]
     pub no_wording: bool,
+    /// Where the feasibility proof runs the variants' commands (`exit_code`, `pytest_pass`):
+    /// auto, process or docker (in a container of the harness image) (default: run.backend,
+    /// else auto).
+    #[arg(long, value_name = "BACKEND")]
+    pub backend: Option<clawtest::config::BackendChoice>,
+    /// On the process backend, run the variants' commands on this host; without it they are
+    /// not run, and a variant that has any is not written.
+    #[arg(long)]
+    pub allow_host_commands: bool,
 }
 
 /// The line printed on standard error when `generate --variants …` is rewritten to `vary`.
@@ -396,6 +416,11 @@ pub struct RunArgs {
     /// The seed of --variants (default 1).
     #[arg(long, value_name = "S", requires = "variants")]
     pub variant_seed: Option<u64>,
+    /// On the process backend, run the commands (`exit_code`, `pytest_pass`) of --variants
+    /// on this host; without it they are not run, and a variant that has any is not run
+    /// (docker runs them in a container of the harness image).
+    #[arg(long, requires = "variants")]
+    pub allow_host_commands: bool,
     /// Show every trial's breakdown, not only failing tasks'.
     #[arg(long, short = 'v')]
     pub verbose: bool,
