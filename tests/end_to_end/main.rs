@@ -1,6 +1,7 @@
 //! End-to-end tests of `cargo clawtest`: the real binary, the real reference agent, real
 //! services and gateway on loopback, scripted model answers from cassettes.
 
+mod bounds;
 mod closed_loop;
 mod commands;
 mod docker;

@@ -12,6 +12,7 @@ pub(crate) mod aggregate;
 pub mod baseline;
 pub mod groups;
 pub mod merge;
+pub(crate) mod ranges;
 
 pub(crate) use aggregate::SummaryInputs;
 
