@@ -166,6 +166,10 @@ pub enum SimulatorKind {
     Llm,
 }
 
+/// The most rounds a closed-loop task may ask for (`feedback.max_rounds`): each round is a
+/// harness run, so a trial's rounds (and a run's, `trials` times this per task) stay bounded.
+pub const MAX_ROUNDS: u32 = 20;
+
 /// Closed-loop: the simulated user between rounds, and the rounds' budgets.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Feedback {
