@@ -65,3 +65,111 @@ fn a_baseline_out_of_range_is_refused_with_its_field() {
     // The file as saved is still a good baseline.
     assert_eq!(suite.run(&["--baseline", "baseline.json"]).code, 0);
 }
+
+/// Runs the command in `suite` with a standard input that stays open and never says anything
+/// (what `/dev/stdin` is on a terminal); it must end by itself. A guard, not a measure: a
+/// command still running after a minute is taken to hang, killed, and fails the test.
+fn finishes(suite: &Suite, arguments: &[&str]) -> std::process::Output {
+    let mut child = crate::support::command_in(suite.folder.path(), suite, arguments)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("cargo-clawtest starts");
+    let _silent = child.stdin.take();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().expect("waited").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{arguments:?} hangs");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// `grade --output FILE` and `--audit FILE` read regular files only, each capped: a link to
+/// `/dev/zero` would fill the memory, a FIFO would hang the command, a huge file is refused.
+#[test]
+fn grade_reads_only_regular_files_each_capped() {
+    let audit = r#"{"todo": [{"action": "list_tasks", "params": {}, "status": 200}]}"#;
+    let suite = Suite::new()
+        .task("ce-001", crate::CLAWENVKIT_TASK)
+        .file("audit.json", audit)
+        .config("tasks = [\"tasks/*.yaml\"]\n[limits]\noutput_file_bytes = 1000\n");
+    std::os::unix::fs::symlink("/dev/zero", suite.path("zero.txt")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(suite.path("fifo.txt"))
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    std::fs::write(suite.path("long.txt"), "x".repeat(1001)).unwrap();
+    for (output, said) in [
+        ("long.txt", "larger than 1000 bytes"),
+        ("fifo.txt", "not a regular file"),
+        ("zero.txt", "not a regular file"),
+    ] {
+        let arguments = [
+            "grade",
+            "tasks/ce-001.yaml",
+            "--audit",
+            "audit.json",
+            "--output",
+            output,
+        ];
+        let finished = finishes(&suite, &arguments);
+        let stderr = String::from_utf8_lossy(&finished.stderr);
+        assert_eq!(finished.status.code(), Some(101), "{output}: {stderr}");
+        assert!(
+            stderr.contains(&format!("cannot read {output}")) && stderr.contains(said),
+            "{output}: {stderr}"
+        );
+    }
+    // The audit is read the same way.
+    let outcome = suite.run(&["grade", "tasks/ce-001.yaml", "--audit", "zero.txt"]);
+    assert_eq!(outcome.code, 101, "{outcome:#?}");
+    assert!(
+        outcome.stderr.contains("not a regular file"),
+        "{outcome:#?}"
+    );
+}
+
+/// A FIFO, or a committed link to `/dev/stdin`, among the task files: `list`, `validate` and
+/// `run` report each as not a regular file and go on with the rest; none waits for a writer.
+#[test]
+fn a_fifo_or_a_device_among_the_task_files_is_refused_not_waited_for() {
+    let suite = triage_suite();
+    let made = std::process::Command::new("mkfifo")
+        .arg(suite.path("tasks/fifo.yaml"))
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    std::os::unix::fs::symlink("/dev/stdin", suite.path("tasks/stdin.yaml")).unwrap();
+    for arguments in [&["list"][..], &["validate"][..], &["--trials", "1"][..]] {
+        let finished = finishes(&suite, arguments);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&finished.stdout),
+            String::from_utf8_lossy(&finished.stderr)
+        );
+        assert_eq!(finished.status.code(), Some(101), "{arguments:?}: {text}");
+        for name in ["tasks/fifo.yaml", "tasks/stdin.yaml"] {
+            // `list` and `validate` say it as a diagnostic, `run` as a line of its report.
+            let said = [
+                format!("{name} is not a valid task: (file): cannot read the file: not a"),
+                format!("INVALID {name}: (file): cannot read the file: not a regular file"),
+            ];
+            assert!(
+                said.iter().any(|said| text.contains(said.as_str())),
+                "{arguments:?} {name}: {text}"
+            );
+        }
+        // The good task is still listed, validated and run.
+        let kept = if arguments == ["validate"] {
+            "1 valid, 2 invalid"
+        } else {
+            "todo-triage"
+        };
+        assert!(text.contains(kept), "{arguments:?}: {text}");
+    }
+}

@@ -523,7 +523,7 @@ fn llm_judge_components_are_answered_from_the_judge_cache_or_the_trial_is_an_err
 }
 
 /// A task in ClawEnvKit's format, for the audit imports.
-const CLAWENVKIT_TASK: &str = r#"task_id: ce-001
+pub(crate) const CLAWENVKIT_TASK: &str = r#"task_id: ce-001
 task_name: ClawEnvKit-format result
 prompt: "Create tasks for the budget, the vendor contract and the invoice."
 tools:

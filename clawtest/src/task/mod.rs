@@ -11,7 +11,7 @@ pub mod coverage;
 pub(crate) mod error;
 mod file_copy;
 pub(crate) mod raw;
-mod read;
+pub(crate) mod read;
 pub mod schema;
 mod shape;
 mod tree;
