@@ -173,3 +173,20 @@ fn a_fifo_or_a_device_among_the_task_files_is_refused_not_waited_for() {
         assert!(text.contains(kept), "{arguments:?}: {text}");
     }
 }
+
+/// A trial's folder (its workspace's parent) is the user's alone, mode 0700: what a harness
+/// leaves there is out of other local users' reach while the trial runs.
+#[test]
+fn a_trial_s_folder_is_the_user_s_alone() {
+    let harness =
+        r#"["sh", "-c", "stat -c 'folder mode %a' \"$CLAWTEST_WORKSPACE/..\" >&2; exit 3"]"#;
+    let suite = Suite::new()
+        .config(&format!(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = {harness}\n"
+        ))
+        .demo_task("todo-triage", true);
+    let outcome = suite.run(&["--trials", "1", "-v"]);
+    assert_eq!(outcome.code, 102, "{outcome:#?}");
+    let text = format!("{}{}", outcome.stdout, outcome.stderr);
+    assert!(text.contains("folder mode 700"), "{text}");
+}
