@@ -207,8 +207,8 @@ pub struct VaryArgs {
     /// The same as the paths (the spelling of `generate --variants N --from …`).
     #[arg(long, value_name = "TASK_OR_FOLDER", hide = true)]
     pub from: Vec<PathBuf>,
-    /// Variants to write per task.
-    #[arg(long, alias = "variants", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Variants to write per task (1 to 100).
+    #[arg(long, alias = "variants", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(clawtest::variants::MAX_VARIANTS)))]
     pub count: u32,
     /// The seed of every draw and shuffle: the same seed writes the same bytes (default 1).
     #[arg(long, value_name = "S")]
@@ -362,8 +362,8 @@ pub struct RunArgs {
     /// Task files or folders to run instead of the configured globs.
     #[arg(long = "path", value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Trials per task; a task passes only if all of them pass (default 3).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// Trials per task, 1 to 1000; a task passes only if all of them pass (default 3).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(clawtest::config::MAX_TRIALS)))]
     pub trials: Option<u32>,
     /// Trials run at once (default: the number of CPUs).
     #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
@@ -410,8 +410,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub oracle: bool,
     /// Run N variants of each selected task instead of the task, generated in memory and
-    /// proven feasible (nothing is written; see `cargo clawtest vary`).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// proven feasible (nothing is written; see `cargo clawtest vary`); N is 1 to 100.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(clawtest::variants::MAX_VARIANTS)))]
     pub variants: Option<u32>,
     /// The seed of --variants (default 1).
     #[arg(long, value_name = "S", requires = "variants")]

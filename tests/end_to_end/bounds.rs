@@ -190,3 +190,29 @@ fn a_trial_s_folder_is_the_user_s_alone() {
     let text = format!("{}{}", outcome.stdout, outcome.stderr);
     assert!(text.contains("folder mode 700"), "{text}");
 }
+
+/// `--trials`, `run --variants` and `vary --count` past their caps are usage errors: nothing
+/// is planned, allocated or drawn.
+#[test]
+fn trials_and_variants_past_their_caps_are_usage_errors() {
+    let suite = triage_suite();
+    for (arguments, said) in [
+        (
+            &["--trials", "4294967295"][..],
+            "4294967295 is not in 1..=1000",
+        ),
+        (&["--trials", "1001"][..], "1001 is not in 1..=1000"),
+        (
+            &["--oracle", "--variants", "100000"][..],
+            "100000 is not in 1..=100",
+        ),
+        (
+            &["vary", "tasks", "--count", "101"][..],
+            "101 is not in 1..=100",
+        ),
+    ] {
+        let outcome = suite.run(arguments);
+        assert_eq!(outcome.code, 2, "{arguments:?}: {outcome:#?}");
+        assert!(outcome.stderr.contains(said), "{arguments:?}: {outcome:#?}");
+    }
+}

@@ -26,8 +26,8 @@ pub use llm::{LlmConfig, Mode, Price, Provider, ProviderConfig, Redaction, Repla
 use sections::RawConfig;
 pub use sections::{
     BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, GenerateConfig,
-    HarnessConfig, HarnessKind, JudgeConfig, LimitsConfig, ReportConfig, RunConfig, Tier,
-    ValidateConfig,
+    HarnessConfig, HarnessKind, JudgeConfig, LimitsConfig, MAX_TRIALS, ReportConfig, RunConfig,
+    Tier, ValidateConfig,
 };
 
 /// The file name looked for in the current directory and its ancestors.

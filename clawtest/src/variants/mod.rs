@@ -134,6 +134,10 @@ pub struct Options {
 /// The seed when none is given.
 pub const DEFAULT_SEED: u64 = 1;
 
+/// The most variants of one task (`vary --count`, `run --variants`): each is drawn, written
+/// back and proven feasible before the next, and `run --variants` holds them all.
+pub const MAX_VARIANTS: u32 = 100;
+
 /// One variant, loaded, feasible, and its text.
 #[derive(Debug, Clone)]
 pub struct Variant {
