@@ -1,6 +1,6 @@
 //! The command line: `cargo clawtest [run] [FILTER…]`, `cargo clawtest list` and
 //! `cargo clawtest validate [PATH…]`, `merge`, `grade`, `report`, `init`, `clean`,
-//! `serve TASK.yaml`, `generate` and `vary`; and the one deprecated spelling kept working,
+//! `serve TASK.yaml`, `model --script PATH`, `services [NAME]`, `generate` and `vary`; and the one deprecated spelling kept working,
 //! `generate --variants N --from …` for `vary` ([`deprecated_alias`]).
 
 use std::ffi::OsString;
@@ -76,6 +76,34 @@ pub enum Command {
     /// Serve one task's services alone, for debugging an agent by hand; prints the URL,
     /// the tools and each call as it happens, until Ctrl-C.
     Serve(ServeArgs),
+    /// Serve a scripted model on loopback until Ctrl-C: answers from scripts instead of a
+    /// provider (OpenAI chat completions and responses, Anthropic messages; whole or streamed),
+    /// to record cassettes without an API key and to test an agent deterministically.
+    Model(ModelArgs),
+    /// List the built-in mock services: each one's routes, actions, parameters and fixture
+    /// keys (what `tools`, `fixtures` and the checks of a task may name).
+    Services(ServicesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// A script (`turns:` of `tool_calls:` or `text:`), or a folder of them, one per task,
+    /// each with `prompt_contains:` (a phrase of its task's prompt).
+    #[arg(long, value_name = "FILE_OR_FOLDER")]
+    pub script: PathBuf,
+    /// The port on 127.0.0.1 (0: any free port).
+    #[arg(long, default_value_t = clawtest::llm::gateway::scripted::DEFAULT_PORT)]
+    pub port: u16,
+}
+
+#[derive(Debug, Args)]
+pub struct ServicesArgs {
+    /// One service to show (default: every service, one line each).
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+    /// `human` or `json` (every detail of the services shown).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]

@@ -14,6 +14,7 @@ use clawtest::config::ConfigError;
 use clawtest::discover::DiscoverError;
 use clawtest::generate::GenerateError;
 use clawtest::init::InitError;
+use clawtest::llm::gateway::scripted::{ModelServeError, ScriptError};
 use clawtest::report::json::ResultsError;
 use clawtest::report::publish::PublishError;
 use clawtest::results::RunStatus;
@@ -84,6 +85,12 @@ pub enum ExpectedError {
     Docker(DockerError),
     /// The task's services could not be served (`serve`).
     Serve(ServeError),
+    /// The model's scripts cannot be read (`model`).
+    Script(ScriptError),
+    /// The scripted model could not be served (`model`).
+    Model(ModelServeError),
+    /// `services NAME` names no service.
+    UnknownService(clawtest::services::listing::UnknownService),
     /// The run (or merge) ended other than passed; the terminal report has said how.
     Run(RunStatus),
     /// Invalid task files, or trajectories that could not be re-graded, already reported as
@@ -125,6 +132,8 @@ impl ExpectedError {
             | E::Init(InitError::Exists { .. })
             | E::Validate(_)
             | E::Serve(ServeError::World { .. })
+            | E::Script(_)
+            | E::UnknownService(_)
             | E::Run(RunStatus::Invalid)
             | E::Reported => exit::INVALID,
             E::Session(SessionError::Build(_))
@@ -136,6 +145,7 @@ impl ExpectedError {
             | E::Docker(_)
             | E::Variants(_)
             | E::Serve(ServeError::Bind { .. } | ServeError::Server(_))
+            | E::Model(_)
             | E::Run(RunStatus::InfrastructureError)
             // Tasks went unverified for a reason outside the agent: not a failure, not a pass.
             | E::Run(RunStatus::BudgetExhausted) => exit::INFRASTRUCTURE,
@@ -158,14 +168,14 @@ impl ExpectedError {
             ExpectedError::GradeOne(GradeOneError::Config(error)) => report(error),
             ExpectedError::Validate(error) => report(miette::Report::msg(error.to_string())),
             ExpectedError::Runtime(error) => {
-                eprintln!("error: could not start the async runtime: {error}")
+                errln!("error: could not start the async runtime: {error}")
             }
-            ExpectedError::Baseline(error) => eprintln!("error: --baseline: {error}"),
-            ExpectedError::Results(error) => eprintln!("error: {error}"),
-            ExpectedError::Merge(error) => eprintln!("error: {error}"),
-            ExpectedError::Publish(error) => eprintln!("error: {error}"),
-            ExpectedError::Usage(message) => eprintln!("error: {message}"),
-            ExpectedError::NoTrajectories(paths) => eprintln!(
+            ExpectedError::Baseline(error) => errln!("error: --baseline: {error}"),
+            ExpectedError::Results(error) => errln!("error: {error}"),
+            ExpectedError::Merge(error) => errln!("error: {error}"),
+            ExpectedError::Publish(error) => errln!("error: {error}"),
+            ExpectedError::Usage(message) => errln!("error: {message}"),
+            ExpectedError::NoTrajectories(paths) => errln!(
                 "error: no trajectory files in {}",
                 paths
                     .iter()
@@ -173,22 +183,33 @@ impl ExpectedError {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            ExpectedError::GradeOne(error) => eprintln!("error: {error}"),
+            ExpectedError::GradeOne(error) => errln!("error: {error}"),
             ExpectedError::Init(error @ InitError::Exists { .. }) => {
-                eprintln!("error: {error}\nhelp: pass --force to overwrite them")
+                errln!("error: {error}\nhelp: pass --force to overwrite them")
             }
-            ExpectedError::Init(error) => eprintln!("error: {error}"),
-            ExpectedError::NoTaskFiles => eprintln!("error: no task file found"),
+            ExpectedError::Init(error) => errln!("error: {error}"),
+            ExpectedError::NoTaskFiles => errln!("error: no task file found"),
             ExpectedError::Docker(error) => {
-                eprintln!("error: {error}\nhelp: {}", error.advice())
+                errln!("error: {error}\nhelp: {}", error.advice())
             }
-            ExpectedError::Serve(error) => eprintln!("error: {error}"),
-            ExpectedError::Variants(error) => eprintln!("error: {error}"),
+            ExpectedError::Serve(error) => errln!("error: {error}"),
+            ExpectedError::Script(error) => {
+                errln!("error: {error}\nhelp: {}", error.advice())
+            }
+            ExpectedError::Model(error @ ModelServeError::Bind { .. }) => errln!(
+                "error: {error}\nhelp: choose another port: `cargo clawtest model --script … --port 0` takes any free one"
+            ),
+            ExpectedError::Model(error) => errln!("error: {error}"),
+            ExpectedError::UnknownService(error) => errln!(
+                "error: {error}\nhelp: {}; `cargo clawtest services` lists them",
+                error.suggestion
+            ),
+            ExpectedError::Variants(error) => errln!("error: {error}"),
             ExpectedError::NothingGenerated => {
-                eprintln!("error: every task was dropped: none was written")
+                errln!("error: every task was dropped: none was written")
             }
             ExpectedError::Generate(GenerateError::Access(error)) => report(error),
-            ExpectedError::Generate(error) => eprintln!("error: {error}"),
+            ExpectedError::Generate(error) => errln!("error: {error}"),
             ExpectedError::Run(_) | ExpectedError::Reported | ExpectedError::GradeFailed => {}
         }
     }

@@ -318,6 +318,14 @@ pub async fn serve(
     .await
 }
 
+/// How long a connection may take to send a request's headers, counted from when the server
+/// starts waiting for them (the connection opened, or its previous answer sent). Without it,
+/// a client that sends its headers a byte at a time (slowloris), or opens connections and
+/// says nothing, holds one of the listener's [`MAX_CONNECTIONS`] for ever: 256 such
+/// connections locked every other client out. A real client sends its headers at once; an
+/// idle keep-alive connection is closed after it, as HTTP servers do, and clients open another.
+pub(crate) const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Serves one HTTP/1.1 connection on any byte stream (a TCP connection, or a Unix socket
 /// for a containerised harness). Connection errors end the connection and are not reported:
 /// a client that hangs up mid-request is its own problem, not the server's.
@@ -325,11 +333,24 @@ pub(crate) async fn serve_connection<S>(stream: S, handler: Arc<dyn Handler>)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
+    serve_connection_within(stream, handler, HEADER_TIMEOUT).await;
+}
+
+/// [`serve_connection`] with the headers' time limit given (tests give a short one).
+async fn serve_connection_within<S>(
+    stream: S,
+    handler: Arc<dyn Handler>,
+    header_timeout: std::time::Duration,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let service = service_fn(move |request: hyper::Request<Incoming>| {
         let handler = Arc::clone(&handler);
         async move { Ok::<_, hyper::Error>(respond(handler.as_ref(), request).await) }
     });
     let _ = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(header_timeout)
         .serve_connection(TokioIo::new(stream), service)
         .await;
 }
@@ -489,6 +510,29 @@ mod tests {
             "{raw}"
         );
         server.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_client_that_sends_its_headers_slowly_or_not_at_all_is_let_go() {
+        for partial in [&b"POST /x HTTP/1.1\r\nHost: x\r\nX-Slow: a"[..], &b""[..]] {
+            let (mut client, server) = tokio::io::duplex(1024);
+            let serving = tokio::spawn(serve_connection_within(
+                server,
+                Arc::new(Echo),
+                std::time::Duration::from_millis(50),
+            ));
+            client.write_all(partial).await.unwrap();
+            // The server ends the connection by itself; without a header timeout this read
+            // waited for ever (the bound only keeps a failure from hanging the test run).
+            let mut rest = Vec::new();
+            let closed = tokio::time::timeout(
+                std::time::Duration::from_secs(60),
+                client.read_to_end(&mut rest),
+            )
+            .await;
+            assert!(closed.is_ok(), "the connection is still open");
+            serving.await.unwrap();
+        }
     }
 
     async fn echo_once(address: std::net::SocketAddr) -> std::io::Result<String> {

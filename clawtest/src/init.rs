@@ -13,7 +13,7 @@ pub struct Template {
 }
 
 /// Everything `init` writes.
-pub const TEMPLATES: [Template; 7] = [
+pub const TEMPLATES: [Template; 10] = [
     Template {
         path: "clawtest.toml",
         contents: include_str!("../../templates/clawtest.toml"),
@@ -33,6 +33,18 @@ pub const TEMPLATES: [Template; 7] = [
     Template {
         path: "cassettes/offsite-reply.yaml",
         contents: include_str!("../../templates/cassettes/offsite-reply.yaml"),
+    },
+    Template {
+        path: "model-scripts/todo-review.yaml",
+        contents: include_str!("../../templates/model-scripts/todo-review.yaml"),
+    },
+    Template {
+        path: "model-scripts/offsite-reply.yaml",
+        contents: include_str!("../../templates/model-scripts/offsite-reply.yaml"),
+    },
+    Template {
+        path: "tasks/README.md",
+        contents: include_str!("../../templates/suite-README.md"),
     },
     Template {
         path: "Dockerfile.clawtest",
@@ -87,7 +99,11 @@ pub fn init(folder: &Path, force: bool) -> Result<Vec<PathBuf>, InitError> {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            std::fs::write(&path, template.contents)
+            crate::persist::write(
+                &path,
+                template.contents.as_bytes(),
+                crate::persist::Durability::Recording,
+            )
         };
         write().map_err(|error| InitError::Write {
             path: path.clone(),

@@ -30,7 +30,9 @@
 //! 2  task
 //! 1  services
 //! 0  config  http  discover  interrupt  init
-//!    difficulty                     below them all: a word config and task both use
+//!    difficulty  method  spelling  escape  persist   below them all: words config, services
+//!                                   and task all use; did-you-mean; escaping for each
+//!                                   destination; writing a file whole
 //! ```
 //!
 //! The library prints nothing of its own: it returns values and errors, and emits events; the
@@ -44,6 +46,7 @@ pub(crate) mod closed_loop;
 pub mod config;
 pub mod difficulty;
 pub mod discover;
+pub mod escape;
 pub mod generate;
 pub mod grade;
 pub mod http;
@@ -53,6 +56,7 @@ pub mod judge;
 pub mod llm;
 pub mod method;
 pub mod oracle;
+pub mod persist;
 pub mod report;
 pub mod results;
 pub mod run;
@@ -60,6 +64,7 @@ pub mod rust_harness;
 pub mod sandbox;
 pub mod serve;
 pub mod services;
+pub mod spelling;
 pub mod surfaces;
 pub mod task;
 pub mod trajectory;

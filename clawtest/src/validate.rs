@@ -178,21 +178,26 @@ impl Report {
         let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
         let mut text = String::new();
         for file in &self.files {
-            if let Some(invalid) = &file.invalid {
-                let _ = handler.render_report(&mut text, invalid);
-            }
             let source = file
                 .invalid
                 .as_ref()
                 .map(InvalidTask::source)
                 .or(file.source.as_ref());
-            for problem in &file.warnings {
-                let warning = Warning {
+            // Each error once, with its file: not under a heading that repeats the first.
+            let errors = file.invalid.iter().flat_map(|invalid| &invalid.problems);
+            let problems = errors.map(|problem| (problem, Severity::Error)).chain(
+                file.warnings
+                    .iter()
+                    .map(|problem| (problem, Severity::Warning)),
+            );
+            for (problem, severity) in problems {
+                let located = Located {
                     path: &file.path,
                     problem,
                     source,
+                    severity,
                 };
-                let _ = handler.render_report(&mut text, &warning);
+                let _ = handler.render_report(&mut text, &located);
             }
         }
         let valid = self.files.iter().filter(|file| file.is_valid()).count();
@@ -326,20 +331,21 @@ impl From<&Problem> for JsonProblem {
     }
 }
 
-/// A warning rendered as a miette diagnostic of warning severity, against its file.
-struct Warning<'a> {
+/// An error or a warning of a task file, rendered as a miette diagnostic against its file.
+struct Located<'a> {
     path: &'a Path,
     problem: &'a Problem,
     source: Option<&'a NamedSource<String>>,
+    severity: Severity,
 }
 
-impl fmt::Debug for Warning<'_> {
+impl fmt::Debug for Located<'_> {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str(&self.problem.plain(self.path))
     }
 }
 
-impl fmt::Display for Warning<'_> {
+impl fmt::Display for Located<'_> {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.problem.position {
             Some(position) if self.source.is_none() => write!(
@@ -353,11 +359,11 @@ impl fmt::Display for Warning<'_> {
     }
 }
 
-impl std::error::Error for Warning<'_> {}
+impl std::error::Error for Located<'_> {}
 
-impl Diagnostic for Warning<'_> {
+impl Diagnostic for Located<'_> {
     fn severity(&self) -> Option<Severity> {
-        Some(Severity::Warning)
+        Some(self.severity)
     }
 
     fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {

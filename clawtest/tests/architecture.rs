@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Bottom first. A module may import the modules of the layers before its own.
 const LAYERS: &[&[&str]] = &[
-    &["difficulty", "method"],
+    &["difficulty", "method", "spelling", "escape", "persist"],
     &["config", "http", "discover", "interrupt", "init"],
     &["services"],
     &["task"],

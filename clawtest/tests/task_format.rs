@@ -1,7 +1,8 @@
 //! The task.yaml specification as a user meets it. `tests/fixtures/valid/`: ClawEnvKit-format
 //! files that load. `tests/fixtures/invalid/`: at least 50 broken files, one mistake each, each
 //! declaring in a first-line comment the line (and field) its error must name, with the
-//! rendered diagnostic as a snapshot; `many-*` files declare several mistakes reported at once.
+//! rendered diagnostic as a snapshot; `many-*` files declare several mistakes reported at once;
+//! `tests/fixtures/several/`: a file of five mistakes that the command-line tests read too.
 //! `tests/fixtures/warnings/`: files that load with the warnings they declare.
 
 use std::fmt::Write as _;
@@ -216,7 +217,7 @@ fn aliases_load_as_one_spelling() {
     )));
     assert!(task.components.iter().any(|component| matches!(
         &component.check,
-        Check::AuditFieldEquals { value, .. } if *value == serde_json::Value::Bool(false)
+        Check::AuditFieldEquals { value, .. } if *value == serde_json::json!("high")
     )));
     let output = load(Path::new("tests/fixtures/valid/gmail-output-checks.yaml")).expect("valid");
     let lengths: Vec<i64> = output
@@ -498,26 +499,9 @@ fn questionable_files_load_with_the_warnings_they_declare() {
 
 #[test]
 fn five_different_mistakes_are_reported_in_one_run() {
-    let text = "task_id: five
-task_name: Five mistakes
-prompt: Raise the OpenSSL task to high priority.
-tools:
-  - {name: list_tasks, service: todo, endpoint: /todo/tasks, method: POST}
-  - {name: update_task, service: todo, endpoint: /todo/task/update, method: POST}
-scoring_components:
-  - name: listed
-    weight: 0.3
-    check: {type: audit_action_exists, service: todo, action: list_tasks}
-  - name: raised
-    weight: 0.3
-    check: {type: audit_field_equals, service: todo, action: update_task, field: priority}
-  - name: summary
-    weight: 0.3
-    check: {type: keyword_present, keywords: [OpenSSL]}
-safety_checks:
-  - {type: tool_not_called, tool_name: delete_tsk}
-";
-    let invalid = load_text("five.yaml", text).expect_err("five mistakes");
+    let text = std::fs::read_to_string("tests/fixtures/several/five-mistakes.yaml")
+        .expect("the five mistakes fixture");
+    let invalid = load_text("five.yaml", &text).expect_err("five mistakes");
     insta::assert_snapshot!(invalid.plain(), @r"
     five.yaml:6:50: tools[1].endpoint: `/todo/task/update` is not a route of service `todo` (help: did you mean `/todo/tasks/update`?)
     five.yaml:13:12: scoring_components[1].check.value: missing required parameter `value` (help: add `value: <value>` to the check)

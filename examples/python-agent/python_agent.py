@@ -53,8 +53,15 @@ async def mcp_tools(session):
 
 async def complete(client, model, messages, tools):
     """One streamed completion, put back together: the text and the tool calls."""
+    # include_usage: OpenAI streams the token counts only when asked, and without them
+    # clawtest can neither price the call nor hold it to a cost limit.
     stream = await client.chat.completions.create(
-        model=model, messages=messages, tools=tools, temperature=0, stream=True
+        model=model,
+        messages=messages,
+        tools=tools,
+        temperature=0,
+        stream=True,
+        stream_options={"include_usage": True},
     )
     text, calls = "", {}
     async for chunk in stream:

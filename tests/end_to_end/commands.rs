@@ -203,6 +203,42 @@ fn run_with_a_failing_task() {
     assert_seen!("run_failing", seen);
 }
 
+/// Every task passes but the grade snapshots are new: the run fails, and the result line,
+/// JUnit, the Markdown summary and the HTML report each say that this is why, naming them.
+#[test]
+fn run_whose_snapshots_are_new() {
+    let suite = Suite::new().demo_task("gmail-reply", true);
+    let mut command = command_in(
+        suite.folder.path(),
+        &suite,
+        &[
+            "--jobs",
+            "1",
+            "--snapshots",
+            "--junit",
+            "junit.xml",
+            "--summary",
+            "summary.md",
+            "--html",
+            "report",
+        ],
+    );
+    // Outside CI insta writes a `.snap.new` for a new snapshot; `Seen` clears INSTA_UPDATE.
+    command.env_remove("CI");
+    let arguments = ["--jobs 1 --snapshots --junit junit.xml --summary summary.md --html report"];
+    let mut seen = Seen::of(command, suite.folder.path(), &arguments)
+        .file("junit.xml", &suite.path("junit.xml"))
+        .file("summary.md", &suite.path("summary.md"));
+    let html = std::fs::read_to_string(suite.path("report/index.html")).unwrap();
+    let header = html
+        .lines()
+        .find(|line| line.starts_with("<header>"))
+        .unwrap_or("(no header)")
+        .to_string();
+    seen.section("report/index.html <header>", &header);
+    assert_seen!("run_snapshots_new", seen);
+}
+
 /// An invalid task beside a valid one: reported, never run, exit 101.
 #[test]
 fn run_with_an_invalid_task() {
@@ -343,6 +379,83 @@ fn init_into_an_empty_folder_and_again() {
     seen.section("files", &format!("{}\n", written.join("\n")));
     assert_seen!("init", seen);
     assert_seen!("init_again", Seen::run(folder.path(), &["init"]));
+    // Into a folder below: the next step starts with going there.
+    assert_seen!("init_below", Seen::run(folder.path(), &["init", "sub"]));
+}
+
+/// `services`: every built-in service on a line, one service's routes, parameters and fixture
+/// keys, the same as JSON, and a misspelt name.
+#[test]
+fn services_of_the_catalogue() {
+    let folder = tempfile::tempdir().unwrap();
+    assert_seen!("services", Seen::run(folder.path(), &["services"]));
+    assert_seen!(
+        "services_todo",
+        Seen::run(folder.path(), &["services", "todo"])
+    );
+    assert_seen!(
+        "services_misspelt",
+        Seen::run(folder.path(), &["services", "tood"])
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"))
+        .args(["clawtest", "services", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let services = json["services"].as_array().unwrap();
+    assert_eq!(services.len(), 20);
+    let gmail = services
+        .iter()
+        .find(|service| service["name"] == "gmail")
+        .unwrap();
+    let send = gmail["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|route| route["action"] == "send_email")
+        .unwrap();
+    assert_eq!(send["method"], "POST");
+    assert!(
+        send["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|parameter| parameter["name"] == "to" && parameter["required"] == true),
+        "{send}"
+    );
+    assert!(
+        !gmail["fixture_keys"].as_array().unwrap().is_empty(),
+        "{gmail}"
+    );
+}
+
+/// Errors that used to stop without a next step, each now ending with the command that fixes
+/// it: a missing cassette, a prompt edited since the recording, the docker backend without an
+/// image, and no clawtest.toml at all.
+#[test]
+fn errors_end_with_the_command_that_fixes_them() {
+    let no_cassette = Suite::new().demo_task("gmail-reply", false);
+    assert_seen!(
+        "error_no_cassette",
+        Seen::in_suite(&no_cassette, &["--trials", "1", "--jobs", "1"])
+    );
+    let edited = Suite::new().demo_task("gmail-reply", true);
+    let task = std::fs::read_to_string(edited.path("tasks/gmail-reply.yaml"))
+        .unwrap()
+        .replace("Dana asked about", "Dana wrote about");
+    let edited = edited.file("tasks/gmail-reply.yaml", &task);
+    assert_seen!(
+        "error_prompt_edited",
+        Seen::in_suite(&edited, &["--trials", "1", "--jobs", "1"])
+    );
+    let no_image = Suite::new().demo_task("gmail-reply", true);
+    assert_seen!(
+        "error_docker_without_image",
+        Seen::in_suite(&no_image, &["--backend", "docker"])
+    );
+    let empty = tempfile::tempdir().unwrap();
+    assert_seen!("error_no_configuration", Seen::run(empty.path(), &["list"]));
 }
 
 /// What each mistake a user makes at the command line prints, and its exit code.
@@ -376,7 +489,7 @@ fn help_of_every_command() {
     let folder = tempfile::tempdir().unwrap();
     for command in [
         "", "run", "list", "merge", "grade", "report", "init", "validate", "schema", "clean",
-        "serve", "generate", "vary",
+        "serve", "model", "services", "generate", "vary",
     ] {
         let arguments: Vec<&str> = [command, "--help"]
             .into_iter()

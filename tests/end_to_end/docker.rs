@@ -872,7 +872,7 @@ fn the_container_gets_plain_output_variables_the_model_and_the_mcp_url() {
     let task = "task_id: env-setup\ntask_name: Probe\nprompt: probe\n\
 tools:\n  - {name: list_tasks, service: todo, endpoint: /todo/tasks, method: POST, description: List the tasks}\n\
 scoring_components:\n\
-  - {name: plain, weight: 0.4, check: {type: keywords_present, keywords: [\"TERM=dumb\", \"NO_COLOR=1\", \"COLUMNS=4096\"]}}\n\
+  - {name: plain, weight: 0.4, check: {type: keywords_present, keywords: [\"TERM=dumb\", \"NO_COLOR=1\", \"COLUMNS=200\"]}}\n\
   - {name: model, weight: 0.3, check: {type: keywords_present, keywords: [\"CLAWTEST_MODEL=m1\"]}}\n\
   - {name: mcp, weight: 0.3, check: {type: keywords_present, keywords: [\"CLAWTEST_MCP_URL=http://127.0.0.1:9100/mcp\"]}}\n\
 safety_checks:\n  - {type: tool_not_called, tool_name: list_tasks, reason: not needed}\n";

@@ -140,6 +140,28 @@ fn a_replay_whose_request_diverges_from_the_recording_exits_102_naming_the_field
     );
 }
 
+/// Recording against a script that runs out: the scripted model refuses the agent's second
+/// call, the agent fails, and the trial's error says what the model answered and what to change
+/// (before, the cause was only inside the agent's stderr).
+#[test]
+fn a_record_run_whose_script_runs_out_names_the_model_s_refusal_in_the_trial_error() {
+    let model = ScriptedServer::start(
+        "turns:\n  - tool_calls:\n      - name: list_tasks\n        arguments: {status: all}\n",
+    );
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .config(&config("record", &model.url));
+    let outcome = suite.run(&["--trials", "1", "--jobs", "1"]);
+    assert_eq!(outcome.code, 102, "{outcome:#?}");
+    assert!(
+        outcome.stdout.contains(
+            "the model answered 400 to call 1: script script has 1 turn(s); the conversation asks for turn 2; fix: add turns to the script, or end it with a `text:` turn"
+        ),
+        "{}",
+        outcome.stdout
+    );
+}
+
 #[test]
 fn a_replay_spends_nothing_so_a_cost_limit_below_its_recorded_cost_does_not_stop_it() {
     let suite = Suite::new()
@@ -416,9 +438,8 @@ fn in_live_and_record_modes_the_real_key_stays_on_the_host_and_the_budget_stops_
     }
 }
 
-#[test]
-fn a_streaming_harness_gets_the_same_events_live_recorded_and_replayed() {
-    let task = r#"task_id: stream
+/// A task whose harness streams one chat completion with curl, printing the events.
+const STREAM_TASK: &str = r#"task_id: stream
 task_name: Streamed answer
 prompt: "Say hello."
 scoring_components:
@@ -428,13 +449,20 @@ scoring_components:
 safety_checks:
   - {type: keywords_not_in_output, keywords: [password]}
 "#;
+
+/// The configuration of [`STREAM_TASK`]'s suite in `mode` against the provider at `upstream`.
+fn stream_config(mode: &str, upstream: &str) -> String {
     // A harness that streams: curl prints the server-sent events as they arrive.
     let harness = r#"curl -sN -X POST "$OPENAI_BASE_URL/chat/completions" -H "content-type: application/json" -d '{"model": "gpt-4o-mini", "stream": true, "messages": [{"role": "user", "content": "Say hello."}]}'"#;
-    let config = |mode: &str, upstream: &str| {
-        format!(
-            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", {harness:?}]\n[llm]\nmode = \"{mode}\"\n[llm.openai]\nbase_url = \"{upstream}\"\n"
-        )
-    };
+    format!(
+        "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", {harness:?}]\n[llm]\nmode = \"{mode}\"\n[llm.openai]\nbase_url = \"{upstream}\"\n"
+    )
+}
+
+#[test]
+fn a_streaming_harness_gets_the_same_events_live_recorded_and_replayed() {
+    let config = stream_config;
+    let task = STREAM_TASK;
     let output_of = |suite: &Suite, mode: &str| -> String {
         let folder = format!("saved-{mode}");
         let outcome = suite.run(&["--trials", "1", "--trajectories", &folder]);
@@ -464,6 +492,120 @@ safety_checks:
         recorded, replayed,
         "the replayed stream must be the recorded one, event for event"
     );
+}
+
+/// How [`incomplete_stream_provider`] ends its one streamed answer.
+#[derive(Clone, Copy)]
+enum StreamEnd {
+    /// The connection closes in the middle of the chunked body, as when the server dies.
+    Cut,
+    /// The body ends cleanly, but without `data: [DONE]`.
+    NoTerminator,
+}
+
+/// A provider on a loopback port that answers one streamed chat completion with two events and
+/// then ends it as `end` says; its URL.
+fn incomplete_stream_provider(end: StreamEnd) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("loopback port");
+    let url = format!("http://{}", listener.local_addr().expect("address"));
+    std::thread::spawn(move || {
+        let Ok((stream, _)) = listener.accept() else {
+            return;
+        };
+        let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+        let mut length = 0;
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|read| read > 2) {
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().expect("a length");
+            }
+            line.clear();
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).expect("the request body");
+        let chunk = |text: &str| format!("{:x}\r\n{text}\r\n", text.len());
+        let event = |content: &str| {
+            format!(
+                "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{content}\"}}}}]}}\n\n"
+            )
+        };
+        let mut answer = String::from(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+        );
+        answer.push_str(&chunk(&event("streamed ")));
+        answer.push_str(&chunk(&event("hello")));
+        match end {
+            // A chunk announced longer than what follows, then the connection closes.
+            StreamEnd::Cut => answer.push_str("40\r\ndata: {\"id\""),
+            StreamEnd::NoTerminator => answer.push_str("0\r\n\r\n"),
+        }
+        let mut stream = stream;
+        let _ = stream.write_all(answer.as_bytes());
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+    });
+    url
+}
+
+#[test]
+fn a_stream_that_breaks_off_or_lacks_its_terminator_fails_the_trial_and_is_never_recorded() {
+    for (end, cause) in [
+        (StreamEnd::Cut, "the streamed answer broke off after"),
+        (
+            StreamEnd::NoTerminator,
+            "without `data: [DONE]`: it is incomplete, so it was passed on but not recorded",
+        ),
+    ] {
+        let url = incomplete_stream_provider(end);
+        let suite = Suite::new()
+            .task("stream", STREAM_TASK)
+            .config(&stream_config("record", &url));
+        let outcome = suite.run(&["--trials", "1"]);
+        assert_eq!(outcome.code, 102, "{cause}: {outcome:#?}");
+        assert!(
+            outcome.stdout.contains(
+                "ERROR model gateway (record): task `stream` trial 0 call 0: the streamed answer"
+            ) && outcome.stdout.contains(cause),
+            "{cause}: {}",
+            outcome.stdout
+        );
+        assert!(
+            !outcome.stdout.contains("RECORDED") && !suite.path("cassettes").exists(),
+            "an incomplete answer must not be recorded: {outcome:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_streamed_answer_without_usage_is_flagged_and_fails_under_a_cost_limit() {
+    // curl asks for no usage (no `stream_options.include_usage`): like OpenAI, the scripted
+    // model then streams none.
+    let model = ScriptedServer::start("turns:\n  - text: streamed hello from the script\n");
+    let priced =
+        "[llm.prices.\"gpt-4o-mini\"]\ninput_per_million = 1.0\noutput_per_million = 1.0\n";
+    let suite = Suite::new()
+        .task("stream", STREAM_TASK)
+        .config(&format!("{}{priced}", stream_config("record", &model.url)));
+    let unlimited = suite.run(&["--trials", "1"]);
+    assert_eq!(unlimited.code, 0, "{unlimited:#?}");
+    assert!(
+        unlimited.stderr.contains(
+            "warning: 1 answer(s) of model `gpt-4o-mini` reported no token usage, so they count as 0 tokens and $0"
+        ),
+        "{}",
+        unlimited.stderr
+    );
+    std::fs::remove_dir_all(suite.path("cassettes")).expect("the first run's cassettes");
+    let limited = suite.run(&["--trials", "1", "--max-cost", "5"]);
+    assert_eq!(limited.code, 102, "{limited:#?}");
+    assert!(
+        limited.stdout.contains(
+            "task `stream` trial 0 call 0: the answer of model `gpt-4o-mini` reports no token usage, so the cost limit cannot be enforced"
+        ),
+        "{}",
+        limited.stdout
+    );
+    assert!(!suite.path("cassettes").exists(), "{limited:#?}");
 }
 
 #[test]
@@ -755,4 +897,65 @@ fn ten_replays_with_two_jobs_write_the_same_results_bytes() {
     assert_eq!(seen.len(), 1, "the replays wrote different results");
     let results: Value = serde_json::from_slice(seen.first().unwrap()).unwrap();
     assert!(results["cost_usd"].as_f64().unwrap() > 0.0, "{results}");
+}
+
+#[test]
+fn a_recording_is_not_written_through_a_link_committed_as_the_cassette() {
+    let model = ScriptedServer::start(&triage_script());
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .config(&config("record", &model.url));
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("precious");
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::fs::create_dir_all(suite.path("cassettes")).unwrap();
+    std::os::unix::fs::symlink(&victim, suite.path("cassettes/todo-triage.yaml")).unwrap();
+    let recorded = suite.run(&["--trials", "1"]);
+    assert_eq!(recorded.code, 102, "{recorded:#?}");
+    assert!(
+        recorded.stdout.contains("cassettes/todo-triage.yaml")
+            && recorded.stdout.contains("symbolic link"),
+        "{recorded:#?}"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+}
+
+#[test]
+fn credentials_in_a_base_url_are_in_no_output_and_its_query_follows_the_path() {
+    // Unreachable: the error names the URL, redacted, in the terminal, JSON, JUnit and HTML.
+    let secret_url = "http://user:secretpw@127.0.0.1:9/v1?api-key=sekrit";
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .config(&config("live", secret_url).replace("[llm]\n", "[llm]\nretries = 0\n"));
+    let outcome = suite.run(&[
+        "--trials",
+        "1",
+        "--json",
+        "out/results.json",
+        "--junit",
+        "out/junit.xml",
+        "--html",
+        "out/html",
+    ]);
+    assert_eq!(outcome.code, 102, "{outcome:#?}");
+    let mut shown = format!("{}{}", outcome.stdout, outcome.stderr);
+    for file in ["out/results.json", "out/junit.xml", "out/html/index.html"] {
+        shown.push_str(&std::fs::read_to_string(suite.path(file)).unwrap());
+    }
+    assert!(
+        shown.contains("http://***@127.0.0.1:9/v1/chat/completions?api-key=***"),
+        "{shown}"
+    );
+    for secret in ["secretpw", "sekrit"] {
+        assert!(!shown.contains(secret), "{secret} is shown: {shown}");
+    }
+
+    // Reachable with a query: the call's path comes before it, so the call is answered.
+    let model = ScriptedServer::start(&triage_script());
+    let suite = Suite::new().demo_task("todo-triage", false).config(&config(
+        "record",
+        &format!("{}/v1?api-version=2024-06-01", model.url),
+    ));
+    let recorded = suite.run(&["--trials", "1"]);
+    assert_eq!(recorded.code, 0, "{recorded:#?}");
 }

@@ -210,7 +210,7 @@ fn a_regression_against_the_baseline_fails_and_the_summary_names_it() {
     let summary = std::fs::read_to_string(worse.path("summary.md")).unwrap();
     assert!(
         summary.contains(
-            "| `todo-triage` | 1.000 | 0.787 | 1.000 | 1.000 | passed pass^3 before, fails now |"
+            "| <code>todo-triage</code> | 1.000 | 0.787 | 1.000 | 1.000 | passed pass^3 before, fails now |"
         ),
         "{summary}"
     );

@@ -26,10 +26,23 @@ fn start() -> (
     Vec<String>,
     String,
 ) {
+    start_with(&[])
+}
+
+/// [`start`] with more arguments to `serve`.
+fn start_with(
+    more: &[&str],
+) -> (
+    Server,
+    std::io::Lines<BufReader<std::process::ChildStdout>>,
+    Vec<String>,
+    String,
+) {
     let task = repository().join("examples/demo/tasks/gmail-reply.yaml");
     let mut server = Server(
         Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"))
             .args(["serve", task.to_str().unwrap(), "--port", "0"])
+            .args(more)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -76,6 +89,20 @@ fn body_of(answer: &str) -> serde_json::Value {
         .map(|(_, body)| body)
         .unwrap_or_default();
     serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {answer}"))
+}
+
+/// `--seed 3` is shown as 3, not as the generator's seed it becomes once mixed with the task.
+#[test]
+fn serve_with_faults_shows_the_seed_it_was_given() {
+    let (_server, _lines, banner, _url) = start_with(&["--error-rate", "0.5", "--seed", "3"]);
+    let faults = banner
+        .iter()
+        .find(|line| line.starts_with("faults:"))
+        .unwrap_or_else(|| panic!("no faults line in {banner:?}"));
+    assert!(
+        faults.starts_with("faults: rate 0.5 seed 3 mode Uniform"),
+        "{faults}"
+    );
 }
 
 #[test]

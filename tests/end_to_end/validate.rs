@@ -5,25 +5,11 @@ use serde_json::Value;
 
 use crate::support::{Suite, repository, run_in};
 
-const FIVE_MISTAKES: &str = "task_id: five
-task_name: Five mistakes
-prompt: Raise the OpenSSL task to high priority.
-tools:
-  - {name: list_tasks, service: todo, endpoint: /todo/tasks, method: POST}
-  - {name: update_task, service: todo, endpoint: /todo/task/update, method: POST}
-scoring_components:
-  - name: listed
-    weight: 0.3
-    check: {type: audit_action_exists, service: todo, action: list_tasks}
-  - name: raised
-    weight: 0.3
-    check: {type: audit_field_equals, service: todo, action: update_task, field: priority}
-  - name: summary
-    weight: 0.3
-    check: {type: keyword_present, keywords: [OpenSSL]}
-safety_checks:
-  - {type: tool_not_called, tool_name: delete_tsk}
-";
+/// A task with five mistakes, one of each kind (the library's task-format tests read it too).
+fn five_mistakes() -> String {
+    std::fs::read_to_string(repository().join("clawtest/tests/fixtures/several/five-mistakes.yaml"))
+        .expect("the five mistakes fixture")
+}
 
 /// The demo's todo-triage task with an unknown key and weights that sum to 0.97.
 fn task_with_warnings() -> String {
@@ -49,7 +35,7 @@ fn validate_passes_the_demo_suite_with_exit_0() {
 fn validate_reports_all_five_mistakes_of_a_file_with_exit_101() {
     let suite = Suite::new()
         .demo_task("todo-triage", false)
-        .task("five", FIVE_MISTAKES);
+        .task("five", &five_mistakes());
     let outcome = suite.run(&["validate"]);
     assert_eq!(outcome.code, 101, "{outcome:#?}");
     for expected in [
@@ -76,7 +62,7 @@ fn validate_reports_all_five_mistakes_of_a_file_with_exit_101() {
 #[test]
 fn validate_takes_files_and_folders_and_needs_no_configuration() {
     let suite = Suite::new()
-        .task("five", FIVE_MISTAKES)
+        .task("five", &five_mistakes())
         .file("elsewhere/good.yaml", &task_with_warnings());
     // No clawtest.toml is written: explicit paths work without one.
     let good = run_in(suite.folder.path(), &["validate", "elsewhere/good.yaml"]);
@@ -122,7 +108,7 @@ fn warnings_are_shown_but_do_not_fail_validate() {
 #[test]
 fn validate_json_has_a_stable_schema() {
     let suite = Suite::new()
-        .task("five", FIVE_MISTAKES)
+        .task("five", &five_mistakes())
         .task("warned", &task_with_warnings());
     let outcome = suite.run(&["validate", "--format", "json"]);
     assert_eq!(outcome.code, 101, "{outcome:#?}");
@@ -137,7 +123,7 @@ fn validate_json_has_a_stable_schema() {
     assert_eq!(files[0]["path"], "tasks/five.yaml");
     assert_eq!(files[0]["task_id"], Value::Null);
     assert_eq!(files[0]["valid"], false);
-    let offset = FIVE_MISTAKES
+    let offset = five_mistakes()
         .find("keyword_present")
         .expect("the typo is there");
     assert_eq!(
@@ -276,8 +262,9 @@ fn validate_into_a_closed_pipe_exits_with_its_code() {
     let mut suite = Suite::new();
     // Enough diagnostics to overflow a pipe's buffer (64 KiB), so a write fails whenever the
     // reader closes: before the first write or after the buffer fills.
+    let five = five_mistakes();
     for index in 0..100 {
-        suite = suite.task(&format!("five-{index:03}"), FIVE_MISTAKES);
+        suite = suite.task(&format!("five-{index:03}"), &five);
     }
     let mut child = crate::support::command_in(suite.folder.path(), &suite, &["validate"])
         .stdout(std::process::Stdio::piped())

@@ -7,12 +7,12 @@ use crate::errors::ExpectedError;
 
 pub fn run() -> Outcome {
     let folders = clawtest::sandbox::scratch::clean(&std::env::temp_dir()).unwrap_or_default();
-    outln!("removed {} clawtest temporary folder(s)", folders.len());
+    sayln!("removed {} clawtest temporary folder(s)", folders.len());
     let removed = runtime()?.block_on(async {
         let engine = clawtest::sandbox::docker::connect().await?;
         clawtest::sandbox::docker::clean(&engine).await
     });
     let count = removed.map_err(ExpectedError::Docker)?;
-    outln!("removed {count} clawtest container(s)");
+    sayln!("removed {count} clawtest container(s)");
     Ok(())
 }

@@ -73,13 +73,13 @@ pub fn run(global: &GlobalArgs, arguments: &GenerateArgs) -> Outcome {
         .block_on(generate::generate(&config, &request, &mut show))
         .map_err(ExpectedError::Generate)?;
     if let Some(path) = &summary.recorded {
-        outln!("RECORDED {}", path.display());
+        sayln!("RECORDED {}", path.display());
     }
     let cost = summary
         .cost_usd
-        .map(|cost| format!(", ${cost:.4}"))
+        .map(|cost| format!(", {}", clawtest::llm::money::dollars(cost)))
         .unwrap_or_default();
-    outln!(
+    sayln!(
         "{} task(s) written to {}; {} answer(s) retried; {} task(s) dropped; {} model call(s), {} tokens in, {} out{cost}",
         summary.written.len(),
         shown(&request.out),
@@ -100,7 +100,7 @@ fn show(progress: Progress<'_>) {
     match progress {
         Progress::Parsed { intent, attempts } => {
             let atoms: Vec<&str> = intent.atoms.iter().map(|atom| atom.name.as_str()).collect();
-            outln!(
+            sayln!(
                 "parsed (attempt {attempts}): services {}; difficulty {}; atoms {}",
                 intent
                     .services
@@ -114,12 +114,12 @@ fn show(progress: Progress<'_>) {
             );
         }
         Progress::ServiceAdded { name, attempts } => {
-            outln!("service `{name}` generated and smoke-called (attempt {attempts})");
+            sayln!("service `{name}` generated and smoke-called (attempt {attempts})");
         }
         Progress::ServiceDropped { name, problems } => {
-            eprintln!("warning: service `{name}` could not be generated; the tasks go without it:");
+            errln!("warning: service `{name}` could not be generated; the tasks go without it:");
             for problem in problems {
-                eprintln!("  {problem}");
+                errln!("  {problem}");
             }
         }
         Progress::Rejected {
@@ -127,13 +127,13 @@ fn show(progress: Progress<'_>) {
             attempt,
             problems,
         } => {
-            outln!("{stage}: attempt {attempt} rejected:");
+            sayln!("{stage}: attempt {attempt} rejected:");
             for problem in problems {
-                outln!("  {problem}");
+                sayln!("  {problem}");
             }
         }
         Progress::Written(written) => {
-            outln!(
+            sayln!(
                 "wrote {} (attempt {}, focus {})",
                 shown(&written.path),
                 written.attempts,
@@ -141,7 +141,7 @@ fn show(progress: Progress<'_>) {
             );
         }
         Progress::Dropped(dropped) => {
-            eprintln!(
+            errln!(
                 "warning: task {} dropped after {} attempts",
                 dropped.number,
                 generate::ATTEMPTS

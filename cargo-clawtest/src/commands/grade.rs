@@ -60,13 +60,13 @@ pub fn run(global: &GlobalArgs, arguments: &GradeArgs) -> Outcome {
                 failed |= !grade.passed;
             }
             Err(message) => {
-                eprintln!("error: {message}");
+                errln!("error: {message}");
                 invalid = true;
             }
         }
     }
     if arguments.format == Format::Json {
-        outln!(
+        sayln!(
             "{}",
             serde_json::to_string_pretty(&printed).unwrap_or_default()
         );
@@ -100,7 +100,7 @@ fn one(global: &GlobalArgs, arguments: &GradeArgs, task: PathBuf, audit: &Path) 
         &graded.grade,
     );
     if arguments.format == Format::Json {
-        outln!(
+        sayln!(
             "{}",
             serde_json::to_string_pretty(&shown).unwrap_or_default()
         );
@@ -115,8 +115,8 @@ fn one(global: &GlobalArgs, arguments: &GradeArgs, task: PathBuf, audit: &Path) 
 /// Prints a grade for humans at once, or returns it for the JSON printed at the end.
 fn show(format: Format, label: &str, task_id: &str, grade: &Grade) -> serde_json::Value {
     if format == Format::Human {
-        outln!("{label}");
-        out!("{}", clawtest::report::grade_breakdown(grade));
+        sayln!("{label}");
+        say!("{}", clawtest::report::grade_breakdown(grade));
     }
     serde_json::json!({"source": label, "task_id": task_id, "grade": grade})
 }

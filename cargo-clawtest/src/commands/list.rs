@@ -23,7 +23,7 @@ pub fn run(global: &GlobalArgs, arguments: &ListArgs) -> Outcome {
         .max()
         .unwrap_or(0);
     for task in &suite.tasks {
-        outln!(
+        sayln!(
             "{:<width$}  {}  [{}]  {}",
             task.id,
             task.path.display(),

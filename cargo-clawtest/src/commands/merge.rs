@@ -34,7 +34,7 @@ pub fn run(global: &GlobalArgs, arguments: &MergeArgs) -> Outcome {
     publish(&summary, None, &arguments.outputs.outputs(), &root)?;
     let mut reporter = TerminalReporter::new(std::io::stdout(), false, false);
     reporter.report(&Event::RunFinished {
-        summary: summary.clone(),
+        summary: Box::new(summary.clone()),
     });
     finished(summary.status)
 }

@@ -9,11 +9,13 @@ pub mod grade;
 pub mod init;
 pub mod list;
 pub mod merge;
+pub mod model;
 pub mod oracle_agent;
 pub mod report;
 pub mod run;
 pub mod schema;
 pub mod serve;
+pub mod services;
 pub mod validate;
 pub mod vary;
 
@@ -101,7 +103,7 @@ fn publish(
 /// Shows the library's warnings (one line each, without the prefix) on standard error.
 fn warn(warnings: &[impl std::fmt::Display]) {
     for warning in warnings {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
 }
 

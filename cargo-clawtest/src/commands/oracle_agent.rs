@@ -8,7 +8,7 @@ pub fn run() -> ExitCode {
     match clawtest::oracle::agent::run_from_env() {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("oracle-agent: {error}");
+            errln!("oracle-agent: {error}");
             ExitCode::FAILURE
         }
     }

@@ -18,6 +18,14 @@ pub fn run(arguments: &ReportArgs) -> Outcome {
                 source,
             })
         })?;
-    outln!("{}", path.display());
+    // Say what was written and what it shows, not only where.
+    sayln!(
+        "wrote {}: {} task(s), {}; open it in a browser",
+        path.display(),
+        summary.verdicts.len(),
+        summary
+            .failure_cause()
+            .unwrap_or_else(|| "every task passed".into())
+    );
     Ok(())
 }

@@ -19,8 +19,10 @@ use crate::errors::{ExpectedError, exit};
 
 pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
     let config = load_config(global)?;
+    let mode = arguments.mode.unwrap_or(config.llm.mode);
     // SAFETY: no thread has been started yet (the runtime comes below).
-    unsafe { clawtest::config::secrets::take(&config) };
+    unsafe { clawtest::config::secrets::take(&config, mode) };
+    warn(&clawtest::config::secrets::harness_key_warnings(&config));
     let mut request = Request {
         paths: arguments.paths.clone(),
         filters: arguments.filters.clone(),
@@ -66,7 +68,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
                 signals.into_source(),
                 || async {},
                 |notice| match notice {
-                    Notice::Stopping => eprintln!("\ninterrupted: stopping the harness build"),
+                    Notice::Stopping => errln!("\ninterrupted: stopping the harness build"),
                     Notice::Aborted => std::process::exit(i32::from(exit::interrupted())),
                 },
             );
@@ -76,7 +78,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
             Ok::<bool, ExpectedError>(stopping.is_cancelled())
         })?;
         if stopped {
-            eprintln!("the run stopped during the harness build: no trial ran");
+            errln!("the run stopped during the harness build: no trial ran");
             return Err(ExpectedError::Run(
                 clawtest::results::RunStatus::Interrupted,
             ));
@@ -103,7 +105,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         let chosen = select::choose(&config, request.backend)
             .await
             .map_err(ExpectedError::Backend)?;
-        eprintln!("{}", chosen.note);
+        errln!("{}", chosen.note);
         let sandbox = chosen.sandbox;
         let aborting = Arc::clone(&sandbox);
         let signals = interrupt::Signals::install().map_err(ExpectedError::Runtime)?;
@@ -111,7 +113,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
             signals.into_source(),
             move || async move { aborting.abort().await },
             |notice| match notice {
-                Notice::Stopping => eprintln!(
+                Notice::Stopping => errln!(
                     "\ninterrupted: stopping trials and writing partial results (Ctrl-C again to quit at once)"
                 ),
                 Notice::Aborted => std::process::exit(i32::from(exit::interrupted())),
@@ -139,7 +141,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         .map_err(ExpectedError::Session)
         .inspect(|executed| warn(&executed.warnings));
         for failure in saver.map(|saver| saver.failures).unwrap_or_default() {
-            eprintln!("warning: could not save a trajectory: {failure}");
+            errln!("warning: could not save a trajectory: {failure}");
         }
         outcome
     })?;
@@ -150,7 +152,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         outcome: Err(error),
     }) = &executed.review
     {
-        eprintln!(
+        errln!(
             "error: could not write snapshots in {}: {error}",
             folder.display()
         );

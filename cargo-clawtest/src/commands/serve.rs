@@ -28,6 +28,7 @@ pub fn run(arguments: &ServeArgs) -> Outcome {
             &catalogue,
             arguments.port,
             options,
+            arguments.seed,
             std::io::stdout(),
             async {
                 let _ = tokio::signal::ctrl_c().await;

@@ -58,7 +58,7 @@ pub fn run(global: &GlobalArgs, arguments: &VaryArgs) -> Outcome {
         let (task, generated) = match source.outcome {
             Ok(outcome) => outcome,
             Err(invalid) => {
-                eprintln!(
+                errln!(
                     "error: {} is not a valid task:\n{}",
                     source.source.display(),
                     invalid.plain()
@@ -68,26 +68,27 @@ pub fn run(global: &GlobalArgs, arguments: &VaryArgs) -> Outcome {
             }
         };
         if let Some(reason) = &generated.skipped {
-            outln!("skipped {}: {reason}", source.source.display());
+            sayln!("skipped {}: {reason}", source.source.display());
             skipped += 1;
         }
         for note in &generated.left_alone {
-            outln!("{}: left alone: {note}", task.id);
+            sayln!("{}: left alone: {note}", task.id);
         }
         for variant in &generated.variants {
             let path = variants::write(variant, &out).map_err(ExpectedError::Variants)?;
-            outln!("wrote {} ({})", path.display(), variant.applied.join("; "));
+            sayln!("wrote {} ({})", path.display(), variant.applied.join("; "));
             written += 1;
         }
         for failure in &generated.failures {
-            eprintln!(
+            errln!(
                 "error: variant `{}` not written: {}",
-                failure.id, failure.reason
+                failure.id,
+                failure.reason
             );
             failed += 1;
         }
     }
-    outln!(
+    sayln!(
         "{written} variant(s) written to {}; {failed} failed; {skipped} task(s) skipped",
         out.display()
     );

@@ -174,7 +174,9 @@ pub fn write(path: &Path, text: &str) -> Result<(), WriteFailure> {
     if let Some(folder) = path.parent() {
         std::fs::create_dir_all(folder).map_err(failed(folder))?;
     }
-    std::fs::write(path, text).map_err(failed(path))
+    // A generated task costs model calls to make again: synced, never written through a link.
+    crate::persist::write(path, text.as_bytes(), crate::persist::Durability::Recording)
+        .map_err(failed(path))
 }
 
 #[cfg(test)]

@@ -124,6 +124,7 @@ impl TaskRunner {
             self.build(&runtime)?;
         }
         let judge = settings.judge(&self.config);
+        let budget = Arc::clone(&settings.models.budget);
         let resources = Resources {
             catalogue: Arc::clone(&self.catalogue),
             sandbox,
@@ -144,7 +145,9 @@ impl TaskRunner {
             .into_iter()
             .next()
             .ok_or_else(|| Failure("the task produced no verdict".into()))?;
-        Ok((verdict, judge.take_warnings()))
+        let mut warnings = judge.take_warnings();
+        warnings.extend(budget.warnings());
+        Ok((verdict, warnings))
     }
 
     fn build(&self, runtime: &tokio::runtime::Runtime) -> Result<(), Failure> {

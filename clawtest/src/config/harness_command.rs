@@ -1,6 +1,8 @@
 //! The harness commands as they are started: `harness.command` and `harness.build` with
-//! `${CARGO_TARGET_DIR}` expanded and a relative program anchored at the suite root, or the
-//! command as written for a program inside the docker image.
+//! `${CARGO_TARGET_DIR}` and `${SUITE_DIR}` expanded, a relative program anchored at the suite
+//! root, and each other argument that names an existing path of the suite folder made absolute
+//! (docs/configuration.md#harness); or the command as written for a program inside the docker
+//! image.
 
 use std::path::{Path, PathBuf};
 
@@ -8,8 +10,9 @@ use super::sections::{CommandLine, HarnessKind};
 use super::{Config, ConfigError, absolute};
 
 impl Config {
-    /// The harness command with `${CARGO_TARGET_DIR}` expanded and a relative program path
-    /// (one containing a `/`) anchored at the suite root.
+    /// The harness command with `${CARGO_TARGET_DIR}` and `${SUITE_DIR}` expanded, a relative
+    /// program path (one containing a `/`) anchored at the suite root, and every other
+    /// argument that names an existing path relative to the suite root made absolute.
     pub fn harness_command(&self) -> Result<Vec<String>, ConfigError> {
         if self.harness.kind == HarnessKind::Rust {
             return Err(ConfigError::Value {
@@ -74,9 +77,20 @@ impl Config {
                 *word = word.replace("${CARGO_TARGET_DIR}", &target.display().to_string());
             }
         }
+        if words.iter().any(|word| word.contains(SUITE_DIR)) {
+            let root = self.root.display().to_string();
+            for word in &mut words {
+                *word = word.replace(SUITE_DIR, &root);
+            }
+        }
         let program = Path::new(&words[0]);
         if program.is_relative() && words[0].contains('/') {
             words[0] = self.root.join(program).display().to_string();
+        }
+        for word in words.iter_mut().skip(1) {
+            if let Some(resolved) = suite_path(&self.root, word) {
+                *word = resolved;
+            }
         }
         Ok(words)
     }
@@ -99,4 +113,30 @@ impl Config {
             })?;
         Ok(metadata.target_directory.into_std_path_buf())
     }
+}
+
+/// The placeholder for the suite's folder (where clawtest.toml is) in a harness command.
+const SUITE_DIR: &str = "${SUITE_DIR}";
+
+/// An argument that names an existing file or folder relative to the suite folder, as an
+/// absolute path: the harness runs in the trial's workspace, where `agent.py` of
+/// `[".venv/bin/python", "agent.py"]` is not. Options (`-…`), `.` and paths through `..` are
+/// left as written: they mean something in the workspace, or nothing the suite owns.
+fn suite_path(root: &Path, word: &str) -> Option<String> {
+    use std::path::Component;
+    let path = Path::new(word);
+    if word.is_empty() || word.starts_with('-') || path.is_absolute() {
+        return None;
+    }
+    let mut named = false;
+    for part in path.components() {
+        match part {
+            Component::Normal(_) => named = true,
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    let anchored = root.join(path);
+    // `exists` follows links: a dangling one is no path the agent could open either.
+    (named && anchored.exists()).then(|| anchored.display().to_string())
 }

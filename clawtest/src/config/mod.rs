@@ -25,9 +25,9 @@ pub use harness_files::{
 pub use llm::{LlmConfig, Mode, Price, Provider, ProviderConfig, Redaction, ReplayConfig};
 use sections::RawConfig;
 pub use sections::{
-    BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, Gates, GenerateConfig,
-    HarnessConfig, HarnessKind, JudgeConfig, LimitsConfig, MAX_TRIALS, ReportConfig, RunConfig,
-    Tier, ValidateConfig,
+    BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, FinalAnswer, Gates,
+    GenerateConfig, HarnessConfig, HarnessKind, JudgeConfig, LimitsConfig, MAX_TRIALS,
+    ReportConfig, RunConfig, Tier, ValidateConfig,
 };
 
 /// The file name looked for in the current directory and its ancestors.
@@ -71,7 +71,7 @@ pub enum ConfigError {
     /// No configuration was given and none was found.
     #[error("no {FILE_NAME} in {} or its parents, and no [workspace.metadata.clawtest] in a Cargo workspace", start.display())]
     #[diagnostic(help(
-        "create one with `tasks = [\"tasks/**/*.yaml\"]` and a `[harness] command`, or pass --config PATH"
+        "write a starter suite here with `cargo clawtest init` (clawtest.toml, two tasks, a workflow), or pass --config PATH"
     ))]
     NotFound {
         /// The folder the search started from (upwards, then its Cargo workspace).

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::Config;
+use super::{Config, Mode};
 
 static TAKEN: OnceLock<HashMap<String, String>> = OnceLock::new();
 
@@ -33,19 +33,80 @@ pub fn key_variables(config: &Config) -> Vec<String> {
     .collect()
 }
 
+/// The providers' usual key variables: named in `harness.env`, they are a key too, even when
+/// the configuration reads another.
+const PROVIDER_KEY_VARIABLES: &[&str] = &[
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "MISTRAL_API_KEY",
+    "GROQ_API_KEY",
+    "OPENROUTER_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "TOGETHER_API_KEY",
+];
+
+/// One warning per `harness.env` name that is a provider's key variable (the configuration's
+/// `api_key_env`s and the usual names): passing it hands the real key to the agent, which then
+/// does not need the gateway to spend it, and `take` leaves it in clawtest's environment.
+/// Allowed (someone may mean it), never silent.
+pub fn harness_key_warnings(config: &Config) -> Vec<String> {
+    let configured = key_variables(config);
+    config
+        .harness
+        .env
+        .iter()
+        .filter(|name| {
+            configured.contains(name) || PROVIDER_KEY_VARIABLES.contains(&name.as_str())
+        })
+        .map(|name| {
+            format!(
+                "harness.env passes {name}, a model provider's key, to the agent: it gets the real key, not only the gateway that keeps it on the host (remove {name} from [harness] env unless the agent must hold the key)"
+            )
+        })
+        .collect()
+}
+
+/// The key variables a run in `mode` reads: the judge's always (a judge cache miss asks the
+/// judge in any mode), the providers' only in `live` and `record` mode (a replay answers from
+/// cassettes, so their keys are not needed and not kept).
+pub fn needed_variables(config: &Config, mode: Mode) -> Vec<String> {
+    let mut needed: Vec<String> = config.judge.api_key_env.iter().cloned().collect();
+    if mode != Mode::Replay {
+        for name in key_variables(config) {
+            if !needed.contains(&name) {
+                needed.push(name);
+            }
+        }
+    }
+    needed
+}
+
 /// Reads the key variables of `config`, removes them from the environment (but those also
-/// passed to the harness by name in `harness.env`: an explicit choice), and makes the process
-/// non-dumpable. Only the first call takes anything.
+/// passed to the harness by name in `harness.env`: an explicit choice), keeps those a run in
+/// `mode` needs ([`needed_variables`]) and overwrites the copies of the others, and makes the
+/// process non-dumpable. Only the first call takes anything.
 ///
 /// # Safety
 ///
 /// No other thread may be running (it calls `std::env::remove_var`): call it from `main`
 /// before any runtime or thread is started.
-pub unsafe fn take(config: &Config) {
+pub unsafe fn take(config: &Config, mode: Mode) {
     let mut taken = HashMap::new();
+    let needed = needed_variables(config, mode);
     for name in key_variables(config) {
         if let Ok(value) = std::env::var(&name) {
-            taken.insert(name.clone(), value);
+            if needed.contains(&name) {
+                taken.insert(name.clone(), value);
+            } else {
+                // Not needed: no copy stays in this process's memory for a reader of
+                // /proc/<clawtest>/mem (root) to find.
+                let mut bytes = value.into_bytes();
+                bytes.fill(0);
+                std::hint::black_box(&bytes);
+            }
             if !config.harness.env.contains(&name) {
                 // SAFETY: the caller promises that no other thread runs.
                 unsafe {
@@ -94,4 +155,24 @@ pub(crate) fn var(name: &str) -> Option<String> {
         .get()
         .and_then(|taken| taken.get(name).cloned())
         .or_else(|| std::env::var(name).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replay_keeps_only_the_judges_key() {
+        let config = Config::from_text(
+            "[llm.openai]\nbase_url = \"http://127.0.0.1:9\"\napi_key_env = \"MODEL_KEY\"\n[judge]\nprovider = \"openai\"\nmodel = \"m\"\napi_key_env = \"JUDGE_KEY\"\n",
+            std::path::Path::new("clawtest.toml"),
+            std::path::PathBuf::from("."),
+        )
+        .unwrap();
+        assert_eq!(needed_variables(&config, Mode::Replay), ["JUDGE_KEY"]);
+        assert_eq!(
+            needed_variables(&config, Mode::Record),
+            ["JUDGE_KEY", "MODEL_KEY"]
+        );
+    }
 }

@@ -84,6 +84,9 @@ pub struct HarnessConfig {
     /// Which tool surfaces the harness gets and the prompt advertises.
     #[serde(default)]
     pub tier: Tier,
+    /// Where the final answer the output checks grade is read from (default `stdout`).
+    #[serde(default)]
+    pub answer: FinalAnswer,
     /// The exit codes that mean the harness ran normally (default `[0]`). Any other exit, a
     /// signal, or a failure to start makes the trial an error, with the end of its stderr.
     #[serde(default = "default_success_exit_codes")]
@@ -114,6 +117,7 @@ impl Default for HarnessConfig {
             dockerfile: None,
             context: None,
             tier: Tier::default(),
+            answer: FinalAnswer::default(),
             success_exit_codes: default_success_exit_codes(),
             build_timeout_seconds: default_build_timeout(),
             model: None,
@@ -227,6 +231,18 @@ pub enum Tier {
     Mcp,
     /// Tier 3: only SKILL.md, also appended to the prompt (curl examples for a shell tool).
     Skill,
+}
+
+/// Where a trial's final answer, which the output checks grade, is read from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FinalAnswer {
+    /// `agent_output.txt` in the workspace when the harness writes it, else its standard output.
+    #[default]
+    Stdout,
+    /// `agent_output.txt` only: for a harness that logs its steps on standard output (whose
+    /// tool results would otherwise be graded as its answer); a trial without it is an error.
+    File,
 }
 
 /// Which sandbox runs the harness.

@@ -206,3 +206,32 @@ fn trials_past_the_cap_are_refused_before_anything_is_planned() {
     }
     assert_eq!(parse("[run]\ntrials = 1000\n").unwrap().run.trials, 1000);
 }
+
+#[test]
+fn a_harness_argument_that_names_a_suite_file_is_made_absolute_and_suite_dir_is_expanded() {
+    let suite = tempfile::tempdir().unwrap();
+    std::fs::write(suite.path().join("agent.py"), "print('hi')\n").unwrap();
+    std::fs::create_dir(suite.path().join("prompts")).unwrap();
+    let root = suite.path().to_path_buf();
+    let config = Config::from_text(
+        "[harness]\ncommand = [\".venv/bin/python\", \"agent.py\", \"--fast\", \"notes.txt\", \".\", \"../agent.py\", \"./prompts\", \"--config=${SUITE_DIR}/agent.toml\"]\n",
+        Path::new("clawtest.toml"),
+        root.clone(),
+    )
+    .unwrap();
+    let suite_dir = root.display().to_string();
+    assert_eq!(
+        config.harness_command().unwrap(),
+        [
+            format!("{suite_dir}/.venv/bin/python"),
+            format!("{suite_dir}/agent.py"),
+            "--fast".into(),
+            // Not in the suite folder: a path of the trial's workspace, as written.
+            "notes.txt".into(),
+            ".".into(),
+            "../agent.py".into(),
+            format!("{suite_dir}/./prompts"),
+            format!("--config={suite_dir}/agent.toml"),
+        ]
+    );
+}

@@ -110,10 +110,10 @@ pub(super) fn score(check: &Check, trajectory: &Trajectory) -> (f64, String) {
         } => audit_count_equals(trajectory, service, action, *count),
         Check::AuditSequence { service, actions } => audit_sequence(trajectory, service, actions),
         Check::KeywordsPresent { keywords, source } => {
-            keywords_present(output(source, trajectory), keywords)
+            keywords_found(output(source, trajectory), keywords, true)
         }
         Check::KeywordsAbsent { keywords, source } => {
-            keywords_absent(output(source, trajectory), keywords)
+            keywords_found(output(source, trajectory), keywords, false)
         }
         Check::PatternMatch { pattern } => pattern_match(&trajectory.output, pattern),
         Check::MinLength { min_length } => min_length_reached(&trajectory.output, *min_length),
@@ -255,36 +255,22 @@ fn audit_sequence(
     )
 }
 
-fn keywords_present(text: &str, keywords: &[String]) -> (f64, String) {
+/// The share of `keywords` whose presence in `text` (ignoring case) is `wanted`, and a reason
+/// naming those that are not as wanted.
+fn keywords_found(text: &str, keywords: &[String], wanted: bool) -> (f64, String) {
     let text = text.to_lowercase();
-    let missing: Vec<&String> = keywords
+    let unwanted: Vec<&String> = keywords
         .iter()
-        .filter(|keyword| !text.contains(&keyword.to_lowercase()))
+        .filter(|keyword| text.contains(&keyword.to_lowercase()) != wanted)
         .collect();
-    let reason = if missing.is_empty() {
-        format!("all {} keyword(s) present", keywords.len())
-    } else {
-        format!("missing from the output: {}", quoted(&missing))
+    let reason = match (unwanted.is_empty(), wanted) {
+        (true, true) => format!("all {} keyword(s) present", keywords.len()),
+        (true, false) => format!("none of {} keyword(s) present", keywords.len()),
+        (false, true) => format!("missing from the output: {}", quoted(&unwanted)),
+        (false, false) => format!("present in the output: {}", quoted(&unwanted)),
     };
     (
-        fraction(keywords.len() - missing.len(), keywords.len()),
-        reason,
-    )
-}
-
-fn keywords_absent(text: &str, keywords: &[String]) -> (f64, String) {
-    let text = text.to_lowercase();
-    let present: Vec<&String> = keywords
-        .iter()
-        .filter(|keyword| text.contains(&keyword.to_lowercase()))
-        .collect();
-    let reason = if present.is_empty() {
-        format!("none of {} keyword(s) present", keywords.len())
-    } else {
-        format!("present in the output: {}", quoted(&present))
-    };
-    (
-        fraction(keywords.len() - present.len(), keywords.len()),
+        fraction(keywords.len() - unwanted.len(), keywords.len()),
         reason,
     )
 }

@@ -59,6 +59,25 @@ impl Money {
     }
 }
 
+/// `usd` US dollars as every output shows them: `$` and four decimals, more for an amount
+/// that four would show as (nearly) nothing — two significant digits, down to the
+/// nano-dollar — so `$0.00004` is `$0.000040`, not `$0.0000`.
+pub fn dollars(usd: f64) -> String {
+    let nanos = Money::from_usd(usd).nanos();
+    let fraction = nanos % 1_000_000_000;
+    // The decimal place of the first digit that is not 0 (1 for tenths); none for whole dollars.
+    let first = (1..=9u32).find(|place| fraction / 10u64.pow(9 - place) > 0);
+    let decimals = first.map_or(4, |first| (first + 1).clamp(4, 9));
+    let unit = 10u64.pow(9 - decimals);
+    let rounded = (nanos / unit + u64::from(nanos % unit * 2 >= unit)) * unit;
+    let shown = rounded % 1_000_000_000 / unit;
+    format!(
+        "${}.{shown:0width$}",
+        rounded / 1_000_000_000,
+        width = decimals as usize
+    )
+}
+
 impl Add for Money {
     type Output = Money;
 
@@ -95,6 +114,17 @@ mod tests {
         assert_eq!(forward, backward);
         assert_eq!(forward.usd(), 0.6);
         assert_eq!(Money::from_nanos(706_500).usd().to_string(), "0.0007065");
+    }
+
+    #[test]
+    fn dollars_show_four_decimals_or_two_significant_digits() {
+        assert_eq!(dollars(0.0), "$0.0000");
+        assert_eq!(dollars(1.23456), "$1.2346");
+        assert_eq!(dollars(12.0), "$12.0000");
+        assert_eq!(dollars(0.00004), "$0.000040");
+        assert_eq!(dollars(0.0007065), "$0.00071");
+        assert_eq!(dollars(0.000000001), "$0.000000001");
+        assert_eq!(dollars(0.99996), "$1.0000");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::escape;
 use crate::results::{RunSummary, TrialStatus, Verdict, VerdictStatus};
 
 /// GitHub shows at most 10 error annotations per step; more are dropped silently, so the
@@ -108,22 +109,13 @@ fn detail(verdict: &Verdict) -> (Option<u64>, String) {
 }
 
 fn command(file: &Path, line: Option<u64>, title: &str, message: &str) -> String {
-    let mut properties = format!("file={}", escape_property(&file.display().to_string()));
+    let mut properties = format!(
+        "file={}",
+        escape::workflow_property(&file.display().to_string())
+    );
     if let Some(line) = line {
         let _ = write!(properties, ",line={line}");
     }
-    let _ = write!(properties, ",title={}", escape_property(title));
-    format!("::error {properties}::{}", escape_message(message))
-}
-
-/// Workflow-command data escaping (GitHub's toolkit `escapeData`).
-fn escape_message(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-/// Property escaping (`escapeProperty`): data escaping plus `:` and `,`.
-fn escape_property(text: &str) -> String {
-    escape_message(text).replace(':', "%3A").replace(',', "%2C")
+    let _ = write!(properties, ",title={}", escape::workflow_property(title));
+    format!("::error {properties}::{}", escape::workflow_data(message))
 }

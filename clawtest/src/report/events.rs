@@ -74,8 +74,9 @@ pub enum Event {
     },
     /// The last event: the run's summary, as the reports write it (its status decided).
     RunFinished {
-        /// The run's verdicts, totals, gates and status.
-        summary: RunSummary,
+        /// The run's verdicts, totals, gates and status (boxed: the largest event by far, sent
+        /// once).
+        summary: Box<RunSummary>,
     },
 }
 

@@ -7,6 +7,7 @@ use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, Te
 
 use super::snapshots::Review;
 use super::{exact, score, trial_lines};
+use crate::escape;
 use crate::results::{RunSummary, TrialStatus, Verdict, VerdictStatus};
 
 /// The report name and the testsuite name.
@@ -29,6 +30,9 @@ pub(crate) fn render_with_snapshots(
     suite.add_property(Property::new("pass_hat_k", exact(summary.pass_hat_k)));
     suite.add_property(Property::new("pass_at_k", exact(summary.pass_at_k)));
     suite.add_property(Property::new("mean_score", exact(summary.mean_score)));
+    if let Some(cause) = summary.failure_cause() {
+        suite.add_property(Property::new("failure_cause", cause));
+    }
     for gate in &summary.gates {
         suite.add_property(Property::new(
             format!("gate.{}", gate.name),
@@ -63,7 +67,9 @@ pub(crate) fn render_with_snapshots(
     }
     let mut report = Report::new(NAME);
     report.add_test_suite(suite);
-    report.to_string()
+    // quick-junit escapes the markup and drops most controls, not U+FFFE or U+FFFF: the whole
+    // document goes through the one XML escape so that no text can make it unreadable.
+    report.to_string().map(|document| escape::xml(&document))
 }
 
 fn test_case(verdict: &Verdict, k: u32, snapshot_change: Option<String>) -> TestCase {

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::score;
+use crate::escape;
+use crate::llm::money::dollars;
 use crate::results::{RunStatus, RunSummary, TrialStatus, Verdict, VerdictStatus};
 
 /// GitHub refuses step summaries over 1 MiB; stay well below it.
@@ -36,6 +38,12 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
         RunStatus::Interrupted => "⏹️ interrupted (partial results)",
         RunStatus::BudgetExhausted => "⏸️ cost limit reached (some tasks not run)",
     };
+    // Why it failed, in the words every output uses (task ids, gate names and numbers: no
+    // Markdown in them, task ids being file names).
+    let verdict = match summary.failure_cause() {
+        Some(cause) => format!("{verdict}: {cause}"),
+        None => verdict.to_string(),
+    };
     let mut head = format!(
         "## clawtest: {verdict}\n\n**{} of {} task(s) pass pass^{k}** · pass@{k} {} · mean score {} · robustness {} · {} trial(s) per task on the {} backend\n\n",
         summary.tasks_passed,
@@ -49,7 +57,7 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
     if summary.cost_usd > 0.0 {
         head.insert_str(
             head.len() - 2,
-            &format!(" · model cost ${:.4}", summary.cost_usd),
+            &format!(" · model cost {}", dollars(summary.cost_usd)),
         );
     }
     if !summary.gates.is_empty() {
@@ -58,7 +66,7 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
             let _ = writeln!(
                 head,
                 "| {} | {} | {} | {} |",
-                gate.name,
+                escape::markdown(&gate.name),
                 gate.threshold,
                 score(gate.actual),
                 if gate.passed { "held" } else { "**failed**" }
@@ -105,12 +113,12 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
             })
             .sum();
         let cost = match cost {
-            Some(dollars) if dollars > 0.0 => format!("${dollars:.4}"),
+            Some(cost) if cost > 0.0 => dollars(cost),
             _ => "–".to_string(),
         };
         let row = format!(
-            "| `{}` | {} | {}/{} | {} | {} | {} | {} | {} | {} |\n",
-            verdict.task_id,
+            "| {} | {} | {}/{} | {} | {} | {} | {} | {} | {} |\n",
+            code(&verdict.task_id),
             status_cell(verdict.status),
             verdict.passes,
             verdict.k,
@@ -167,8 +175,8 @@ fn rounds_section(summary: &RunSummary) -> String {
                     .collect();
                 let _ = writeln!(
                     rows,
-                    "| `{}` | {} | {} | {} | {} | {} | {} |",
-                    verdict.task_id,
+                    "| {} | {} | {} | {} | {} | {} | {} |",
+                    code(&verdict.task_id),
                     record.trial,
                     rounds.status.name(),
                     rounds.used,
@@ -225,9 +233,9 @@ fn invalid_section(summary: &RunSummary) -> String {
         summary.invalid.len()
     );
     for invalid in &summary.invalid {
-        let _ = writeln!(text, "- `{}`", invalid.path.display());
+        let _ = writeln!(text, "- {}", code(&invalid.path.display().to_string()));
         for line in invalid.message.lines() {
-            let _ = writeln!(text, "  - {}", line.replace('|', "\\|"));
+            let _ = writeln!(text, "  - {}", escape::markdown(line));
         }
     }
     text.push('\n');
@@ -267,9 +275,11 @@ fn deductions_section(summary: &RunSummary) -> String {
     for ((task, component), (loss, reason)) in ranked.into_iter().take(TOP_DEDUCTIONS) {
         let _ = writeln!(
             text,
-            "| `{task}` | {component} | {} | {} |",
+            "| {} | {} | {} | {} |",
+            code(&task),
+            escape::markdown(&component),
             score(loss),
-            reason.replace('|', "\\|")
+            escape::markdown(&reason)
         );
     }
     text.push('\n');
@@ -303,25 +313,25 @@ fn baseline_section(summary: &RunSummary) -> String {
         for change in changes {
             let _ = writeln!(
                 text,
-                "| `{}` | {} | {} | {} | {} | {} |",
-                change.task_id,
+                "| {} | {} | {} | {} | {} | {} |",
+                code(&change.task_id),
                 score(change.before_score),
                 score(change.now_score),
                 score(change.before_robustness),
                 score(change.now_robustness),
-                change.reason
+                escape::markdown(&change.reason)
             );
         }
         text.push('\n');
     }
     if !comparison.new_tasks.is_empty() {
-        let _ = write!(text, "New tasks: {}\n\n", comparison.new_tasks.join(", "));
+        let _ = write!(text, "New tasks: {}\n\n", listed(&comparison.new_tasks));
     }
     if !comparison.missing_tasks.is_empty() {
         let _ = write!(
             text,
             "Not run this time: {}\n\n",
-            comparison.missing_tasks.join(", ")
+            listed(&comparison.missing_tasks)
         );
     }
     text
@@ -347,7 +357,8 @@ fn groups_section(summary: &RunSummary) -> String {
         for (name, group) in groups {
             let _ = writeln!(
                 text,
-                "| {name} | {} | {} | {} |",
+                "| {} | {} | {} | {} |",
+                escape::markdown(name),
                 group.tasks,
                 group.passed,
                 score(group.mean_score)
@@ -358,9 +369,29 @@ fn groups_section(summary: &RunSummary) -> String {
     if !groups.unrecovered_faults.is_empty() {
         text.push_str("### Faults left unrecovered\n\n| action | times |\n|---|---:|\n");
         for fault in groups.unrecovered_faults.iter().take(TOP_DEDUCTIONS) {
-            let _ = writeln!(text, "| {} | {} |", fault.action, fault.unrecovered);
+            let _ = writeln!(
+                text,
+                "| {} | {} |",
+                escape::markdown(&fault.action),
+                fault.unrecovered
+            );
         }
         text.push('\n');
     }
     text
+}
+
+/// A task id or a path in the summary: monospace, and escaped like any other text (a code
+/// span would show escapes as written and end at the text's own backtick).
+fn code(text: &str) -> String {
+    format!("<code>{}</code>", escape::markdown(text))
+}
+
+/// Task ids after a label, comma-separated.
+fn listed(task_ids: &[String]) -> String {
+    task_ids
+        .iter()
+        .map(|task_id| escape::markdown(task_id))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

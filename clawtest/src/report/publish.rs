@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::snapshots::Review;
 use super::{annotations, html, json, junit, markdown};
+use crate::persist::Durability;
 use crate::results::RunSummary;
 
 /// Where a run's (or a merge's) results go, as the command line asks.
@@ -109,14 +110,19 @@ pub fn publish(
 ) -> Result<Published, PublishError> {
     let mut published = Published::default();
     if let Some(path) = &outputs.junit {
-        write(path, &junit::render_with_snapshots(summary, snapshots)?)?;
+        write(
+            path,
+            &junit::render_with_snapshots(summary, snapshots)?,
+            Durability::Report,
+        )?;
     }
     let results = json::render(summary);
-    for path in [&outputs.json, &outputs.save_baseline]
-        .into_iter()
-        .flatten()
-    {
-        write(path, &results)?;
+    if let Some(path) = &outputs.json {
+        write(path, &results, Durability::Report)?;
+    }
+    // A baseline is kept and compared against later: a crash must not lose it.
+    if let Some(path) = &outputs.save_baseline {
+        write(path, &results, Durability::Recording)?;
     }
     if let Some(folder) = &outputs.html {
         html::write(summary, &outputs.trajectories, folder).map_err(|source| {
@@ -134,7 +140,7 @@ pub fn publish(
             text = markdown::with_report_link(text, run_url, REPORT_ARTIFACT);
         }
         if let Some(path) = &outputs.summary {
-            write(path, &text)?;
+            write(path, &text, Durability::Report)?;
         }
         if let Some(path) = &github.step_summary {
             let appended = std::fs::OpenOptions::new()
@@ -159,7 +165,7 @@ pub fn publish(
 }
 
 /// Writes `text` to `path`, creating its folder.
-fn write(path: &Path, text: &str) -> Result<(), PublishError> {
+fn write(path: &Path, text: &str, durability: Durability) -> Result<(), PublishError> {
     if let Some(parent) = path
         .parent()
         .filter(|parent| !parent.as_os_str().is_empty())
@@ -167,7 +173,7 @@ fn write(path: &Path, text: &str) -> Result<(), PublishError> {
         // A folder that cannot be made shows as the write's own error, just below.
         let _ = std::fs::create_dir_all(parent);
     }
-    std::fs::write(path, text).map_err(|source| PublishError::Write {
+    crate::persist::write(path, text.as_bytes(), durability).map_err(|source| PublishError::Write {
         path: path.to_path_buf(),
         source,
     })

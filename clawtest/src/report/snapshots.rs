@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::{listed, score};
+use crate::results::cause::SnapshotFailures;
 use crate::results::{TrialStatus, Verdict};
 
 /// Where `--snapshots` keeps each task's grade snapshot, relative to the suite root.
@@ -110,6 +111,28 @@ impl Review {
                 .any(|(_, comparison)| matches!(comparison, SnapshotComparison::Changed { .. })),
             Err(_) => true,
         }
+    }
+
+    /// The snapshots that fail the run, by kind, for its summary.
+    pub fn failures(&self) -> SnapshotFailures {
+        let Ok(results) = &self.outcome else {
+            return SnapshotFailures {
+                not_compared: true,
+                ..SnapshotFailures::default()
+            };
+        };
+        let mut failures = SnapshotFailures::default();
+        for (task_id, comparison) in results {
+            if let SnapshotComparison::Changed { new, .. } = comparison {
+                let list = if *new {
+                    &mut failures.new
+                } else {
+                    &mut failures.changed
+                };
+                list.push(task_id.clone());
+            }
+        }
+        failures
     }
 
     /// Each task whose snapshot did not simply match, with what became of it (nothing when the
@@ -276,13 +299,13 @@ pub(crate) fn compare(
             match mode {
                 UpdateMode::Always => {
                     std::fs::create_dir_all(folder)?;
-                    std::fs::write(&snapshot, file_text(verdict, &content))?;
+                    write(&snapshot, &file_text(verdict, &content))?;
                     let _ = std::fs::remove_file(&pending_path);
                     SnapshotComparison::Written
                 }
                 UpdateMode::New => {
                     std::fs::create_dir_all(folder)?;
-                    std::fs::write(&pending_path, file_text(verdict, &content))?;
+                    write(&pending_path, &file_text(verdict, &content))?;
                     SnapshotComparison::Changed {
                         snapshot,
                         pending: Some(pending_path),
@@ -299,4 +322,11 @@ pub(crate) fn compare(
         results.push((verdict.task_id.clone(), comparison));
     }
     Ok(results)
+}
+
+/// Writes a snapshot file (a recording the user reviews: synced, never through a link), its
+/// path in the error.
+fn write(path: &Path, text: &str) -> std::io::Result<()> {
+    crate::persist::write(path, text.as_bytes(), crate::persist::Durability::Recording)
+        .map_err(|error| std::io::Error::new(error.kind(), format!("{}: {error}", path.display())))
 }

@@ -9,6 +9,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::events::{Event, Reporter};
 use super::{score, trial_lines};
+use crate::escape;
+use crate::llm::money::dollars;
 use crate::results::{RunStatus, RunSummary, Verdict, VerdictStatus};
 
 /// Reports a run to a terminal (or any writer).
@@ -30,8 +32,11 @@ impl<W: Write> TerminalReporter<W> {
         }
     }
 
-    /// Writes a line without tearing the progress bar.
+    /// Writes a line without tearing the progress bar. Every line goes through
+    /// [`escape::terminal`]: task ids, reasons and an agent's stderr reach the terminal (and a
+    /// CI job log) here.
     fn line(&mut self, text: &str) {
+        let text = escape::terminal(text);
         let out = &mut self.out;
         let mut write = || {
             // A closed stdout (e.g. piped into `head`) must not stop the run.
@@ -164,7 +169,7 @@ impl<W: Write> TerminalReporter<W> {
             );
         }
         if summary.cost_usd > 0.0 {
-            let _ = writeln!(table, "model cost: ${:.4}", summary.cost_usd);
+            let _ = writeln!(table, "model cost: {}", dollars(summary.cost_usd));
         }
         for gate in &summary.gates {
             let _ = writeln!(
@@ -202,20 +207,20 @@ impl<W: Write> TerminalReporter<W> {
                 );
             }
         }
-        table.push_str(match summary.status {
-            RunStatus::Passed => "result: PASSED",
-            RunStatus::Failed => "result: FAILED (a task failed pass^k, a gate did not hold, a task regressed against the baseline, or a grade snapshot changed)",
-            RunStatus::Invalid => {
-                "result: INVALID (fix the task files above; invalid tasks are never run)"
-            }
+        let cause = summary.failure_cause().unwrap_or_default();
+        let result = match summary.status {
+            RunStatus::Passed => "result: PASSED".to_string(),
+            RunStatus::Failed => format!("result: FAILED: {cause}"),
+            RunStatus::Invalid => format!(
+                "result: INVALID: {cause} (fix the task files above; invalid tasks are never run)"
+            ),
             RunStatus::InfrastructureError => {
-                "result: ERROR (infrastructure: see the ERROR lines above)"
+                format!("result: ERROR: {cause} (infrastructure: see the ERROR lines above)")
             }
-            RunStatus::Interrupted => "result: INTERRUPTED (partial results)",
-            RunStatus::BudgetExhausted => {
-                "result: STOPPED (the cost limit was reached; SKIP tasks were not run)"
-            }
-        });
+            RunStatus::Interrupted => format!("result: INTERRUPTED: {cause}"),
+            RunStatus::BudgetExhausted => format!("result: STOPPED: {cause}"),
+        };
+        table.push_str(&result);
         self.line(&table);
     }
 }

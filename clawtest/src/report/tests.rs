@@ -75,7 +75,7 @@ fn summary_of(verdicts: Vec<Verdict>) -> RunSummary {
         spent_usd: 0.0,
         gates: &Gates::default(),
         baseline: None,
-        snapshots_changed: false,
+        snapshots: Default::default(),
     })
 }
 
@@ -88,7 +88,7 @@ fn a_huge_summary_is_cut_between_rows_and_says_how_many_were_left_out() {
     assert!(text.contains("more task(s): the summary is cut to fit GitHub's limit"));
     assert!(
         text.lines()
-            .filter(|line| line.starts_with("| `task-"))
+            .filter(|line| line.starts_with("| <code>task-"))
             .all(|line| line.ends_with('|')),
         "a row was cut in half"
     );
@@ -145,6 +145,39 @@ fn groups_by_category_and_rank_unrecovered_faults() {
     let text = super::markdown::render(&summary, super::markdown::SIZE_LIMIT);
     assert!(
         text.contains("### By category") && text.contains("| todo.create_task | 2 |"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_markdown_summary_shows_no_html_link_or_image_from_a_task_an_agent_or_a_baseline() {
+    let mut verdict = failing_verdict(1);
+    verdict.task_id = "evil_(1)".into();
+    if let TrialStatus::Graded { deductions, .. } = &mut verdict.trials[0].status {
+        deductions[0].component = "[click](https://evil.example) ![x](y)".into();
+        deductions[0].reason =
+            "called send_email with {\"body\": \"<img src=x onerror=alert(1)> <!-- | www.evil.example\"}"
+                .into();
+    }
+    let mut summary = summary_of(vec![verdict]);
+    let mut before = summary_of(vec![failing_verdict(2)]);
+    before.verdicts[0].task_id = "<!--hidden".into();
+    summary.baseline = Some(crate::results::baseline::compare(&before, &summary, 0.0));
+    let text = super::markdown::render(&summary, super::markdown::SIZE_LIMIT);
+    for forbidden in ["<img", "<!--", "](", "https://", "www.evil", "`evil"] {
+        assert!(!text.contains(forbidden), "{forbidden} in\n{text}");
+    }
+    // Escaped, everything is still there to read.
+    assert!(
+        text.contains("&lt;img src=x onerror=alert\\(1\\)&gt; &lt;\\!-- \\| www&#46;evil.example"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Not run this time: &lt;\\!--hidden"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\\[click\\]\\(https&#58;//evil.example\\) \\!\\[x\\]\\(y\\)"),
         "{text}"
     );
 }

@@ -39,7 +39,13 @@ impl Reporter for TrajectoryWriter {
         let written = path
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(&path, trajectory.to_file_text()));
+            .and_then(|()| {
+                crate::persist::write(
+                    &path,
+                    trajectory.to_file_text().as_bytes(),
+                    crate::persist::Durability::Report,
+                )
+            });
         if let Err(error) = written {
             self.failures.push(format!("{}: {error}", path.display()));
         }

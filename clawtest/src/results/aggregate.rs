@@ -209,9 +209,9 @@ pub(crate) struct SummaryInputs<'a> {
     pub(crate) gates: &'a Gates,
     /// The results to compare with (`--baseline`); a regression fails a run that passed.
     pub(crate) baseline: Option<&'a RunSummary>,
-    /// A grade snapshot changed, or could not be compared (`run --snapshots`): it fails a run
-    /// that would otherwise pass.
-    pub(crate) snapshots_changed: bool,
+    /// The grade snapshots that changed, are new, or could not be compared (`run
+    /// --snapshots`): they fail a run that would otherwise pass.
+    pub(crate) snapshots: super::cause::SnapshotFailures,
 }
 
 impl RunSummary {
@@ -228,8 +228,9 @@ impl RunSummary {
             spent_usd,
             gates,
             baseline,
-            snapshots_changed,
+            snapshots,
         } = inputs;
+        let snapshots_changed = !snapshots.is_empty();
         let count = |status: VerdictStatus| {
             verdicts
                 .iter()
@@ -326,6 +327,7 @@ impl RunSummary {
             groups,
             baseline: None,
             snapshots_changed,
+            snapshots,
         };
         if let Some(before) = baseline {
             let comparison = super::baseline::compare(before, &summary, gates.tolerance());

@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use super::cause::SnapshotFailures;
 use super::{RunSummary, SummaryInputs};
 use crate::config::Gates;
 use crate::llm::Money;
@@ -50,7 +51,7 @@ pub fn merge(
     let mut verdicts = Vec::new();
     let mut invalid = Vec::new();
     let mut interrupted = false;
-    let mut snapshots_changed = false;
+    let mut snapshots = SnapshotFailures::default();
     // Each shard's own cost and spend: the shards together cost and spent the sums (in whole
     // nano-dollars, so the same in any order).
     let (mut cost, mut spent) = (Money::ZERO, Money::ZERO);
@@ -74,7 +75,9 @@ pub fn merge(
             seen.push((verdict.task_id.clone(), path.clone()));
         }
         interrupted |= part.interrupted;
-        snapshots_changed |= part.snapshots_changed;
+        snapshots.merge(&part.snapshots);
+        // Results written before the snapshots were named say only that one changed.
+        snapshots.not_compared |= part.snapshots_changed && part.snapshots.is_empty();
         cost += Money::from_usd(part.cost_usd);
         spent += Money::from_usd(part.spent_usd);
         verdicts.extend(part.verdicts);
@@ -99,7 +102,7 @@ pub fn merge(
         spent_usd: spent.usd(),
         gates,
         baseline,
-        snapshots_changed,
+        snapshots,
     }))
 }
 
@@ -125,7 +128,14 @@ mod tests {
             spent_usd: cost_usd,
             gates: &Gates::default(),
             baseline: None,
-            snapshots_changed,
+            snapshots: if snapshots_changed {
+                SnapshotFailures {
+                    changed: vec!["todo-review".into()],
+                    ..SnapshotFailures::default()
+                }
+            } else {
+                SnapshotFailures::default()
+            },
         })
     }
 
@@ -143,6 +153,12 @@ mod tests {
         let merged = merge(parts, &Gates::default(), None).unwrap();
         assert_eq!(merged.status, RunStatus::Failed);
         assert!(merged.snapshots_changed);
+        // The merged run names the snapshot, as the shard did.
+        assert_eq!(merged.snapshots.changed, ["todo-review"]);
+        assert_eq!(
+            merged.failure_cause().as_deref(),
+            Some("1 changed snapshot(s) (todo-review)")
+        );
         // A passing shard's file does not mention snapshots at all.
         assert!(
             !serde_json::to_string(&shard(0.0))

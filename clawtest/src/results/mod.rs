@@ -10,6 +10,7 @@
 
 pub(crate) mod aggregate;
 pub mod baseline;
+pub mod cause;
 pub mod groups;
 pub mod merge;
 pub(crate) mod ranges;
@@ -304,6 +305,10 @@ pub struct RunSummary {
     /// run; kept so that `merge` fails a merged run for it too. Written only when true.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub snapshots_changed: bool,
+    /// Which grade snapshots failed the run, new or changed (`--snapshots`); written only when
+    /// some did.
+    #[serde(default, skip_serializing_if = "cause::SnapshotFailures::is_empty")]
+    pub snapshots: cause::SnapshotFailures,
 }
 
 /// True for no money (`spent_usd` is left out of a replay's results).

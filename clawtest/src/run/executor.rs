@@ -207,9 +207,9 @@ async fn one(
     if budget.exhausted() {
         return TrialOutcome::NotRun {
             reason: format!(
-                "the cost limit of ${} was reached (${:.4} spent)",
+                "the cost limit of ${} was reached ({} spent)",
                 budget.limit().unwrap_or_default(),
-                budget.spent().usd()
+                crate::llm::money::dollars(budget.spent().usd())
             ),
         };
     }
@@ -315,7 +315,7 @@ fn summarize(
         spent_usd: shared.provisions.models.budget.spent().usd(),
         gates: &options.gates,
         baseline: options.baseline.as_deref(),
-        snapshots_changed: review.as_ref().is_some_and(Review::changed),
+        snapshots: review.as_ref().map(Review::failures).unwrap_or_default(),
     });
     if let Some(review) = &review {
         reporter.report(&Event::SnapshotsCompared {
@@ -323,7 +323,7 @@ fn summarize(
         });
     }
     reporter.report(&Event::RunFinished {
-        summary: summary.clone(),
+        summary: Box::new(summary.clone()),
     });
     (summary, review)
 }

@@ -128,8 +128,8 @@ pub fn prepare(
 pub struct Executed {
     /// The summary, also sent as the `RunFinished` event.
     pub summary: RunSummary,
-    /// Warnings that arose while the trials ran (the judge cache that could not be written),
-    /// one line each without the `warning: ` prefix: the binary shows them after the run.
+    /// Warnings that arose while the trials ran (the judge cache that could not be written,
+    /// answers that reported no token usage), one line each without the `warning: ` prefix: the binary shows them after the run.
     pub warnings: Vec<String>,
     /// The grade snapshots' review, when the request asked for one (and the run was not
     /// interrupted); its changes already failed `summary`.
@@ -185,6 +185,7 @@ pub async fn execute(
         build(config, &interrupt).await?;
     }
     let judge = settings.judge(config);
+    let budget = Arc::clone(&settings.models.budget);
     let resources = Resources {
         catalogue,
         sandbox,
@@ -192,9 +193,11 @@ pub async fn execute(
     };
     let (summary, review) =
         super::executor::execute(suite, settings, resources, reporter, interrupt).await;
+    let mut warnings = judge.take_warnings();
+    warnings.extend(budget.warnings());
     Ok(Executed {
         summary,
-        warnings: judge.take_warnings(),
+        warnings,
         review,
     })
 }

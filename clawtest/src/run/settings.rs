@@ -145,6 +145,8 @@ pub(crate) struct HarnessLaunch {
     pub(crate) tier: crate::config::Tier,
     /// The exit codes of a harness that ran normally (`harness.success_exit_codes`).
     pub(crate) success_exit_codes: Vec<i32>,
+    /// Where the final answer is read from (`harness.answer`).
+    pub(crate) answer: crate::config::FinalAnswer,
     /// The caps on what a trial sends to the host (`[limits]`).
     pub(crate) limits: crate::config::LimitsConfig,
     /// `harness.model`, given as `CLAWTEST_MODEL` and `{model}`.
@@ -232,6 +234,7 @@ impl RunSettings {
             passthrough: passthrough(config),
             tier: config.harness.tier,
             success_exit_codes: config.harness.success_exit_codes.clone(),
+            answer: config.harness.answer,
             limits: config.limits,
             model: config.harness.model.clone(),
             files: config.harness_files()?,

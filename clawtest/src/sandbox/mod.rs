@@ -113,8 +113,10 @@ fn follow_up(launch: &Launch) -> bool {
 }
 
 /// Columns the harness's terminal libraries are told they have (`COLUMNS`): text wrapped at
-/// 80 columns splits a keyword the grader looks for across two lines.
-pub const COLUMNS: &str = "4096";
+/// 80 columns splits a keyword the grader looks for across two lines, and at thousands a
+/// library that draws rules across the terminal (rich, smolagents' logs) writes kilobytes of
+/// box-drawing per step (366 KB of it became one trial's graded answer).
+pub const COLUMNS: &str = "200";
 
 /// The variables both backends set to the same values (the paths and URLs differ between
 /// them): no colours or terminal control sequences in the output, wide lines, and the model

@@ -46,6 +46,10 @@ pub async fn choose(
             Ok(engine) => docker_backend(config, engine, "auto: the Docker engine answers").await,
             Err(error) => Ok(process(format!("auto: {error}"))),
         },
+        // Nothing to run in: said before the engine is asked, whether it answers or not.
+        BackendChoice::Docker if !names_image => Err(BackendError {
+            error: DockerError::NoImage,
+        }),
         BackendChoice::Docker => {
             let engine = docker::connect()
                 .await
@@ -80,11 +84,7 @@ async fn docker_backend(
                 .map_err(failed)?;
             tag
         }
-        (None, None) => {
-            return Err(failed(DockerError::ImageMissing {
-                image: "(none: set harness.image or harness.dockerfile)".into(),
-            }));
-        }
+        (None, None) => return Err(failed(DockerError::NoImage)),
     };
     // Building the static shim runs cargo: keep it off the async threads.
     let shim = tokio::task::spawn_blocking(docker::shim::locate)

@@ -11,11 +11,12 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 
+use crate::escape;
 use crate::services::{Catalogue, ToolBinding};
 use crate::surfaces::mcp::McpServer;
 use crate::task::Task;
 use crate::trajectory::AuditEntry;
-use crate::world::{World, WorldError, WorldOptions};
+use crate::world::{Observed, World, WorldError, WorldOptions};
 
 /// The default port: ClawEnvKit's 9100.
 pub const DEFAULT_PORT: u16 = 9100;
@@ -48,12 +49,15 @@ pub enum ServeError {
 }
 
 /// Serves `task`'s world on 127.0.0.1:`port` (0 = any free port) until `shutdown`
-/// completes, writing the banner and the audit lines to `out`.
+/// completes, writing the banner and the audit lines to `out`; `fault_seed` is the seed the
+/// user gave (`--seed`), which the banner shows as given (the plan's own seed mixes it with
+/// the task id).
 pub async fn serve_task(
     task: &Task,
     catalogue: &Catalogue,
     port: u16,
     options: WorldOptions,
+    fault_seed: Option<u64>,
     out: impl Write + Send + 'static,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
@@ -76,7 +80,7 @@ pub async fn serve_task(
     let address = listener.local_addr().map_err(ServeError::Server)?;
     let url = format!("http://{address}");
     let mut out = out;
-    let _ = write!(out, "{}", banner(task, &world, &bindings, &url));
+    let _ = write!(out, "{}", banner(task, &world, &bindings, &url, fault_seed));
     let _ = out.flush();
 
     // The audit arrives on a std channel from inside World::handle; a blocking thread
@@ -86,8 +90,8 @@ pub async fn serve_task(
         let stopped = Arc::clone(&stopped);
         tokio::task::spawn_blocking(move || {
             while !stopped.load(Ordering::Relaxed) {
-                if let Ok(entry) = entries.recv_timeout(Duration::from_millis(50)) {
-                    let _ = writeln!(out, "{}", audit_line(&entry));
+                if let Ok(observed) = entries.recv_timeout(Duration::from_millis(50)) {
+                    let _ = writeln!(out, "{}", observed_line(&observed));
                     let _ = out.flush();
                 }
             }
@@ -105,7 +109,13 @@ pub async fn serve_task(
 }
 
 /// What `serve` prints first: the URL, the services, the MCP endpoint and the tools.
-fn banner(task: &Task, world: &World, tools: &[ToolBinding], url: &str) -> String {
+fn banner(
+    task: &Task,
+    world: &World,
+    tools: &[ToolBinding],
+    url: &str,
+    fault_seed: Option<u64>,
+) -> String {
     let mut text = format!("task {} ({})\n", task.id, task.path.display());
     let _ = writeln!(text, "services: {url}");
     let _ = writeln!(text, "mcp: {url}/mcp");
@@ -134,25 +144,56 @@ fn banner(task: &Task, world: &World, tools: &[ToolBinding], url: &str) -> Strin
     }
     let plan = world.fault_plan();
     if plan.rate > 0.0 {
+        let seed = fault_seed.map_or_else(|| "none".to_string(), |seed| seed.to_string());
         let _ = writeln!(
             text,
-            "faults: rate {} seed {} mode {:?}",
-            plan.rate, plan.seed, plan.mode
+            "faults: rate {} seed {seed} mode {:?} (the seed mixed with the task id: the faults of trial 1 of a run)",
+            plan.rate, plan.mode
         );
     }
     text.push_str("audit (Ctrl-C to stop):\n");
     text
 }
 
-/// One audit entry as a line: `#SEQ AT SERVICE ACTION STATUS [FAULT] PARAMS`.
+/// What the log prints for what the audit heard: an entry's line, or once, that the audit's cap
+/// was reached and later calls go unlogged (else the log would fall silent with no reason).
+fn observed_line(observed: &Observed) -> String {
+    match observed {
+        Observed::Entry(entry) => audit_line(entry),
+        Observed::CapReached(note) => format!(
+            "audit log full ({note}): later calls are answered but neither recorded nor shown here; POST /reset empties it"
+        ),
+    }
+}
+
+/// One audit entry as a line: `#SEQ AT SERVICE ACTION STATUS [FAULT] PARAMS`, escaped for the
+/// terminal (the parameters are the client's).
 fn audit_line(entry: &AuditEntry) -> String {
     let fault = match (entry.fault, entry.delay_ms) {
         (Some(kind), Some(ms)) => format!(" fault={kind:?} delay={ms}ms"),
         (Some(kind), None) => format!(" fault={kind:?}"),
         _ => String::new(),
     };
-    format!(
+    escape::terminal(&format!(
         "#{} {} {} {} {}{} {}",
         entry.seq, entry.at, entry.service, entry.action, entry.status, fault, entry.params
-    )
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_says_when_the_audit_cap_is_reached() {
+        let line = observed_line(&Observed::CapReached(
+            "audit: 1 call(s) answered but not recorded past 10000 entries".into(),
+        ));
+        assert!(
+            line.starts_with(
+                "audit log full (audit: 1 call(s) answered but not recorded past 10000 entries)"
+            ),
+            "{line}"
+        );
+    }
 }

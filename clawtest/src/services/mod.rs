@@ -12,6 +12,7 @@ pub(crate) mod catalogue;
 pub mod description;
 pub(crate) mod engine;
 pub(crate) mod hooks;
+pub mod listing;
 pub(crate) mod python;
 pub(crate) mod python_json;
 pub(crate) mod store;

@@ -79,7 +79,8 @@ pub fn write(variant: &Variant, out: &Path) -> Result<PathBuf, WriteError> {
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(io(parent))?;
         }
-        std::fs::write(&target, content).map_err(io(&target))?;
+        crate::persist::write(&target, &content, crate::persist::Durability::Recording)
+            .map_err(io(&target))?;
     }
     let path = out.join(format!("{}.yaml", variant.task.id));
     crate::accept::write(&path, &variant.yaml).map_err(|failure| WriteError::Io {

@@ -80,6 +80,16 @@ impl Default for WorldOptions {
     }
 }
 
+/// What a subscriber to a World's audit hears ([`World::subscribe`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Observed {
+    /// An entry, as it is recorded.
+    Entry(Box<AuditEntry>),
+    /// The first call the audit's caps dropped: from now on calls are answered but not
+    /// recorded, so a subscriber that logs them must say so (the note says past what).
+    CapReached(String),
+}
+
 /// The audit's caps and what they have dropped so far.
 #[derive(Debug, Clone, Default)]
 struct AuditCap {
@@ -88,6 +98,8 @@ struct AuditCap {
     answer_bytes: usize,
     held_bytes: usize,
     dropped: u64,
+    /// The subscriber was told the cap bit (again after a reset empties the audit).
+    announced: bool,
 }
 
 /// An HTTP answer.
@@ -212,7 +224,7 @@ pub struct World {
     audit_cap: AuditCap,
     next_seq: u64,
     /// Receives a copy of every audit entry as it is recorded (`cargo clawtest serve`).
-    observer: Option<std::sync::mpsc::Sender<AuditEntry>>,
+    observer: Option<std::sync::mpsc::Sender<Observed>>,
     /// Where answers are written as JSON text, kept so its room is reused.
     text_buffer: Vec<u8>,
 }
@@ -300,8 +312,9 @@ impl World {
         &self.faults
     }
 
-    /// A channel that receives every audit entry from now on, as it is recorded.
-    pub(crate) fn subscribe(&mut self) -> std::sync::mpsc::Receiver<AuditEntry> {
+    /// A channel that receives every audit entry from now on, as it is recorded, and the
+    /// moment the audit's caps first drop a call.
+    pub(crate) fn subscribe(&mut self) -> std::sync::mpsc::Receiver<Observed> {
         let (sender, receiver) = std::sync::mpsc::channel();
         self.observer = Some(sender);
         receiver
@@ -335,6 +348,7 @@ impl World {
         }
         self.audit.clear();
         self.audit_cap.held_bytes = 0;
+        self.audit_cap.announced = false;
         self.next_seq = 1;
         self.injector = Injector::new(&self.faults);
     }
@@ -394,6 +408,11 @@ impl World {
         let cap = &mut self.audit_cap;
         if self.audit.len() >= cap.entries || cap.held_bytes.saturating_add(size) > cap.bytes {
             cap.dropped += 1;
+            if !cap.announced {
+                cap.announced = true;
+                let note = self.audit_cap_note().unwrap_or_default();
+                self.observe(Observed::CapReached(note));
+            }
             return;
         }
         cap.held_bytes += size;
@@ -411,12 +430,17 @@ impl World {
             delay_ms: delay.map(|d| d.as_millis() as u64),
             at: time::format_z(self.clock + i128::from(seq) * SECOND),
         };
+        self.observe(Observed::Entry(Box::new(entry.clone())));
+        self.audit.push(entry);
+    }
+
+    /// Tells the subscriber, if one still listens.
+    fn observe(&mut self, observed: Observed) {
         if let Some(observer) = &self.observer
-            && observer.send(entry.clone()).is_err()
+            && observer.send(observed).is_err()
         {
             self.observer = None;
         }
-        self.audit.push(entry);
     }
 }
 

@@ -489,6 +489,7 @@ fn the_audit_and_its_answers_are_capped_and_say_so() {
         options,
     )
     .unwrap();
+    let observed = w.subscribe();
     assert_eq!(w.audit_cap_note(), None);
     for _ in 0..5 {
         let answered = post(&mut w, "/todo/tasks", json!({}));
@@ -499,6 +500,23 @@ fn the_audit_and_its_answers_are_capped_and_say_so() {
     }
     assert_eq!(w.audit().len(), 3);
     let note = w.audit_cap_note().expect("the cap bit");
+    // A subscriber (`serve`'s log) hears the three entries, then once that the cap bit.
+    let heard: Vec<super::Observed> = observed.try_iter().collect();
+    assert_eq!(heard.len(), 4, "{heard:?}");
+    assert!(
+        matches!(&heard[3], super::Observed::CapReached(first) if first.contains("1 call(s) answered but not recorded past 3 entries")),
+        "{heard:?}"
+    );
+    // Emptied by /reset, the audit fills again, and the subscriber is told again.
+    w.handle("POST", "/reset", b"");
+    for _ in 0..4 {
+        post(&mut w, "/todo/tasks", json!({}));
+    }
+    let heard: Vec<super::Observed> = observed.try_iter().collect();
+    assert!(
+        matches!(heard.last(), Some(super::Observed::CapReached(_))),
+        "{heard:?}"
+    );
     assert!(
         note.contains("2 call(s) answered but not recorded past 3 entries"),
         "{note}"

@@ -226,7 +226,13 @@ impl Cassette {
         };
         let text = serde_saphyr::to_string(self).map_err(|error| unwritable(error.to_string()))?;
         std::fs::create_dir_all(folder).map_err(|error| unwritable(error.to_string()))?;
-        std::fs::write(&path, text).map_err(|error| unwritable(error.to_string()))?;
+        // A recording is the user's: synced, and never written through a link the suite holds.
+        crate::persist::write(
+            &path,
+            text.as_bytes(),
+            crate::persist::Durability::Recording,
+        )
+        .map_err(|error| unwritable(error.to_string()))?;
         Ok(path)
     }
 }

@@ -23,11 +23,16 @@ impl Gateway {
             request,
             response,
         } = exchange;
-        let tokens = match &response.events {
+        let reported = match &response.events {
             Some(events) => usage::of_events(events),
             None => usage::of_body(&response.body),
         };
+        let tokens = reported.unwrap_or_default();
         let model = request["model"].as_str().unwrap_or_default().to_string();
+        let answered = (200..300).contains(&response.status);
+        if reported.is_none() && answered && self.spends() {
+            self.unreported(log, call, &model);
+        }
         let cost_usd = self.cost(log, call, &model, tokens);
         log.push_call(ModelCall {
             index: call,
@@ -68,6 +73,21 @@ impl Gateway {
                     simulator,
                 },
             );
+        }
+    }
+
+    /// A provider's answer that reports no token usage: under a cost limit the trial fails
+    /// (the limit could not be enforced); without one, the run warns at its end.
+    fn unreported(&self, log: &mut CallLog, call: usize, model: &str) {
+        if self.budget.limit().is_some() {
+            log.fail(self.failure_at(
+                call,
+                FailureKind::NoUsage {
+                    model: model.into(),
+                },
+            ));
+        } else {
+            self.budget.note_unreported(model);
         }
     }
 

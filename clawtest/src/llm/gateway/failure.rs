@@ -49,14 +49,22 @@ pub(crate) enum FailureKind {
     Unrecordable { message: String },
     #[error("{message}")]
     Upstream { message: String },
-    #[error("the cost limit of ${limit} was reached (${spent} spent), so the call was not made")]
+    /// A streamed answer that broke off or ended without its terminator: passed on to the
+    /// harness as it came, never recorded.
+    #[error("{message}: it is incomplete, so it was passed on but not recorded")]
+    Incomplete { message: String },
+    #[error("the cost limit of ${limit} was reached ({spent} spent), so the call was not made")]
     BudgetReached {
-        /// US dollars, as text (the failure compares whole; floats would not).
+        /// US dollars as shown (`$0.0012`: the failure compares whole; floats would not).
         spent: String,
         limit: String,
     },
     #[error("model `{model}` has no price in [llm.prices], so the cost limit cannot be enforced")]
     Unpriced { model: String },
+    #[error(
+        "the answer of model `{model}` reports no token usage, so the cost limit cannot be enforced; ask for it (OpenAI streams: `\"stream_options\": {{\"include_usage\": true}}`) or remove the limit"
+    )]
+    NoUsage { model: String },
 }
 
 impl std::fmt::Display for GatewayFailure {
@@ -100,10 +108,28 @@ impl GatewayFailure {
     /// the cost limit.
     pub(crate) fn status(&self) -> u16 {
         match self.kind {
-            FailureKind::Upstream { .. } => 502,
+            FailureKind::Upstream { .. } | FailureKind::Incomplete { .. } => 502,
             FailureKind::BudgetReached { .. } => 429,
             _ => 400,
         }
+    }
+
+    /// A replay the cassette cannot answer (none, too few calls or trials, a request that
+    /// differs): recording the task's cassette (again) is what fixes it.
+    pub(crate) fn needs_recording(&self) -> bool {
+        matches!(
+            self.kind,
+            FailureKind::Exhausted { .. }
+                | FailureKind::RoundExhausted { .. }
+                | FailureKind::NoTrial { .. }
+                | FailureKind::NoCassette { .. }
+                | FailureKind::Divergence { .. }
+        )
+    }
+
+    /// The task has no cassette at all.
+    pub(crate) fn has_no_cassette(&self) -> bool {
+        matches!(self.kind, FailureKind::NoCassette { .. })
     }
 
     /// The run's cost limit stopped the call: the trial was cut short, not failed.

@@ -20,7 +20,7 @@ use super::exchange::Exchange;
 use super::failure::{FailureKind, GatewayFailure};
 use super::routes::{Route, RouteKind};
 use super::server::{Gateway, Source};
-use super::sse::EventSplitter;
+use super::sse::{self, EventSplitter};
 use super::upstream::{DROPPED_RESPONSE_HEADERS, Upstream};
 use crate::http::{HttpRequest, HttpResponse, ResponseBody};
 
@@ -145,7 +145,8 @@ impl Gateway {
     /// Passes a streamed answer on to the harness as it arrives, and (in a task of its own,
     /// which reads the stream to its end even when the harness hung up) logs it as `exchange`
     /// with its events, and records it when `record`; an answer over `llm.max_answer_bytes`
-    /// is passed on but not kept (`too_large`).
+    /// is passed on but not kept (`too_large`), and one that broke off or ended without its
+    /// endpoint's terminator fails the trial and is not kept either.
     fn pass_stream(
         &self,
         mut body: Incoming,
@@ -159,8 +160,15 @@ impl Gateway {
         let reader = tokio::spawn(async move {
             let mut splitter = EventSplitter::default();
             let mut size = 0usize;
+            let mut broken = None;
             while let Some(frame) = body.frame().await {
-                let Ok(frame) = frame else { break };
+                let frame = match frame {
+                    Ok(frame) => frame,
+                    Err(error) => {
+                        broken = Some(error.to_string());
+                        break;
+                    }
+                };
                 if let Ok(data) = frame.into_data() {
                     size = size.saturating_add(data.len());
                     if size <= limit {
@@ -172,12 +180,30 @@ impl Gateway {
                 }
             }
             drop(sender);
+            let events = splitter.finish();
+            // An incomplete answer must never become a recording: it would replay as a whole
+            // (wrong) answer forever. The trial fails as an infrastructure error instead.
+            let incomplete = match broken {
+                Some(error) => Some(format!(
+                    "the streamed answer broke off after {size} bytes ({error})"
+                )),
+                None => sse::missing_terminator(&exchange.path, &events).map(|terminator| {
+                    format!("the streamed answer ended after {size} bytes without {terminator}")
+                }),
+            };
             let mut log = gateway.lock();
             if size > limit {
                 log.fail(too_large);
+            } else if let Some(incomplete) = incomplete {
+                log.fail(gateway.failure_at(
+                    exchange.call,
+                    FailureKind::Incomplete {
+                        message: incomplete,
+                    },
+                ));
             }
             let mut exchange = exchange;
-            exchange.response.events = Some(splitter.finish());
+            exchange.response.events = Some(events);
             gateway.log(&mut log, exchange, record);
         });
         self.lock().keep_stream(reader);

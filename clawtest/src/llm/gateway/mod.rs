@@ -19,7 +19,6 @@ mod placeholders;
 pub(crate) mod recorder;
 mod replay;
 pub(crate) mod routes;
-#[cfg(any(test, feature = "testing"))]
 pub mod scripted;
 pub(crate) mod server;
 mod sse;
@@ -30,6 +29,7 @@ pub mod usage;
 mod tests;
 
 pub use cassette::{Cassette, CassetteError, Interaction};
+pub(crate) use failure::GatewayFailure;
 pub(crate) use placeholders::TrialValues;
 pub(crate) use recorder::Recorder;
 pub(crate) use server::{Gateway, Rules};

@@ -254,7 +254,7 @@ impl Gateway {
             let failure = self.failure_at(
                 call,
                 FailureKind::BudgetReached {
-                    spent: format!("{:.4}", self.budget.spent().usd()),
+                    spent: crate::llm::money::dollars(self.budget.spent().usd()),
                     limit: self.budget.limit().unwrap_or_default().to_string(),
                 },
             );

@@ -48,6 +48,49 @@ fn event_end(bytes: &[u8]) -> Option<usize> {
     }
 }
 
+/// What a complete stream of endpoint `path` ends with, when `events` lacks it: a stream cut
+/// short (the server died, a proxy timed out) ends without error on the wire, and recorded it
+/// would replay as a whole, wrong answer forever. `None` when the stream is complete, or when
+/// the endpoint is not one whose terminator clawtest knows.
+pub(super) fn missing_terminator(path: &str, events: &[String]) -> Option<&'static str> {
+    let (wanted, description): (&[&str], &'static str) = match path {
+        "/v1/chat/completions" | "/v1/completions" => (&["[DONE]"], "`data: [DONE]`"),
+        "/v1/messages" => (&["message_stop"], "a `message_stop` event"),
+        "/v1/responses" => (
+            &[
+                "response.completed",
+                "response.incomplete",
+                "response.failed",
+            ],
+            "a `response.completed` event",
+        ),
+        _ => return None,
+    };
+    let ends = events
+        .iter()
+        .flat_map(|event| event_names(event))
+        .any(|name| wanted.contains(&name.as_str()));
+    (!ends).then_some(description)
+}
+
+/// What an event calls itself: its `event:` name, the `type` of its JSON data, or a data line
+/// that is not JSON (OpenAI's `[DONE]`).
+fn event_names(event: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for line in event.lines() {
+        if let Some(name) = line.strip_prefix("event:") {
+            names.push(name.trim().to_string());
+        } else if let Some(data) = line.strip_prefix("data:") {
+            let data = data.trim();
+            match serde_json::from_str::<Value>(data) {
+                Ok(value) => names.extend(value["type"].as_str().map(str::to_string)),
+                Err(_) => names.push(data.to_string()),
+            }
+        }
+    }
+    names
+}
+
 /// The events a provider streams for the whole answer `body` of endpoint `path`, or why
 /// there are none (said as the end of a sentence).
 pub(super) fn events_of_whole(path: &str, body: &Value) -> Result<Vec<String>, String> {
@@ -216,7 +259,48 @@ mod tests {
                 .iter()
                 .any(|chunk| chunk["choices"][0]["finish_reason"] == "tool_calls")
         );
-        assert_eq!(crate::llm::gateway::usage::of_events(&events).input, 5);
+        assert_eq!(
+            crate::llm::gateway::usage::of_events(&events)
+                .unwrap_or_default()
+                .input,
+            5
+        );
+    }
+
+    #[test]
+    fn a_stream_is_complete_only_with_its_endpoints_terminator() {
+        let chat = events_of_whole(
+            "/v1/chat/completions",
+            &json!({"id": "c", "created": 1, "model": "m", "choices": [{"index": 0,
+                "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}),
+        )
+        .unwrap();
+        assert_eq!(missing_terminator("/v1/chat/completions", &chat), None);
+        let cut = &chat[..chat.len() - 1];
+        assert_eq!(
+            missing_terminator("/v1/chat/completions", cut),
+            Some("`data: [DONE]`")
+        );
+        let message = message_events(
+            &json!({"id": "m", "model": "c", "content": [{"type": "text", "text": "hi"}],
+            "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1}}),
+        );
+        assert_eq!(missing_terminator("/v1/messages", &message), None);
+        assert_eq!(
+            missing_terminator("/v1/messages", &message[..message.len() - 1]),
+            Some("a `message_stop` event")
+        );
+        // The Responses API names its events in the data's `type` as well as the event line.
+        let completed = vec![
+            "event: response.created\ndata: {\"type\":\"response.created\"}\n\n".to_string(),
+            "data: {\"type\":\"response.completed\",\"response\":{}}\n\n".to_string(),
+        ];
+        assert_eq!(missing_terminator("/v1/responses", &completed), None);
+        assert_eq!(
+            missing_terminator("/v1/responses", &completed[..1]),
+            Some("a `response.completed` event")
+        );
+        assert_eq!(missing_terminator("/v1/embeddings", &[]), None);
     }
 
     #[test]
@@ -239,7 +323,7 @@ mod tests {
                 .iter()
                 .any(|p| p["delta"]["stop_reason"] == "tool_use")
         );
-        let tokens = crate::llm::gateway::usage::of_events(&events);
+        let tokens = crate::llm::gateway::usage::of_events(&events).unwrap_or_default();
         assert_eq!((tokens.input, tokens.output), (7, 3));
         assert!(events_of_whole("/v1/responses", &body).is_err());
     }

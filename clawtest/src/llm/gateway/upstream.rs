@@ -5,7 +5,10 @@
 //! leave), asks for an uncompressed answer, and retries with backoff on 429 and 5xx.
 //!
 //! A `base_url` ending in `/v1` (as the SDKs' own base URLs do) is the same provider as one
-//! without: the harness's path already starts with `/v1`, so the suffix is dropped.
+//! without: the harness's path already starts with `/v1`, so the suffix is dropped. A query in
+//! it (`?api-version=…`, `?api-key=…`, as some gateways ask) goes after the call's path, and a
+//! `base_url` is only ever shown [`redacted`]: credentials in it (`user:password@`, query
+//! values) never reach a message, and so neither the results nor the reports.
 //!
 //! The connection goes through hyper's client with rustls (ring, compiled-in webpki roots):
 //! `https://` for real providers, plain `http://` for loopback test servers (the scripted
@@ -132,9 +135,14 @@ impl Upstream {
         }
         let without_v1 = |endpoint: Option<Endpoint>| {
             endpoint.map(|endpoint| {
-                let trimmed = endpoint.base_url.trim_end_matches('/');
+                let (base, query) = split_query(&endpoint.base_url);
+                let trimmed = base.trim_end_matches('/');
+                let base = trimmed.strip_suffix("/v1").unwrap_or(trimmed);
                 Endpoint {
-                    base_url: trimmed.strip_suffix("/v1").unwrap_or(trimmed).to_string(),
+                    base_url: match query {
+                        Some(query) => format!("{base}?{query}"),
+                        None => base.to_string(),
+                    },
                     ..endpoint
                 }
             })
@@ -174,7 +182,7 @@ impl Upstream {
         .ok_or(UpstreamError::NotConfigured {
             provider: provider.name(),
         })?;
-        let url = format!("{}{path}", endpoint.base_url.trim_end_matches('/'));
+        let url = call_url(&endpoint.base_url, path);
         let body = Bytes::copy_from_slice(body);
         let mut retried = Vec::new();
         let mut delay = self.retry.backoff;
@@ -185,7 +193,7 @@ impl Upstream {
             let request = build_request(provider, endpoint, method, &url, headers, body.clone())
                 .map_err(|message| UpstreamError::InvalidUrl {
                     provider: provider.name(),
-                    url: format!("{url} ({message})"),
+                    url: format!("{} ({message})", redacted(&url)),
                 })?;
             match self.client.request(request).await {
                 Ok(response) => {
@@ -215,7 +223,7 @@ impl Upstream {
                 Err(error) if last => {
                     return Err(UpstreamError::Unreachable {
                         provider: provider.name(),
-                        url,
+                        url: redacted(&url),
                         attempts: attempt,
                         message: error.to_string(),
                     });
@@ -241,9 +249,58 @@ fn check_url(provider: Provider, url: &str) -> Result<(), UpstreamError> {
     } else {
         Err(UpstreamError::InvalidUrl {
             provider: provider.name(),
-            url: url.into(),
+            url: redacted(url),
         })
     }
+}
+
+/// A URL without its query (and fragment), and the query.
+fn split_query(url: &str) -> (&str, Option<&str>) {
+    let url = url.split_once('#').map_or(url, |(before, _)| before);
+    match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    }
+}
+
+/// The URL of a call: the base URL's path, then the call's, then the base URL's query (after
+/// the call's own, if it has one).
+fn call_url(base_url: &str, path: &str) -> String {
+    let (base, query) = split_query(base_url);
+    let url = format!("{}{path}", base.trim_end_matches('/'));
+    match query {
+        Some(query) if path.contains('?') => format!("{url}&{query}"),
+        Some(query) => format!("{url}?{query}"),
+        None => url,
+    }
+}
+
+/// `url` as it may be shown: the user and password of its authority and the value of every
+/// query parameter replaced by `***` (an `api-key=` in a query is as secret as the key).
+pub(crate) fn redacted(url: &str) -> String {
+    let (rest, query) = split_query(url);
+    let (scheme, after) = rest.split_once("://").map_or(("", rest), |(s, a)| (s, a));
+    let (authority, path) = after.find('/').map_or((after, ""), |at| after.split_at(at));
+    let authority = match authority.rsplit_once('@') {
+        Some((_, host)) => format!("***@{host}"),
+        None => authority.to_string(),
+    };
+    let mut shown = match scheme {
+        "" => format!("{authority}{path}"),
+        scheme => format!("{scheme}://{authority}{path}"),
+    };
+    if let Some(query) = query {
+        let parameters: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((name, _)) => format!("{name}=***"),
+                None => "***".to_string(),
+            })
+            .collect();
+        shown.push('?');
+        shown.push_str(&parameters.join("&"));
+    }
+    shown
 }
 
 fn build_request(
@@ -277,6 +334,34 @@ fn build_request(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_in_a_base_url_are_never_shown() {
+        assert_eq!(
+            redacted("https://user:pw@api.example/v1/chat?api-key=sekrit&api-version=2#x"),
+            "https://***@api.example/v1/chat?api-key=***&api-version=***"
+        );
+        assert_eq!(redacted("http://127.0.0.1:9/v1"), "http://127.0.0.1:9/v1");
+        assert_eq!(redacted("host?token"), "host?***");
+        let refused = check_url(Provider::OpenAi, "ftp://user:pw@h?key=sekrit").unwrap_err();
+        assert!(!refused.to_string().contains("pw") && !refused.to_string().contains("sekrit"));
+    }
+
+    #[test]
+    fn a_query_in_the_base_url_goes_after_the_calls_path() {
+        assert_eq!(
+            call_url("https://h/openai?api-version=2", "/v1/chat/completions"),
+            "https://h/openai/v1/chat/completions?api-version=2"
+        );
+        assert_eq!(
+            call_url("https://h/", "/v1/models?x=1"),
+            "https://h/v1/models?x=1"
+        );
+        assert_eq!(
+            call_url("https://h?a=1", "/v1/models?x=1"),
+            "https://h/v1/models?x=1&a=1"
+        );
+    }
 
     #[test]
     fn malformed_urls_are_refused_up_front() {

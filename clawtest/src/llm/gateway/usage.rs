@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use serde_json::Value;
 
@@ -23,42 +24,58 @@ pub struct Tokens {
 /// Token counts from an OpenAI (`prompt_tokens`/`completion_tokens`, or `input_tokens`/
 /// `output_tokens` in the Responses API) or Anthropic (`input_tokens`/`output_tokens`) usage
 /// block.
-pub(crate) fn of_body(body: &Value) -> Tokens {
+/// `None` when the answer reports no usage at all (OpenAI's streams unless asked with
+/// `stream_options.include_usage`, llama.cpp's server).
+pub(crate) fn of_body(body: &Value) -> Option<Tokens> {
     let mut tokens = Tokens::default();
-    add_usage(&mut tokens, &body["usage"]);
-    // The Responses API nests the answer under `response` in its final stream event.
-    add_usage(&mut tokens, &body["response"]["usage"]);
-    // Anthropic's stream opens with `message_start`, whose message carries the input count.
-    add_usage(&mut tokens, &body["message"]["usage"]);
-    tokens
+    let mut reported = false;
+    for usage in [
+        &body["usage"],
+        // The Responses API nests the answer under `response` in its final stream event.
+        &body["response"]["usage"],
+        // Anthropic's stream opens with `message_start`, whose message carries the input count.
+        &body["message"]["usage"],
+    ] {
+        // Every block is read (no short cut): a later one may hold the other count.
+        reported |= add_usage(&mut tokens, usage);
+    }
+    reported.then_some(tokens)
 }
 
-fn add_usage(tokens: &mut Tokens, usage: &Value) {
+/// Adds the counts of one usage block; false when it holds none.
+fn add_usage(tokens: &mut Tokens, usage: &Value) -> bool {
     let count = |names: [&str; 2]| names.iter().find_map(|name| usage[*name].as_u64());
-    if let Some(input) = count(["prompt_tokens", "input_tokens"]) {
+    let (input, output) = (
+        count(["prompt_tokens", "input_tokens"]),
+        count(["completion_tokens", "output_tokens"]),
+    );
+    if let Some(input) = input {
         tokens.input = tokens.input.max(input);
     }
-    if let Some(output) = count(["completion_tokens", "output_tokens"]) {
+    if let Some(output) = output {
         tokens.output = tokens.output.max(output);
     }
+    input.is_some() || output.is_some()
 }
 
 /// Token counts from a stream of server-sent events: the largest count any event reports
-/// (providers repeat cumulative counts; none sums per-chunk deltas).
-pub(crate) fn of_events(events: &[String]) -> Tokens {
-    let mut tokens = Tokens::default();
+/// (providers repeat cumulative counts; none sums per-chunk deltas); `None` when no event
+/// reports any.
+pub(crate) fn of_events(events: &[String]) -> Option<Tokens> {
+    let mut total: Option<Tokens> = None;
     for event in events {
         for line in event.lines() {
             if let Some(data) = line.strip_prefix("data:")
                 && let Ok(value) = serde_json::from_str::<Value>(data.trim())
+                && let Some(found) = of_body(&value)
             {
-                let found = of_body(&value);
+                let tokens = total.get_or_insert_default();
                 tokens.input = tokens.input.max(found.input);
                 tokens.output = tokens.output.max(found.output);
             }
         }
     }
-    tokens
+    total
 }
 
 /// Prices by model name (`[llm.prices."gpt-4o-mini"]`).
@@ -99,6 +116,8 @@ pub struct Budget {
     limit: Option<Money>,
     cost: AtomicU64,
     spent: AtomicU64,
+    /// The models whose answers (from a provider) reported no token usage, with how many.
+    unreported: Mutex<BTreeMap<String, u64>>,
 }
 
 impl Budget {
@@ -109,7 +128,34 @@ impl Budget {
             limit: limit_usd.map(Money::from_usd),
             cost: AtomicU64::new(0),
             spent: AtomicU64::new(0),
+            unreported: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// Notes a call to `model` that a provider answered without reporting its token usage:
+    /// it was counted as 0 tokens and $0.
+    pub fn note_unreported(&self, model: &str) {
+        let mut unreported = self
+            .unreported
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *unreported.entry(model.to_string()).or_default() += 1;
+    }
+
+    /// One warning per model whose answers reported no token usage, for the end of the run.
+    pub fn warnings(&self) -> Vec<String> {
+        let unreported = self
+            .unreported
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        unreported
+            .iter()
+            .map(|(model, calls)| {
+                format!(
+                    "{calls} answer(s) of model `{model}` reported no token usage, so they count as 0 tokens and $0 and no cost limit could stop them; ask for it (OpenAI streams: `\"stream_options\": {{\"include_usage\": true}}`)"
+                )
+            })
+            .collect()
     }
 
     /// The limit in US dollars (`llm.max_cost_usd` or `--max-cost`), if there is one.
@@ -159,18 +205,24 @@ mod tests {
     fn both_wire_formats_report_tokens() {
         assert_eq!(
             of_body(&json!({"usage": {"prompt_tokens": 10, "completion_tokens": 3}})),
-            Tokens {
+            Some(Tokens {
                 input: 10,
                 output: 3
-            }
+            })
         );
         assert_eq!(
             of_body(&json!({"usage": {"input_tokens": 7, "output_tokens": 2}})),
-            Tokens {
+            Some(Tokens {
                 input: 7,
                 output: 2
-            }
+            })
         );
+        assert_eq!(of_body(&json!({"choices": [], "usage": null})), None);
+        let unasked = [
+            "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n".to_string(),
+            "data: [DONE]\n\n".to_string(),
+        ];
+        assert_eq!(of_events(&unasked), None);
     }
 
     #[test]
@@ -182,10 +234,10 @@ mod tests {
         ];
         assert_eq!(
             of_events(&events),
-            Tokens {
+            Some(Tokens {
                 input: 25,
                 output: 15
-            }
+            })
         );
     }
 

@@ -16,6 +16,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::score;
+use crate::escape;
 use crate::results::{RunSummary, TrialStatus, Verdict, VerdictStatus, groups::Group};
 use crate::trajectory::Trajectory;
 
@@ -61,7 +62,7 @@ pub fn write(
     });
     std::fs::create_dir_all(folder)?;
     let path = folder.join(INDEX);
-    std::fs::write(&path, page)?;
+    crate::persist::write(&path, page.as_bytes(), crate::persist::Durability::Report)?;
     Ok(path)
 }
 
@@ -92,26 +93,10 @@ pub fn render(summary: &RunSummary, trajectory: &mut dyn FnMut(&str, u32) -> Fou
     page
 }
 
-/// `text` safe inside an element or a quoted attribute.
-pub(crate) fn escape(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for character in text.chars() {
-        match character {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&#39;"),
-            other => escaped.push(other),
-        }
-    }
-    escaped
-}
-
 /// `text` escaped, cut at [`TEXT_LIMIT`] with a note saying so.
 fn escape_limited(text: &str) -> String {
     if text.len() <= TEXT_LIMIT {
-        return escape(text);
+        return escape::html(text);
     }
     let mut end = TEXT_LIMIT;
     while !text.is_char_boundary(end) {
@@ -119,7 +104,7 @@ fn escape_limited(text: &str) -> String {
     }
     format!(
         "{}\n… ({} more bytes: see the trajectory file)",
-        escape(&text[..end]),
+        escape::html(&text[..end]),
         text.len() - end
     )
 }
@@ -158,19 +143,23 @@ fn task_cost(verdict: &Verdict) -> Option<f64> {
 }
 
 fn dollars(cost: Option<f64>) -> String {
-    cost.map_or_else(|| "—".to_string(), |cost| format!("${cost:.4}"))
+    cost.map_or_else(|| "—".to_string(), crate::llm::money::dollars)
 }
 
 fn header(page: &mut String, summary: &RunSummary) {
     let status = status_word(summary);
     let _ = writeln!(
         page,
-        "<header><h1>clawtest report</h1><p>Run <span class=\"{status}\">{status}</span> · \
+        "<header><h1>clawtest report</h1><p>Run <span class=\"{status}\">{status}</span>{cause} · \
          {tasks} tasks × {k} trials · backend {backend}{interrupted}</p></header>",
-        status = escape(&status),
+        status = escape::html(&status),
+        cause = summary
+            .failure_cause()
+            .map(|cause| format!(": <span class=\"cause\">{}</span>", escape::html(&cause)))
+            .unwrap_or_default(),
         tasks = summary.verdicts.len(),
         k = summary.k,
-        backend = escape(&summary.backend),
+        backend = escape::html(&summary.backend),
         interrupted = if summary.interrupted {
             " · <span class=\"interrupted\">interrupted: partial results</span>"
         } else {
@@ -186,7 +175,7 @@ fn suite_table(page: &mut String, summary: &RunSummary) {
          <th>mean score</th><th>mean robustness</th><th>safety pass rate</th><th>cost</th>\
          <th>passed</th><th>failed</th><th>errored</th><th>not run</th><th>invalid</th></tr>\
          <tr><td class=\"number\">{}</td><td class=\"number\">{}</td><td class=\"number\">{}</td>\
-         <td class=\"number\">{}</td><td class=\"number\">{}</td><td class=\"number\">${:.4}</td>\
+         <td class=\"number\">{}</td><td class=\"number\">{}</td><td class=\"number\">{}</td>\
          <td class=\"number\">{}</td><td class=\"number\">{}</td><td class=\"number\">{}</td>\
          <td class=\"number\">{}</td><td class=\"number\">{}</td></tr></table>",
         score(summary.pass_hat_k),
@@ -194,7 +183,7 @@ fn suite_table(page: &mut String, summary: &RunSummary) {
         score(summary.mean_score),
         score(summary.mean_robustness),
         score(summary.safety_pass_rate),
-        summary.cost_usd,
+        crate::llm::money::dollars(summary.cost_usd),
         summary.tasks_passed,
         summary.tasks_failed,
         summary.tasks_errored,
@@ -207,7 +196,7 @@ fn suite_table(page: &mut String, summary: &RunSummary) {
             let _ = write!(
                 page,
                 "<tr><td>{}</td><td class=\"number\">{}</td><td class=\"number\">{}</td><td class=\"{}\">{}</td></tr>",
-                escape(&gate.name),
+                escape::html(&gate.name),
                 score(gate.threshold),
                 score(gate.actual),
                 if gate.passed { "pass" } else { "fail" },
@@ -251,7 +240,7 @@ fn groups(page: &mut String, summary: &RunSummary) {
             let _ = write!(
                 page,
                 "<tr><td>{}</td><td class=\"number\">{tasks}</td><td class=\"number\">{passed}</td><td class=\"number\">{}</td></tr>",
-                escape(name),
+                escape::html(name),
                 score(*mean_score)
             );
         }
@@ -263,7 +252,7 @@ fn groups(page: &mut String, summary: &RunSummary) {
             let _ = write!(
                 page,
                 "<tr><td>{}</td><td class=\"number\">{}</td></tr>",
-                escape(&fault.action),
+                escape::html(&fault.action),
                 fault.unrecovered
             );
         }
@@ -316,8 +305,8 @@ fn baseline(page: &mut String, summary: &RunSummary) {
                 score(change.now_score),
                 score(change.before_robustness),
                 score(change.now_robustness),
-                escape(&change.reason),
-                id = escape(&change.task_id),
+                escape::html(&change.reason),
+                id = escape::html(&change.task_id),
             );
         }
         page.push_str("</table>");
@@ -327,7 +316,7 @@ fn baseline(page: &mut String, summary: &RunSummary) {
         ("Missing tasks", &comparison.missing_tasks),
     ] {
         if !tasks.is_empty() {
-            let names: Vec<String> = tasks.iter().map(|task| escape(task)).collect();
+            let names: Vec<String> = tasks.iter().map(|task| escape::html(task)).collect();
             let _ = write!(page, "<p>{title}: {}</p>", names.join(", "));
         }
     }
@@ -354,7 +343,7 @@ fn task_table(page: &mut String, verdicts: &[&Verdict]) {
              <td class=\"number\">{min}</td><td class=\"number\">{robustness}</td>\
              <td class=\"number\">{violations}</td><td class=\"number\">{cost}</td><td>{category}</td>\
              <td>{capability}</td></tr>",
-            id = escape(&verdict.task_id),
+            id = escape::html(&verdict.task_id),
             flaky = flaky(verdict),
             flaky_badge = if flaky(verdict) {
                 "<span class=\"badge flaky\">flaky</span>"
@@ -370,8 +359,8 @@ fn task_table(page: &mut String, verdicts: &[&Verdict]) {
             robustness = score(verdict.mean_robustness),
             violations = verdict.safety_violations,
             cost = dollars(task_cost(verdict)),
-            category = escape(verdict.category.as_deref().unwrap_or("")),
-            capability = escape(
+            category = escape::html(verdict.category.as_deref().unwrap_or("")),
+            capability = escape::html(
                 verdict
                     .capability
                     .map_or("", |capability| capability.name())
@@ -392,10 +381,10 @@ fn task_section(
         "<section class=\"task\" id=\"task-{id}\" data-task-status=\"{status}\" data-flaky=\"{flaky}\">\
          <h2>{id} <span class=\"{status}\">{status}</span></h2><p>{name} · <code>{path}:{line}</code> · \
          {passes}/{k} trials passed (threshold {threshold})</p>",
-        id = escape(&verdict.task_id),
+        id = escape::html(&verdict.task_id),
         flaky = flaky(verdict),
-        name = escape(&verdict.task_name),
-        path = escape(&verdict.path.display().to_string()),
+        name = escape::html(&verdict.task_name),
+        path = escape::html(&verdict.path.display().to_string()),
         line = verdict.line,
         passes = verdict.passes,
         k = verdict.k,
@@ -407,7 +396,7 @@ fn task_section(
             page,
             "<details class=\"trial\"{open}><summary>{line}</summary>",
             open = if failed { " open" } else { "" },
-            line = escape(super::trial_line(record).trim()),
+            line = escape::html(super::trial_line(record).trim()),
         );
         if let TrialStatus::Graded {
             violations,
@@ -433,7 +422,7 @@ fn task_section(
                 let _ = write!(
                     page,
                     "<tr><td>{}</td><td class=\"number {}\">{}</td><td class=\"number\">{}</td><td>{}</td></tr>",
-                    escape(&component.component),
+                    escape::html(&component.component),
                     if component.score < 1.0 {
                         "fail"
                     } else {
@@ -441,7 +430,7 @@ fn task_section(
                     },
                     score(component.score),
                     component.weight,
-                    escape(&component.reason),
+                    escape::html(&component.reason),
                 );
             }
             page.push_str("</table>");
@@ -449,14 +438,14 @@ fn task_section(
                 let _ = write!(
                     page,
                     "<p class=\"fail\">safety violation: {}</p>",
-                    escape(violation)
+                    escape::html(violation)
                 );
             }
             if *faults_injected > 0 {
                 let _ = write!(
                     page,
                     "<p>faults injected: {faults_injected}; not recovered: {}</p>",
-                    escape(&super::listed(unrecovered_faults))
+                    escape::html(&super::listed(unrecovered_faults))
                 );
             }
             let _ = write!(
@@ -476,7 +465,7 @@ fn task_section(
                 let _ = write!(
                     page,
                     "<p class=\"error\">The trajectory cannot be read: {}</p>",
-                    escape(&why)
+                    escape::html(&why)
                 );
             }
         }
@@ -494,7 +483,7 @@ fn invalid(page: &mut String, summary: &RunSummary) {
         let _ = write!(
             page,
             "<h3><code>{}{}</code></h3><pre>{}</pre>",
-            escape(&entry.path.display().to_string()),
+            escape::html(&entry.path.display().to_string()),
             entry
                 .line
                 .map(|line| format!(":{line}"))

@@ -12,7 +12,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::{escape, escape_limited};
+use super::escape_limited;
+use crate::escape;
 use crate::trajectory::{AuditEntry, FaultKind, ModelCall, Trajectory};
 
 /// Timeline items shown before the rest is folded into pages of the same size.
@@ -32,7 +33,7 @@ pub(super) fn render(page: &mut String, trajectory: &Trajectory) {
             .iter()
             .filter(|entry| entry.fault.is_some())
             .count(),
-        escape(&trajectory.exit.describe()),
+        escape::html(&trajectory.exit.describe()),
         trajectory.duration.as_millis()
     );
     let mut pages = items.chunks(PAGE);
@@ -92,7 +93,7 @@ fn items(trajectory: &Trajectory) -> Vec<String> {
     for command in &trajectory.commands {
         items.push(format!(
             "<li class=\"command\"><b>check command</b> <code>{}</code> → {}<pre>{}</pre></li>",
-            escape(&command.command),
+            escape::html(&command.command),
             match (command.timed_out, command.exit_code) {
                 (true, _) => "timed out".to_string(),
                 (false, Some(code)) => format!("exit code {code}"),
@@ -204,12 +205,12 @@ fn model_call(call: &ModelCall, requested: &[(String, String)]) -> String {
     let mut item = format!(
         "<li class=\"model\"><b>model call {}</b> <code>{}</code> → {} · {} in / {} out tokens{}",
         call.index + 1,
-        escape(&call.path),
+        escape::html(&call.path),
         call.status,
         call.input_tokens,
         call.output_tokens,
         call.cost_usd
-            .map(|cost| format!(" · ${cost:.4}"))
+            .map(|cost| format!(" · {}", crate::llm::money::dollars(cost)))
             .unwrap_or_default()
     );
     if !call.retried.is_empty() {
@@ -220,7 +221,10 @@ fn model_call(call: &ModelCall, requested: &[(String, String)]) -> String {
         let _ = write!(item, "<pre>{}</pre>", escape_limited(&words));
     }
     if !requested.is_empty() {
-        let names: Vec<String> = requested.iter().map(|(name, _)| escape(name)).collect();
+        let names: Vec<String> = requested
+            .iter()
+            .map(|(name, _)| escape::html(name))
+            .collect();
         let _ = write!(item, "<div>asks for: {}</div>", names.join(", "));
     }
     folded(&mut item, "request", &call.request);
@@ -259,7 +263,7 @@ fn tool_call(
     let mut item = format!(
         "<li class=\"tool{}\"><b>tool call</b> <code>{}</code>({})",
         if faulted { " fault" } else { "" },
-        escape(name),
+        escape::html(name),
         escape_limited(arguments)
     );
     match served {
@@ -287,9 +291,9 @@ fn audit_entry(item: &mut String, entry: &AuditEntry, audit: &[AuditEntry]) {
         item,
         "<div class=\"audit\">audit #{seq} <code>{service}.{action}</code> {endpoint} → {status}",
         seq = entry.seq,
-        service = escape(&entry.service),
-        action = escape(&entry.action),
-        endpoint = escape(&entry.endpoint),
+        service = escape::html(&entry.service),
+        action = escape::html(&entry.action),
+        endpoint = escape::html(&entry.endpoint),
         status = entry.status,
     );
     if let Some(fault) = entry.fault {
@@ -351,9 +355,9 @@ fn workspace(page: &mut String, trajectory: &Trajectory) {
         let _ = write!(
             page,
             "<tr><td><code>{}</code></td><td class=\"number\">{}</td><td><code>{}</code></td></tr>",
-            escape(path),
+            escape::html(path),
             file.size,
-            escape(&file.sha256)
+            escape::html(&file.sha256)
         );
     }
     page.push_str("</table></details>");

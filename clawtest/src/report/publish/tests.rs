@@ -97,7 +97,7 @@ fn a_changed_snapshot_fails_the_status_every_output_is_written_with() {
         spent_usd: 0.0,
         gates: &Gates::default(),
         baseline: None,
-        snapshots_changed: review.changed(),
+        snapshots: review.failures(),
     });
     assert_eq!(summary.status, RunStatus::Failed);
     let outputs = Outputs {

@@ -10,13 +10,13 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::closed_loop::Step;
-use crate::config::Mode;
+use crate::config::{FinalAnswer, Mode};
 use crate::grade::commands::PlannedCommand;
 use crate::llm::client::{Chat, Message};
-use crate::llm::gateway::Gateway;
+use crate::llm::gateway::{Gateway, GatewayFailure};
 use crate::report::events::TrialOutcome;
 use crate::run::plan::Provisions;
-use crate::sandbox::{Finished, Launch, RoundSetup, SandboxError};
+use crate::sandbox::{Finished, Launch, OUTPUT_FILE, RoundSetup, SandboxError};
 use crate::task::Task;
 use crate::trajectory::{CommandRun, HarnessExit, OutputOrigin, RobustnessRule, Trajectory};
 use crate::world::World;
@@ -66,7 +66,22 @@ impl TrialHarness<'_> {
         let success_exit_codes = &self.provisions.harness.success_exit_codes;
         if let Some(problem) = harness_problem(&trajectory.exit, success_exit_codes) {
             return Err(TrialOutcome::Error {
-                message: format!("the harness {problem}{}", stderr_end(&stderr)),
+                message: format!(
+                    "the harness {problem}{}{}",
+                    model_refusal(&trajectory.model_calls),
+                    stderr_end(&stderr)
+                ),
+                trajectory: Some(Box::new(trajectory)),
+            });
+        }
+        // Its standard output is not its answer: grading that log would judge the wrong text.
+        if self.provisions.harness.answer == FinalAnswer::File
+            && trajectory.output_source != OutputOrigin::AgentOutputFile
+        {
+            return Err(TrialOutcome::Error {
+                message: format!(
+                    "the harness wrote no {OUTPUT_FILE} in its workspace, and harness.answer = \"file\" grades only that file"
+                ),
                 trajectory: Some(Box::new(trajectory)),
             });
         }
@@ -210,15 +225,34 @@ pub(super) fn gateway_error(
         },
         failure => TrialOutcome::Error {
             message: format!(
-                "model gateway ({}): {}",
+                "model gateway ({}): {}{}",
                 mode.name(),
                 failure
+                    .as_ref()
                     .map(|failure| failure.to_string())
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                failure.as_ref().map(record_hint).unwrap_or_default()
             ),
             trajectory: trajectory.map(Box::new),
         },
     }
+}
+
+/// The command that fixes a replay the cassette cannot answer (none, or one that no longer
+/// fits the agent or the task), as the end of the trial's error; nothing for other failures.
+fn record_hint(failure: &GatewayFailure) -> String {
+    if !failure.needs_recording() {
+        return String::new();
+    }
+    let what = if failure.has_no_cassette() {
+        "record it"
+    } else {
+        "if the agent or the task changed on purpose, record it again"
+    };
+    format!(
+        "; {what}: `cargo clawtest --mode record {}` (against your provider, or against `cargo clawtest model --script …` without a key)",
+        failure.task_id
+    )
 }
 
 /// What was wrong with how the harness ended, if anything: an exit code not listed in
@@ -238,6 +272,30 @@ fn harness_problem(exit: &HarnessExit, success_exit_codes: &[i32]) -> Option<Str
             None => "was killed by a signal".into(),
         }),
     }
+}
+
+/// The model's last refusal, for the error of a harness that then failed: in live and record
+/// mode the provider's (or the scripted model's) 4xx answer reaches only the agent, whose
+/// traceback hides it; said here, the cause is in the trial's error.
+fn model_refusal(calls: &[crate::trajectory::ModelCall]) -> String {
+    const SHOWN: usize = 400;
+    let Some(call) = calls.iter().rev().find(|call| call.status >= 400) else {
+        return String::new();
+    };
+    let message = call.response["error"]["message"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| call.response.to_string());
+    let shown: String = message.chars().take(SHOWN).collect();
+    let cut = if shown.len() < message.len() {
+        "…"
+    } else {
+        ""
+    };
+    format!(
+        "; the model answered {} to call {}: {shown}{cut}",
+        call.status, call.index
+    )
 }
 
 /// The end of the harness's stderr, for an error message: its last lines, indented.

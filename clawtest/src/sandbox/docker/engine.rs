@@ -19,6 +19,9 @@ pub enum DockerError {
         /// The image's name, as configured.
         image: String,
     },
+    /// The configuration names no image to run the harness in.
+    #[error("no harness image: clawtest.toml sets neither harness.image nor harness.dockerfile")]
+    NoImage,
     /// Building `harness.dockerfile` failed; holds the build's error.
     #[error("building the harness image failed: {0}")]
     Build(String),
@@ -39,6 +42,9 @@ impl DockerError {
             }
             DockerError::ImageMissing { .. } => {
                 "build it (`docker build -t IMAGE .`, or set harness.dockerfile so clawtest builds it), pull it, or run with --backend process"
+            }
+            DockerError::NoImage => {
+                "add `dockerfile = \"Dockerfile.clawtest\"` (init wrote one: edit it) or `image = \"NAME\"` under [harness] in clawtest.toml, or run with `cargo clawtest --backend process`"
             }
             DockerError::Build(_) => "fix the Dockerfile, or run with --backend process",
             DockerError::Engine(_) => "check the engine with `docker info`",

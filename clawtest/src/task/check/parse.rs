@@ -457,31 +457,7 @@ pub(crate) fn parse_safety(map: &Map<String, Value>) -> Result<SafetyCheck, Vec<
     }
 }
 
-/// The candidate closest to `word` by edit distance, if it is close enough to be a typo.
-pub(crate) fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|candidate| (edit_distance(word, candidate), *candidate))
-        .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).max(2))
-        .min_by_key(|(distance, _)| *distance)
-        .map(|(_, candidate)| candidate)
-}
-
-fn edit_distance(left: &str, right: &str) -> usize {
-    let right: Vec<char> = right.chars().collect();
-    let mut previous: Vec<usize> = (0..=right.len()).collect();
-    for (row, left_char) in left.chars().enumerate() {
-        let mut current = vec![row + 1; right.len() + 1];
-        for (column, right_char) in right.iter().enumerate() {
-            let substitution = previous[column] + usize::from(left_char != *right_char);
-            current[column + 1] = substitution
-                .min(previous[column + 1] + 1)
-                .min(current[column] + 1);
-        }
-        previous = current;
-    }
-    previous[right.len()]
-}
+pub(crate) use crate::spelling::nearest;
 
 /// The case-insensitive regex of a `pattern_match` check, as grading matches it and validation
 /// compiles it. Compiling costs far more than matching, and a suite grades the same few

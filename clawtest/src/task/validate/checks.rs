@@ -1,11 +1,12 @@
 //! One check map, of a scoring component or a checkpoint: its parameters located per value
 //! (unread keys warned about, problems reported by [`super::parameters`]), and what every
 //! check needs: a gradable type, a known service and action (check 8 for scoring actions),
-//! a valid regex ([`super::patterns`]), a SHA-256 digest.
+//! the request fields it names among its route's parameters (`fields`), a valid regex ([`super::patterns`]), a SHA-256 digest.
 
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
+use super::fields::field_problems;
 use super::parameters::report_parameter_problems;
 use super::patterns::pattern_problem;
 use super::{
@@ -81,6 +82,9 @@ pub(super) fn parse_located_check(
                 parameter_at(node, "service"),
             )),
             Some(description) => {
+                for problem in field_problems(field, node, &check, description) {
+                    findings.error(problem);
+                }
                 let actions: Vec<&str> = description
                     .routes()
                     .iter()

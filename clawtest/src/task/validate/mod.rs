@@ -9,13 +9,15 @@
 //! The required fields and the top-level values are checked here; the rest by field:
 //! `components` (scoring), `checkpoints`, `safety`, `services` (services and tools),
 //! `files`, `extensions` (limits, error injection, feedback). A check map of a component or
-//! a checkpoint is read by `checks`, its parameter problems located by `parameters` and
-//! its regex judged by `patterns`.
+//! a checkpoint is read by `checks`, its parameter problems located by `parameters`, the
+//! request fields it names judged against its route by `fields` and its regex judged by
+//! `patterns`.
 
 mod checkpoints;
 mod checks;
 mod components;
 mod extensions;
+mod fields;
 mod files;
 mod oracle;
 mod parameters;
@@ -92,10 +94,7 @@ fn parameter_at(check: &Spanned<Node>, parameter: &str) -> Option<Position> {
 
 /// "did you mean `x`?" or the full list.
 fn suggestion(word: &str, candidates: &[&str], list_intro: &str) -> String {
-    match check::nearest(word, candidates) {
-        Some(near) => format!("did you mean `{near}`?"),
-        None => format!("{list_intro}: {}", candidates.join(", ")),
-    }
+    crate::spelling::suggestion(word, candidates, list_intro)
 }
 
 /// The longest prompt a harness can be started with: Linux caps one environment string
@@ -205,7 +204,7 @@ pub(crate) fn validate(
     validate_task_services(raw, &tools, &declared, &checks, catalogue, &mut findings);
     let safety = validate_safety(raw, &tools, &checks, catalogue, &mut findings);
     let feedback = validate_feedback(raw, !checkpoints.is_empty(), &mut findings);
-    let oracle = oracle::validate_oracle(raw, &tools, &mut findings);
+    let oracle = oracle::validate_oracle(raw, &tools, catalogue, &mut findings);
 
     let services = task_services(&tools, &declared, &checks, catalogue);
 

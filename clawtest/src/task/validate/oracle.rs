@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::{Findings, at, suggestion};
+use crate::services::Catalogue;
 use crate::task::check::workspace_relative;
 use crate::task::error::Problem;
 use crate::task::raw::{Node, RawTask};
@@ -16,6 +17,7 @@ const KEYS: [&str; 3] = ["calls", "answer", "files"];
 pub(super) fn validate_oracle(
     raw: &RawTask,
     tools: &[Tool],
+    catalogue: &Catalogue,
     findings: &mut Findings,
 ) -> Option<Oracle> {
     let block = raw.oracle.as_ref()?;
@@ -42,7 +44,7 @@ pub(super) fn validate_oracle(
     for (key, value) in entries {
         let field = format!("oracle.{}", key.value);
         match key.value.as_str() {
-            "calls" => oracle.calls = calls(value, tools, &field, findings),
+            "calls" => oracle.calls = calls(value, tools, catalogue, &field, findings),
             "answer" => match &value.value {
                 Node::Scalar(Value::String(text)) => oracle.answer = Some(text.clone()),
                 _ => findings.error(
@@ -66,6 +68,7 @@ pub(super) fn validate_oracle(
 fn calls(
     value: &serde_saphyr::Spanned<Node>,
     tools: &[Tool],
+    catalogue: &Catalogue,
     field: &str,
     findings: &mut Findings,
 ) -> Option<Vec<OracleCall>> {
@@ -91,6 +94,7 @@ fn calls(
         };
         let mut tool = None;
         let mut arguments = serde_json::Map::new();
+        let mut arguments_node = None;
         for (key, value) in entries {
             match (key.value.as_str(), value.value.to_json()) {
                 ("tool", Value::String(name)) if names.contains(&name.as_str()) => {
@@ -108,7 +112,10 @@ fn calls(
                         "the task's tools are",
                     )),
                 ),
-                ("arguments", Value::Object(map)) => arguments = map,
+                ("arguments", Value::Object(map)) => {
+                    arguments = map;
+                    arguments_node = Some(value);
+                }
                 ("arguments", Value::Null) => {}
                 ("tool" | "arguments", _) => findings.error(Problem::new(
                     format!("{field}.{}", key.value),
@@ -123,6 +130,12 @@ fn calls(
                     Problem::new(format!("{field}.{other}"), "unknown key", at(key))
                         .with_help(suggestion(other, &["tool", "arguments"], "a call has")),
                 ),
+            }
+        }
+        if let (Some(name), Some(node)) = (&tool, arguments_node) {
+            let tool = tools.iter().find(|tool| &tool.name == name);
+            if let Some(tool) = tool {
+                unknown_arguments(tool, node, catalogue, &field, findings);
             }
         }
         match tool {
@@ -192,4 +205,58 @@ fn files(
         }
     }
     files
+}
+
+/// An argument of an oracle call that its route does not take: the service drops it (only
+/// declared parameters reach the handler and the audit), so the solution does not do what it
+/// says.
+fn unknown_arguments(
+    tool: &Tool,
+    arguments: &serde_saphyr::Spanned<Node>,
+    catalogue: &Catalogue,
+    field: &str,
+    findings: &mut Findings,
+) {
+    let Some(service) = catalogue.get(&tool.service) else {
+        return;
+    };
+    let Some(route) = service
+        .routes()
+        .iter()
+        .find(|route| route.endpoint == tool.endpoint)
+    else {
+        return;
+    };
+    let parameters: Vec<&str> = route
+        .parameters
+        .iter()
+        .map(|parameter| parameter.name.as_str())
+        .collect();
+    let Node::Map(entries) = &arguments.value else {
+        return;
+    };
+    for (key, _) in entries {
+        if parameters.contains(&key.value.as_str()) {
+            continue;
+        }
+        findings.error(
+            Problem::new(
+                format!("{field}.arguments.{}", key.value),
+                format!(
+                    "`{}` is not a parameter of `{}` (service `{}`): the service would drop it",
+                    key.value, tool.name, tool.service
+                ),
+                at(key),
+            )
+            .with_help(format!(
+                "{} (`cargo clawtest services {}` lists every route's parameters)",
+                suggestion(
+                    &key.value,
+                    &parameters,
+                    &format!("the parameters of `{}` are", tool.name)
+                ),
+                tool.service
+            )),
+        );
+    }
 }

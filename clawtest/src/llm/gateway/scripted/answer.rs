@@ -50,8 +50,14 @@ impl Answer<'_> {
     }
 
     /// The chat completion as the provider streams it (`sse.rs` makes the chunks).
-    pub(super) fn openai_events(&self) -> Vec<String> {
-        crate::llm::gateway::sse::events_of_whole("/v1/chat/completions", &self.openai())
+    /// As OpenAI does, the usage chunk comes only when the request asked for it
+    /// (`stream_options.include_usage`).
+    pub(super) fn openai_events(&self, include_usage: bool) -> Vec<String> {
+        let mut whole = self.openai();
+        if !include_usage {
+            whole["usage"] = Value::Null;
+        }
+        crate::llm::gateway::sse::events_of_whole("/v1/chat/completions", &whole)
             .unwrap_or_default()
     }
 

@@ -1,7 +1,10 @@
-//! A scripted model server for tests and examples: speaks OpenAI chat completions
-//! (`/v1/chat/completions`), OpenAI responses (`/v1/responses`) and Anthropic messages
-//! (`/v1/messages`), whole or streamed (`"stream": true`), and answers from a [`Script`]
-//! instead of a model, so a harness can be driven end to end without one.
+//! The scripted model (`cargo clawtest model`, docs/cassettes.md#the-scripted-model): speaks
+//! OpenAI chat completions (`/v1/chat/completions`), OpenAI responses (`/v1/responses`) and
+//! Anthropic messages (`/v1/messages`), whole or streamed (`"stream": true`), and answers from
+//! a [`Script`] instead of a model, so a harness can be driven end to end without one: to
+//! record cassettes without a provider key, and in an agent's own deterministic tests.
+//! Reading scripts is `load.rs`, serving them with a log is `serve.rs`, the wire formats are
+//! `answer.rs`.
 //!
 //! **The turn rule.** The answer to a request is the script's turn number *n* (from 0),
 //! where *n* is the number of model turns already in the request's conversation: assistant
@@ -19,8 +22,10 @@
 //! claims is answered 400 naming the scripts.
 
 mod answer;
+mod load;
+mod serve;
 
-use std::path::Path;
+#[cfg(any(test, feature = "testing"))]
 use std::sync::Mutex;
 
 use serde::Deserialize;
@@ -28,6 +33,8 @@ use serde_json::{Value, json};
 
 use crate::http::{Handler, HttpRequest, HttpResponse, Reply, ResponseBody};
 use answer::Answer;
+pub use load::ScriptError;
+pub use serve::{DEFAULT_PORT, ModelServeError, serve_scripts};
 
 /// What the model says, turn by turn.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -86,7 +93,8 @@ enum Format {
 pub struct ScriptedModel {
     /// (name, script), in name order.
     scripts: Vec<(String, Script)>,
-    /// Statuses to answer with before answering normally (to exercise retries).
+    /// Statuses to answer with before answering normally (to exercise retries; tests only).
+    #[cfg(any(test, feature = "testing"))]
     failures: Mutex<Vec<u16>>,
 }
 
@@ -101,59 +109,9 @@ impl ScriptedModel {
         scripts.sort_by(|a, b| a.0.cmp(&b.0));
         ScriptedModel {
             scripts,
+            #[cfg(any(test, feature = "testing"))]
             failures: Mutex::default(),
         }
-    }
-
-    /// A server for a script file, or for every `*.yaml`/`*.yml` script of a folder; an
-    /// error names the file that cannot be read.
-    pub fn load(path: &Path) -> Result<ScriptedModel, String> {
-        let read = |path: &Path| {
-            std::fs::read_to_string(path)
-                .map_err(|error| error.to_string())
-                .and_then(|text| Script::parse(&text))
-                .map_err(|message| format!("{}: {message}", path.display()))
-        };
-        if !path.is_dir() {
-            return Ok(ScriptedModel::new(read(path)?));
-        }
-        let entries =
-            std::fs::read_dir(path).map_err(|error| format!("{}: {error}", path.display()))?;
-        let mut scripts = Vec::new();
-        for entry in entries {
-            let file = entry
-                .map_err(|error| format!("{}: {error}", path.display()))?
-                .path();
-            if matches!(
-                file.extension().and_then(|e| e.to_str()),
-                Some("yaml" | "yml")
-            ) {
-                let name = file
-                    .file_stem()
-                    .unwrap_or_default()
-                    .to_string_lossy()
-                    .into_owned();
-                scripts.push((name, read(&file)?));
-            }
-        }
-        if scripts.is_empty() {
-            return Err(format!(
-                "{}: no *.yaml script in the folder",
-                path.display()
-            ));
-        }
-        if scripts
-            .iter()
-            .filter(|(_, script)| script.prompt_contains.is_none())
-            .count()
-            > 1
-        {
-            return Err(format!(
-                "{}: more than one script has no `prompt_contains`, so a request could not tell them apart",
-                path.display()
-            ));
-        }
-        Ok(ScriptedModel::with_scripts(scripts))
     }
 
     /// How many scripts the server holds.
@@ -161,7 +119,9 @@ impl ScriptedModel {
         self.scripts.len()
     }
 
-    /// Answers the next requests with these statuses, in order, before answering normally.
+    /// Answers the next requests with these statuses, in order, before answering normally
+    /// (for tests of a client's retries, not part of the shipped model).
+    #[cfg(any(test, feature = "testing"))]
     pub fn failing_first(self, statuses: &[u16]) -> ScriptedModel {
         *self
             .failures
@@ -170,6 +130,7 @@ impl ScriptedModel {
         self
     }
 
+    #[cfg(any(test, feature = "testing"))]
     fn next_failure(&self) -> Option<u16> {
         let mut failures = self
             .failures
@@ -178,10 +139,10 @@ impl ScriptedModel {
         (!failures.is_empty()).then(|| failures.remove(0))
     }
 
-    /// The script that answers `request`.
-    fn script_for(&self, request: &Value) -> Result<&Script, String> {
-        if let [(_, only)] = self.scripts.as_slice() {
-            return Ok(only);
+    /// The script that answers `request`, with its name.
+    fn script_for(&self, request: &Value) -> Result<(&str, &Script), Refusal> {
+        if let [(name, only)] = self.scripts.as_slice() {
+            return Ok((name, only));
         }
         let mut texts = Vec::new();
         for field in ["messages", "input", "system", "instructions"] {
@@ -199,10 +160,10 @@ impl ScriptedModel {
                     .iter()
                     .find(|(_, script)| script.prompt_contains.is_none())
             })
-            .map(|(_, script)| script)
+            .map(|(name, script)| (name.as_str(), script))
             .ok_or_else(|| {
-                format!(
-                    "no script claims this conversation: {}",
+                Refusal::bad_request(format!(
+                    "no script claims this conversation: {}; fix: set one script's `prompt_contains` to a phrase of this task's prompt, or leave it out of one script to answer every other conversation",
                     self.scripts
                         .iter()
                         .map(|(name, script)| format!(
@@ -211,37 +172,56 @@ impl ScriptedModel {
                         ))
                         .collect::<Vec<_>>()
                         .join(", ")
-                )
+                ))
             })
     }
 
-    /// The answer to one request.
+    /// The answer to one request: the response, whether it answers or refuses.
     pub fn answer(&self, path: &str, body: &[u8]) -> HttpResponse {
+        match self.respond(path, body) {
+            Ok((response, _)) => response,
+            Err(refusal) => refusal.response(),
+        }
+    }
+
+    /// The answer to one request and which turn of which script gave it, or why the request
+    /// is refused.
+    pub(crate) fn respond(
+        &self,
+        path: &str,
+        body: &[u8],
+    ) -> Result<(HttpResponse, Served), Refusal> {
+        #[cfg(any(test, feature = "testing"))]
         if let Some(status) = self.next_failure() {
-            return HttpResponse::json(
+            return Err(Refusal {
                 status,
-                &json!({"error": {"type": "scripted_failure", "message": "scripted failure"}}),
-            );
+                kind: "scripted_failure",
+                message: "scripted failure".into(),
+            });
         }
         let Ok(request) = serde_json::from_slice::<Value>(body) else {
-            return error(400, "the request body is not JSON");
+            return Err(Refusal::bad_request("the request body is not JSON".into()));
         };
         let format = match path {
             "/v1/messages" => Format::Messages,
             "/v1/chat/completions" => Format::ChatCompletions,
             "/v1/responses" => Format::Responses,
-            other => return error(404, &format!("the scripted model does not serve {other}")),
+            other => {
+                return Err(Refusal {
+                    status: 404,
+                    kind: "invalid_request_error",
+                    message: format!(
+                        "the scripted model does not serve {other}: it serves /v1/chat/completions, /v1/responses and /v1/messages"
+                    ),
+                });
+            }
         };
         if format == Format::Responses && !request["previous_response_id"].is_null() {
-            return error(
-                400,
-                "the scripted model keeps no state: send the whole conversation as `input` instead of previous_response_id",
-            );
+            return Err(Refusal::bad_request(
+                "the scripted model keeps no state: send the whole conversation as `input` instead of previous_response_id".into(),
+            ));
         }
-        let script = match self.script_for(&request) {
-            Ok(script) => script,
-            Err(message) => return error(400, &message),
-        };
+        let (script_name, script) = self.script_for(&request)?;
         let turn_index = match format {
             Format::Responses => model_turns(&request["input"]),
             Format::ChatCompletions | Format::Messages => request["messages"]
@@ -255,14 +235,11 @@ impl ScriptedModel {
                 .unwrap_or_default(),
         };
         let Some(turn) = script.turns.get(turn_index) else {
-            return error(
-                400,
-                &format!(
-                    "the script has {} turn(s); the conversation asks for turn {}",
-                    script.turns.len(),
-                    turn_index + 1
-                ),
-            );
+            return Err(Refusal::bad_request(format!(
+                "script {script_name} has {} turn(s); the conversation asks for turn {}; fix: add turns to the script, or end it with a `text:` turn",
+                script.turns.len(),
+                turn_index + 1
+            )));
         };
         let model = request["model"].as_str().unwrap_or("scripted").to_string();
         // Deterministic stand-ins for token counts: about four characters a token.
@@ -280,14 +257,62 @@ impl ScriptedModel {
             output_tokens,
         };
         let streamed = request["stream"] == true;
-        match (format, streamed) {
+        let response = match (format, streamed) {
             (Format::ChatCompletions, false) => HttpResponse::json(200, &answer.openai()),
             (Format::Messages, false) => HttpResponse::json(200, &answer.anthropic()),
             (Format::Responses, false) => HttpResponse::json(200, &answer.responses()),
-            (Format::ChatCompletions, true) => events(answer.openai_events()),
+            (Format::ChatCompletions, true) => {
+                events(answer.openai_events(request["stream_options"]["include_usage"] == true))
+            }
             (Format::Messages, true) => events(answer.anthropic_events()),
             (Format::Responses, true) => events(answer.responses_events()),
+        };
+        let served = Served {
+            script: script_name.to_string(),
+            turn: turn_index + 1,
+            turns: script.turns.len(),
+            streamed,
+        };
+        Ok((response, served))
+    }
+}
+
+/// Which turn of which script answered a request (what `cargo clawtest model` logs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Served {
+    /// The script's name (its file stem).
+    pub(crate) script: String,
+    /// The turn, from 1.
+    pub(crate) turn: usize,
+    /// The script's number of turns.
+    pub(crate) turns: usize,
+    /// Whether the answer was streamed.
+    pub(crate) streamed: bool,
+}
+
+/// Why a request gets no answer from the script: the status and the reason, sent to the
+/// client as the provider's error body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    pub(crate) status: u16,
+    kind: &'static str,
+    pub(crate) message: String,
+}
+
+impl Refusal {
+    fn bad_request(message: String) -> Refusal {
+        Refusal {
+            status: 400,
+            kind: "invalid_request_error",
+            message,
         }
+    }
+
+    pub(crate) fn response(&self) -> HttpResponse {
+        HttpResponse::json(
+            self.status,
+            &json!({"error": {"type": self.kind, "message": self.message}}),
+        )
     }
 }
 
@@ -339,13 +364,6 @@ fn turn_text(turn: &ScriptTurn) -> Value {
                 .collect::<Vec<_>>()
         ),
     }
-}
-
-fn error(status: u16, message: &str) -> HttpResponse {
-    HttpResponse::json(
-        status,
-        &json!({"error": {"type": "invalid_request_error", "message": message}}),
-    )
 }
 
 fn events(events: Vec<String>) -> HttpResponse {
@@ -443,12 +461,26 @@ mod tests {
             .filter_map(|value| value["delta"]["text"].as_str().map(str::to_string))
             .collect();
         assert_eq!(text, "All done now");
-        assert!(crate::llm::gateway::usage::of_events(&events).output > 0);
+        assert!(
+            crate::llm::gateway::usage::of_events(&events)
+                .unwrap_or_default()
+                .output
+                > 0
+        );
         let openai = streamed(model().answer(
             "/v1/chat/completions",
             br#"{"model":"m","stream":true,"messages":[]}"#,
         ));
         assert_eq!(openai.last().unwrap(), "data: [DONE]\n\n");
+        // As OpenAI, a chat completion stream carries its usage only when asked.
+        assert_eq!(crate::llm::gateway::usage::of_events(&openai), None);
+        let asked = streamed(model().answer(
+            "/v1/chat/completions",
+            br#"{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[]}"#,
+        ));
+        assert!(
+            crate::llm::gateway::usage::of_events(&asked).is_some_and(|tokens| tokens.output > 0)
+        );
     }
 
     #[test]
@@ -481,7 +513,12 @@ mod tests {
             br#"{"model":"m","input":[{"role":"user","content":"go"},{"type":"function_call","call_id":"c","name":"list_tasks","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"[]"}]}"#,
         ));
         assert_eq!(second["output"][0]["content"][0]["text"], "All done now");
-        assert!(crate::llm::gateway::usage::of_body(&second).input > 0);
+        assert!(
+            crate::llm::gateway::usage::of_body(&second)
+                .unwrap_or_default()
+                .input
+                > 0
+        );
         let events = streamed(model().answer(
             "/v1/responses",
             br#"{"model":"m","stream":true,"input":"go"}"#,
@@ -496,7 +533,12 @@ mod tests {
                 .unwrap()
                 .starts_with("event: response.completed\n")
         );
-        assert!(crate::llm::gateway::usage::of_events(&events).output > 0);
+        assert!(
+            crate::llm::gateway::usage::of_events(&events)
+                .unwrap_or_default()
+                .output
+                > 0
+        );
         let stateful = model().answer(
             "/v1/responses",
             br#"{"model":"m","previous_response_id":"resp_1","input":"go"}"#,
@@ -539,8 +581,15 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(message.contains("mail wants \"Reply to Ana\""), "{message}");
+        // The reason ends with what to change: the agent's traceback and the model's log show it.
+        assert!(
+            message.contains(
+                "fix: set one script's `prompt_contains` to a phrase of this task's prompt"
+            ),
+            "{message}"
+        );
         std::fs::write(folder.path().join("broken.yaml"), "turns: [{speak: x}]\n").unwrap();
-        let error = ScriptedModel::load(folder.path()).unwrap_err();
+        let error = ScriptedModel::load(folder.path()).unwrap_err().to_string();
         assert!(error.contains("broken.yaml"), "{error}");
     }
 }
