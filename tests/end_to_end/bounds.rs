@@ -156,6 +156,7 @@ fn a_fifo_or_a_device_among_the_task_files_is_refused_not_waited_for() {
         for name in ["tasks/fifo.yaml", "tasks/stdin.yaml"] {
             // `list` and `validate` say it as a diagnostic, `run` as a line of its report.
             let said = [
+                format!("{name}: (file): cannot read the file: not a"),
                 format!("{name} is not a valid task: (file): cannot read the file: not a"),
                 format!("INVALID {name}: (file): cannot read the file: not a regular file"),
             ];

@@ -316,7 +316,7 @@ safety_checks:
         assert!(!outcome.stderr.contains("panicked"), "{outcome:#?}");
         let text = format!("{}{}", outcome.stdout, outcome.stderr);
         assert!(
-            text.contains("id_format `n{n:070000}` pads ids to 70000"),
+            text.contains("id_format `n{n:070000}`") && text.contains("pads ids to 70000"),
             "{arguments:?}: {outcome:#?}"
         );
         assert!(
