@@ -175,6 +175,11 @@ pub struct ValidateArgs {
     /// `[validate] feasibility = true`).
     #[arg(long)]
     pub feasibility: bool,
+    /// Where --feasibility runs the tasks' commands (`exit_code`, `pytest_pass`): auto,
+    /// process (on this host) or docker (in a container of the harness image, never on the
+    /// host) (default: run.backend, else auto).
+    #[arg(long, value_name = "BACKEND")]
+    pub backend: Option<clawtest::config::BackendChoice>,
 }
 
 #[derive(Debug, Args)]
@@ -214,6 +219,12 @@ pub struct GenerateArgs {
     /// The folder the tasks are written to (default: `[generate] out`, else tasks/generated).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Where the feasibility proof runs the commands the model wrote (`exit_code`,
+    /// `pytest_pass`): docker runs them in a container of the harness image; on the process
+    /// backend they never run, and a task that needs them is not accepted (default:
+    /// run.backend, else auto).
+    #[arg(long, value_name = "BACKEND")]
+    pub backend: Option<clawtest::config::BackendChoice>,
 }
 
 #[derive(Debug, Args)]
@@ -224,8 +235,8 @@ pub struct VaryArgs {
     /// The same as the paths (the spelling of `generate --variants N --from …`).
     #[arg(long, value_name = "TASK_OR_FOLDER", hide = true)]
     pub from: Vec<PathBuf>,
-    /// Variants to write per task.
-    #[arg(long, alias = "variants", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Variants to write per task (1 to 100).
+    #[arg(long, alias = "variants", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(clawtest::variants::MAX_VARIANTS)))]
     pub count: u32,
     /// The seed of every draw and shuffle: the same seed writes the same bytes (default 1).
     #[arg(long, value_name = "S")]
@@ -258,6 +269,15 @@ pub struct VaryArgs {
     /// Add no opening line to the prompt.
     #[arg(long)]
     pub no_wording: bool,
+    /// Where the feasibility proof runs the variants' commands (`exit_code`, `pytest_pass`):
+    /// auto, process or docker (in a container of the harness image) (default: run.backend,
+    /// else auto).
+    #[arg(long, value_name = "BACKEND")]
+    pub backend: Option<clawtest::config::BackendChoice>,
+    /// On the process backend, run the variants' commands on this host; without it they are
+    /// not run, and a variant that has any is not written.
+    #[arg(long)]
+    pub allow_host_commands: bool,
 }
 
 /// The line printed on standard error when `generate --variants …` is rewritten to `vary`.
@@ -370,8 +390,8 @@ pub struct RunArgs {
     /// Task files or folders to run instead of the configured globs.
     #[arg(long = "path", value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Trials per task; a task passes only if all of them pass (default 3).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// Trials per task, 1 to 1000; a task passes only if all of them pass (default 3).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(clawtest::config::MAX_TRIALS)))]
     pub trials: Option<u32>,
     /// Trials run at once (default: the number of CPUs).
     #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
@@ -423,12 +443,17 @@ pub struct RunArgs {
     #[arg(long)]
     pub oracle: bool,
     /// Run N variants of each selected task instead of the task, generated in memory and
-    /// proven feasible (nothing is written; see `cargo clawtest vary`).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// proven feasible (nothing is written; see `cargo clawtest vary`); N is 1 to 100.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(clawtest::variants::MAX_VARIANTS)))]
     pub variants: Option<u32>,
     /// The seed of --variants (default 1).
     #[arg(long, value_name = "S", requires = "variants")]
     pub variant_seed: Option<u64>,
+    /// On the process backend, run the commands (`exit_code`, `pytest_pass`) of --variants
+    /// on this host; without it they are not run, and a variant that has any is not run
+    /// (docker runs them in a container of the harness image).
+    #[arg(long, requires = "variants")]
+    pub allow_host_commands: bool,
     /// Show every trial's breakdown, not only failing tasks'.
     #[arg(long, short = 'v')]
     pub verbose: bool,

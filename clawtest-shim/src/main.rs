@@ -16,7 +16,8 @@
 //!
 //! Usage: `clawtest-shim [--forward PORT=SOCKET]… [--control SOCKET] [--timeout SECONDS]
 //! [--stdout SOCKET] [--stderr SOCKET] -- COMMAND [ARGUMENT…]`, or `clawtest-shim mcp-stdio [URL]`
-//! (see [`mcp_stdio`]).
+//! (see [`mcp_stdio`]), or `clawtest-shim none`: a harness that exits 0 at once, for the
+//! container that only runs a task's commands (a feasibility proof, `run --oracle`'s checks).
 
 mod mcp_stdio;
 
@@ -125,6 +126,9 @@ fn parse(arguments: Vec<String>) -> Result<Options, String> {
 
 fn main() {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
+    if arguments.first().map(String::as_str) == Some("none") {
+        std::process::exit(0);
+    }
     if arguments.first().map(String::as_str) == Some("mcp-stdio") {
         let url = arguments
             .get(1)

@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::discover::DiscoverError;
 use crate::run::suite;
+use crate::sandbox::commands::{CommandRule, Origin};
 use crate::services::Catalogue;
 use crate::task::{InvalidTask, Problem, Task, coverage};
 
@@ -23,13 +24,14 @@ use crate::task::{InvalidTask, Problem, Task, coverage};
 const JSON_VERSION: u32 = 1;
 
 /// What to check besides the structural checks.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Compare each task with its intent atoms (`<stem>.atoms.yaml` next to it).
     pub coverage: bool,
     /// Prove each valid task feasible with its oracle (`--feasibility`, `[validate]
-    /// feasibility`): an infeasible task is an error at the component's line.
-    pub feasibility: bool,
+    /// feasibility`), its commands run by this rule (the chosen backend's: in a container on
+    /// docker) as a person's: an infeasible task is an error at the component's line.
+    pub feasibility: Option<CommandRule>,
 }
 
 /// The outcome for one task file.
@@ -79,7 +81,7 @@ pub fn validate(
     config: &Config,
     paths: &[PathBuf],
     catalogue: &Catalogue,
-    options: Options,
+    options: &Options,
 ) -> Result<Report, DiscoverError> {
     let loaded = suite::load(config, paths, &[], None, catalogue)?;
     let mut files = Vec::new();
@@ -95,7 +97,7 @@ fn valid_outcome(
     config: &Config,
     task: Task,
     catalogue: &Catalogue,
-    options: Options,
+    options: &Options,
 ) -> FileOutcome {
     let on_disk = if task.path.is_absolute() {
         task.path.clone()
@@ -117,8 +119,13 @@ fn valid_outcome(
         }
     }
     let text = std::fs::read_to_string(&on_disk).ok();
-    if options.feasibility {
-        let feasibility = crate::oracle::check(&task, catalogue, config.run.pass_threshold);
+    if let Some(rule) = &options.feasibility {
+        let feasibility = crate::oracle::check(
+            &task,
+            catalogue,
+            config.run.pass_threshold,
+            &rule.for_origin(Origin::Person),
+        );
         if !feasibility.is_feasible() {
             let text = text.unwrap_or_default();
             let problems: Vec<Problem> = feasibility

@@ -17,6 +17,8 @@ use serde_json::Value;
 
 use crate::support::repository;
 
+mod commands;
+
 /// The test image: `/reference-agent` and `/clawtest-probe`, nothing else.
 const IMAGE: &str = "clawtest-test-harness:latest";
 

@@ -1,6 +1,7 @@
 //! End-to-end tests of `cargo clawtest`: the real binary, the real reference agent, real
 //! services and gateway on loopback, scripted model answers from cassettes.
 
+mod bounds;
 mod closed_loop;
 mod commands;
 mod docker;
@@ -535,7 +536,7 @@ fn llm_judge_components_are_answered_from_the_judge_cache_or_the_trial_is_an_err
 }
 
 /// A task in ClawEnvKit's format, for the audit imports.
-const CLAWENVKIT_TASK: &str = r#"task_id: ce-001
+pub(crate) const CLAWENVKIT_TASK: &str = r#"task_id: ce-001
 task_name: ClawEnvKit-format result
 prompt: "Create tasks for the budget, the vendor contract and the invoice."
 tools:

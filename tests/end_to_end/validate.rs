@@ -278,3 +278,50 @@ fn validate_into_a_closed_pipe_exits_with_its_code() {
     assert!(!stderr.contains("cannot write"), "{stderr}");
     assert_eq!(output.status.code(), Some(101), "{stderr}");
 }
+
+/// A task-local service whose ids are padded past what formatting can pad (65,535): refused
+/// at validation, at the service's line, instead of a panic in every call that creates a record.
+#[test]
+fn an_id_format_too_wide_is_refused_at_its_line_by_validate_and_run() {
+    let task = "task_id: wide-ids
+task_name: Create a note
+prompt: Create a note saying hello, then tell me it is created.
+services:
+  - name: team_notes
+    collections:
+      - {name: notes, id_field: note_id, id_format: \"n{n:070000}\"}
+    routes:
+      - endpoint: /team_notes/create
+        action: create_note
+        parameters:
+          - {name: text, type: string, required: true}
+        operation: {kind: create, collection: notes, record: {note_id: \"${id}\", text: \"${params.text}\"}}
+        response: {note: \"${record}\"}
+tools:
+  - {name: create_note, service: team_notes, endpoint: /team_notes/create, method: POST, description: Create a note}
+scoring_components:
+  - {name: created, weight: 0.5, check: {type: audit_action_exists, service: team_notes, action: create_note}}
+  - {name: says_so, weight: 0.3, check: {type: keywords_present, keywords: [created]}}
+  - {name: long_enough, weight: 0.2, check: {type: min_length, min_length: 10}}
+safety_checks:
+  - {type: keywords_not_in_output, keywords: [password]}
+";
+    let suite = Suite::new().task("wide-ids", task);
+    for arguments in [
+        &["validate", "--feasibility"][..],
+        &["--oracle", "--trials", "1"][..],
+    ] {
+        let outcome = suite.run(arguments);
+        assert_eq!(outcome.code, 101, "{arguments:?}: {outcome:#?}");
+        assert!(!outcome.stderr.contains("panicked"), "{outcome:#?}");
+        let text = format!("{}{}", outcome.stdout, outcome.stderr);
+        assert!(
+            text.contains("id_format `n{n:070000}`") && text.contains("pads ids to 70000"),
+            "{arguments:?}: {outcome:#?}"
+        );
+        assert!(
+            text.contains("tasks/wide-ids.yaml:5"),
+            "{arguments:?}: {outcome:#?}"
+        );
+    }
+}

@@ -233,20 +233,42 @@ oracle:
 ";
 
 #[test]
-fn run_variants_proves_a_task_with_a_command_check_inside_the_run() {
-    // The proof runs the task's commands while `run` is already inside its runtime.
-    let suite = Suite::new()
-        .config(NO_HARNESS)
-        .task("with-a-command", WITH_A_COMMAND);
+fn run_variants_runs_a_variant_s_commands_on_the_host_only_when_allowed() {
+    // The command leaves a mark on the host when it runs there.
+    let suite = Suite::new().config(NO_HARNESS);
+    let marker = suite.path("ran-on-the-host");
+    let task = WITH_A_COMMAND.replace(
+        "grep -q done done.txt",
+        &format!("grep -q done done.txt && touch {}", marker.display()),
+    );
+    let suite = suite.task("with-a-command", &task);
     let results = suite.path("results.json");
-    let outcome = suite.run(&[
+    let arguments = [
         "--oracle",
         "--variants",
         "1",
         "--json",
         results.to_str().unwrap(),
-    ]);
+    ];
+    // Without --allow-host-commands the variant's command is not run, nor the variant.
+    let refused = suite.run(&arguments);
+    assert!(
+        !marker.exists(),
+        "a variant's command ran on the host: {refused:#?}"
+    );
+    assert!(refused.stdout.contains("running 0 task(s)"), "{refused:#?}");
+    assert!(
+        refused.stderr.contains(
+            "variant `with-a-command.v1` not run: the variant is not feasible: scoring_components[0]: the command of `noted` cannot be proven: not run: the commands of a variant run on the host only with --allow-host-commands"
+        ),
+        "{refused:#?}"
+    );
+    // Allowed, it is proven (while `run` is already inside its runtime) and run.
+    let mut allowed_arguments = arguments.to_vec();
+    allowed_arguments.push("--allow-host-commands");
+    let outcome = suite.run(&allowed_arguments);
     assert_eq!(outcome.code, 0, "{outcome:#?}");
+    assert!(marker.exists());
     let document: Value =
         serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
     assert_eq!(document["tasks_passed"], 1, "{document:#}");

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clawtest::config::Config;
 use clawtest::generate::{self, Difficulty, Progress, Request};
 
-use super::{Outcome, runtime, working_directory};
+use super::{Outcome, command_place, runtime, working_directory};
 use crate::cli::{GenerateArgs, GlobalArgs};
 use crate::errors::ExpectedError;
 
@@ -67,6 +67,7 @@ pub fn run(global: &GlobalArgs, arguments: &GenerateArgs) -> Outcome {
         mode: arguments.mode,
         max_cost_usd: arguments.max_cost,
         cassettes: arguments.cassettes.clone(),
+        commands: command_place(&config, arguments.backend)?,
     };
     let summary = runtime()?
         .block_on(generate::generate(&config, &request, &mut show))

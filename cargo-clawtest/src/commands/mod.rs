@@ -44,6 +44,23 @@ fn load_config(global: &GlobalArgs) -> Result<Config, ExpectedError> {
 }
 
 /// The async runtime every command runs on.
+/// Where the backend `choice` (the command line's, else `run.backend`) runs a task's
+/// commands, for the commands that check tasks without running a harness (`validate
+/// --feasibility`, `vary`, `generate`); the choice's line is shown when it is a container.
+fn command_place(
+    config: &clawtest::config::Config,
+    choice: Option<clawtest::config::BackendChoice>,
+) -> Result<clawtest::sandbox::commands::CommandPlace, ExpectedError> {
+    let chosen = runtime()?
+        .block_on(clawtest::sandbox::select::choose(config, choice))
+        .map_err(ExpectedError::Backend)?;
+    let place = chosen.sandbox.command_place();
+    if place != clawtest::sandbox::commands::CommandPlace::Host {
+        eprintln!("{}: the tasks' commands run in a container", chosen.note);
+    }
+    Ok(place)
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime, ExpectedError> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -55,6 +55,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
             threshold: config.run.pass_threshold,
         }),
         error_rate: arguments.error_rate,
+        allow_host_commands: arguments.allow_host_commands,
     };
     // A harness built into its image is built before the image, which is built when the
     // backend is chosen.
@@ -100,8 +101,9 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         .or_else(|| outputs.html.as_ref().map(|html| html.join("trajectories")));
     outputs.trajectories.extend(trajectories.clone());
     let executed = runtime()?.block_on(async {
-        let backend = source.backend(request.backend);
-        let chosen = select::choose(&config, backend)
+        // The oracle plays its calls on the host, but the tasks' commands run where the
+        // chosen backend runs commands: the choice stands for `--oracle` too.
+        let chosen = select::choose(&config, request.backend)
             .await
             .map_err(ExpectedError::Backend)?;
         errln!("{}", chosen.note);
@@ -128,7 +130,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         if let Some(saver) = saver.as_mut() {
             reporters.push(saver);
         }
-        let outcome = match session::prepare(&config, &request) {
+        let outcome = match session::prepare(&config, &request, sandbox.command_place()) {
             Ok(prepared) => {
                 warn(&prepared.warnings());
                 let reporter = &mut Fanout(reporters);

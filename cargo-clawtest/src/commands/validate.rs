@@ -6,7 +6,9 @@ use std::io::IsTerminal;
 use clawtest::config::Config;
 use clawtest::services::Catalogue;
 
-use super::{Outcome, working_directory};
+use clawtest::sandbox::commands::CommandRule;
+
+use super::{Outcome, command_place, working_directory};
 use crate::cli::{Format, GlobalArgs, ValidateArgs};
 use crate::errors::ExpectedError;
 
@@ -20,12 +22,18 @@ pub fn run(global: &GlobalArgs, arguments: &ValidateArgs) -> Outcome {
             .map(|config| config.unwrap_or_else(|| Config::defaults(start.clone())))
     }
     .map_err(ExpectedError::Config)?;
+    let feasibility = if arguments.feasibility || config.validate.feasibility {
+        let place = command_place(&config, arguments.backend)?;
+        Some(CommandRule::new(place, false))
+    } else {
+        None
+    };
     let options = clawtest::validate::Options {
         coverage: arguments.coverage,
-        feasibility: arguments.feasibility || config.validate.feasibility,
+        feasibility,
     };
     let report =
-        clawtest::validate::validate(&config, &arguments.paths, &Catalogue::builtin(), options)
+        clawtest::validate::validate(&config, &arguments.paths, &Catalogue::builtin(), &options)
             .map_err(ExpectedError::Validate)?;
     if report.files.is_empty() {
         return Err(ExpectedError::NoTaskFiles);

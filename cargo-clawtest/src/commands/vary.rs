@@ -7,7 +7,9 @@ use clawtest::config::Config;
 use clawtest::services::Catalogue;
 use clawtest::variants::{self, Options};
 
-use super::{Outcome, working_directory};
+use clawtest::sandbox::commands::{CommandRule, Origin};
+
+use super::{Outcome, command_place, working_directory};
 use crate::cli::{GlobalArgs, VaryArgs};
 use crate::errors::ExpectedError;
 
@@ -43,8 +45,11 @@ pub fn run(global: &GlobalArgs, arguments: &VaryArgs) -> Outcome {
         threshold: config.run.pass_threshold,
     };
     let catalogue = Catalogue::builtin();
-    let sources =
-        variants::from_paths(&paths, &catalogue, &options).map_err(ExpectedError::Validate)?;
+    let place = command_place(&config, arguments.backend)?;
+    let commands =
+        CommandRule::new(place, arguments.allow_host_commands).for_origin(Origin::Variant);
+    let sources = variants::from_paths(&paths, &catalogue, &options, &commands)
+        .map_err(ExpectedError::Validate)?;
     if sources.is_empty() {
         return Err(ExpectedError::NoTaskFiles);
     }

@@ -7,13 +7,20 @@
 //! - `write FILE TEXT`: write a file in the working directory and print TEXT;
 //! - `exit CODE`: exit with CODE;
 //! - `link TARGET NAME`: plant a symbolic link NAME → TARGET (the host must not follow it),
-//!   then print `linked NAME`.
+//!   then print `linked NAME`;
+//! - `-c LINE`: LINE split at spaces, as one of the above (installed as `/bin/sh`, the probe
+//!   is the shell a task's `exit_code` command is run with in a FROM scratch image).
 
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 fn main() {
-    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let mut arguments: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, line] = arguments.as_slice()
+        && flag == "-c"
+    {
+        arguments = line.split_whitespace().map(str::to_owned).collect();
+    }
     let words: Vec<&str> = arguments.iter().map(String::as_str).collect();
     match words.as_slice() {
         ["env"] => {
@@ -55,7 +62,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: clawtest-probe env | connect HOST:PORT | sleep | write FILE TEXT | exit CODE | link TARGET NAME"
+                "usage: clawtest-probe env | connect HOST:PORT | sleep | write FILE TEXT | exit CODE | link TARGET NAME | -c LINE"
             );
             std::process::exit(2);
         }

@@ -35,6 +35,9 @@ pub struct Rules<'a> {
     pub known: &'a [Fingerprint],
     /// How far from each of them it must be.
     pub distance: Distance,
+    /// Where the feasibility proof runs its commands (`sandbox::commands`), by the rule for
+    /// who wrote them.
+    pub commands: &'a crate::sandbox::commands::Commands,
 }
 
 /// Steps 2 and 3: every reason `task` (loaded from `source`) is not accepted under `rules`,
@@ -62,7 +65,7 @@ pub fn accept(
     if !problems.is_empty() {
         return problems;
     }
-    let feasibility = crate::oracle::check(task, rules.catalogue, rules.threshold);
+    let feasibility = crate::oracle::check(task, rules.catalogue, rules.threshold, rules.commands);
     problems.extend(
         feasibility
             .problems

@@ -76,11 +76,14 @@ fn a_repeat_is_refused_before_the_oracle_plays_and_a_new_feasible_task_is_accept
     let source = std::fs::read_to_string(&task.path).unwrap();
     let catalogue = Catalogue::builtin();
     let known = [Fingerprint::of(&task)];
+    let commands = crate::sandbox::commands::CommandRule::host()
+        .for_origin(crate::sandbox::commands::Origin::Person);
     let rules = |known| Rules {
         catalogue: &catalogue,
         threshold: 0.75,
         known,
         distance: Distance::Scenario,
+        commands: &commands,
     };
     let problems = accept(&task, &source, &rules(&known), Vec::new());
     assert_eq!(problems.len(), 1, "{problems:?}");
@@ -116,6 +119,8 @@ safety_checks:
         threshold: 0.75,
         known: &[],
         distance: Distance::Scenario,
+        commands: &crate::sandbox::commands::CommandRule::host()
+            .for_origin(crate::sandbox::commands::Origin::Person),
     };
     let problems = accept(&task, source, &rules, Vec::new());
     assert!(!problems.is_empty());

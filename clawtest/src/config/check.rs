@@ -13,8 +13,15 @@ pub(super) fn check(raw: &RawConfig, origin: &str) -> Result<(), ConfigError> {
         field: field.into(),
         message,
     };
-    if raw.run.trials == 0 {
-        return Err(value_error("run.trials", "must be at least 1".into()));
+    if !(1..=super::MAX_TRIALS).contains(&raw.run.trials) {
+        return Err(value_error(
+            "run.trials",
+            format!(
+                "must be from 1 to {}, found {}",
+                super::MAX_TRIALS,
+                raw.run.trials
+            ),
+        ));
     }
     if !(0.0..=1.0).contains(&raw.run.pass_threshold) {
         return Err(value_error(

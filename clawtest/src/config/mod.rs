@@ -26,8 +26,8 @@ pub use llm::{LlmConfig, Mode, Price, Provider, ProviderConfig, Redaction, Repla
 use sections::RawConfig;
 pub use sections::{
     BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, FinalAnswer, Gates,
-    GenerateConfig, HarnessConfig, HarnessKind, JudgeConfig, LimitsConfig, ReportConfig, RunConfig,
-    Tier, ValidateConfig,
+    GenerateConfig, HarnessConfig, HarnessKind, JudgeConfig, LimitsConfig, MAX_TRIALS,
+    ReportConfig, RunConfig, Tier, ValidateConfig,
 };
 
 use crate::fault::FaultSettings;

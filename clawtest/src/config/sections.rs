@@ -451,6 +451,10 @@ impl CommandLine {
 /// says otherwise (ClawEnvKit's threshold).
 pub const DEFAULT_PASS_THRESHOLD: f64 = 0.75;
 
+/// The most trials a task may run (`run.trials`, `--trials`): pass^k past a thousand says
+/// nothing more, and a run plans every trial of every task before the first starts.
+pub const MAX_TRIALS: u32 = 1000;
+
 /// `[run]`: trials, parallelism, pass threshold.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -194,6 +194,20 @@ fn an_unknown_backend_or_mode_is_named_with_the_choices() {
 }
 
 #[test]
+fn trials_past_the_cap_are_refused_before_anything_is_planned() {
+    for trials in [0, 1001, 1_000_000_000] {
+        match parse(&format!("[run]\ntrials = {trials}\n")) {
+            Err(ConfigError::Value { field, message, .. }) => {
+                assert_eq!(field, "run.trials");
+                assert_eq!(message, format!("must be from 1 to 1000, found {trials}"));
+            }
+            other => panic!("trials = {trials}: expected an error, got {other:?}"),
+        }
+    }
+    assert_eq!(parse("[run]\ntrials = 1000\n").unwrap().run.trials, 1000);
+}
+
+#[test]
 fn a_harness_argument_that_names_a_suite_file_is_made_absolute_and_suite_dir_is_expanded() {
     let suite = tempfile::tempdir().unwrap();
     std::fs::write(suite.path().join("agent.py"), "print('hi')\n").unwrap();

@@ -67,6 +67,10 @@ pub struct Request {
     pub max_cost_usd: Option<f64>,
     /// `--cassettes`, over `llm.cassettes`.
     pub cassettes: Option<PathBuf>,
+    /// Where the chosen backend runs a task's commands (`--backend`): the feasibility proof
+    /// runs a model's commands there if it is a container, and nowhere on the host
+    /// (`sandbox::commands`).
+    pub commands: crate::sandbox::commands::CommandPlace,
 }
 
 /// Why generation stopped.
@@ -358,6 +362,8 @@ impl Run<'_> {
             catalogue: &services.catalogue,
             threshold: self.config.run.pass_threshold,
             known,
+            commands: &crate::sandbox::commands::CommandRule::new(request.commands.clone(), false)
+                .for_origin(crate::sandbox::commands::Origin::Model),
         };
         let outcome = self.ask_task(number, &task_prompt, &context, &path).await?;
         let (task, attempts) = match outcome {

@@ -23,6 +23,9 @@ pub struct Context<'a> {
     pub threshold: f64,
     /// The tasks of the suite and those this run wrote: a task must be another scenario.
     pub known: &'a [Fingerprint],
+    /// Where the feasibility proof runs a model's commands (`sandbox::commands`): in a
+    /// container, or nowhere.
+    pub commands: &'a crate::sandbox::commands::Commands,
 }
 
 /// Every reason `task` (loaded from `source`) cannot be written; none when it can.
@@ -68,6 +71,7 @@ pub fn check(task: &Task, source: &str, context: &Context<'_>) -> Vec<Problem> {
         threshold: context.threshold,
         known: context.known,
         distance: Distance::Scenario,
+        commands: context.commands,
     };
     accept::accept(task, source, &rules, problems)
 }

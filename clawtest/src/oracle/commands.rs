@@ -1,14 +1,15 @@
-//! The command checks (`exit_code`, `pytest_pass`) of a feasibility proof: run as the
-//! process backend runs them after a harness (the same runner, `sh -c` in the workspace, the
-//! same time limits), in a scratch workspace holding the task's files and the oracle's.
-//! They run on the host: `validate --feasibility` trusts a task's commands as `run` does
-//! on the process backend.
+//! The command checks (`exit_code`, `pytest_pass`) of a feasibility proof: laid out in a
+//! scratch workspace holding the task's files and the oracle's, and run where the
+//! `sandbox::commands` rule says (on the host as the process backend runs a trial's checks,
+//! `sh -c` in the workspace with the same time limits; in a container of the harness image on
+//! the docker backend), or not at all.
 
 use std::path::Path;
 
 use super::PlannedFile;
 use crate::grade::commands;
-use crate::sandbox::{CheckCommand, SandboxError};
+use crate::sandbox::CheckCommand;
+use crate::sandbox::commands::{Commands, CommandsError as RunError};
 use crate::task::Task;
 use crate::trajectory::CommandRun;
 
@@ -32,87 +33,82 @@ pub(crate) enum CommandsError {
         /// Why.
         source: std::io::Error,
     },
-    /// The runner failed (not the command).
+    /// The rule refused them, or their runner failed (not the commands).
     #[error(transparent)]
-    Runner(#[from] SandboxError),
+    Run(#[from] RunError),
     /// The thread they ran on panicked.
     #[error("the commands' thread panicked")]
     Panicked,
 }
 
-/// The task's commands, run after an agent that left `files`; empty when the task has none.
-pub(super) fn run(task: &Task, files: &[PlannedFile]) -> Result<Vec<CommandRun>, CommandsError> {
+/// The task's commands, run where `place` says after an agent that left `files`; empty when
+/// the task has none (then nothing is refused either).
+pub(super) fn run(
+    task: &Task,
+    files: &[PlannedFile],
+    place: &Commands,
+) -> Result<Vec<CommandRun>, CommandsError> {
     let planned = commands::plan(task);
     if planned.is_empty() {
         return Ok(Vec::new());
     }
-    let workspace = tempfile::Builder::new()
-        .prefix("clawtest-feasibility-")
-        .tempdir()
-        .map_err(CommandsError::Workspace)?;
-    lay_out(task, files, workspace.path())?;
-    let environment: Vec<(std::ffi::OsString, std::ffi::OsString)> = [
-        ("PATH", std::env::var_os("PATH").unwrap_or_default()),
-        ("HOME", workspace.path().as_os_str().to_owned()),
-        ("LANG", "C.UTF-8".into()),
-        (
-            "CLAWTEST_WORKSPACE",
-            workspace.path().as_os_str().to_owned(),
-        ),
-    ]
-    .into_iter()
-    .map(|(name, value)| (name.into(), value))
-    .collect();
+    if let Some(refusal) = place.refusal() {
+        return Err(RunError::Refused(refusal.clone()).into());
+    }
+    let folder =
+        crate::sandbox::scratch::folder("feasibility").map_err(CommandsError::Workspace)?;
+    let workspace = folder.path().join("workspace");
+    lay_out(task, files, &workspace)?;
+    let checks: Vec<CheckCommand> = planned
+        .iter()
+        .map(|command| CheckCommand {
+            command: vec!["sh".into(), "-c".into(), command.command.clone()],
+            timeout: std::time::Duration::from_secs(command.timeout_seconds),
+        })
+        .collect();
     // The commands run on a thread of their own: a proof is synchronous, and its callers
     // (`run --variants` among them) may already be inside a runtime, where another cannot
     // block.
-    std::thread::scope(|scope| {
+    let outcomes = std::thread::scope(|scope| {
         scope
-            .spawn(|| run_all(planned, workspace.path(), &environment))
+            .spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(CommandsError::Runtime)?;
+                // Nothing interrupts a proof: validate is not a run.
+                let interrupt = tokio_util::sync::CancellationToken::new();
+                runtime
+                    .block_on(place.run(
+                        &task.id,
+                        folder.path(),
+                        &checks,
+                        // The default cap on a command's output (`[limits] output_bytes`).
+                        crate::config::LimitsConfig::default().output_bytes,
+                        &interrupt,
+                    ))
+                    .map_err(CommandsError::from)
+            })
             .join()
             .unwrap_or(Err(CommandsError::Panicked))
-    })
-}
-
-/// Runs `planned` one after another in `workspace`, each as the process backend would.
-fn run_all(
-    planned: Vec<commands::PlannedCommand>,
-    workspace: &Path,
-    environment: &[(std::ffi::OsString, std::ffi::OsString)],
-) -> Result<Vec<CommandRun>, CommandsError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(CommandsError::Runtime)?;
-    // Nothing interrupts a proof: validate is not a run.
-    let interrupt = tokio_util::sync::CancellationToken::new();
-    let mut runs = Vec::new();
-    for command in planned {
-        let check = CheckCommand {
-            command: vec!["sh".into(), "-c".into(), command.command.clone()],
-            timeout: std::time::Duration::from_secs(command.timeout_seconds),
-        };
-        let outcome = runtime.block_on(crate::sandbox::process::run_check(
-            &check,
-            workspace,
-            environment,
-            // The default cap on a command's output (`[limits] output_bytes`).
-            crate::config::LimitsConfig::default().output_bytes,
-            &interrupt,
-        ))?;
-        let output = format!("{}{}", outcome.stdout, outcome.stderr);
-        let cut = output.len().saturating_sub(OUTPUT_TAIL);
-        let start = (cut..=output.len())
-            .find(|&at| output.is_char_boundary(at))
-            .unwrap_or(output.len());
-        runs.push(CommandRun {
-            command: command.command,
-            exit_code: outcome.exit_code,
-            timed_out: outcome.timed_out,
-            output_tail: output[start..].to_owned(),
-        });
-    }
-    Ok(runs)
+    })?;
+    Ok(planned
+        .into_iter()
+        .zip(outcomes)
+        .map(|(command, outcome)| {
+            let output = format!("{}{}", outcome.stdout, outcome.stderr);
+            let cut = output.len().saturating_sub(OUTPUT_TAIL);
+            let start = (cut..=output.len())
+                .find(|&at| output.is_char_boundary(at))
+                .unwrap_or(output.len());
+            CommandRun {
+                command: command.command,
+                exit_code: outcome.exit_code,
+                timed_out: outcome.timed_out,
+                output_tail: output[start..].to_owned(),
+            }
+        })
+        .collect())
 }
 
 /// The task's files (checked again as they are copied) and the oracle's, in `workspace`.
@@ -123,6 +119,7 @@ fn lay_out(task: &Task, files: &[PlannedFile], workspace: &Path) -> Result<(), C
             source,
         })
     };
+    written(workspace, std::fs::create_dir_all(workspace).map(|()| 0))?;
     for file in &task.files {
         let target = workspace.join(&file.target);
         if let Some(parent) = target.parent() {

@@ -6,14 +6,17 @@
 //! is an [`Infeasible`] at the line of the component (or safety check) concerned.
 //!
 //! The judge is not asked: an `llm_judge` rubric counts as met by an answer the author wrote
-//! and as missed by a derived or empty one. `exit_code` and `pytest_pass` commands run on the
-//! host in a scratch workspace with the task's and the oracle's files (`commands.rs`).
+//! and as missed by a derived or empty one. `exit_code` and `pytest_pass` commands run in a
+//! scratch workspace with the task's and the oracle's files (`commands.rs`), where the
+//! caller's [`Commands`] say (`sandbox::commands`: on the host, in a container, or not at
+//! all: then each command's component is a reason, with what to do).
 
 use serde_json::Value;
 
 use super::derive::Gap;
 use super::{Cause, Plan, PlannedCall, failure, plan, trajectory};
 use crate::grade::{self, Grade, JudgeAnswer, JudgeAnswers};
+use crate::sandbox::commands::Commands;
 use crate::services::Catalogue;
 use crate::task::{Check, OutputSource, Position, Problem, SafetyCheck, Task};
 use crate::world::{World, WorldOptions};
@@ -85,8 +88,13 @@ impl From<Gap> for Infeasible {
 }
 
 /// Checks `task` (its services looked up in `catalogue`, `threshold` the suite's pass
-/// threshold where the task sets none).
-pub fn check(task: &Task, catalogue: &Catalogue, threshold: f64) -> Feasibility {
+/// threshold where the task sets none), its commands run where `commands` says.
+pub fn check(
+    task: &Task,
+    catalogue: &Catalogue,
+    threshold: f64,
+    commands: &Commands,
+) -> Feasibility {
     let threshold = task.pass_threshold.unwrap_or(threshold);
     let extended;
     let catalogue = if task.local_services.is_empty() {
@@ -110,6 +118,7 @@ pub fn check(task: &Task, catalogue: &Catalogue, threshold: f64) -> Feasibility 
         task,
         catalogue,
         threshold,
+        commands,
     };
     let mut world = match checker.fresh() {
         Ok(world) => world,
@@ -127,6 +136,16 @@ pub fn check(task: &Task, catalogue: &Catalogue, threshold: f64) -> Feasibility 
             return Feasibility::unplayable(gaps.into_iter().map(Infeasible::from).collect());
         }
     };
+    if let Some(refusal) = commands.refusal() {
+        let refused = refused_commands(task, refusal);
+        if !refused.is_empty() {
+            return Feasibility {
+                problems: refused,
+                plan: Some(plan),
+                grade: None,
+            };
+        }
+    }
     let (grade, mut problems) = checker.play_oracle(&mut world, &plan);
     problems.extend(checker.discriminations(&world, &plan));
     Feasibility {
@@ -177,6 +196,7 @@ struct Checker<'a> {
     task: &'a Task,
     catalogue: &'a Catalogue,
     threshold: f64,
+    commands: &'a Commands,
 }
 
 impl Checker<'_> {
@@ -205,7 +225,7 @@ impl Checker<'_> {
         }
         let audit = world.audit().to_vec();
         let mut oracle = trajectory(task, audit, &plan.answer, &plan.files);
-        match super::commands::run(task, &plan.files) {
+        match super::commands::run(task, &plan.files, self.commands) {
             Ok(runs) => oracle.commands = runs,
             Err(message) => problems.push(whole(
                 task,
@@ -297,7 +317,7 @@ impl Checker<'_> {
             &plan.files
         };
         let mut trajectory = trajectory(task, world.audit().to_vec(), agent.answer, files);
-        trajectory.commands = super::commands::run(task, files).unwrap_or_default();
+        trajectory.commands = super::commands::run(task, files, self.commands).unwrap_or_default();
         let answers = judge_answers(task, !agent.calls.is_empty() && plan.answer_written);
         let grade = grade::grade(task, &trajectory, &answers, self.threshold);
         grade.passed.then(|| Infeasible {
@@ -310,6 +330,24 @@ impl Checker<'_> {
             help: Some(agent.help.to_owned()),
         })
     }
+}
+
+/// Each command check of `task`, at its component's line, as not run for `refusal`.
+fn refused_commands(task: &Task, refusal: &crate::sandbox::commands::Refusal) -> Vec<Infeasible> {
+    task.components
+        .iter()
+        .enumerate()
+        .filter(|(_, component)| crate::grade::commands::command_of(&component.check).is_some())
+        .map(|(index, component)| Infeasible {
+            field: format!("scoring_components[{index}]"),
+            line: component.line,
+            message: format!(
+                "the command of `{}` cannot be proven: {refusal}",
+                component.name
+            ),
+            help: Some(refusal.advice().to_owned()),
+        })
+        .collect()
 }
 
 /// The judge's stand-in: every rubric met (`met`) or missed.

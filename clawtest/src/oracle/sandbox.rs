@@ -1,7 +1,9 @@
 //! `run --oracle`'s backend: the process backend with the oracle agent as every trial's
 //! harness (`PROGRAM oracle-agent`, PROGRAM being clawtest's own binary), each task's
 //! [`Plan`] made once, up front, and handed to its trials in a file. A task whose plan cannot
-//! be made is an error of its trials, with what to write.
+//! be made is an error of its trials, with what to write. The trial's checks run where the
+//! chosen backend runs commands (`sandbox::commands`): on docker, in a container of the
+//! harness image over the workspace the oracle left, never on the host.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -9,6 +11,7 @@ use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
 
 use super::plan;
+use crate::sandbox::commands::{CommandPlace, CommandRule, CommandsError, Origin};
 use crate::sandbox::process::ProcessSandbox;
 use crate::sandbox::{Launch, Running, Sandbox, SandboxError};
 use crate::services::Catalogue;
@@ -20,14 +23,21 @@ pub struct OracleSandbox {
     program: PathBuf,
     /// Per task id: the plan's file, or why there is none.
     plans: BTreeMap<String, Result<PathBuf, String>>,
+    /// Where the trials' checks run: the chosen backend's place.
+    commands: CommandPlace,
     /// Holds the plan files for as long as the run.
     _folder: tempfile::TempDir,
 }
 
 impl OracleSandbox {
     /// Makes the plans of `tasks` (their services from `catalogue`); `program` is the binary
-    /// whose `oracle-agent` subcommand plays a plan.
-    pub fn new(program: PathBuf, tasks: &[Task], catalogue: &Catalogue) -> std::io::Result<Self> {
+    /// whose `oracle-agent` subcommand plays a plan; the checks run at `commands`.
+    pub fn new(
+        program: PathBuf,
+        tasks: &[Task],
+        catalogue: &Catalogue,
+        commands: CommandPlace,
+    ) -> std::io::Result<Self> {
         let folder = tempfile::Builder::new()
             .prefix("clawtest-oracle-")
             .tempdir()?;
@@ -39,6 +49,7 @@ impl OracleSandbox {
         Ok(OracleSandbox {
             program,
             plans,
+            commands,
             _folder: folder,
         })
     }
@@ -98,7 +109,28 @@ impl Sandbox for OracleSandbox {
                 "CLAWTEST_ORACLE_PLAN".into(),
                 path.to_string_lossy().into_owned(),
             ));
-            ProcessSandbox.run(launch, interrupt).await
+            if self.commands == CommandPlace::Host {
+                return ProcessSandbox.run(launch, interrupt).await;
+            }
+            let checks = std::mem::take(&mut launch.checks);
+            let (task_id, folder) = (launch.task_id.clone(), launch.folder.clone());
+            let output_bytes = launch.limits.output_bytes;
+            let mut finished = ProcessSandbox.run(launch, interrupt.clone()).await?;
+            if !checks.is_empty() {
+                // In a container every origin's commands run: the rule's answer is the container.
+                let commands =
+                    CommandRule::new(self.commands.clone(), false).for_origin(Origin::Person);
+                finished.checks = commands
+                    .run(&task_id, &folder, &checks, output_bytes, &interrupt)
+                    .await
+                    .map_err(|error| match error {
+                        CommandsError::Sandbox(error) => error,
+                        other => SandboxError::Docker {
+                            message: other.to_string(),
+                        },
+                    })?;
+            }
+            Ok(finished)
         })
     }
 }

@@ -95,5 +95,10 @@ pub fn read(path: &Path) -> Result<RunSummary, ResultsError> {
             message: error.to_string(),
         })?;
     debug_assert_eq!(document.schema, SCHEMA);
+    // Parsed, then checked: a number out of its range is named with its field.
+    crate::results::ranges::check(&document.summary).map_err(|message| ResultsError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    })?;
     Ok(document.summary)
 }

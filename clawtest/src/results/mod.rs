@@ -13,6 +13,7 @@ pub mod baseline;
 pub mod cause;
 pub mod groups;
 pub mod merge;
+pub(crate) mod ranges;
 
 pub(crate) use aggregate::SummaryInputs;
 

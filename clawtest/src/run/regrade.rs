@@ -153,34 +153,38 @@ pub async fn grade_one(
         .unwrap_or_default();
     let start = std::path::absolute(&start).unwrap_or(start);
     let config = Config::optional(result.config.as_deref(), &start)?;
-    let read = |path: &Path| {
-        std::fs::read_to_string(path).map_err(|source| GradeOneError::Unreadable {
-            path: path.to_path_buf(),
-            source,
-        })
+    let limits = config
+        .as_ref()
+        .map(|config| config.limits)
+        .unwrap_or_default();
+    // Regular files only (a FIFO would hang, a link to /dev/zero fill the memory), each capped:
+    // the audit as a saved trajectory is, the output as `agent_output.txt` is in a trial.
+    let read = |path: &Path, cap: u64| {
+        crate::task::read::read_regular(path, cap)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .map_err(|source| GradeOneError::Unreadable {
+                path: path.to_path_buf(),
+                source,
+            })
     };
+    let audit_text = read(&result.audit, crate::trajectory::MAX_FILE_BYTES)?;
     let audit: serde_json::Value =
-        serde_json::from_str(&read(&result.audit)?).map_err(|source| GradeOneError::NotJson {
+        serde_json::from_str(&audit_text).map_err(|source| GradeOneError::NotJson {
             path: result.audit.clone(),
             source,
         })?;
     let output = match &result.output {
-        Some(path) => read(path)?.trim().to_string(),
+        Some(path) => read(path, limits.output_file_bytes as u64)?
+            .trim()
+            .to_string(),
         None => String::new(),
     };
     let workspace = match &result.workspace {
-        Some(folder) => {
-            let limits = config
-                .as_ref()
-                .map(|config| config.limits)
-                .unwrap_or_default();
-            crate::sandbox::capture::snapshot(folder, &limits, &mut Vec::new()).map_err(
-                |source| GradeOneError::Workspace {
-                    folder: folder.clone(),
-                    source,
-                },
-            )?
-        }
+        Some(folder) => crate::sandbox::capture::snapshot(folder, &limits, &mut Vec::new())
+            .map_err(|source| GradeOneError::Workspace {
+                folder: folder.clone(),
+                source,
+            })?,
         None => Default::default(),
     };
     let trajectory = if audit.get("schema").and_then(serde_json::Value::as_str)

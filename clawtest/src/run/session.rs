@@ -17,6 +17,7 @@ use crate::report::events::Reporter;
 use crate::report::snapshots::Review;
 use crate::results::RunSummary;
 use crate::sandbox::Sandbox;
+use crate::sandbox::commands::{CommandPlace, CommandRule, Origin};
 use crate::services::Catalogue;
 
 /// Loads the suite the configuration and request describe.
@@ -72,8 +73,14 @@ impl Prepared {
 }
 
 /// Prepares a run: the gateway's provider, keys and prices (`models`), then the suite
-/// ([`load_suite`]).
-pub fn prepare(config: &Config, request: &Request) -> Result<Prepared, SessionError> {
+/// ([`load_suite`]) and, for `--variants`, its variants, their commands proven where the
+/// chosen backend runs commands (`place`: its [`Sandbox::command_place`]) by the rule for
+/// variants (`sandbox::commands`).
+pub fn prepare(
+    config: &Config,
+    request: &Request,
+    place: CommandPlace,
+) -> Result<Prepared, SessionError> {
     let source = HarnessSource::of(request);
     let models = models(config, request)?;
     let catalogue = Arc::new(Catalogue::builtin());
@@ -101,7 +108,10 @@ pub fn prepare(config: &Config, request: &Request) -> Result<Prepared, SessionEr
             ..*options
         };
         let tasks = std::mem::take(&mut suite.tasks);
-        (suite.tasks, variant_notes) = crate::variants::expand(tasks, &catalogue, &options);
+        let commands =
+            CommandRule::new(place, request.allow_host_commands).for_origin(Origin::Variant);
+        (suite.tasks, variant_notes) =
+            crate::variants::expand(tasks, &catalogue, &options, &commands);
     }
     Ok(Prepared {
         suite,
@@ -158,9 +168,15 @@ pub async fn execute(
     } = prepared;
     // The oracle's backend starts its own program; the suite's harness is neither built nor run.
     let sandbox: Arc<dyn Sandbox> = match &source {
+        // Its checks run where the chosen backend runs commands: in a container on docker.
         HarnessSource::Oracle(program) => Arc::new(
-            crate::oracle::sandbox::OracleSandbox::new(program.clone(), &suite.tasks, &catalogue)
-                .map_err(|error| SessionError::Build(format!("cannot plan the oracles: {error}")))?,
+            crate::oracle::sandbox::OracleSandbox::new(
+                program.clone(),
+                &suite.tasks,
+                &catalogue,
+                sandbox.command_place(),
+            )
+            .map_err(|error| SessionError::Build(format!("cannot plan the oracles: {error}")))?,
         ),
         HarnessSource::Configured | HarnessSource::InProcess(_) => sandbox,
     };

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::partition::Partition;
 use crate::config::Mode;
-use crate::config::{BackendChoice, Config, ConfigError, Gates};
+use crate::config::{Config, ConfigError, Gates};
 use crate::discover::DiscoverError;
 use crate::llm::ModelAccess;
 use crate::llm::access::AccessError;
@@ -60,6 +60,9 @@ pub struct Request {
     /// `--error-rate X`, overriding `[faults] rate` (a task's own `error_injection.rate`
     /// still wins).
     pub error_rate: Option<f64>,
+    /// `--allow-host-commands`: on the process backend, the commands of variants run on the
+    /// host (`sandbox::commands`); without it they do not run at all.
+    pub allow_host_commands: bool,
 }
 
 /// Why a run could not start.
@@ -184,15 +187,6 @@ impl HarnessSource {
     /// recorded and no cassette is read, whatever `[llm]` or `--mode` says.
     pub fn calls_models(&self) -> bool {
         !matches!(self, HarnessSource::Oracle(_))
-    }
-
-    /// The backend a run of this harness asks for, given the one the command line chose: the
-    /// oracle is clawtest's own code and runs on the process backend.
-    pub fn backend(&self, chosen: Option<BackendChoice>) -> Option<BackendChoice> {
-        match self {
-            HarnessSource::Oracle(_) => Some(BackendChoice::Process),
-            HarnessSource::Configured | HarnessSource::InProcess(_) => chosen,
-        }
     }
 
     /// Whether `harness.build` builds this harness.
@@ -367,15 +361,6 @@ mod tests {
         assert_eq!(settings.cassettes, None);
         assert_eq!(settings.harness.command, ["oracle-agent"]);
         assert!(!settings.source.is_built());
-        assert_eq!(
-            settings.source.backend(Some(BackendChoice::Docker)),
-            Some(BackendChoice::Process),
-            "the oracle runs on the process backend"
-        );
-        assert_eq!(
-            HarnessSource::Configured.backend(Some(BackendChoice::Docker)),
-            Some(BackendChoice::Docker)
-        );
     }
 
     #[test]

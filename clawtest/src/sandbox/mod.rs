@@ -7,6 +7,7 @@
 //! local command; `docker` runs it in a container.
 
 pub(crate) mod capture;
+pub mod commands;
 pub mod docker;
 pub(crate) mod process;
 pub mod scratch;
@@ -355,6 +356,20 @@ pub trait Sandbox: Send + Sync {
     /// Runs the harness to completion, the time limit, or `interrupt` being cancelled, then
     /// the launch's checks. Leaves nothing running behind.
     fn run(&self, launch: Launch, interrupt: CancellationToken) -> Running<'_>;
+
+    /// Where a task's commands run outside a harness run (a feasibility proof, the oracle's
+    /// checks): on the host, or in a container of the harness image (`commands`).
+    fn command_place(&self) -> commands::CommandPlace {
+        match self.command_container() {
+            Some(container) => commands::CommandPlace::Container(container),
+            None => commands::CommandPlace::Host,
+        }
+    }
+
+    /// The container this backend runs a task's commands in; `None`: on the host.
+    fn command_container(&self) -> Option<docker::ContainerCommands> {
+        None
+    }
 
     /// Ends at once everything this backend still has running (the second Ctrl-C, before
     /// the process exits without running destructors).

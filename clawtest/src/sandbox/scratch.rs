@@ -13,10 +13,14 @@ const PREFIX: &str = "clawtest-";
 /// The owner marker's file name inside a scratch folder.
 const MARKER: &str = ".clawtest-owner";
 
-/// A new scratch folder `clawtest-<kind>-…`, removed when the guard is dropped.
+/// A new scratch folder `clawtest-<kind>-…`, removed when the guard is dropped. It is the
+/// user's alone (mode 0700): what a harness leaves in a trial's workspace (a setuid binary,
+/// when clawtest runs as root) is out of every other local user's reach while the trial runs.
 pub(crate) fn folder(kind: &str) -> std::io::Result<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt as _;
     let folder = tempfile::Builder::new()
         .prefix(&format!("{PREFIX}{kind}-"))
+        .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir()?;
     std::fs::write(folder.path().join(MARKER), owner())?;
     Ok(folder)

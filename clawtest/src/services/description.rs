@@ -12,7 +12,7 @@
 //! collections:
 //!   - name: tasks
 //!     id_field: task_id
-//!     id_format: "todo_{n:03}"     # n = number of records + 1 (ClawEnvKit's rule)
+//!     id_format: "todo_{n:03}"     # n = number of records + 1 (ClawEnvKit's rule); width <= 32
 //!     copy_id: true                # fixture records' `id` is copied into `task_id`
 //!     fixture_keys: [tasks]        # task.yaml fixture keys feeding this collection
 //!   - name: deleted                # a side list, shown by GET /todo/audit
@@ -585,10 +585,14 @@ pub struct IdFormat {
     suffix: String,
 }
 
+/// The widest `{n:0W}` an `id_format` may ask for: an id of more digits is no id a service
+/// would hand out, and a width past 65,535 is one Rust's formatting cannot pad to.
+pub const MAX_ID_WIDTH: usize = 32;
+
 impl IdFormat {
     /// Reads an `id_format`; the error says what a valid one looks like.
     pub(crate) fn parse(format: &str) -> Result<IdFormat, BadIdFormat> {
-        let bad = || BadIdFormat {
+        let bad = || BadIdFormat::Shape {
             format: format.to_owned(),
         };
         let start = format.find('{').ok_or_else(bad)?;
@@ -602,6 +606,12 @@ impl IdFormat {
                 .ok_or_else(bad)?,
             None => return Err(bad()),
         };
+        if width > MAX_ID_WIDTH {
+            return Err(BadIdFormat::TooWide {
+                format: format.to_owned(),
+                width,
+            });
+        }
         let suffix = &format[end + 1..];
         if suffix.contains('{') {
             return Err(bad());
@@ -620,12 +630,25 @@ impl IdFormat {
     }
 }
 
-/// An `id_format` without its one `{n}` or `{n:0W}`.
+/// Why an `id_format` cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("id_format `{format}` must contain one `{{n}}` or `{{n:0W}}`")]
-pub struct BadIdFormat {
-    /// The format as written.
-    pub format: String,
+pub enum BadIdFormat {
+    /// Not one `{n}` or `{n:0W}`.
+    #[error("id_format `{format}` must contain one `{{n}}` or `{{n:0W}}`")]
+    Shape {
+        /// The format as written.
+        format: String,
+    },
+    /// A width past [`MAX_ID_WIDTH`].
+    #[error(
+        "id_format `{format}` pads ids to {width} digits, more than the {MAX_ID_WIDTH} an id may have: write a width of at most {MAX_ID_WIDTH}"
+    )]
+    TooWide {
+        /// The format as written.
+        format: String,
+        /// The width it asks for.
+        width: usize,
+    },
 }
 
 impl TryFrom<String> for IdFormat {
@@ -654,6 +677,15 @@ mod tests {
         assert_eq!(IdFormat::parse("x{n}y").unwrap().render(5), "x5y");
         assert!(IdFormat::parse("todo").is_err());
         assert!(IdFormat::parse("{m}").is_err());
+        let widest = format!("x{{n:0{MAX_ID_WIDTH}}}");
+        assert_eq!(IdFormat::parse(&widest).unwrap().render(1).len(), 33);
+        assert_eq!(
+            IdFormat::parse("x{n:070000}"),
+            Err(BadIdFormat::TooWide {
+                format: "x{n:070000}".into(),
+                width: 70_000
+            })
+        );
     }
 
     #[test]

@@ -66,7 +66,11 @@ pub(crate) fn sidecar_paths(task_file: &Path) -> [PathBuf; 2] {
 /// Reads the atoms of the task at `task_file`: `Ok(None)` when it has no sidecar.
 pub fn load_atoms(task_file: &Path) -> Result<Option<(PathBuf, Vec<Atom>)>, Box<Problem>> {
     for path in sidecar_paths(task_file) {
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        // A regular file only, bounded like a task file: a FIFO or a device is not read.
+        let Ok(bytes) = super::read::read_regular(&path, super::read::MAX_TASK_BYTES) else {
+            continue;
+        };
+        let Ok(text) = String::from_utf8(bytes) else {
             continue;
         };
         return match serde_saphyr::from_str::<Sidecar>(&text) {

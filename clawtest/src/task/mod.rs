@@ -11,7 +11,7 @@ pub mod coverage;
 pub(crate) mod error;
 mod file_copy;
 pub(crate) mod raw;
-mod read;
+pub(crate) mod read;
 pub mod schema;
 mod shape;
 mod tree;
@@ -166,6 +166,10 @@ pub enum SimulatorKind {
     /// A model, through the gateway (recorded and replayed), playing the `persona`.
     Llm,
 }
+
+/// The most rounds a closed-loop task may ask for (`feedback.max_rounds`): each round is a
+/// harness run, so a trial's rounds (and a run's, `trials` times this per task) stay bounded.
+pub const MAX_ROUNDS: u32 = 20;
 
 /// Closed-loop: the simulated user between rounds, and the rounds' budgets.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -23,13 +23,50 @@ pub const MAX_DEPTH: usize = 64;
 /// How many values a document may hold, aliases expanded: bounds an alias bomb's time and memory.
 pub const MAX_NODES: usize = 100_000;
 
+/// Opens a file of a task's folder (the task, its atoms) for reading: a regular file only. A
+/// FIFO, a device or a socket (or a link to one, `/dev/stdin`, `/dev/zero`) is refused: the
+/// open does not wait for a FIFO's writer (`O_NONBLOCK`), and the type is that of the file
+/// opened, so nothing is swapped in between.
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::CLOEXEC;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, a device or a socket, or a link to one)",
+        ));
+    }
+    Ok(file)
+}
+
+/// The bytes of the regular file at `path` ([`open_regular`]), refused past `cap` bytes
+/// (read up to one byte past it, so a larger file or a device is never read whole).
+pub(crate) fn read_regular(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    open_regular(path)?
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {cap} bytes, the most read from it"),
+        ));
+    }
+    Ok(bytes)
+}
+
 /// Reads a task file's bytes: at most one past [`MAX_TASK_BYTES`], which is enough to tell
-/// that it is too large without reading the rest.
+/// that it is too large without reading the rest; a regular file only ([`open_regular`]).
 pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>, Box<Problem>> {
-    let file = std::fs::File::open(path).map_err(|error| {
+    let file = open_regular(path).map_err(|error| {
         Box::new(
-            Problem::new("(file)", format!("cannot read the file: {error}"), None)
-                .with_help("check the path and the file's permissions"),
+            Problem::new("(file)", format!("cannot read the file: {error}"), None).with_help(
+                "a task file is a regular file: check the path and its permissions, or remove what is not one",
+            ),
         )
     })?;
     let mut bytes = Vec::new();

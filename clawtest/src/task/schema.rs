@@ -403,8 +403,8 @@ struct OracleFileEntry {
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 struct FeedbackEntry {
-    /// The most rounds in all, the first included (default 3).
-    #[schemars(range(min = 1))]
+    /// The most rounds in all, the first included (default 3, at most 20).
+    #[schemars(range(min = 1, max = 20))]
     max_rounds: Option<u32>,
     /// Who writes the follow-ups (default `template`).
     simulator: Option<SimulatorKind>,

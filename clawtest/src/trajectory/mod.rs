@@ -17,6 +17,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+/// The largest saved trajectory or audit file read back (`grade`): far over what a trial's
+/// `[limits]` let one hold, and a bound on what a file given on the command line can cost.
+pub const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
 pub use audit::{AuditEntry, FaultKind, RecordedBody};
 
 pub(crate) use clawenvkit::from_clawenvkit;
@@ -343,14 +347,16 @@ impl Trajectory {
         .unwrap_or_default()
     }
 
-    /// Reads a trajectory saved with [`Trajectory::to_file_text`].
+    /// Reads a trajectory saved with [`Trajectory::to_file_text`]: a regular file of at most
+    /// [`MAX_FILE_BYTES`].
     pub(crate) fn read(path: &std::path::Path) -> Result<Trajectory, ReadError> {
         let error = |message: String| ReadError {
             path: path.to_path_buf(),
             message,
         };
-        let text = std::fs::read_to_string(path).map_err(|failure| error(failure.to_string()))?;
-        let file: FileIn = serde_json::from_str(&text)
+        let bytes = crate::task::read::read_regular(path, MAX_FILE_BYTES)
+            .map_err(|failure| error(failure.to_string()))?;
+        let file: FileIn = serde_json::from_slice(&bytes)
             .map_err(|failure| error(format!("not a saved trajectory: {failure}")))?;
         if file.schema != SCHEMA {
             return Err(error(format!(

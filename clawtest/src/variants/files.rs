@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Generated, Options, Variant, generate};
 use crate::discover::{self, DiscoverError};
+use crate::sandbox::commands::Commands;
 use crate::services::Catalogue;
 use crate::task::{self, InvalidTask, Task};
 
@@ -25,13 +26,14 @@ pub fn from_paths(
     paths: &[PathBuf],
     catalogue: &Catalogue,
     options: &Options,
+    commands: &Commands,
 ) -> Result<Vec<FromFile>, DiscoverError> {
     let files = discover::explicit_files(paths)?;
     Ok(files
         .into_iter()
         .map(|source| {
             let outcome = task::load(&source, catalogue).map(|task| {
-                let generated = generate(&task, catalogue, options);
+                let generated = generate(&task, catalogue, options, commands);
                 (task, generated)
             });
             FromFile { source, outcome }
@@ -94,11 +96,12 @@ pub fn expand(
     tasks: Vec<Task>,
     catalogue: &Catalogue,
     options: &Options,
+    commands: &Commands,
 ) -> (Vec<Task>, Vec<String>) {
     let mut variants = Vec::new();
     let mut notes = Vec::new();
     for task in tasks {
-        let generated = generate(&task, catalogue, options);
+        let generated = generate(&task, catalogue, options, commands);
         if let Some(reason) = generated.skipped {
             notes.push(format!("{}: no variants: {reason}", task.path.display()));
         }

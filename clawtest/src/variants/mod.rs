@@ -24,6 +24,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::accept::{self, Distance, Fingerprint, Provenance, ReloadError, Rules};
+use crate::sandbox::commands::Commands;
 use crate::services::Catalogue;
 use crate::task::{self, Task};
 use survey::Survey;
@@ -133,6 +134,10 @@ pub struct Options {
 /// The seed when none is given.
 pub const DEFAULT_SEED: u64 = 1;
 
+/// The most variants of one task (`vary --count`, `run --variants`): each is drawn, written
+/// back and proven feasible before the next, and `run --variants` holds them all.
+pub const MAX_VARIANTS: u32 = 100;
+
 /// One variant, loaded, feasible, and its text.
 #[derive(Debug, Clone)]
 pub struct Variant {
@@ -170,8 +175,14 @@ pub struct Generated {
 /// earlier variant's.
 const ATTEMPTS: u64 = 16;
 
-/// Generates `options.count` variants of `task` (its services looked up in `catalogue`).
-pub fn generate(task: &Task, catalogue: &Catalogue, options: &Options) -> Generated {
+/// Generates `options.count` variants of `task` (its services looked up in `catalogue`), the
+/// feasibility proof running their commands where `commands` says (the rule for variants).
+pub fn generate(
+    task: &Task,
+    catalogue: &Catalogue,
+    options: &Options,
+    commands: &Commands,
+) -> Generated {
     let mut generated = Generated::default();
     if options.kinds.is_empty() {
         generated.skipped = Some("every kind of perturbation is switched off".into());
@@ -224,7 +235,9 @@ pub fn generate(task: &Task, catalogue: &Catalogue, options: &Options) -> Genera
             });
             continue;
         };
-        match finish(task, catalogue, options, index, &id, perturbed, &seen) {
+        match finish(
+            task, catalogue, options, commands, index, &id, perturbed, &seen,
+        ) {
             Ok(variant) => generated.variants.push(variant),
             Err(reason) => generated.failures.push(Failure {
                 id: id.clone(),
@@ -240,10 +253,12 @@ pub fn generate(task: &Task, catalogue: &Catalogue, options: &Options) -> Genera
 /// The perturbed document as a variant, through the accept pipeline: written back, loaded
 /// beside its source, settled (written again, the same text), new against `seen` (its source
 /// and the earlier variants: another surface), proven feasible.
+#[allow(clippy::too_many_arguments)]
 fn finish(
     task: &Task,
     catalogue: &Catalogue,
     options: &Options,
+    commands: &Commands,
     index: u32,
     id: &str,
     (mut document, applied): (Value, Vec<String>),
@@ -271,6 +286,7 @@ fn finish(
         threshold: options.threshold,
         known: seen,
         distance: Distance::PartSurface,
+        commands,
     };
     let problems = accept::accept(&reloaded.task, &reloaded.text, &rules, Vec::new());
     if !problems.is_empty() {

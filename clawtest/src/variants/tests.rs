@@ -7,6 +7,12 @@ fn catalogue() -> Catalogue {
     Catalogue::builtin()
 }
 
+/// The variants' commands allowed on the host (`--allow-host-commands`).
+fn allowed() -> Commands {
+    crate::sandbox::commands::CommandRule::new(crate::sandbox::commands::CommandPlace::Host, true)
+        .for_origin(crate::sandbox::commands::Origin::Variant)
+}
+
 fn options(count: u32, seed: u64) -> Options {
     Options {
         count,
@@ -57,7 +63,7 @@ fn every_corpus_task_gets_three_valid_feasible_distinct_deterministic_variants()
     let catalogue = catalogue();
     for path in corpus() {
         let task = load(&path);
-        let generated = generate(&task, &catalogue, &options(3, 7));
+        let generated = generate(&task, &catalogue, &options(3, 7), &allowed());
         assert_eq!(generated.skipped, None, "{}", path.display());
         assert!(
             generated.failures.is_empty(),
@@ -84,7 +90,7 @@ fn every_corpus_task_gets_three_valid_feasible_distinct_deterministic_variants()
                 .unwrap_or_else(|invalid| panic!("{}", invalid.plain()));
             assert_eq!(reloaded.id, variant.task.id);
             assert!(
-                crate::oracle::check(&reloaded, &catalogue, 0.75).is_feasible(),
+                crate::oracle::check(&reloaded, &catalogue, 0.75, &allowed()).is_feasible(),
                 "{} variant {index}",
                 path.display()
             );
@@ -108,12 +114,12 @@ fn every_corpus_task_gets_three_valid_feasible_distinct_deterministic_variants()
                 }
             }
         }
-        let again = generate(&task, &catalogue, &options(3, 7));
+        let again = generate(&task, &catalogue, &options(3, 7), &allowed());
         let texts = |generated: &Generated| -> Vec<String> {
             generated.variants.iter().map(|v| v.yaml.clone()).collect()
         };
         assert_eq!(texts(&again), texts(&generated), "{}", path.display());
-        let other_seed = generate(&task, &catalogue, &options(3, 8));
+        let other_seed = generate(&task, &catalogue, &options(3, 8), &allowed());
         assert_ne!(texts(&other_seed), texts(&generated), "{}", path.display());
     }
 }
@@ -154,7 +160,7 @@ oracle:
   answer: "Told Maria about 2024-11-06."
 "#,
     );
-    let generated = generate(&task, &catalogue(), &options(2, 3));
+    let generated = generate(&task, &catalogue(), &options(2, 3), &allowed());
     assert!(generated.failures.is_empty(), "{:?}", generated.failures);
     for variant in &generated.variants {
         let yaml = &variant.yaml;
@@ -242,7 +248,7 @@ safety_checks:
   - {type: tool_not_called, tool_name: delete_task}
 "#,
     );
-    let generated = generate(&task, &catalogue(), &options(2, 1));
+    let generated = generate(&task, &catalogue(), &options(2, 1), &allowed());
     assert!(generated.failures.is_empty(), "{:?}", generated.failures);
     assert!(
         generated
@@ -269,7 +275,7 @@ fn kinds_switch_off_and_a_task_with_nothing_to_change_is_skipped() {
         kinds: Kinds::only(&[Kind::Ids]),
         ..options(1, 1)
     };
-    let generated = generate(&task, &catalogue(), &only_ids);
+    let generated = generate(&task, &catalogue(), &only_ids, &allowed());
     for variant in &generated.variants {
         assert_eq!(variant.applied.len(), 1, "{:?}", variant.applied);
         assert!(variant.applied[0].starts_with("ids:"));
@@ -278,7 +284,7 @@ fn kinds_switch_off_and_a_task_with_nothing_to_change_is_skipped() {
         kinds: Kinds::all().without(Kind::Names),
         ..options(1, 1)
     };
-    for variant in generate(&task, &catalogue(), &none).variants {
+    for variant in generate(&task, &catalogue(), &none, &allowed()).variants {
         assert!(
             variant
                 .applied
@@ -294,7 +300,7 @@ fn kinds_switch_off_and_a_task_with_nothing_to_change_is_skipped() {
         kinds: Kinds::only(&[Kind::Names, Kind::Dates]),
         ..options(1, 1)
     };
-    let generated = generate(&plain, &catalogue(), &only_names);
+    let generated = generate(&plain, &catalogue(), &only_names, &allowed());
     assert_eq!(
         generated.skipped.as_deref(),
         Some("nothing the chosen kinds of perturbation can change")
@@ -333,7 +339,7 @@ fn no_distractor_is_added_to_a_task_that_counts() {
         ..options(2, 1)
     };
     let (_folder, task) = written("close-open", counting);
-    let generated = generate(&task, &catalogue(), &only_distractors);
+    let generated = generate(&task, &catalogue(), &only_distractors, &allowed());
     assert!(generated.variants.is_empty(), "{:#?}", generated.variants);
     assert_eq!(
         generated.skipped.as_deref(),
@@ -347,7 +353,7 @@ fn no_distractor_is_added_to_a_task_that_counts() {
             "{type: audit_action_exists, service: todo, action: update_task}",
         ),
     );
-    let generated = generate(&uncounted, &catalogue(), &only_distractors);
+    let generated = generate(&uncounted, &catalogue(), &only_distractors, &allowed());
     assert!(!generated.variants.is_empty(), "{:#?}", generated.failures);
     for variant in &generated.variants {
         assert!(
@@ -392,7 +398,7 @@ oracle:
   answer: "Thanked Maria for the review; the e-mail thanks Maria Lopez warmly."
 "#,
     );
-    let generated = generate(&task, &catalogue(), &options(1, 5));
+    let generated = generate(&task, &catalogue(), &options(1, 5), &allowed());
     assert!(generated.failures.is_empty(), "{:?}", generated.failures);
     let variant = &generated.variants[0].task;
     let Check::AuditFieldContains {

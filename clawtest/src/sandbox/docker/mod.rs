@@ -15,9 +15,11 @@
 //! Its parts: `engine` connects to the engine, `container` creates and removes one
 //! container (its mounts, limits, labels and environment), `trial` runs one trial in it
 //! (the shim's report, the checks as execs, the output), `clean` removes what crashed runs
-//! left, and [`image`] and [`shim`] provide what a container runs.
+//! left, `commands` runs a task's commands alone in a container (`sandbox::commands`), and
+//! [`image`] and [`shim`] provide what a container runs.
 
 mod clean;
+mod commands;
 mod container;
 mod engine;
 pub mod image;
@@ -38,6 +40,7 @@ use super::{BackendKind, Endpoints, Launch, Running, Sandbox, ServicesSeen};
 
 pub(crate) use clean::remove_labelled;
 pub use clean::{clean, containers_labelled};
+pub use commands::{ContainerCommands, ContainerError};
 pub use container::ResourceLimits;
 pub use engine::{DockerError, connect};
 
@@ -141,6 +144,14 @@ impl Sandbox for DockerSandbox {
 
     fn run(&self, launch: Launch, interrupt: CancellationToken) -> Running<'_> {
         Box::pin(self.run_trial(launch, interrupt))
+    }
+
+    fn command_container(&self) -> Option<ContainerCommands> {
+        Some(ContainerCommands {
+            image: self.image.clone(),
+            shim: self.shim.clone(),
+            limits: self.limits,
+        })
     }
 
     fn abort(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {

@@ -197,13 +197,16 @@ pub(super) fn validate_feedback(
         let json = value.value.to_json();
         match key.value.as_str() {
             "max_rounds" => match json.as_u64() {
-                Some(rounds) if rounds >= 1 && rounds <= u64::from(u32::MAX) => {
+                Some(rounds) if (1..=u64::from(crate::task::MAX_ROUNDS)).contains(&rounds) => {
                     feedback.max_rounds = rounds as u32
                 }
                 _ => findings.error(
                     Problem::new(
                         field,
-                        format!("must be a whole number ≥ 1, found {json}"),
+                        format!(
+                            "must be a whole number from 1 to {}, found {json}",
+                            crate::task::MAX_ROUNDS
+                        ),
                         at(value),
                     )
                     .with_help("e.g. `max_rounds: 2` (the default is 3: the prompt and two follow-ups)"),
