@@ -67,6 +67,11 @@ fn failing_verdict(index: usize) -> Verdict {
 
 /// The summary of a one-trial run of `verdicts`, without gates, cost or baseline.
 fn summary_of(verdicts: Vec<Verdict>) -> RunSummary {
+    summary_gated(verdicts, &Gates::default())
+}
+
+/// The summary of a one-trial run of `verdicts` under `gates`, without cost or baseline.
+fn summary_gated(verdicts: Vec<Verdict>, gates: &Gates) -> RunSummary {
     RunSummary::new(SummaryInputs {
         verdicts,
         invalid: Vec::new(),
@@ -75,7 +80,7 @@ fn summary_of(verdicts: Vec<Verdict>) -> RunSummary {
         interrupted: false,
         cost_usd: 0.0,
         spent_usd: 0.0,
-        gates: &Gates::default(),
+        gates,
         baseline: None,
         snapshots: Default::default(),
     })
@@ -229,18 +234,7 @@ fn summary_with_faults() -> RunSummary {
         min_recovery: [(crate::fault::FaultKind::RateLimited, 0.9)].into(),
         ..Gates::default()
     };
-    RunSummary::new(SummaryInputs {
-        verdicts,
-        invalid: Vec::new(),
-        k: 1,
-        backend: "process",
-        interrupted: false,
-        cost_usd: 0.0,
-        spent_usd: 0.0,
-        gates: &gates,
-        baseline: None,
-        snapshots: Default::default(),
-    })
+    summary_gated(verdicts, &gates)
 }
 
 #[test]
