@@ -6,6 +6,9 @@
 use super::ConfigError;
 use super::sections::RawConfig;
 
+/// A value's error: its field and what is wrong with it.
+type ValueError<'a> = dyn Fn(&str, String) -> ConfigError + 'a;
+
 /// The first value of `raw` that cannot be used, as an error naming its field in `origin`.
 pub(super) fn check(raw: &RawConfig, origin: &str) -> Result<(), ConfigError> {
     let value_error = |field: &str, message: String| ConfigError::Value {
@@ -13,6 +16,51 @@ pub(super) fn check(raw: &RawConfig, origin: &str) -> Result<(), ConfigError> {
         field: field.into(),
         message,
     };
+    check_run(raw, &value_error)?;
+    check_faults(&raw.faults).map_err(|(field, message)| value_error(field, message))?;
+    check_sandbox(raw, &value_error)?;
+    check_llm(raw, &value_error)?;
+    if raw.judge.provider.is_some() && raw.judge.model.as_deref().is_none_or(str::is_empty) {
+        return Err(value_error(
+            "judge.model",
+            "a judge provider needs the model to ask, e.g. `model = \"gpt-4o-mini\"`".into(),
+        ));
+    }
+    if raw.tasks.is_empty() {
+        return Err(value_error(
+            "tasks",
+            "needs at least one glob, e.g. \"tasks/**/*.yaml\"".into(),
+        ));
+    }
+    for pattern in &raw.tasks {
+        if let Err(error) = globset::Glob::new(pattern) {
+            return Err(value_error(
+                "tasks",
+                format!("`{pattern}` is not a valid glob: {error}"),
+            ));
+        }
+    }
+    let generate = &raw.generate;
+    if !(1..=200).contains(&generate.count) {
+        return Err(value_error(
+            "generate.count",
+            format!("must be between 1 and 200, found {}", generate.count),
+        ));
+    }
+    if let Some(name) = &generate.name
+        && !super::GenerateConfig::is_name(name)
+    {
+        return Err(value_error(
+            "generate.name",
+            format!("must be letters, digits, `_` and `-` (at most 60), found `{name}`"),
+        ));
+    }
+    Ok(())
+}
+
+/// `[run]` and `[gates]`: trials in their range, thresholds that are fractions, recovery gated
+/// only for faults there is something to recover from.
+fn check_run(raw: &RawConfig, value_error: &ValueError<'_>) -> Result<(), ConfigError> {
     if !(1..=super::MAX_TRIALS).contains(&raw.run.trials) {
         return Err(value_error(
             "run.trials",
@@ -58,7 +106,11 @@ pub(super) fn check(raw: &RawConfig, origin: &str) -> Result<(), ConfigError> {
             ));
         }
     }
-    check_faults(&raw.faults).map_err(|(field, message)| value_error(field, message))?;
+    Ok(())
+}
+
+/// `[harness]` and `[docker]`: one image source, limits a container can start with.
+fn check_sandbox(raw: &RawConfig, value_error: &ValueError<'_>) -> Result<(), ConfigError> {
     if raw.harness.image.is_some() && raw.harness.dockerfile.is_some() {
         return Err(value_error(
             "harness.dockerfile",
@@ -83,6 +135,11 @@ pub(super) fn check(raw: &RawConfig, origin: &str) -> Result<(), ConfigError> {
             format!("must be at least 8, found {}", raw.docker.pids),
         ));
     }
+    Ok(())
+}
+
+/// `[llm]`: the cost limit, prices, replay rules and size limits.
+fn check_llm(raw: &RawConfig, value_error: &ValueError<'_>) -> Result<(), ConfigError> {
     if let Some(limit) = raw.llm.max_cost_usd
         && !(limit.is_finite() && limit > 0.0)
     {
@@ -130,41 +187,6 @@ pub(super) fn check(raw: &RawConfig, origin: &str) -> Result<(), ConfigError> {
                 format!("must be at least 1024 bytes, found {limit}"),
             ));
         }
-    }
-    if raw.judge.provider.is_some() && raw.judge.model.as_deref().is_none_or(str::is_empty) {
-        return Err(value_error(
-            "judge.model",
-            "a judge provider needs the model to ask, e.g. `model = \"gpt-4o-mini\"`".into(),
-        ));
-    }
-    if raw.tasks.is_empty() {
-        return Err(value_error(
-            "tasks",
-            "needs at least one glob, e.g. \"tasks/**/*.yaml\"".into(),
-        ));
-    }
-    for pattern in &raw.tasks {
-        if let Err(error) = globset::Glob::new(pattern) {
-            return Err(value_error(
-                "tasks",
-                format!("`{pattern}` is not a valid glob: {error}"),
-            ));
-        }
-    }
-    let generate = &raw.generate;
-    if !(1..=200).contains(&generate.count) {
-        return Err(value_error(
-            "generate.count",
-            format!("must be between 1 and 200, found {}", generate.count),
-        ));
-    }
-    if let Some(name) = &generate.name
-        && !super::GenerateConfig::is_name(name)
-    {
-        return Err(value_error(
-            "generate.name",
-            format!("must be letters, digits, `_` and `-` (at most 60), found `{name}`"),
-        ));
     }
     Ok(())
 }
