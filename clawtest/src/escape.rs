@@ -146,6 +146,12 @@ pub fn markdown(text: &str) -> String {
         .replace("www.", "www&#46;")
 }
 
+/// A task id or a path inside a line of Markdown: monospace, and escaped like any other text
+/// (a code span would show escapes as written and end at the text's own backtick).
+pub fn markdown_code(text: &str) -> String {
+    format!("<code>{}</code>", markdown(text))
+}
+
 /// Text inside an HTML element or a quoted attribute.
 pub fn html(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());

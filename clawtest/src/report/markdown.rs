@@ -119,7 +119,7 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
         };
         let row = format!(
             "| {} | {} | {}/{} | {} | {} | {} | {} | {} | {} |\n",
-            code(&verdict.task_id),
+            escape::markdown_code(&verdict.task_id),
             status_cell(verdict.status),
             verdict.passes,
             verdict.k,
@@ -177,7 +177,7 @@ fn rounds_section(summary: &RunSummary) -> String {
                 let _ = writeln!(
                     rows,
                     "| {} | {} | {} | {} | {} | {} | {} |",
-                    code(&verdict.task_id),
+                    escape::markdown_code(&verdict.task_id),
                     record.trial,
                     rounds.status.name(),
                     rounds.used,
@@ -234,7 +234,11 @@ fn invalid_section(summary: &RunSummary) -> String {
         summary.invalid.len()
     );
     for invalid in &summary.invalid {
-        let _ = writeln!(text, "- {}", code(&invalid.path.display().to_string()));
+        let _ = writeln!(
+            text,
+            "- {}",
+            escape::markdown_code(&invalid.path.display().to_string())
+        );
         for line in invalid.message.lines() {
             let _ = writeln!(text, "  - {}", escape::markdown(line));
         }
@@ -277,7 +281,7 @@ fn deductions_section(summary: &RunSummary) -> String {
         let _ = writeln!(
             text,
             "| {} | {} | {} | {} |",
-            code(&task),
+            escape::markdown_code(&task),
             escape::markdown(&component),
             score(loss),
             escape::markdown(&reason)
@@ -315,7 +319,7 @@ fn baseline_section(summary: &RunSummary) -> String {
             let _ = writeln!(
                 text,
                 "| {} | {} | {} | {} | {} | {} |",
-                code(&change.task_id),
+                escape::markdown_code(&change.task_id),
                 score(change.before_score),
                 score(change.now_score),
                 measured(change.before_robustness),
@@ -380,12 +384,6 @@ fn groups_section(summary: &RunSummary) -> String {
         text.push('\n');
     }
     text
-}
-
-/// A task id or a path in the summary: monospace, and escaped like any other text (a code
-/// span would show escapes as written and end at the text's own backtick).
-fn code(text: &str) -> String {
-    format!("<code>{}</code>", escape::markdown(text))
 }
 
 /// Task ids after a label, comma-separated.

@@ -108,13 +108,8 @@ pub(crate) fn markdown(summary: &RunSummary) -> String {
         let _ = writeln!(
             text,
             "| {} | {} | {} | {} | {} | {} |",
-            row.task.map_or_else(
-                || "**suite**".to_string(),
-                |task| {
-                    // As the summary's other tables write a task id: a code span cannot hold escapes.
-                    format!("<code>{}</code>", crate::escape::markdown(task))
-                }
-            ),
+            row.task
+                .map_or_else(|| "**suite**".to_string(), crate::escape::markdown_code),
             row.kind.label(),
             row.counts.injected,
             judged(row.kind, row.counts.recovered),
