@@ -325,6 +325,14 @@ pub struct RouteDescription {
 }
 
 impl RouteDescription {
+    /// The names of the body's parameters, in declaration order.
+    pub(crate) fn parameter_names(&self) -> Vec<&str> {
+        self.parameters
+            .iter()
+            .map(|parameter| parameter.name.as_str())
+            .collect()
+    }
+
     /// The request body as a JSON Schema object, for OpenAI-style `tools.json`:
     /// `{"type":"object","properties":{..},"required":[..]}`.
     pub(crate) fn parameters_schema(&self) -> Value {

@@ -37,11 +37,7 @@ pub(super) fn field_problems(
         else {
             continue;
         };
-        let parameters: Vec<&str> = route
-            .parameters
-            .iter()
-            .map(|parameter| parameter.name.as_str())
-            .collect();
+        let parameters = route.parameter_names();
         if parameters.contains(&named.name) {
             continue;
         }

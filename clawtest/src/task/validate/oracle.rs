@@ -220,18 +220,10 @@ fn unknown_arguments(
     let Some(service) = catalogue.get(&tool.service) else {
         return;
     };
-    let Some(route) = service
-        .routes()
-        .iter()
-        .find(|route| route.endpoint == tool.endpoint)
-    else {
+    let Some(route) = service.route(&tool.endpoint) else {
         return;
     };
-    let parameters: Vec<&str> = route
-        .parameters
-        .iter()
-        .map(|parameter| parameter.name.as_str())
-        .collect();
+    let parameters = route.parameter_names();
     let Node::Map(entries) = &arguments.value else {
         return;
     };
