@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -155,7 +155,7 @@ fn plan(
         .collect()
 }
 
-/// Starts every (task, trial) on its own task, at most `jobs` running at once; their progress
+/// Starts every (task, trial) in task order, at most `jobs` running at once; their progress
 /// comes back on the returned channel, which closes when the last has finished.
 fn schedule(
     shared: &Arc<Shared>,
@@ -164,42 +164,41 @@ fn schedule(
     interrupt: &CancellationToken,
 ) -> (JoinSet<()>, mpsc::UnboundedReceiver<Progress>) {
     let (sender, receiver) = mpsc::unbounded_channel();
-    let permits = Arc::new(Semaphore::new(jobs));
-    let mut trials = JoinSet::new();
-    for task in 0..shared.plans.len() {
-        for trial in 0..k {
-            let (shared, permits, sender, interrupt) = (
-                Arc::clone(shared),
-                Arc::clone(&permits),
-                sender.clone(),
-                interrupt.clone(),
-            );
-            trials.spawn(async move {
+    let units: Vec<(usize, u32)> = (0..shared.plans.len())
+        .flat_map(|task| (0..k).map(move |trial| (task, trial)))
+        .collect();
+    let shared = Arc::clone(shared);
+    let stop = interrupt.clone();
+    let mut dispatcher = JoinSet::new();
+    dispatcher.spawn(super::dispatch::in_order(
+        units,
+        jobs,
+        interrupt.clone(),
+        move |(task, trial), permit| {
+            let (shared, sender, interrupt) = (Arc::clone(&shared), sender.clone(), stop.clone());
+            async move {
+                let outcome = one(&shared, task, trial, permit, interrupt, &sender).await;
                 let _ = sender.send(Progress::Finished {
                     task,
                     trial,
-                    outcome: one(&shared, task, trial, permits, interrupt, &sender).await,
+                    outcome,
                 });
-            });
-        }
-    }
-    (trials, receiver)
+            }
+        },
+    ));
+    (dispatcher, receiver)
 }
 
-/// Trial `trial` of task `task`, once a permit is free: not run when the run was interrupted
-/// or its cost limit reached before it could start.
+/// Trial `trial` of task `task`, started with its permit: not run when the run was
+/// interrupted (no permit) or its cost limit reached before it could start.
 async fn one(
     shared: &Shared,
     task: usize,
     trial: u32,
-    permits: Arc<Semaphore>,
+    permit: Option<OwnedSemaphorePermit>,
     interrupt: CancellationToken,
     sender: &mpsc::UnboundedSender<Progress>,
 ) -> TrialOutcome {
-    let permit = tokio::select! {
-        permit = permits.acquire_owned() => permit.ok(),
-        () = interrupt.cancelled() => None,
-    };
     let budget = &shared.provisions.models.budget;
     if permit.is_none() || interrupt.is_cancelled() {
         return TrialOutcome::Interrupted;
