@@ -1,51 +1,9 @@
-//! Fuzz target for the task loader: any bytes, as the contents of a task file, go through
-//! what `cargo clawtest validate` does with a file (size limit, UTF-8, the YAML budget, the
-//! tree, the typed form, validation) and then through what it does with the outcome.
-//!
-//! Beyond "never panics, never hangs, never exhausts memory", two properties are checked:
-//! every rejected file renders as a diagnostic and as JSON (a span past the text would panic
-//! in the renderer), and every accepted task written back with `task::write` loads again and
-//! writes the same text (the writer is a fixed point), so the writer cannot produce a file
-//! the loader refuses.
+//! Fuzz target: every input through the check in `fuzz/checks/load_task.rs` (its doc says what it
+//! asserts).
 
 #![no_main]
 
-use std::path::Path;
-use std::sync::LazyLock;
+#[path = "../checks/load_task.rs"]
+mod check;
 
-use clawtest::services::Catalogue;
-use clawtest::task;
-use clawtest::validate::{FileOutcome, Report};
-use libfuzzer_sys::fuzz_target;
-
-static CATALOGUE: LazyLock<Catalogue> = LazyLock::new(Catalogue::builtin);
-
-fuzz_target!(|data: &[u8]| {
-    let path = Path::new("fuzz/task.yaml");
-    match task::load_bytes(path, data.to_vec(), &CATALOGUE) {
-        Err(invalid) => {
-            let report = Report {
-                files: vec![FileOutcome::invalid(invalid)],
-            };
-            assert!(!report.is_valid());
-            let human = report.render_human(false);
-            assert!(human.contains("invalid"), "{human}");
-            let json = report.to_json();
-            assert!(json.contains("\"valid\": false"), "{json}");
-        }
-        Ok(task) => {
-            let Ok(written) = task::write::to_yaml(&task) else {
-                return;
-            };
-            let again = task::load_bytes(path, written.clone().into_bytes(), &CATALOGUE)
-                .unwrap_or_else(|invalid| {
-                    panic!(
-                        "an accepted task, written back, does not load:\n{}\n{written}",
-                        invalid.plain()
-                    )
-                });
-            let rewritten = task::write::to_yaml(&again).expect("a loaded task can be written");
-            assert_eq!(rewritten, written, "the writer is not a fixed point");
-        }
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(data));

@@ -1,67 +1,9 @@
-//! Fuzz target for the services' request handling: any bytes, as the body a harness POSTs
-//! to any route of any built-in service, go through what the trial's server does with a
-//! request (decode, CPython's error position, FastAPI's validation and coercion, the
-//! operation, rendering the answer). Beyond "never panics, never overflows the stack, never
-//! hangs": every request is answered with JSON and an HTTP status, and audited once.
-//!
-//! The first two bytes choose the service and the route; the rest is the body.
+//! Fuzz target: every input through the check in `fuzz/checks/service_request.rs` (its doc says what it
+//! asserts).
 
 #![no_main]
 
-use std::sync::LazyLock;
+#[path = "../checks/service_request.rs"]
+mod check;
 
-use clawtest::services::Catalogue;
-use clawtest::world::{World, WorldOptions};
-use libfuzzer_sys::fuzz_target;
-use serde_json::{Value, json};
-
-static CATALOGUE: LazyLock<Catalogue> = LazyLock::new(Catalogue::builtin);
-
-/// Records for the services whose routes read or change them, so that operations run on
-/// something (a keyed collection, ids that bodies can name).
-static FIXTURES: LazyLock<Value> = LazyLock::new(|| {
-    json!({
-        "tasks": [{"id": "t1", "title": "Patch OpenSSL", "status": "pending"}],
-        "emails": [{"id": "m1", "from": "a@b.c", "subject": "Hi", "body": "x"}],
-        "events": [{"id": "e1", "title": "Standup", "start_time": "2026-01-05T09:00:00"}],
-    })
-});
-
-fuzz_target!(|data: &[u8]| {
-    let [service, route, body @ ..] = data else {
-        return;
-    };
-    let names: Vec<&str> = CATALOGUE.names().collect();
-    let name = names[usize::from(*service) % names.len()];
-    let routes = CATALOGUE.get(name).expect("a listed service").routes();
-    let Some(route) = routes.get(usize::from(*route) % routes.len().max(1)) else {
-        return;
-    };
-    let Ok(mut world) = World::new(
-        &CATALOGUE,
-        &[name.to_owned()],
-        &FIXTURES,
-        &[],
-        WorldOptions::default(),
-    ) else {
-        return;
-    };
-    let answer = world.handle_serialized(route.method.name(), &route.endpoint, body);
-    assert!(
-        (200..600).contains(&answer.status),
-        "{name} {}: {}",
-        route.endpoint,
-        answer.status
-    );
-    if let Err(error) = serde_json::from_slice::<Value>(&answer.body) {
-        panic!(
-            "{name} {}: the answer is not JSON ({error})",
-            route.endpoint
-        );
-    }
-    assert_eq!(
-        world.audit().len(),
-        1,
-        "{name}: one audit entry per request"
-    );
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(data));
