@@ -177,6 +177,50 @@ fn merge_rejects_shards_that_overlap() {
 }
 
 #[test]
+fn merge_refuses_a_set_with_a_shard_missing_naming_it() {
+    let demo = repository().join("examples/demo");
+    let out = tempfile::tempdir().unwrap();
+    let [first, second] = demo_shards(out.path());
+    // Each shard's results name their shard.
+    let results: Value = serde_json::from_str(&std::fs::read_to_string(&second).unwrap()).unwrap();
+    assert_eq!(
+        results["shard"],
+        json!({"kind": "hash", "index": 2, "count": 2}),
+        "{results:#}"
+    );
+    // The second shard's job died before writing results: its tasks are neither passed nor
+    // failed, so the merge must not pass.
+    let merged = run_in(&demo, &["merge", &first.display().to_string()]);
+    assert_eq!(merged.code, 101, "{merged:#?}");
+    assert!(
+        merged
+            .stderr
+            .contains("1 of 2 shards given: hash:2/2 missing"),
+        "{}",
+        merged.stderr
+    );
+    // A whole run's results among shards are refused too.
+    let whole = out.path().join("whole.json").display().to_string();
+    assert_eq!(
+        run_in(
+            &demo,
+            &["--no-build", "--trials", "1", "gmail", "--json", &whole]
+        )
+        .code,
+        0
+    );
+    let mixed = run_in(&demo, &["merge", &first.display().to_string(), &whole]);
+    assert_eq!(mixed.code, 101, "{mixed:#?}");
+    assert!(
+        mixed
+            .stderr
+            .contains("holds no shard (it was not run with --partition)"),
+        "{}",
+        mixed.stderr
+    );
+}
+
+#[test]
 fn a_regression_against_the_baseline_fails_and_the_summary_names_it() {
     let good = Suite::new()
         .demo_task("todo-triage", false)

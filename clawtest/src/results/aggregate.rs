@@ -331,6 +331,7 @@ impl RunSummary {
             groups,
             baseline: None,
             snapshots_changed,
+            shard: None,
             snapshots,
         };
         if let Some(before) = baseline {

@@ -330,6 +330,10 @@ pub struct RunSummary {
     /// some did.
     #[serde(default, skip_serializing_if = "cause::SnapshotFailures::is_empty")]
     pub snapshots: cause::SnapshotFailures,
+    /// The shard of a sharded run (`--partition`) this file holds, so that `merge` can tell a
+    /// whole set of shards from one with a shard missing. Absent for a whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<merge::Shard>,
 }
 
 /// True for no money (`spent_usd` is left out of a replay's results).

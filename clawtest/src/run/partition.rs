@@ -53,15 +53,24 @@ impl FromStr for Partition {
 
 impl fmt::Display for Partition {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = match self.kind {
-            PartitionKind::Hash => "hash",
-            PartitionKind::Count => "count",
-        };
-        write!(formatter, "{kind}:{}/{}", self.index, self.count)
+        self.shard().fmt(formatter)
     }
 }
 
 impl Partition {
+    /// The shard as a run's results record it, for `merge` to check the set.
+    pub(crate) fn shard(&self) -> crate::results::merge::Shard {
+        crate::results::merge::Shard {
+            kind: match self.kind {
+                PartitionKind::Hash => "hash",
+                PartitionKind::Count => "count",
+            }
+            .to_string(),
+            index: self.index,
+            count: self.count,
+        }
+    }
+
     /// Whether the task with this id, at this position among the selected tasks, is in the
     /// shard.
     pub(crate) fn contains(&self, task_id: &str, position: usize) -> bool {

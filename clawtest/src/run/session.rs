@@ -191,8 +191,9 @@ pub async fn execute(
         sandbox,
         judge: judge.clone(),
     };
-    let (summary, review) =
+    let (mut summary, review) =
         super::executor::execute(suite, settings, resources, reporter, interrupt).await;
+    summary.shard = request.partition.map(|partition| partition.shard());
     let mut warnings = judge.take_warnings();
     warnings.extend(budget.warnings());
     Ok(Executed {
