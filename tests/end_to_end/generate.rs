@@ -48,6 +48,16 @@ fn the_example_replays_to_its_committed_tasks_which_pass_the_oracle() {
     let oracle = run_in(folder.path(), &["run", "--oracle"]);
     assert_eq!(oracle.code, 0, "{oracle:#?}");
     assert!(oracle.stdout.contains("5 passed, 0 failed"), "{oracle:#?}");
+
+    // The same request and cassette replay wherever --out points: nothing the model is asked
+    // (the problems fed back after a rejected answer among it) names the output folder.
+    let other = tempfile::tempdir().unwrap();
+    for relative in ["clawtest.toml", "cassettes", "judge-cache"] {
+        copy(relative, other.path());
+    }
+    let elsewhere = run_in(other.path(), &["generate", "--out", "elsewhere/deeper"]);
+    assert_eq!(elsewhere.code, 0, "{elsewhere:#?}");
+    assert_eq!(files(&other.path().join("elsewhere/deeper")), committed);
 }
 
 #[test]

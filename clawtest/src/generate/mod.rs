@@ -412,8 +412,13 @@ impl Run<'_> {
         context: &validate::Context<'_>,
         path: &Path,
     ) -> Result<(Result<Task, Vec<String>>, u32), ModelError> {
-        // Problems name the file as the user sees it in the suite, the same on every machine.
-        let path_shown = shown(path, &self.config.root);
+        // Problems name the file by its name alone: they are fed back to the model, which must
+        // be asked the same thing wherever `--out` puts the file, or a cassette recorded with
+        // one `--out` would not replay with another.
+        let path_shown = path.file_name().map_or_else(
+            || shown(path, &self.config.root),
+            |name| name.to_string_lossy().into_owned(),
+        );
         let progress = &mut *self.progress;
         let mut rejected = |attempt: u32, problems: &[String]| {
             progress(Progress::Rejected {

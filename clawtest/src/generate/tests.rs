@@ -142,7 +142,7 @@ async fn the_example_records_each_retry_and_drop_then_replays_to_the_committed_b
         ("parsed after 2", ""),
         (
             "task 1 attempt 1",
-            "tasks/generated/weekly_update-001.yaml:9:",
+            "weekly_update-001.yaml:9:",
         ),
         ("task 1 written after 2", ""),
         (
