@@ -326,6 +326,59 @@ fn a_file_source_that_links_out_of_the_task_folder_is_refused_at_its_line() {
     );
 }
 
+/// ClawEnvKit's harness looks for a `files[].source` beside the task file, then in the
+/// `fixtures/` folder beside it (Auto-ClawEval's layout): both are found, the one beside the
+/// task first, and a link out of `fixtures/` is refused like any other.
+#[test]
+fn a_file_source_is_also_found_in_the_fixtures_folder_beside_the_task_and_stays_inside() {
+    use std::os::unix::fs::symlink;
+
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "host secret").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("fixtures")).unwrap();
+    std::fs::write(dir.path().join("fixtures/data.csv"), "a,b\n1,2\n").unwrap();
+    std::fs::write(dir.path().join("both.txt"), "beside").unwrap();
+    std::fs::write(dir.path().join("fixtures/both.txt"), "in fixtures").unwrap();
+    symlink(
+        outside.path().join("secret.txt"),
+        dir.path().join("fixtures/secret.txt"),
+    )
+    .unwrap();
+    let found = format!(
+        "{VALID}files:\n  - {{source: data.csv, target: /workspace/data.csv}}\n  \
+         - {{source: both.txt, target: /workspace/both.txt}}\n"
+    );
+    let task = task::load(
+        &write(dir.path(), "found.yaml", found.as_bytes()),
+        &Catalogue::builtin(),
+    )
+    .unwrap_or_else(|invalid| panic!("{}", invalid.plain()));
+    let root = dir.path().canonicalize().unwrap();
+    assert_eq!(task.files[0].source, root.join("fixtures/data.csv"));
+    assert_eq!(task.files[1].source, root.join("both.txt"));
+
+    let linked = format!(
+        "{VALID}files:\n  - {{source: secret.txt, target: /workspace/s.txt}}\n  \
+         - {{source: nowhere.txt, target: /workspace/n.txt}}\n"
+    );
+    let invalid = rejected(&write(dir.path(), "linked.yaml", linked.as_bytes()));
+    let found = summary(&invalid);
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(
+        found[0].2.contains("outside the task's folder"),
+        "{}",
+        found[0].2
+    );
+    assert!(
+        found[1]
+            .2
+            .contains("exists neither in the task's folder nor in its `fixtures/` folder"),
+        "{}",
+        found[1].2
+    );
+}
+
 /// A prompt past what Linux lets a program be started with: an error at the prompt's line
 /// (every trial failed with "Argument list too long", and on docker with an empty reason).
 #[test]

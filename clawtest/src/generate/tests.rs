@@ -140,10 +140,7 @@ async fn the_example_records_each_retry_and_drop_then_replays_to_the_committed_b
             "(answer):9:12: atoms: expected 3 to 8 atoms, found 2",
         ),
         ("parsed after 2", ""),
-        (
-            "task 1 attempt 1",
-            "weekly_update-001.yaml:9:",
-        ),
+        ("task 1 attempt 1", "weekly_update-001.yaml:9:"),
         ("task 1 written after 2", ""),
         (
             "task 2 attempt 1",

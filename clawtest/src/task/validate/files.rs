@@ -126,13 +126,27 @@ pub(super) fn validate_files(
             );
             continue;
         }
-        let resolved = match file_copy::resolve(folder, relative_source) {
+        // Where ClawEnvKit's harness looks: beside the task file, then in the `fixtures/` folder
+        // beside it (Auto-ClawEval's layout). Both stay inside the task's folder.
+        let resolved = match file_copy::resolve(folder, relative_source).or_else(|refused| {
+            match refused {
+                SourceRefused::Missing => {
+                    file_copy::resolve(folder, &Path::new("fixtures").join(relative_source))
+                }
+                refused => Err(refused),
+            }
+        }) {
             Ok(resolved) => resolved,
             Err(refused) => {
                 let (message, help) = match refused {
                     SourceRefused::Missing => (
-                        format!("`{}` does not exist in the task's folder", source.value),
-                        "`source` is relative to the folder of the task file".to_owned(),
+                        format!(
+                            "`{}` exists neither in the task's folder nor in its `fixtures/` folder",
+                            source.value
+                        ),
+                        "`source` is relative to the folder of the task file (or to the \
+                         `fixtures/` folder beside it)"
+                            .to_owned(),
                     ),
                     SourceRefused::Outside(place) => (
                         format!(
