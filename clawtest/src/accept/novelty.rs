@@ -181,8 +181,15 @@ pub fn content_hash(task: &Task) -> String {
 fn document_hash(document: &Value) -> String {
     let mut document = document.clone();
     if let Some(map) = document.as_object_mut() {
-        // Kept in order (a removal that moved the last key would change the text hashed).
-        map.retain(|key, _| !matches!(key.as_str(), "task_id" | "task_name" | "error_injection"));
+        // Kept in order (a removal that moved the last key would change the text hashed). Names,
+        // fault settings and grouping labels are not what a task asks: the same task under
+        // another name or in another group is a repeat.
+        map.retain(|key, _| {
+            !matches!(
+                key.as_str(),
+                "task_id" | "task_name" | "error_injection" | "category" | "capability"
+            )
+        });
     }
     let text = document.to_string().to_lowercase();
     let normalised = text.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -14,9 +14,11 @@
 //!   from doing nothing), no duplicate of the suite or of the run.
 //!
 //! A rejected answer's problems are fed back, up to [`ATTEMPTS`] answers a task; then the
-//! task is dropped and reported. Each written file opens with its provenance (`write.rs`).
-//! The same cassette and seed write the same bytes.
+//! task is dropped and reported. Each written file opens with its provenance (`write.rs`) and
+//! is grouped (`grouping.rs`: its category and capability when the answer named none). The
+//! same cassette and seed write the same bytes.
 
+mod grouping;
 mod ingest;
 pub mod model;
 pub mod parse;

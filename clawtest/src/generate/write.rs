@@ -4,7 +4,8 @@
 //! loaded again with the built-in catalogue alone to prove the file stands on its own, and
 //! its intent atoms beside it (`<id>.atoms.yaml`, for `validate --coverage`). The suite's fault
 //! settings are written into the task (`error_injection`), whatever the model wrote there: a
-//! generated task never opts out of faults on its own.
+//! generated task never opts out of faults on its own; and its `category` and `capability`,
+//! when the answer named none (`grouping`).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -87,6 +88,14 @@ pub(super) fn write(
     let mut document = task::write::document(task).map_err(|error| failed(error.to_string()))?;
     document["task_id"] = Value::from(id);
     document["error_injection"] = fault_block(faults);
+    // Every generated task is grouped in the results: what the answer named, else what its
+    // services say.
+    if task.category.is_none() {
+        document["category"] = Value::from(super::grouping::category(&task.services));
+    }
+    if task.capability.is_none() {
+        document["capability"] = Value::from(super::grouping::capability(&task.services).name());
+    }
     let used: Vec<&ServiceDescription> = local
         .iter()
         .filter(|service| task.services.contains(&service.name))
