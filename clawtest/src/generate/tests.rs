@@ -533,6 +533,17 @@ fn the_suite_s_tasks_are_known_to_dedup_but_those_the_run_rewrites_are_not() {
         .map(|problem| problem.field.as_str())
         .collect();
     assert_eq!(fields, ["oracle"]);
+    // A request for three services asks for a task that needs two of them at least.
+    let mut single = task.clone();
+    single.tools.retain(|tool| tool.service == "gmail");
+    let problems = validate::check(&single, &text, &alone);
+    assert!(
+        problems.iter().any(|problem| problem.field == "tools"
+            && problem.message
+                == "the request needs several services (calendar, contacts, gmail) but the \
+                    tools reach only gmail"),
+        "{problems:?}"
+    );
     let only_gmail = vec!["gmail".to_string()];
     let narrow = validate::Context {
         allowed: &only_gmail,

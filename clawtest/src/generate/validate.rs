@@ -1,7 +1,8 @@
 //! The Validator: what a generated task must be beyond a valid task file (`ingest.rs` has the
 //! 12 structural checks). It covers the intent's atoms (each action offered and scored, each
 //! object visible, each constraint enforced: `task::coverage`, as errors here); it uses only
-//! the services it was given; it carries an `oracle:`, which must hold (feasibility and
+//! the services it was given, and at least two of them when it was given several (ClawEnvKit's
+//! cross-service rule); it carries an `oracle:`, which must hold (feasibility and
 //! discrimination by `oracle::check`); and it is new: neither its normalised content nor its
 //! prompt repeats a task of the suite or of this run (`accept`: the same steps a variant goes
 //! through). Every problem is located in the answer.
@@ -28,6 +29,36 @@ pub struct Context<'a> {
     pub commands: &'a crate::sandbox::commands::Commands,
 }
 
+/// A request for several services asks for tasks that need several (ClawEnvKit's validator:
+/// "cross-service task but tools only reference …"): the task's tools must reach at least two
+/// of them.
+fn cross_service(task: &Task, allowed: &[String], at_id: Option<Position>) -> Option<Problem> {
+    if allowed.len() < 2 {
+        return None;
+    }
+    let reached: std::collections::BTreeSet<&str> = task
+        .tools
+        .iter()
+        .map(|tool| tool.service.as_str())
+        .collect();
+    if reached.len() >= 2 {
+        return None;
+    }
+    let reached = reached.into_iter().collect::<Vec<_>>().join(", ");
+    Some(
+        Problem::new(
+            "tools",
+            format!(
+                "the request needs several services ({}) but the tools reach only {}",
+                allowed.join(", "),
+                if reached.is_empty() { "none" } else { &reached }
+            ),
+            at_id,
+        )
+        .with_help("write a task that needs tools of at least two of the services"),
+    )
+}
+
 /// Every reason `task` (loaded from `source`) cannot be written; none when it can.
 pub fn check(task: &Task, source: &str, context: &Context<'_>) -> Vec<Problem> {
     let at_id = Some(Position {
@@ -48,6 +79,7 @@ pub fn check(task: &Task, source: &str, context: &Context<'_>) -> Vec<Problem> {
             );
         }
     }
+    problems.extend(cross_service(task, context.allowed, at_id));
     let Some(oracle) = &task.oracle else {
         problems.push(
             Problem::new(
