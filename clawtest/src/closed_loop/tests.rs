@@ -318,3 +318,44 @@ async fn a_checkpoint_named_from_round_two_is_not_named_in_round_one() {
     assert_eq!(harness.seen[2].1, "This is not done yet: later.");
     assert_eq!((rounds.stop, rounds.used()), (StopReason::Passed, 3));
 }
+
+#[tokio::test]
+async fn a_missed_checkpoints_cap_bounds_the_round_and_its_grade_until_it_is_met() {
+    // Round 1 says alpha (every component) but not omega: uncapped it would score above the
+    // 0.9 threshold with the checkpoint's share missing; the cap holds it at 0.3, a fail.
+    let task = task(
+        "    cap: 0.3\n  - name: said_beta\n    check: {type: keywords_present, keywords: [beta]}\nfeedback: {max_rounds: 2}",
+    );
+    let mut harness = Scripted::new(&[("alpha beta", 1), ("alpha beta omega", 1)]);
+    let outcome = run_loop(&task, &mut harness).await.unwrap();
+    let rounds = rounds(&outcome);
+    assert_eq!(rounds.rounds[0].verdict, RoundVerdict::Continue);
+    assert_eq!(rounds.rounds[0].score, 0.3);
+    assert_eq!(rounds.rounds[1].verdict, RoundVerdict::Pass);
+    assert_eq!((rounds.stop, rounds.best_round), (StopReason::Passed, 2));
+    assert!(outcome.grade.passed);
+}
+
+#[tokio::test]
+async fn a_missed_unrecoverable_checkpoint_fails_the_round_and_ends_the_loop() {
+    let task = task("    unrecoverable: true\nfeedback: {max_rounds: 3}");
+    let mut harness = Scripted::new(&[("alpha", 1), ("alpha omega", 1)]);
+    let outcome = run_loop(&task, &mut harness).await.unwrap();
+    let rounds = rounds(&outcome);
+    assert_eq!(rounds.rounds[0].verdict, RoundVerdict::Fail);
+    assert_eq!((rounds.stop, rounds.used()), (StopReason::Unrecoverable, 1));
+    assert!(!outcome.grade.passed);
+    let reason = &outcome
+        .grade
+        .components
+        .iter()
+        .find(|component| component.name == "said_omega")
+        .unwrap()
+        .reason;
+    assert!(
+        reason.ends_with("(unrecoverable: the round fails)"),
+        "{reason}"
+    );
+    // Only one round ran: the harness was never asked again.
+    assert_eq!(harness.seen.len(), 1);
+}

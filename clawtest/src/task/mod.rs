@@ -151,6 +151,12 @@ pub struct Checkpoint {
     pub after_turn: Option<u32>,
     /// What the simulated user says when the checkpoint is not met (public words).
     pub feedback: Option<String>,
+    /// A score cap (UniClawBench's "scoring policy / score caps"): while the checkpoint is not
+    /// met (from its round on), the round's score is at most this (hidden).
+    pub cap: Option<f64>,
+    /// Not meeting it cannot be mended by another round (a record deleted, a message sent to
+    /// the wrong person): from its round on, a round that misses it fails (hidden).
+    pub unrecoverable: bool,
     /// The line of the `checkpoints` entry, where annotations about it point.
     pub line: Option<u64>,
 }

@@ -361,6 +361,11 @@ struct CheckpointEntry {
     after_turn: Option<u32>,
     /// What the simulated user says when the checkpoint is not met.
     feedback: Option<String>,
+    /// Hidden: while it is not met (from its round on), the round scores at most this.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    cap: Option<f64>,
+    /// Hidden: a round that misses it fails (no later round can mend it).
+    unrecoverable: Option<bool>,
 }
 
 /// A correct solution of the task.

@@ -277,6 +277,12 @@ fn checkpoint(checkpoint: &Checkpoint) -> Value {
     if let Some(feedback) = &checkpoint.feedback {
         entry.insert("feedback".into(), Value::from(feedback.as_str()));
     }
+    if let Some(cap) = checkpoint.cap {
+        entry.insert("cap".into(), Value::from(cap));
+    }
+    if checkpoint.unrecoverable {
+        entry.insert("unrecoverable".into(), Value::from(true));
+    }
     Value::Object(sort(entry))
 }
 

@@ -1,6 +1,7 @@
 //! `checkpoints`: the hidden supervisor's goals for the closed loop, each a name, a weight,
 //! a check (any scoring type or an `llm_judge` rubric), an optional hidden reference, an
-//! optional first round and public feedback, validated like scoring components.
+//! optional first round and public feedback, a hidden score cap and a hidden `unrecoverable`
+//! flag, validated like scoring components.
 
 use std::collections::BTreeSet;
 
@@ -35,7 +36,7 @@ pub(super) fn validate_checkpoints<'a>(
         if !matches!(entry.value, Node::Map(_)) {
             findings.error(Problem::new(
                 format!("checkpoints[{index}]"),
-                "expected a map `{name, check, weight?, reference?, after_turn?, feedback?}`",
+                "expected a map `{name, check, weight?, reference?, after_turn?, feedback?, cap?, unrecoverable?}`",
                 position,
             ));
             continue;
@@ -43,6 +44,8 @@ pub(super) fn validate_checkpoints<'a>(
         unknown_keys(entry, index, findings);
         let name = checkpoint_name(entry, index, components, &mut names, findings);
         let after_turn = after_turn(entry, index, findings);
+        let cap = cap(entry, index, findings);
+        let unrecoverable = unrecoverable(entry, index, findings);
         let feedback = text_field(
             entry,
             &field("feedback"),
@@ -79,6 +82,8 @@ pub(super) fn validate_checkpoints<'a>(
                 reference,
                 after_turn,
                 feedback,
+                cap,
+                unrecoverable,
                 line: position.map(|p| p.line),
             });
         }
@@ -87,15 +92,17 @@ pub(super) fn validate_checkpoints<'a>(
     checkpoints
 }
 
-/// A checkpoint's keys that are none of the six it may have.
+/// A checkpoint's keys that are none of the eight it may have.
 fn unknown_keys(entry: &Spanned<Node>, index: usize, findings: &mut Findings) {
-    const KEYS: [&str; 6] = [
+    const KEYS: [&str; 8] = [
         "name",
         "check",
         "weight",
         "reference",
         "after_turn",
         "feedback",
+        "cap",
+        "unrecoverable",
     ];
     let Node::Map(entries) = &entry.value else {
         return;
@@ -187,6 +194,50 @@ fn after_turn(entry: &Spanned<Node>, index: usize, findings: &mut Findings) -> O
                 None
             }
         },
+    }
+}
+
+/// `cap`: the most a round that misses the checkpoint may score, from 0 to below 1; or nothing.
+fn cap(entry: &Spanned<Node>, index: usize, findings: &mut Findings) -> Option<f64> {
+    let (_, value) = entry.value.entry("cap")?;
+    match value.value.to_json().as_f64() {
+        Some(cap) if cap.is_finite() && (0.0..1.0).contains(&cap) => Some(cap),
+        _ => {
+            findings.error(
+                Problem::new(
+                    format!("checkpoints[{index}].cap"),
+                    "must be a number from 0 to below 1: the most a round that misses it scores",
+                    at(value),
+                )
+                .with_help("e.g. `cap: 0.4`; leave it out for no cap"),
+            );
+            None
+        }
+    }
+}
+
+/// `unrecoverable`: `true` or `false` (the default).
+fn unrecoverable(entry: &Spanned<Node>, index: usize, findings: &mut Findings) -> bool {
+    match entry.value.entry("unrecoverable") {
+        None => false,
+        Some((
+            _,
+            Spanned {
+                value: Node::Scalar(Value::Bool(flag)),
+                ..
+            },
+        )) => *flag,
+        Some((_, value)) => {
+            findings.error(
+                Problem::new(
+                    format!("checkpoints[{index}].unrecoverable"),
+                    "must be true or false",
+                    at(value),
+                )
+                .with_help("`unrecoverable: true` fails the round that misses it: no later round can mend it"),
+            );
+            false
+        }
     }
 }
 
