@@ -14,18 +14,42 @@ use crate::task::{self, InvalidTask, Problem, Task};
 /// level, up to `task::MAX_DEPTH`, which a runtime thread's 2 MiB may not hold in a debug build.
 const READ_STACK: usize = 16 * 1024 * 1024;
 
-/// The text inside a code fence (```` ```yaml … ``` ````), or the whole text trimmed.
+/// What a model's answer holds for the reader, in the shapes real models answer in: a
+/// reasoning model's `<think>…</think>` preamble dropped; then the first fenced block (```` ```yaml
+/// … ``` ````), wherever it stands (models put prose before and after it; a block cut off by the
+/// answer's end runs to the end, so a truncated answer fails at its last line, located); else
+/// the whole text, trimmed.
 pub fn strip_fences(answer: &str) -> &str {
-    let text = answer.trim();
-    let Some(rest) = text.strip_prefix("```") else {
-        return text;
+    let text = without_thinking(answer).trim();
+    first_fenced_block(text).unwrap_or(text)
+}
+
+/// The answer after a leading `<think>…</think>` block, or the answer.
+fn without_thinking(answer: &str) -> &str {
+    answer
+        .trim_start()
+        .strip_prefix("<think>")
+        .and_then(|rest| rest.split_once("</think>"))
+        .map_or(answer, |(_, after)| after)
+}
+
+/// The body of the first block whose opening line starts with ```` ``` ```` (its info string,
+/// `yaml` or `json`, ends that line), up to the next line that starts with ```` ``` ```` or the
+/// end of the text.
+fn first_fenced_block(text: &str) -> Option<&str> {
+    let opening = if text.starts_with("```") {
+        0
+    } else {
+        text.find("\n```")? + 1
     };
-    // The fence's info string (`yaml`, `json`) ends its line.
-    let body = rest.split_once('\n').map_or("", |(_, body)| body);
-    body.trim_end()
-        .strip_suffix("```")
-        .unwrap_or(body)
-        .trim_matches('\n')
+    let after = &text[opening..];
+    let body = after.split_once('\n').map_or("", |(_, body)| body);
+    let body = if body.starts_with("```") {
+        ""
+    } else {
+        body.split_once("\n```").map_or(body, |(inside, _)| inside)
+    };
+    Some(body.trim_matches('\n'))
 }
 
 /// Loads `answer` as the task file `path` (which need not exist: it names the answer in
@@ -80,6 +104,20 @@ mod tests {
         assert_eq!(strip_fences("  task_id: a\n"), "task_id: a");
         // An unterminated fence keeps what follows it.
         assert_eq!(strip_fences("```yaml\ntask_id: a\n"), "task_id: a");
+        // Prose around the block, a thinking preamble, an empty block.
+        assert_eq!(
+            strip_fences("Here is the task:\n\n```yaml\ntask_id: a\n```\nHope it helps!"),
+            "task_id: a"
+        );
+        assert_eq!(
+            strip_fences("<think>\nThe user wants ```x```.\n</think>\n```yaml\ntask_id: a\n```"),
+            "task_id: a"
+        );
+        assert_eq!(
+            strip_fences("<think>plan</think>\ntask_id: a"),
+            "task_id: a"
+        );
+        assert_eq!(strip_fences("```yaml\n```"), "");
     }
 
     #[test]

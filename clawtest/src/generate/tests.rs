@@ -644,3 +644,38 @@ async fn a_command_the_model_wrote_never_runs_on_the_host_recorded_or_replayed()
     );
     assert!(seen.iter().any(|line| line.contains(refused)), "{seen:#?}");
 }
+
+/// Answers in the shapes real models give (tests/fixtures/model-answers/): a `read-` answer is
+/// read as a task; a `retry-` answer is refused with every problem located in it (what the
+/// retry prompt feeds back), never a panic or a silent drop.
+#[test]
+fn answers_shaped_like_real_models_are_read_or_refused_with_located_problems() {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/model-answers");
+    let mut files: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 8, "{files:?}");
+    let catalogue = Catalogue::builtin();
+    for file in files {
+        let name = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let answer = std::fs::read_to_string(&file).unwrap();
+        let outcome = super::ingest::ingest(&answer, Path::new("t-001.yaml"), &catalogue);
+        match (name.split('-').next(), outcome) {
+            (Some("read"), Ok(task)) => assert_eq!(task.id, "todo-triage", "{name}"),
+            (Some("retry"), Err(invalid)) => {
+                for problem in &invalid.problems {
+                    let line = problem.position.map(|position| position.line);
+                    assert!(
+                        line.is_some_and(|line| line >= 1),
+                        "{name}: a problem without a place: {}",
+                        problem.plain(Path::new("t-001.yaml"))
+                    );
+                }
+            }
+            (_, Ok(_)) => panic!("{name}: read, but its name says it is refused"),
+            (_, Err(invalid)) => panic!("{name}: refused:\n{}", invalid.plain()),
+        }
+    }
+}
