@@ -189,7 +189,7 @@ fn the_markdown_summary_shows_no_html_link_or_image_from_a_task_an_agent_or_a_ba
     );
 }
 
-/// Two tasks' recovery profiles: one gave up on a 429 of three and met two slow answers, the
+/// Two tasks' recovery profiles: one gave up on a 429 of three (and hid it) and met two slow answers, the
 /// other recovered from its 500; the suite gates 429s at 0.9.
 fn summary_with_faults() -> RunSummary {
     use crate::fault::FaultKind;
@@ -198,6 +198,8 @@ fn summary_with_faults() -> RunSummary {
         injected,
         recovered,
         gave_up,
+        // The 429 given up on was not mentioned in the answer.
+        hidden: gave_up,
     };
     let profiles: [RecoveryProfile; 2] = [
         [
