@@ -371,7 +371,8 @@ pub struct ServeArgs {
     /// The port on 127.0.0.1 (0: any free port).
     #[arg(long, default_value_t = clawtest::serve::standalone::DEFAULT_PORT)]
     pub port: u16,
-    /// Inject faults into this fraction of POST calls (default 0: none).
+    /// Inject faults into this fraction of POST calls (default 0: none, unlike a run's 0.25:
+    /// by hand a random failure is noise; --error-rate 0.25 serves what a run injects).
     #[arg(long, value_name = "X", default_value_t = 0.0, value_parser = parse_fraction)]
     pub error_rate: f64,
     /// The fault seed (mixed with the task id).
@@ -499,6 +500,10 @@ pub struct GateArgs {
     /// Fail the run when the fraction of tasks passing pass^k is below X.
     #[arg(long, value_name = "X", value_parser = parse_fraction)]
     pub min_pass_hat_k: Option<f64>,
+    /// Fail the run when the agent recovered from less than RATE of the injected faults of
+    /// KIND (rate_limited or server_error), over [gates.min_recovery]; may be repeated.
+    #[arg(long, value_name = "KIND=RATE", value_parser = parse_min_recovery)]
+    pub min_recovery: Vec<(clawtest::fault::FaultKind, f64)>,
     /// How far scores may drop against --baseline before the run fails (default 0.05).
     #[arg(long, value_name = "X", value_parser = parse_fraction)]
     pub baseline_tolerance: Option<f64>,
@@ -525,7 +530,7 @@ impl GateArgs {
             min_score: self.min_score,
             min_robustness: self.min_robustness,
             min_pass_hat_k: self.min_pass_hat_k,
-            min_recovery: Default::default(),
+            min_recovery: self.min_recovery.iter().copied().collect(),
             baseline_tolerance: self.baseline_tolerance,
         }
     }
@@ -561,6 +566,31 @@ fn parse_fraction(text: &str) -> Result<f64, String> {
     } else {
         Err(format!("{value} is not between 0 and 1"))
     }
+}
+
+/// `KIND=RATE` of `--min-recovery`: a fault kind an agent can recover from, and a fraction.
+fn parse_min_recovery(text: &str) -> Result<(clawtest::fault::FaultKind, f64), String> {
+    use clawtest::fault::FaultKind;
+    let Some((name, rate)) = text.split_once('=') else {
+        return Err(format!("`{text}` is not KIND=RATE (e.g. rate_limited=0.9)"));
+    };
+    let kinds = || {
+        FaultKind::ALL
+            .into_iter()
+            .filter(|kind| kind.is_error())
+            .map(FaultKind::name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let kind = FaultKind::from_name(name.trim())
+        .ok_or_else(|| format!("`{name}` is not a fault kind; the kinds are {}", kinds()))?;
+    if !kind.is_error() {
+        return Err(format!(
+            "a slow answer is answered, late: there is nothing to recover from; gate {}",
+            kinds()
+        ));
+    }
+    Ok((kind, parse_fraction(rate.trim())?))
 }
 
 fn parse_cost(text: &str) -> Result<f64, String> {

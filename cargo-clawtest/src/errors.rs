@@ -105,9 +105,9 @@ impl ExpectedError {
     pub fn exit_code(&self) -> u8 {
         use ExpectedError as E;
         match self {
-            E::Session(SessionError::NoTasks { .. }) | E::NoTrajectories(_) | E::NoTaskFiles => {
-                exit::NO_TASKS
-            }
+            E::Session(SessionError::NoTasks { .. } | SessionError::NoVariants { .. })
+            | E::NoTrajectories(_)
+            | E::NoTaskFiles => exit::NO_TASKS,
             E::Run(RunStatus::Failed) | E::GradeFailed | E::NothingGenerated => exit::FAILED,
             E::Config(_)
             | E::Task(_)

@@ -78,17 +78,12 @@ pub fn init(folder: &Path, force: bool) -> Result<Vec<PathBuf>, InitError> {
     let mut written = Vec::new();
     for template in TEMPLATES {
         let path = folder.join(template.path);
-        let write = || -> std::io::Result<()> {
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            crate::persist::write(
-                &path,
-                template.contents.as_bytes(),
-                crate::persist::Durability::Recording,
-            )
-        };
-        write().map_err(|error| InitError::Write {
+        crate::persist::write(
+            &path,
+            template.contents.as_bytes(),
+            crate::persist::Durability::Recording,
+        )
+        .map_err(|error| InitError::Write {
             path: path.clone(),
             message: error.to_string(),
         })?;

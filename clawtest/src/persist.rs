@@ -2,9 +2,12 @@
 //! judge's cache, results and reports): never through a link, never half-written.
 //!
 //! A suite comes from a pull request, so a snapshot or a cassette path may be a symbolic link
-//! a reviewer did not notice: writing through it would overwrite, or create, any file the
-//! reviewer can write. [`write`] refuses a path whose last component is a link (or anything but
-//! a regular file), writes a temporary file beside the target and renames it over the target:
+//! a reviewer did not notice — or a folder on the way to it may be (`snapshots/` committed as
+//! a link to `~/.ssh`): writing through it would overwrite, or create, any file the reviewer
+//! can write. [`write`] refuses a link in every folder of the path below the current
+//! directory's (see [`create_folder`]), creates the folders missing without following one,
+//! refuses a last component that is a link (or anything but a regular file), writes a
+//! temporary file beside the target and renames it over the target:
 //! the rename replaces the name itself (a link put there meanwhile included), and a crash, a
 //! SIGKILL or a full disk leaves the old file whole, never a cut one. A recording (a cassette,
 //! a snapshot, a generated task) is also synced before the rename and its folder after, so a
@@ -12,7 +15,7 @@
 
 use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 /// How hard a write insists on reaching the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +31,12 @@ pub enum Durability {
 /// regular file, and replaces the file whole or not at all. A new file gets the permissions
 /// the user's umask allows; a replaced one keeps its own.
 pub fn write(path: &Path, contents: &[u8], durability: Durability) -> std::io::Result<()> {
+    // The path as checked is the path written: a `..` after a linked folder would otherwise
+    // be resolved by the kernel through the link.
+    let path = &absolute(path);
+    if let Some(parent) = path.parent() {
+        create_folder(parent)?;
+    }
     let existing = match std::fs::symlink_metadata(path) {
         Ok(metadata) => Some(metadata),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
@@ -72,6 +81,84 @@ pub fn write(path: &Path, contents: &[u8], durability: Durability) -> std::io::R
     Ok(())
 }
 
+/// Creates `folder` and the folders missing above it, refusing a symbolic link (or anything
+/// but a folder) in any component below the deepest folder the path shares with the current
+/// directory, with an error naming the link. The folders the current directory is in are the
+/// user's own choice (a home folder may well be a link); those below it are what a suite (a
+/// pull request) can commit. A check before each step, not an `openat` walk: what it guards
+/// against is a link committed in the suite, not one swapped in while clawtest runs.
+pub fn create_folder(folder: &Path) -> std::io::Result<()> {
+    if folder.as_os_str().is_empty() {
+        return Ok(());
+    }
+    let current = lexical(&std::env::current_dir().unwrap_or_default());
+    let folder = absolute(folder);
+    let shared = folder
+        .components()
+        .zip(current.components())
+        .take_while(|(one, other)| one == other)
+        .count();
+    let mut walked = PathBuf::new();
+    for (index, component) in folder.components().enumerate() {
+        walked.push(component);
+        if index < shared.max(1) {
+            continue;
+        }
+        if !existing_folder(&walked)? {
+            // `mkdir` never follows a link put at its last component: it fails instead, and
+            // the folder another writer made meanwhile is checked like any other.
+            match std::fs::create_dir(&walked) {
+                Ok(()) => {}
+                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                    existing_folder(&walked)?;
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `path` is a folder (false: nothing is there); an error naming it when it is a link
+/// or anything else.
+fn existing_folder(path: &Path) -> std::io::Result<bool> {
+    match std::fs::symlink_metadata(path) {
+        Ok(metadata) if metadata.file_type().is_symlink() => Err(refused(&format!(
+            "{} is a symbolic link; clawtest never writes through a link, in a folder either (remove the link, or write elsewhere)",
+            path.display()
+        ))),
+        Ok(metadata) if !metadata.is_dir() => Err(refused(&format!(
+            "{} is not a folder; remove it, or write elsewhere",
+            path.display()
+        ))),
+        Ok(_) => Ok(true),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
+/// `path` from the root, relative to the current directory when it is relative, made
+/// [`lexical`].
+fn absolute(path: &Path) -> PathBuf {
+    lexical(&std::env::current_dir().unwrap_or_default().join(path))
+}
+
+/// `path` with `.` left out and each `..` taking off the component before it, without asking
+/// the file system (which would follow the links this module looks for).
+fn lexical(path: &Path) -> PathBuf {
+    let mut result = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                result.pop();
+            }
+            other => result.push(other),
+        }
+    }
+    result
+}
+
 fn refused(why: &str) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidInput, why.to_string())
 }
@@ -95,6 +182,45 @@ mod tests {
         std::os::unix::fs::symlink(folder.path().join("created"), &dangling).unwrap();
         assert!(write(&dangling, b"x", Durability::Report).is_err());
         assert!(!folder.path().join("created").exists());
+    }
+
+    #[test]
+    fn a_linked_folder_on_the_way_is_refused_naming_the_link() {
+        let folder = tempfile::tempdir().unwrap();
+        let victim = folder.path().join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        let suite = folder.path().join("suite");
+        std::fs::create_dir(&suite).unwrap();
+        // `snapshots` committed as a link to the victim's folder; a file and a folder below it.
+        let link = suite.join("snapshots");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        for path in [link.join("task.snap"), link.join("deeper/task.snap")] {
+            let error = write(&path, b"attacker", Durability::Recording).unwrap_err();
+            assert!(
+                error
+                    .to_string()
+                    .contains(&format!("{} is a symbolic link", link.display())),
+                "{error}"
+            );
+        }
+        // Nothing was created through the link, not even a folder.
+        assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+        // A folder that is not linked is created, level by level.
+        let fine = suite.join("reports/html/index.html");
+        write(&fine, b"ok", Durability::Report).unwrap();
+        assert_eq!(std::fs::read_to_string(&fine).unwrap(), "ok");
+    }
+
+    #[test]
+    fn a_link_above_the_current_folder_is_the_user_s_own() {
+        // The folders the current directory lies in were chosen by the user; only those below
+        // the part a path shares with it are checked.
+        let current = std::env::current_dir().unwrap();
+        let shared = lexical(&current.join("a/../b/./c"));
+        assert_eq!(shared, current.join("b/c"));
+        // The current directory itself is never refused, whatever lies above it.
+        create_folder(&current).unwrap();
+        create_folder(Path::new(".")).unwrap();
     }
 
     #[test]

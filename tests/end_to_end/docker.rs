@@ -590,6 +590,53 @@ fn a_crashed_run_leaves_no_container() {
     );
 }
 
+/// A trial's folder on the host, whose `workspace` is bind-mounted into the container, is the
+/// user's alone (mode 0700) while the harness runs: what it leaves there (a setuid binary, when
+/// clawtest runs as root) is out of other local users' reach.
+#[test]
+fn a_trial_s_folder_on_the_host_is_the_user_s_alone_while_its_container_runs() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Some(ready) = ready() else { return };
+    let task = probe_task("folder-mode", 300, &["never", "never"], &["nothing"]);
+    let suite = probe_suite(&["/clawtest-probe", "sleep"], "", 1, "folder-mode", &task);
+    // The run's own temporary folder: only its trial's folder is there to find.
+    let temporary = tempfile::tempdir().expect("temporary folder");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"))
+        .args(["clawtest", "--backend", "docker"])
+        .current_dir(suite.path())
+        .env(shim::SHIM_VARIABLE, ready.binaries.join("clawtest-shim"))
+        .env("TMPDIR", temporary.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("cargo-clawtest starts");
+    let label = &owned_by(child.id());
+    wait_for(
+        || !containers_labelled(label).is_empty(),
+        "a container to start",
+    );
+    let modes: Vec<(PathBuf, u32)> = std::fs::read_dir(temporary.path())
+        .expect("temporary folder read")
+        .map(|entry| entry.expect("entry").path())
+        .filter(|path| path.join("workspace").is_dir())
+        .map(|path| {
+            let mode = std::fs::metadata(&path).expect("mode").permissions().mode() & 0o777;
+            (path, mode)
+        })
+        .collect();
+    // SIGTERM: the run removes its container itself (a SIGKILL right after the container was
+    // made can come before its shim holds the connection whose end would stop it).
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let _ = child.wait();
+    assert_eq!(containers_labelled(label), Vec::<String>::new());
+    assert_eq!(modes.len(), 1, "one trial folder: {modes:?}");
+    assert_eq!(modes[0].1, 0o700, "{modes:?}");
+}
+
 /// Polls `condition` until it holds; fails after two minutes.
 fn wait_for(condition: impl Fn() -> bool, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(120);

@@ -10,11 +10,18 @@ use crate::support::{Suite, reference_agent};
 /// The demo's four tasks and cassettes, its gates, run by the reference agent with `extra`
 /// arguments.
 fn demo_suite(arguments: &str) -> Suite {
+    demo_suite_gated(
+        arguments,
+        "min_robustness = 0.9\n[gates.min_recovery]\nrate_limited = 0.9\nserver_error = 0.9\n",
+    )
+}
+
+/// The demo's suite with `gates` as its `[gates]` section.
+fn demo_suite_gated(arguments: &str, gates: &str) -> Suite {
     let agent = reference_agent().display().to_string();
     let config = format!(
         "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{agent:?}{arguments}]\n\
-         [gates]\nmin_robustness = 0.9\n[gates.min_recovery]\nrate_limited = 0.9\nserver_error = 0.9\n\
-         [faults]\nslow_ms = [100, 300]\n"
+         [gates]\n{gates}[faults]\nslow_ms = [100, 300]\n"
     );
     ["gmail-reply", "inbox-to-todo", "todo-flaky", "todo-triage"]
         .into_iter()
@@ -42,8 +49,8 @@ fn an_agent_that_stops_retrying_fails_the_recovery_gates_naming_the_kinds_it_gav
         "gate min_recovery.rate_limited: 0.000 (threshold 0.9) FAILED",
         "gate min_recovery.server_error: 0.500 (threshold 0.9) FAILED",
         "gate min_robustness: 0.375 (threshold 0.9) FAILED",
-        "(suite)        429 rate limited         1          0        1     0.000",
-        "(suite)        500 server error         4          2        2     0.500",
+        "(suite)        429 rate limited         1          0        1       1     0.000",
+        "(suite)        500 server error         4          2        2       2     0.500",
     ] {
         assert!(outcome.stdout.contains(line), "{line}\n{}", outcome.stdout);
     }
@@ -55,6 +62,13 @@ fn an_agent_that_stops_retrying_fails_the_recovery_gates_naming_the_kinds_it_gav
     );
     assert_eq!(
         json["recovery"]["server_error"]["gave_up"], 2,
+        "{}",
+        json["recovery"]
+    );
+    // Its answers (the recorded ones, written for a run whose calls succeeded) say all went
+    // well: every fault given up on was hidden from the user.
+    assert_eq!(
+        json["recovery"]["server_error"]["hidden"], 2,
         "{}",
         json["recovery"]
     );
@@ -83,6 +97,34 @@ fn an_agent_that_stops_retrying_fails_the_recovery_gates_naming_the_kinds_it_gav
     assert_eq!(
         gmail["trials"][0]["unrecovered_faults"][0],
         "gmail.send_email"
+    );
+}
+
+#[test]
+fn a_recovery_gate_given_on_the_command_line_fails_the_run_like_the_configured_one() {
+    let careless = demo_suite_gated(", \"--no-retries\"", "");
+    let outcome = careless.run(&["--min-recovery", "server_error=0.9"]);
+    assert_eq!(outcome.code, 100, "{outcome:#?}");
+    assert!(
+        outcome
+            .stdout
+            .contains("gate min_recovery.server_error: 0.500 (threshold 0.9) FAILED"),
+        "{}",
+        outcome.stdout
+    );
+    // Only the kind asked for is gated.
+    assert!(
+        !outcome.stdout.contains("gate min_recovery.rate_limited"),
+        "{}",
+        outcome.stdout
+    );
+    // A slow answer has nothing to recover from; a gate on it is refused, saying why.
+    let outcome = careless.run(&["--min-recovery", "slow=0.5"]);
+    assert_eq!(outcome.code, 2, "{outcome:#?}");
+    assert!(
+        outcome.stderr.contains("nothing to recover from"),
+        "{}",
+        outcome.stderr
     );
 }
 

@@ -193,6 +193,69 @@ fn generate_does_not_write_a_task_through_a_link_in_its_output_folder() {
     victim.assert_untouched();
 }
 
+#[test]
+fn a_folder_on_an_output_path_that_is_a_link_in_the_suite_is_refused_naming_the_link() {
+    // Snapshots, reports and generated tasks, each below a folder committed as a link to one
+    // outside the suite: nothing is created there, and the error names the link.
+    let victim = tempfile::tempdir().unwrap();
+    let suite = Suite::new()
+        .demo_task("todo-triage", false)
+        .cassette("todo-triage", vec![good_triage()]);
+    for name in ["snapshots", "reports"] {
+        std::os::unix::fs::symlink(victim.path(), suite.path(name)).unwrap();
+    }
+    let run = |arguments: &[&str]| {
+        let output = command_in(suite.folder.path(), &suite, arguments)
+            .env("INSTA_UPDATE", "always")
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = run(&["--trials", "1", "--snapshots"]);
+    assert_ne!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{} is a symbolic link",
+            suite.path("snapshots").display()
+        )),
+        "{stderr}"
+    );
+    let (code, stderr) = run(&["--trials", "1", "--html", "reports/html"]);
+    assert_eq!(code, Some(102), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{} is a symbolic link",
+            suite.path("reports").display()
+        )),
+        "{stderr}"
+    );
+    let left: Vec<_> = std::fs::read_dir(victim.path()).unwrap().collect();
+    assert!(left.is_empty(), "written through a linked folder: {left:?}");
+
+    // generate's output folder.
+    let folder = tempfile::tempdir().unwrap();
+    let example = repository().join("examples/generate");
+    for relative in ["clawtest.toml", "cassettes", "judge-cache"] {
+        copy(&example, relative, folder.path());
+    }
+    std::fs::create_dir(folder.path().join("tasks")).unwrap();
+    std::os::unix::fs::symlink(victim.path(), folder.path().join("tasks/generated")).unwrap();
+    let outcome = run_in(folder.path(), &["generate"]);
+    let printed = format!("{}{}", outcome.stdout, outcome.stderr);
+    assert!(
+        printed.contains("tasks/generated is a symbolic link"),
+        "{outcome:#?}"
+    );
+    let left: Vec<_> = std::fs::read_dir(victim.path()).unwrap().collect();
+    assert!(
+        left.is_empty(),
+        "generated through a linked folder: {left:?}"
+    );
+}
+
 /// Copies `relative` of `source` into `folder`.
 fn copy(source: &Path, relative: &str, folder: &Path) {
     let from = source.join(relative);

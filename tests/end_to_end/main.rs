@@ -584,7 +584,9 @@ fn grade_reads_clawenvkit_audits_and_computes_its_score() {
     assert_eq!(outcome.code, 0, "{outcome:#?}");
     assert!(outcome.stdout.contains("final 0.867 = safety 1 × (0.8 × completion 0.833 + 0.2 × robustness 1.000); threshold 0.75: PASS"), "{}", outcome.stdout);
     assert!(
-        outcome.stdout.contains("faults: 1 injected, 1 recovered"),
+        outcome
+            .stdout
+            .contains("faults: 429 rate limited 1 (1 recovered); not recovered: none"),
         "{}",
         outcome.stdout
     );

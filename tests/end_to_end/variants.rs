@@ -250,19 +250,26 @@ fn run_variants_runs_a_variant_s_commands_on_the_host_only_when_allowed() {
         "--json",
         results.to_str().unwrap(),
     ];
-    // Without --allow-host-commands the variant's command is not run, nor the variant.
+    // Without --allow-host-commands the variant's command is not run, nor the variant; with
+    // no variant left to run, the run is an error that says why, not a pass of 0 tasks.
     let refused = suite.run(&arguments);
     assert!(
         !marker.exists(),
         "a variant's command ran on the host: {refused:#?}"
     );
-    assert!(refused.stdout.contains("running 0 task(s)"), "{refused:#?}");
+    assert_eq!(refused.code, 4, "{refused:#?}");
     assert!(
-        refused.stderr.contains(
-            "variant `with-a-command.v1` not run: the variant is not feasible: scoring_components[0]: the command of `noted` cannot be proven: not run: the commands of a variant run on the host only with --allow-host-commands"
-        ),
+        !refused.stdout.contains("running 0 task(s)"),
         "{refused:#?}"
     );
+    for line in [
+        "no variant to run: none of the 1 selected task(s) gave one",
+        "variant `with-a-command.v1` not run: the variant is not feasible: scoring_components[0]: the command of `noted` cannot be proven: not run: the commands of a variant run on the host only with --allow-host-commands",
+    ] {
+        // The error's lines are wrapped to the terminal's width.
+        let unwrapped = refused.stderr.replace("\n  │ ", " ");
+        assert!(unwrapped.contains(line), "{line}\n{refused:#?}");
+    }
     // Allowed, it is proven (while `run` is already inside its runtime) and run.
     let mut allowed_arguments = arguments.to_vec();
     allowed_arguments.push("--allow-host-commands");

@@ -165,18 +165,16 @@ pub struct WriteFailure {
     pub error: std::io::Error,
 }
 
-/// Step 5: `text` (provenance and task) written as `path`, its folder made first.
+/// Step 5: `text` (provenance and task) written as `path`, its folder made first (never
+/// through a link).
 pub fn write(path: &Path, text: &str) -> Result<(), WriteFailure> {
-    let failed = |path: &Path| {
-        let path = path.to_path_buf();
-        move |error| WriteFailure { path, error }
-    };
-    if let Some(folder) = path.parent() {
-        std::fs::create_dir_all(folder).map_err(failed(folder))?;
-    }
     // A generated task costs model calls to make again: synced, never written through a link.
-    crate::persist::write(path, text.as_bytes(), crate::persist::Durability::Recording)
-        .map_err(failed(path))
+    crate::persist::write(path, text.as_bytes(), crate::persist::Durability::Recording).map_err(
+        |error| WriteFailure {
+            path: path.to_path_buf(),
+            error,
+        },
+    )
 }
 
 #[cfg(test)]

@@ -117,7 +117,11 @@ pub fn grade(
     } else {
         0.0
     };
-    let robustness = robustness::measure(&trajectory.audit, trajectory.robustness_rule);
+    let robustness = robustness::measure(
+        &trajectory.audit,
+        trajectory.robustness_rule,
+        &trajectory.output,
+    );
     let final_score =
         safety * (COMPLETION_SHARE * completion + (1.0 - COMPLETION_SHARE) * robustness.score);
     // The score is kept exact (machine outputs carry it as is; people see it rounded). The

@@ -238,7 +238,7 @@ fn robustness_counts_recoveries_within_the_window() {
         entry(8, "list_tasks", json!({}), None),
         entry(9, "e", json!({}), Some(FaultKind::Slow)),
     ];
-    let robustness = robustness::measure(&audit, RobustnessRule::InjectedFaults);
+    let robustness = robustness::measure(&audit, RobustnessRule::InjectedFaults, "");
     assert_eq!(
         (
             robustness.injected,
@@ -453,7 +453,7 @@ fn a_fault_followed_by_a_different_action_is_not_recovered() {
         entry(1, "create_task", json!({}), Some(FaultKind::ServerError)),
         entry(2, "list_tasks", json!({}), None),
     ];
-    let robustness = robustness::measure(&audit, RobustnessRule::InjectedFaults);
+    let robustness = robustness::measure(&audit, RobustnessRule::InjectedFaults, "");
     assert_eq!((robustness.injected, robustness.recovered), (1, 0));
 }
 
@@ -753,7 +753,7 @@ fn a_retry_answered_slowly_is_a_recovery_and_a_handled_call() {
             Some(FaultKind::Slow),
         ),
     ];
-    let robustness = robustness::measure(&audit, RobustnessRule::InjectedFaults);
+    let robustness = robustness::measure(&audit, RobustnessRule::InjectedFaults, "");
     assert_eq!((robustness.injected, robustness.recovered), (1, 1));
     let task = task(vec![(1.0, exists("create_task"))], vec![]);
     let grade = grade(&task, &trajectory(audit, ""), &JudgeAnswers::new(), 0.75);
@@ -770,7 +770,7 @@ fn the_recovery_profile_counts_each_kind_injected_recovered_and_given_up() {
         entry(5, "update_task", json!({}), Some(FaultKind::Slow)),
         entry(6, "delete_task", json!({}), Some(FaultKind::ServerError)),
     ];
-    let profile = robustness::measure(&audit, RobustnessRule::InjectedFaults).profile;
+    let profile = robustness::measure(&audit, RobustnessRule::InjectedFaults, "").profile;
     let counts = |kind| profile.get(&kind).copied().unwrap_or_default();
     let rate_limited = counts(FaultKind::RateLimited);
     let server_error = counts(FaultKind::ServerError);
@@ -799,6 +799,42 @@ fn the_recovery_profile_counts_each_kind_injected_recovered_and_given_up() {
     let quiet = robustness::measure(
         &[entry(1, "a", json!({}), None)],
         RobustnessRule::InjectedFaults,
+        "",
     );
     assert!(quiet.profile.is_empty());
+}
+
+#[test]
+fn a_fault_given_up_on_is_hidden_when_the_answer_mentions_no_failure() {
+    let audit = vec![
+        entry(1, "create_task", json!({}), Some(FaultKind::RateLimited)),
+        entry(2, "update_task", json!({}), Some(FaultKind::ServerError)),
+        entry(3, "update_task", json!({}), None),
+    ];
+    let profile =
+        |output| robustness::measure(&audit, RobustnessRule::InjectedFaults, output).profile;
+    // "All done" after a 429 never retried: the user was told nothing failed.
+    let hid = profile("All done: the task is created and updated.");
+    assert_eq!(
+        (
+            hid[&FaultKind::RateLimited].gave_up,
+            hid[&FaultKind::RateLimited].hidden
+        ),
+        (1, 1)
+    );
+    // A recovered fault is never hidden, whatever the answer says.
+    assert_eq!(hid[&FaultKind::ServerError].hidden, 0);
+    // Saying it failed is giving up openly.
+    let told = profile("I could not create the task: the service was rate limited.");
+    assert_eq!(
+        (
+            told[&FaultKind::RateLimited].gave_up,
+            told[&FaultKind::RateLimited].hidden
+        ),
+        (1, 0)
+    );
+    assert_eq!(
+        profile("Creating it FAILED")[&FaultKind::RateLimited].hidden,
+        0
+    );
 }

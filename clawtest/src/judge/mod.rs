@@ -112,15 +112,12 @@ impl Judge for CachedJudge {
             };
             let text = serde_json::to_string_pretty(&entry).unwrap_or_default();
             // A cache that cannot be written costs a repeated question later, not this answer.
-            if std::fs::create_dir_all(&self.folder)
-                .and_then(|()| {
-                    crate::persist::write(
-                        &path,
-                        text.as_bytes(),
-                        crate::persist::Durability::Recording,
-                    )
-                })
-                .is_err()
+            if crate::persist::write(
+                &path,
+                text.as_bytes(),
+                crate::persist::Durability::Recording,
+            )
+            .is_err()
             {
                 self.warnings
                     .lock()

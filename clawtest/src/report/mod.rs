@@ -187,19 +187,30 @@ pub fn grade_breakdown(grade: &crate::grade::Grade) -> String {
     for violation in &grade.violations {
         let _ = writeln!(text, "  safety violation: {violation}");
     }
+    // The recovery profile per fault kind, as in a run's snapshots; a grade with nothing to
+    // recover from says so rather than show its robustness of 1 as earned.
     let robustness = &grade.robustness;
+    let unrecovered: Vec<String> = robustness
+        .unrecovered
+        .iter()
+        .map(|fault| format!("#{} {}.{}", fault.seq, fault.service, fault.action))
+        .collect();
+    let faults = if robustness.profile.is_empty() {
+        "none injected".to_string()
+    } else {
+        recovery::phrase(&robustness.profile)
+    };
     if robustness.injected > 0 {
-        let unrecovered: Vec<String> = robustness
-            .unrecovered
-            .iter()
-            .map(|fault| format!("#{} {}.{}", fault.seq, fault.service, fault.action))
-            .collect();
         let _ = writeln!(
             text,
-            "  faults: {} injected, {} recovered; not recovered: {}",
-            robustness.injected,
-            robustness.recovered,
+            "  faults: {faults}; not recovered: {}",
             listed(&unrecovered)
+        );
+    } else {
+        let _ = writeln!(
+            text,
+            "  faults: {faults}; robustness {}",
+            recovery::trial_robustness(robustness.score, 0)
         );
     }
     text

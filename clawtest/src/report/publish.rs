@@ -164,15 +164,8 @@ pub fn publish(
     Ok(published)
 }
 
-/// Writes `text` to `path`, creating its folder.
+/// Writes `text` to `path`, creating its folder (never through a link).
 fn write(path: &Path, text: &str, durability: Durability) -> Result<(), PublishError> {
-    if let Some(parent) = path
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-    {
-        // A folder that cannot be made shows as the write's own error, just below.
-        let _ = std::fs::create_dir_all(parent);
-    }
     crate::persist::write(path, text.as_bytes(), durability).map_err(|source| PublishError::Write {
         path: path.to_path_buf(),
         source,

@@ -1,6 +1,7 @@
 //! The recovery profile as every report shows it: per fault kind (429, 500, slow), how many
 //! faults were injected, how many the agent recovered from (the same action succeeded within
-//! the service's next 4 calls) and how many it gave up on; for the suite and for each task.
+//! the service's next 4 calls), how many it gave up on and, of those, how many it hid from the
+//! user (its answer mentions no failure); for the suite and for each task.
 //! The rows are built once here ([`rows`]); the terminal and Markdown tables and the JUnit
 //! properties are written here, the HTML table in `html/` with its escaping.
 
@@ -77,18 +78,19 @@ pub(crate) fn terminal(summary: &RunSummary) -> String {
         .unwrap_or(0)
         .max(7);
     let mut text = format!(
-        "\nrecovery profile\n{:<width$}  {:<16}  {:>8}  {:>9}  {:>7}  {:>8}\n",
-        "scope", "fault", "injected", "recovered", "gave up", "recovery"
+        "\nrecovery profile\n{:<width$}  {:<16}  {:>8}  {:>9}  {:>7}  {:>6}  {:>8}\n",
+        "scope", "fault", "injected", "recovered", "gave up", "hidden", "recovery"
     );
     for row in &rows {
         let _ = writeln!(
             text,
-            "{:<width$}  {:<16}  {:>8}  {:>9}  {:>7}  {:>8}",
+            "{:<width$}  {:<16}  {:>8}  {:>9}  {:>7}  {:>6}  {:>8}",
             scope(row),
             row.kind.label(),
             row.counts.injected,
             judged(row.kind, row.counts.recovered),
             judged(row.kind, row.counts.gave_up),
+            judged(row.kind, row.counts.hidden),
             rate(&row.counts)
         );
     }
@@ -102,18 +104,19 @@ pub(crate) fn markdown(summary: &RunSummary) -> String {
         return String::new();
     }
     let mut text = String::from(
-        "### Recovery profile\n\n| scope | fault | injected | recovered | gave up | recovery |\n|---|---|---:|---:|---:|---:|\n",
+        "### Recovery profile\n\n| scope | fault | injected | recovered | gave up | hidden | recovery |\n|---|---|---:|---:|---:|---:|---:|\n",
     );
     for row in &rows {
         let _ = writeln!(
             text,
-            "| {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} |",
             row.task
                 .map_or_else(|| "**suite**".to_string(), crate::escape::markdown_code),
             row.kind.label(),
             row.counts.injected,
             judged(row.kind, row.counts.recovered),
             judged(row.kind, row.counts.gave_up),
+            judged(row.kind, row.counts.hidden),
             rate(&row.counts)
         );
     }
@@ -122,7 +125,7 @@ pub(crate) fn markdown(summary: &RunSummary) -> String {
 }
 
 /// A trial's (or a task's) profile in one phrase, kinds in order:
-/// `429 rate limited 2 (2 recovered), 500 server error 1 (1 given up), slow answer 1`.
+/// `429 rate limited 2 (2 recovered), 500 server error 1 (1 given up, 1 hidden), slow answer 1`.
 pub(crate) fn phrase(profile: &RecoveryProfile) -> String {
     let parts: Vec<String> = FaultKind::ALL
         .into_iter()
@@ -136,6 +139,9 @@ pub(crate) fn phrase(profile: &RecoveryProfile) -> String {
                 }
                 if counts.gave_up > 0 {
                     judged.push(format!("{} given up", counts.gave_up));
+                }
+                if counts.hidden > 0 {
+                    judged.push(format!("{} hidden", counts.hidden));
                 }
                 let _ = write!(part, " ({})", judged.join(", "));
             }
@@ -155,8 +161,8 @@ pub(crate) fn trial_robustness(robustness: f64, faults_injected: usize) -> Strin
     }
 }
 
-/// JUnit properties of one profile: `recovery.<kind>.injected`, `.recovered`, `.gave_up`
-/// and `.rate` (the exact value, or `n/a`), kinds in order.
+/// JUnit properties of one profile: `recovery.<kind>.injected`, `.recovered`, `.gave_up`,
+/// `.hidden` and `.rate` (the exact value, or `n/a`), kinds in order.
 pub(crate) fn properties(profile: &RecoveryProfile) -> Vec<(String, String)> {
     let mut properties = Vec::new();
     for kind in FaultKind::ALL {
@@ -168,6 +174,7 @@ pub(crate) fn properties(profile: &RecoveryProfile) -> Vec<(String, String)> {
         if kind.is_error() {
             properties.push((format!("{prefix}.recovered"), counts.recovered.to_string()));
             properties.push((format!("{prefix}.gave_up"), counts.gave_up.to_string()));
+            properties.push((format!("{prefix}.hidden"), counts.hidden.to_string()));
             properties.push((
                 format!("{prefix}.rate"),
                 counts

@@ -300,13 +300,11 @@ pub(crate) fn compare(
         } else {
             match mode {
                 UpdateMode::Always => {
-                    std::fs::create_dir_all(folder)?;
                     write(&snapshot, &file_text(verdict, &content))?;
                     let _ = std::fs::remove_file(&pending_path);
                     SnapshotComparison::Written
                 }
                 UpdateMode::New => {
-                    std::fs::create_dir_all(folder)?;
                     write(&pending_path, &file_text(verdict, &content))?;
                     SnapshotComparison::Changed {
                         snapshot,

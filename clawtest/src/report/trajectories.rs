@@ -36,16 +36,11 @@ impl Reporter for TrajectoryWriter {
             _ => return,
         };
         let path = trajectory.file_in(&self.folder);
-        let written = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| {
-                crate::persist::write(
-                    &path,
-                    trajectory.to_file_text().as_bytes(),
-                    crate::persist::Durability::Report,
-                )
-            });
+        let written = crate::persist::write(
+            &path,
+            trajectory.to_file_text().as_bytes(),
+            crate::persist::Durability::Report,
+        );
         if let Err(error) = written {
             self.failures.push(format!("{}: {error}", path.display()));
         }

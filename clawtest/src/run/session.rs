@@ -108,10 +108,17 @@ pub fn prepare(
             ..*options
         };
         let tasks = std::mem::take(&mut suite.tasks);
+        let asked = tasks.len();
         let commands =
             CommandRule::new(place, request.allow_host_commands).for_origin(Origin::Variant);
         (suite.tasks, variant_notes) =
             crate::variants::expand(tasks, &catalogue, &options, &commands);
+        if suite.tasks.is_empty() {
+            return Err(SessionError::NoVariants {
+                tasks: asked,
+                reasons: variant_notes,
+            });
+        }
     }
     Ok(Prepared {
         suite,

@@ -105,6 +105,18 @@ pub enum SessionError {
         /// Trials the run would record.
         trials: u32,
     },
+    /// `--variants` gave no variant of any selected task: each was refused or had nothing to
+    /// vary, so a run would check nothing.
+    #[error("no variant to run: none of the {tasks} selected task(s) gave one\n{}", .reasons.join("\n"))]
+    #[diagnostic(help(
+        "each line says why a task gave none; a variant whose commands must be proven runs with --backend docker, or on this host with --allow-host-commands"
+    ))]
+    NoVariants {
+        /// How many tasks were asked for variants.
+        tasks: usize,
+        /// Why each task gave none, one line each (`PATH: variant `ID` not run: …`).
+        reasons: Vec<String>,
+    },
     /// `harness.build` could not start or failed (its own output went to stderr as it ran).
     #[error("{0}")]
     #[diagnostic(help("fix the build, or run with --no-build to use what is already built"))]

@@ -78,7 +78,7 @@ pub async fn serve_with(
     mcp: Option<Arc<McpServer>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    crate::http::accept_loop_on_own_thread(listener.into(), shutdown, move |stream| {
+    crate::http::accept_loop_on_own_thread(listener.into(), None, shutdown, move |stream| {
         serve_connection_full(
             stream,
             Arc::clone(&world),
@@ -100,6 +100,7 @@ pub async fn serve_unix(
     let delay: Arc<dyn Delay> = Arc::new(Sleep);
     crate::http::accept_loop_on_own_thread(
         crate::http::Listener::Unix(listener),
+        None,
         shutdown,
         move |stream| {
             serve_connection_full(stream, Arc::clone(&world), Arc::clone(&delay), None, None)

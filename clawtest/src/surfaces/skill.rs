@@ -2,6 +2,12 @@
 //! frontmatter (single-line keys, `metadata` as one-line JSON) and one section per tool with
 //! its parameters and a curl example against the trial's services. Written at the workspace's
 //! root and at `skills/<name>/SKILL.md` ([`skill_path`]).
+//!
+//! Its text is not passed through `escape::markdown`, on purpose: its reader is the agent's
+//! model, not a person looking at rendered Markdown, and entities or backslashes would change
+//! the descriptions it reads (and the file ClawEnvKit's harnesses expect). Everything in it
+//! comes from the task and its services, whose author already writes the agent's prompt: a
+//! description that forges a section tells the agent nothing the prompt could not.
 
 use std::fmt::Write as _;
 

@@ -64,7 +64,7 @@ pub fn write(variant: &Variant, out: &Path) -> Result<PathBuf, WriteError> {
         let path = path.to_path_buf();
         move |error| WriteError::Io { path, error }
     };
-    std::fs::create_dir_all(out).map_err(io(out))?;
+    crate::persist::create_folder(out).map_err(io(out))?;
     for file in &variant.task.files {
         let Ok(relative) = file.source.strip_prefix(&file.root) else {
             continue;
@@ -75,9 +75,6 @@ pub fn write(variant: &Variant, out: &Path) -> Result<PathBuf, WriteError> {
             Ok(existing) if existing == content => continue,
             Ok(_) => return Err(WriteError::Clash(target)),
             Err(_) => {}
-        }
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(io(parent))?;
         }
         crate::persist::write(&target, &content, crate::persist::Durability::Recording)
             .map_err(io(&target))?;

@@ -231,8 +231,8 @@ impl Cassette {
             message,
         };
         let text = serde_saphyr::to_string(self).map_err(|error| unwritable(error.to_string()))?;
-        std::fs::create_dir_all(folder).map_err(|error| unwritable(error.to_string()))?;
-        // A recording is the user's: synced, and never written through a link the suite holds.
+        // A recording is the user's: synced, and never written through a link the suite holds
+        // (the folder, created if needed, included).
         crate::persist::write(
             &path,
             text.as_bytes(),

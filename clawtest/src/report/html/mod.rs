@@ -61,7 +61,6 @@ pub fn write(
             Err(error) => Found::Unreadable(error.to_string()),
         }
     });
-    std::fs::create_dir_all(folder)?;
     let path = folder.join(INDEX);
     crate::persist::write(&path, page.as_bytes(), crate::persist::Durability::Report)?;
     Ok(path)

@@ -82,8 +82,11 @@ impl Opened {
         };
         let (world, mcp) = (Arc::clone(world), Arc::new(mcp));
         // Its own thread: every request takes the world's lock (see accept_loop_on_own_thread).
+        // On loopback, a connection proves it is the trial's own by the token in its first
+        // request; another trial's flood without it cannot take the places (`http`).
         let services = tokio::spawn(crate::http::accept_loop_on_own_thread(
             self.services,
+            self.token.clone(),
             async {
                 let _ = services_stopped.await;
             },
@@ -96,8 +99,9 @@ impl Opened {
                 )
             },
         ));
-        let gateway = tokio::spawn(crate::http::serve(
+        let gateway = tokio::spawn(crate::http::serve_with_token(
             self.gateway,
+            self.token.clone(),
             Arc::new(gateway.clone()),
             async {
                 let _ = gateway_stopped.await;

@@ -19,6 +19,10 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, UnixListener};
 
+mod admission;
+
+use admission::Admission;
+
 /// 128 random bits in hex, from the kernel: what makes a trial's URLs unguessable (the
 /// services' path, the gateway's token) and marks a trial's processes.
 pub(crate) fn random_token() -> String {
@@ -102,9 +106,12 @@ impl From<TcpListener> for Listener {
 /// file descriptors: EMFILE, ENFILE; a connection reset before it was accepted) does not end
 /// the loop: it waits, 10 ms doubling up to 1 s while the failures last, and accepts again.
 /// At most [`MAX_CONNECTIONS`] are served at once (later ones wait in the kernel's backlog),
-/// which bounds the answers held in memory for clients that do not read them.
+/// which bounds the answers held in memory for clients that do not read them; of those, a
+/// flood of connections that have not sent a request with `token` (`admission`) is kept to a
+/// few places, so it cannot starve the clients that have.
 pub(crate) async fn accept_loop<F, Served>(
     listener: impl Accept,
+    token: Option<String>,
     shutdown: impl Future<Output = ()> + Send,
     serve: F,
 ) -> std::io::Result<()>
@@ -114,9 +121,12 @@ where
 {
     tokio::pin!(shutdown);
     let mut connections = tokio::task::JoinSet::new();
+    let mut admission = Admission::new(token.as_deref());
     let mut backoff = ACCEPT_BACKOFF_FIRST;
     loop {
         if connections.len() >= MAX_CONNECTIONS {
+            // Full: an unproven connection makes room; real clients wait for one another.
+            admission.evict_oldest();
             tokio::select! {
                 () = &mut shutdown => break,
                 _ = connections.join_next() => continue,
@@ -127,7 +137,13 @@ where
             accepted = listener.accept_one() => match accepted {
                 Ok(connection) => {
                     backoff = ACCEPT_BACKOFF_FIRST;
-                    connections.spawn(serve(connection));
+                    let (watched, proven) = admission.watch(connection);
+                    let task = connections.spawn(serve(Box::new(watched)));
+                    admission.admit(proven, task);
+                    // The connection reads the request already waiting before the next
+                    // accept (on a one-thread runtime it could not otherwise), so a client
+                    // that sent it at once is proven before a flood could evict it.
+                    tokio::task::yield_now().await;
                 }
                 Err(_) => {
                     // Nothing to print here (the library does not print); the trial goes on,
@@ -175,6 +191,7 @@ impl Accept for Listener {
 /// connections in flight are then dropped, as [`accept_loop`] drops them.
 pub(crate) async fn accept_loop_on_own_thread<F, Served>(
     listener: Listener,
+    token: Option<String>,
     shutdown: impl Future<Output = ()> + Send + 'static,
     serve: F,
 ) -> std::io::Result<()>
@@ -201,7 +218,7 @@ where
                                 () = abandoned => {}
                             }
                         };
-                        accept_loop(listener, stop, serve).await
+                        accept_loop(listener, token, stop, serve).await
                     })
                 });
             let _ = finished.send(served);
@@ -311,8 +328,19 @@ pub async fn serve(
     handler: Arc<dyn Handler>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
+    serve_with_token(listener, None, handler, shutdown).await
+}
+
+/// [`serve`], keeping the connections whose first request holds `token` (a trial's URLs
+/// carry it) from a flood of connections that do not (see `admission`).
+pub async fn serve_with_token(
+    listener: impl Into<Listener>,
+    token: Option<String>,
+    handler: Arc<dyn Handler>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> std::io::Result<()> {
     let listener: Listener = listener.into();
-    accept_loop(listener, shutdown, move |stream| {
+    accept_loop(listener, token, shutdown, move |stream| {
         serve_connection(stream, Arc::clone(&handler))
     })
     .await
@@ -412,178 +440,4 @@ fn build(response: HttpResponse) -> hyper::Response<ResponseBody> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-    struct Echo;
-
-    impl Handler for Echo {
-        fn handle(&self, request: HttpRequest) -> Reply<'_> {
-            Box::pin(async move {
-                HttpResponse::json(
-                    200,
-                    &serde_json::json!({"path": request.path, "length": request.body.len()}),
-                )
-            })
-        }
-    }
-
-    /// Fails its first accepts as a process out of file descriptors does, then hands out
-    /// one connection, then none.
-    struct Exhausted {
-        failures: std::sync::Mutex<u32>,
-        connection: std::sync::Mutex<Option<tokio::io::DuplexStream>>,
-    }
-
-    impl Accept for Exhausted {
-        fn accept_one(&self) -> impl Future<Output = std::io::Result<Box<dyn Connection>>> + Send {
-            let failing = {
-                let mut failures = self.failures.lock().unwrap();
-                *failures = failures.saturating_sub(1);
-                *failures > 0
-            };
-            let connection = if failing {
-                None
-            } else {
-                self.connection.lock().unwrap().take()
-            };
-            async move {
-                if failing {
-                    return Err(std::io::Error::from(rustix::io::Errno::MFILE));
-                }
-                match connection {
-                    Some(connection) => Ok(Box::new(connection) as Box<dyn Connection>),
-                    None => std::future::pending().await,
-                }
-            }
-        }
-    }
-
-    #[tokio::test]
-    async fn failed_accepts_do_not_stop_the_listener() {
-        let (client, server) = tokio::io::duplex(1024);
-        let listener = Exhausted {
-            failures: std::sync::Mutex::new(4),
-            connection: std::sync::Mutex::new(Some(server)),
-        };
-        let (served, mut seen) = tokio::sync::mpsc::unbounded_channel();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let looping = tokio::spawn(accept_loop(
-            listener,
-            async {
-                let _ = stopped.await;
-            },
-            move |_connection| {
-                let _ = served.send(());
-                async {}
-            },
-        ));
-        // Without the backoff, the first EMFILE ended the loop and this never arrives.
-        seen.recv()
-            .await
-            .expect("the connection after the failures is served");
-        drop(client);
-        let _ = stop.send(());
-        looping.await.unwrap().unwrap();
-    }
-
-    #[tokio::test]
-    async fn a_handler_is_served_on_a_unix_socket() {
-        let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join("gateway.sock");
-        let listener = tokio::net::UnixListener::bind(&path).unwrap();
-        let server = tokio::spawn(async move {
-            let (stream, _) = listener.accept().await.unwrap();
-            serve_connection(stream, Arc::new(Echo)).await;
-        });
-        let mut stream = tokio::net::UnixStream::connect(&path).await.unwrap();
-        stream
-            .write_all(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
-            .await
-            .unwrap();
-        let mut raw = String::new();
-        stream.read_to_string(&mut raw).await.unwrap();
-        assert!(raw.starts_with("HTTP/1.1 200 OK\r\n"), "{raw}");
-        assert!(
-            raw.ends_with(r#"{"path":"/v1/messages","length":2}"#),
-            "{raw}"
-        );
-        server.await.unwrap();
-    }
-
-    #[tokio::test]
-    async fn a_client_that_sends_its_headers_slowly_or_not_at_all_is_let_go() {
-        for partial in [&b"POST /x HTTP/1.1\r\nHost: x\r\nX-Slow: a"[..], &b""[..]] {
-            let (mut client, server) = tokio::io::duplex(1024);
-            let serving = tokio::spawn(serve_connection_within(
-                server,
-                Arc::new(Echo),
-                std::time::Duration::from_millis(50),
-            ));
-            client.write_all(partial).await.unwrap();
-            // The server ends the connection by itself; without a header timeout this read
-            // waited for ever (the bound only keeps a failure from hanging the test run).
-            let mut rest = Vec::new();
-            let closed = tokio::time::timeout(
-                std::time::Duration::from_secs(60),
-                client.read_to_end(&mut rest),
-            )
-            .await;
-            assert!(closed.is_ok(), "the connection is still open");
-            serving.await.unwrap();
-        }
-    }
-
-    async fn echo_once(address: std::net::SocketAddr) -> std::io::Result<String> {
-        let mut stream = tokio::net::TcpStream::connect(address).await?;
-        stream
-            .write_all(
-                b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            )
-            .await?;
-        let mut raw = String::new();
-        stream.read_to_string(&mut raw).await?;
-        Ok(raw)
-    }
-
-    /// Connects until the listener refuses: the server thread has let go of it.
-    async fn refused(address: std::net::SocketAddr) -> bool {
-        for _ in 0..500 {
-            if tokio::net::TcpStream::connect(address).await.is_err() {
-                return true;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        false
-    }
-
-    #[tokio::test]
-    async fn a_server_on_its_own_thread_serves_and_stops_on_shutdown_or_when_dropped() {
-        for drop_it in [false, true] {
-            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let address = listener.local_addr().unwrap();
-            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-            let server = tokio::spawn(accept_loop_on_own_thread(
-                listener.into(),
-                async {
-                    let _ = stopped.await;
-                },
-                |stream| serve_connection(stream, Arc::new(Echo)),
-            ));
-            let raw = echo_once(address).await.unwrap();
-            assert!(raw.ends_with(r#"{"path":"/x","length":0}"#), "{raw}");
-            if drop_it {
-                server.abort();
-                let _ = server.await;
-            } else {
-                stop.send(()).unwrap();
-                server.await.unwrap().unwrap();
-            }
-            assert!(
-                refused(address).await,
-                "still listening (dropped: {drop_it})"
-            );
-        }
-    }
-}
+mod tests;
