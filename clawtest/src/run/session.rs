@@ -129,7 +129,7 @@ pub struct Executed {
     /// The summary, also sent as the `RunFinished` event.
     pub summary: RunSummary,
     /// Warnings that arose while the trials ran (the judge cache that could not be written,
-    /// answers that reported no token usage), one line each without the `warning: ` prefix: the binary shows them after the run.
+    /// answers that reported no token usage, a graded stdout that looks like a log), one line each without the `warning: ` prefix: the binary shows them after the run.
     pub warnings: Vec<String>,
     /// The grade snapshots' review, when the request asked for one (and the run was not
     /// interrupted); its changes already failed `summary`.
@@ -191,10 +191,11 @@ pub async fn execute(
         sandbox,
         judge: judge.clone(),
     };
-    let (summary, review) =
+    let (summary, review, trial_warnings) =
         super::executor::execute(suite, settings, resources, reporter, interrupt).await;
     let mut warnings = judge.take_warnings();
     warnings.extend(budget.warnings());
+    warnings.extend(trial_warnings);
     Ok(Executed {
         summary,
         warnings,
