@@ -87,8 +87,9 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct ModelArgs {
-    /// A script (`turns:` of `tool_calls:` or `text:`), or a folder of them, one per task,
-    /// each with `prompt_contains:` (a phrase of its task's prompt).
+    /// A script (`turns:` of `tool_calls:` or `text:`; `retry_on:` texts of a failed tool
+    /// result, to call it again as a model would), or a folder of them, one per task, each with
+    /// `prompt_contains:` (a phrase of its task's prompt).
     #[arg(long, value_name = "FILE_OR_FOLDER")]
     pub script: PathBuf,
     /// The port on 127.0.0.1 (0: any free port).

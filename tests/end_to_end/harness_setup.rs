@@ -123,3 +123,36 @@ fn with_answer_file_only_agent_output_is_graded_and_a_harness_without_it_errors(
         errored.stdout
     );
 }
+
+#[test]
+fn a_graded_stdout_of_log_lines_is_warned_about_once_per_task() {
+    // Five log records and the answer on stdout, in each of the three trials.
+    let logging =
+        "for n in 1 2 3 4 5; do echo \"2026-12-02 18:00:0$n INFO step $n\"; done; echo answered";
+    let config = |command: &str, answer: &str| {
+        format!(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"sh\", \"-c\", {command:?}]\nanswer = \"{answer}\"\n"
+        )
+    };
+    let suite = Suite::new()
+        .config(&config(logging, "stdout"))
+        .task("logging", LOGGING_TASK)
+        .cassette("logging", vec![json!([]), json!([]), json!([])]);
+    let run = suite.run(&["--trials", "3", "--jobs", "3"]);
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|line| line.contains("is the harness's stdout"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "warning: task logging: the graded answer of trial 0 is the harness's stdout, 168 bytes, 5 of its 6 lines log lines or box-drawing rules; if the harness logs its steps there, have it write its answer to agent_output.txt in $CLAWTEST_WORKSPACE and set `[harness] answer = \"file\"` (docs/configuration.md#harness)"
+        ],
+        "{run:#?}"
+    );
+    // The same log, with the answer in agent_output.txt graded alone: nothing to warn about.
+    let filed = suite.config(&config(&format!("{logging} > agent_output.txt"), "file"));
+    let run = filed.run(&["--trials", "3"]);
+    assert!(!run.stderr.contains("is the harness's stdout"), "{run:#?}");
+}

@@ -137,7 +137,7 @@ impl TaskRunner {
         };
         // Nobody interrupts a test: the test runner kills the process instead.
         let interrupt = CancellationToken::new();
-        let (summary, _) = runtime.block_on(run::executor::execute(
+        let (summary, _, trial_warnings) = runtime.block_on(run::executor::execute(
             suite, settings, resources, &mut Quiet, interrupt,
         ));
         let verdict = summary
@@ -147,6 +147,7 @@ impl TaskRunner {
             .ok_or_else(|| Failure("the task produced no verdict".into()))?;
         let mut warnings = judge.take_warnings();
         warnings.extend(budget.warnings());
+        warnings.extend(trial_warnings);
         Ok((verdict, warnings))
     }
 

@@ -32,6 +32,7 @@ fn script(marker: &str, answers: &[&str]) -> (String, Script) {
                 .iter()
                 .map(|answer| ScriptTurn::Text((*answer).to_owned()))
                 .collect(),
+            retry_on: Vec::new(),
         },
     )
 }

@@ -11,6 +11,7 @@ use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use super::noisy_answer::Noticed;
 use super::plan::{Provisions, TrialPlan};
 use super::settings::{RunOptions, RunSettings};
 use super::suite::Suite;
@@ -55,14 +56,15 @@ enum Progress {
 
 /// Runs every task of `suite` `settings.options.trials` times and reports as it goes. Invalid
 /// tasks are reported and not run. Returns the summary that was also sent as `RunFinished`,
-/// and the snapshot review when the options asked for one.
+/// the snapshot review when the options asked for one, and the run's warnings about its
+/// trials (a graded stdout that looks like a log, once per task), for the caller to show.
 pub(crate) async fn execute(
     suite: Suite,
     settings: RunSettings,
     resources: Resources,
     reporter: &mut dyn Reporter,
     interrupt: CancellationToken,
-) -> (RunSummary, Option<Review>) {
+) -> (RunSummary, Option<Review>, Vec<String>) {
     let RunSettings {
         options,
         harness,
@@ -103,10 +105,11 @@ pub(crate) async fn execute(
         },
     });
     let (mut trials, receiver) = schedule(&shared, k, jobs, &interrupt);
-    let verdicts = collect(receiver, &shared, k, reporter).await;
+    let mut noticed = Noticed::default();
+    let verdicts = collect(receiver, &shared, k, reporter, &mut noticed).await;
     while trials.join_next().await.is_some() {}
     let interrupted = interrupt.is_cancelled();
-    summarize(
+    let (summary, review) = summarize(
         verdicts,
         invalid,
         &shared,
@@ -114,7 +117,8 @@ pub(crate) async fn execute(
         k,
         interrupted,
         reporter,
-    )
+    );
+    (summary, review, noticed.warnings())
 }
 
 /// The invalid task files, each reported.
@@ -220,12 +224,13 @@ async fn one(
 }
 
 /// Reports each trial as it starts and ends, and each task's verdict once its k trials have
-/// ended; the verdicts in task order.
+/// ended; the verdicts in task order. A graded trial's answer is looked at by `noticed`.
 async fn collect(
     mut receiver: mpsc::UnboundedReceiver<Progress>,
     shared: &Shared,
     k: u32,
     reporter: &mut dyn Reporter,
+    noticed: &mut Noticed,
 ) -> Vec<Verdict> {
     let mut finished: BTreeMap<usize, Vec<TrialSummary>> = BTreeMap::new();
     let mut verdicts: BTreeMap<usize, Verdict> = BTreeMap::new();
@@ -246,6 +251,9 @@ async fn collect(
         };
         let plan = &shared.plans[task];
         let record = outcome.summary(&plan.task, trial);
+        if let TrialOutcome::Graded { trajectory, .. } = &outcome {
+            noticed.look(task, trajectory);
+        }
         reporter.report(&Event::TrialFinished {
             task_id: plan.task.id.clone(),
             trial,

@@ -11,6 +11,7 @@
 pub(crate) mod build;
 mod dispatch;
 pub(crate) mod executor;
+mod noisy_answer;
 pub mod partition;
 pub(crate) mod plan;
 pub mod regrade;

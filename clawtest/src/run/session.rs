@@ -136,7 +136,7 @@ pub struct Executed {
     /// The summary, also sent as the `RunFinished` event.
     pub summary: RunSummary,
     /// Warnings that arose while the trials ran (the judge cache that could not be written,
-    /// answers that reported no token usage), one line each without the `warning: ` prefix: the binary shows them after the run.
+    /// answers that reported no token usage, a graded stdout that looks like a log), one line each without the `warning: ` prefix: the binary shows them after the run.
     pub warnings: Vec<String>,
     /// The grade snapshots' review, when the request asked for one (and the run was not
     /// interrupted); its changes already failed `summary`.
@@ -198,11 +198,12 @@ pub async fn execute(
         sandbox,
         judge: judge.clone(),
     };
-    let (mut summary, review) =
+    let (mut summary, review, trial_warnings) =
         super::executor::execute(suite, settings, resources, reporter, interrupt).await;
     summary.shard = request.partition.map(|partition| partition.shard());
     let mut warnings = judge.take_warnings();
     warnings.extend(budget.warnings());
+    warnings.extend(trial_warnings);
     Ok(Executed {
         summary,
         warnings,

@@ -428,6 +428,7 @@ mod tests {
             crate::llm::gateway::scripted::Script {
                 prompt_contains: None,
                 turns: vec![],
+                retry_on: vec![],
             },
         ));
         tokio::spawn(crate::http::serve(listener, model, async {

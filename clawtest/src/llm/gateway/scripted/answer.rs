@@ -7,6 +7,8 @@ use super::{ScriptTurn, ScriptedCall};
 use crate::llm::gateway::sse::named;
 
 pub(super) struct Answer<'a> {
+    /// The model turns already in the conversation: the answer's ids are numbered by it, so
+    /// a repeated script turn (`retry_on`) gets ids of its own.
     pub(super) turn_index: usize,
     pub(super) turn: &'a ScriptTurn,
     pub(super) model: &'a str,

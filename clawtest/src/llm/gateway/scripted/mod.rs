@@ -13,7 +13,11 @@
 //! state, so concurrent trials each get the whole script, and the same request always gets
 //! the same answer (recordings of it are reproducible byte for byte). A conversation past
 //! the script's end, or a responses request that relies on server state
-//! (`previous_response_id`), is answered 400 with the reason.
+//! (`previous_response_id`), is answered 400 with the reason. A script with `retry_on`
+//! reacts to errors as a model does: a turn whose tool results contain one of those texts
+//! is answered again with the same calls (up to 3 times in a row; `turns.rs`), so an agent
+//! that hands a failed call back to its model (as MCP clients and agent frameworks do) can
+//! be recorded under faults.
 //!
 //! **Several scripts.** A server may hold several scripts (a folder of them, one per task):
 //! each request is answered from the first script, in file-name order, whose
@@ -24,6 +28,7 @@
 mod answer;
 mod load;
 mod serve;
+mod turns;
 
 #[cfg(any(test, feature = "testing"))]
 use std::sync::Mutex;
@@ -46,6 +51,10 @@ pub struct Script {
     pub prompt_contains: Option<String>,
     /// The answers, in order: turn *n* answers a conversation with *n* model turns.
     pub turns: Vec<ScriptTurn>,
+    /// Texts that mark a tool result as failed (e.g. `rate_limit_exceeded`): a turn whose
+    /// results contain one is answered again with the same calls, as a model retries.
+    #[serde(default)]
+    pub retry_on: Vec<String>,
 }
 
 /// One answer: tool calls, or a final text.
@@ -222,23 +231,12 @@ impl ScriptedModel {
             ));
         }
         let (script_name, script) = self.script_for(&request)?;
-        let turn_index = match format {
-            Format::Responses => model_turns(&request["input"]),
-            Format::ChatCompletions | Format::Messages => request["messages"]
-                .as_array()
-                .map(|messages| {
-                    messages
-                        .iter()
-                        .filter(|message| message["role"] == "assistant")
-                        .count()
-                })
-                .unwrap_or_default(),
-        };
-        let Some(turn) = script.turns.get(turn_index) else {
+        let position = turns::position(format, &request, &script.retry_on);
+        let Some(turn) = script.turns.get(position.script_turn) else {
             return Err(Refusal::bad_request(format!(
                 "script {script_name} has {} turn(s); the conversation asks for turn {}; fix: add turns to the script, or end it with a `text:` turn",
                 script.turns.len(),
-                turn_index + 1
+                position.script_turn + 1
             )));
         };
         let model = request["model"].as_str().unwrap_or("scripted").to_string();
@@ -250,7 +248,7 @@ impl ScriptedModel {
             / 4) as u64
             + 1;
         let answer = Answer {
-            turn_index,
+            turn_index: position.model_turns,
             turn,
             model: &model,
             input_tokens,
@@ -269,7 +267,7 @@ impl ScriptedModel {
         };
         let served = Served {
             script: script_name.to_string(),
-            turn: turn_index + 1,
+            turn: position.script_turn + 1,
             turns: script.turns.len(),
             streamed,
         };
@@ -330,28 +328,6 @@ fn prompt_texts(value: &Value, texts: &mut Vec<String>) {
         }
         _ => {}
     }
-}
-
-/// The model turns already in a responses `input`: runs of consecutive items the model
-/// produced.
-fn model_turns(input: &Value) -> usize {
-    let Some(items) = input.as_array() else {
-        return 0;
-    };
-    let by_model = |item: &Value| {
-        item["role"] == "assistant"
-            || matches!(item["type"].as_str(), Some("function_call" | "reasoning"))
-    };
-    let mut turns = 0;
-    let mut previous = false;
-    for item in items {
-        let current = by_model(item);
-        if current && !previous {
-            turns += 1;
-        }
-        previous = current;
-    }
-    turns
 }
 
 fn turn_text(turn: &ScriptTurn) -> Value {
@@ -433,6 +409,27 @@ mod tests {
         ));
         assert_eq!(second["choices"][0]["message"]["content"], "All done now");
         assert_eq!(second["choices"][0]["finish_reason"], "stop");
+    }
+
+    #[test]
+    fn a_script_with_retry_on_calls_a_failed_tool_again_under_a_new_id() {
+        let script = Script::parse(
+            "retry_on: [rate_limit_exceeded]\nturns:\n  - tool_calls: [{name: list_tasks}]\n  - text: done\n",
+        )
+        .unwrap();
+        let model = ScriptedModel::new(script);
+        let failed = whole(model.answer(
+            "/v1/chat/completions",
+            br#"{"model":"m","messages":[{"role":"user","content":"go"},{"role":"assistant","content":null},{"role":"tool","content":"{\"error\":\"rate_limit_exceeded\"}"}]}"#,
+        ));
+        let call = &failed["choices"][0]["message"]["tool_calls"][0];
+        assert_eq!(call["function"]["name"], "list_tasks");
+        assert_eq!(call["id"], "call_2_0");
+        let succeeded = whole(model.answer(
+            "/v1/chat/completions",
+            br#"{"model":"m","messages":[{"role":"user","content":"go"},{"role":"assistant","content":null},{"role":"tool","content":"[]"}]}"#,
+        ));
+        assert_eq!(succeeded["choices"][0]["message"]["content"], "done");
     }
 
     #[test]
