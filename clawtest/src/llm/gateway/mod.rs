@@ -22,6 +22,7 @@ pub(crate) mod routes;
 pub mod scripted;
 pub(crate) mod server;
 mod sse;
+pub mod stale;
 pub mod upstream;
 pub mod usage;
 
@@ -33,5 +34,6 @@ pub(crate) use failure::GatewayFailure;
 pub(crate) use placeholders::TrialValues;
 pub(crate) use recorder::Recorder;
 pub(crate) use server::{Gateway, Rules};
+pub use stale::{StaleLog, StaleTrial};
 pub use upstream::{Endpoint, RetryPolicy, Upstream, UpstreamError};
 pub use usage::{Budget, Prices};
