@@ -110,8 +110,14 @@ fn status(config: &clawtest::config::Config, request: &Request) -> Outcome {
         .map_err(ExpectedError::Session)?;
         Ok::<_, ExpectedError>((task_ids, executed))
     })?;
-    let entries =
+    let mut entries =
         clawtest::cassettes::status(&task_ids, &folder, &executed.summary, &executed.stale);
+    // Paths as the suite's files are named: from its root.
+    for entry in &mut entries {
+        if let Ok(relative) = entry.path.strip_prefix(&config.root) {
+            entry.path = relative.to_path_buf();
+        }
+    }
     // The library made the agent's and the model's text harmless for a terminal.
     out!("{}", clawtest::cassettes::render(&entries));
     let attention = entries
