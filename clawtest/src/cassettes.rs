@@ -124,20 +124,30 @@ fn state_of(task_id: &str, folder: &Path, summary: &RunSummary, stale: &StaleLog
     State::Current
 }
 
-/// The cassette files in `folder` (`*.yaml`) that no task of `task_ids` names, in name order.
+/// The cassettes in `folder` that no task of `task_ids` names, in name order: the `*.yaml`
+/// files (not links) that read as the cassette of the task their name says. Any other file
+/// is not a cassette of the suite's, and is never called unused (nor pruned).
 pub fn unused(task_ids: &[String], folder: &Path) -> Vec<PathBuf> {
+    yaml_files(folder)
+        .into_iter()
+        .filter(|path| !task_ids.contains(&stem(path)))
+        .filter(|path| Cassette::load(folder, &stem(path)).is_ok())
+        .collect()
+}
+
+/// The `*.yaml` files of `folder` that are files, not links, in name order.
+fn yaml_files(folder: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(folder) else {
         return Vec::new();
     };
     let mut files: Vec<PathBuf> = entries
         .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_file()))
         .map(|entry| entry.path())
         .filter(|path| {
             path.extension()
                 .is_some_and(|extension| extension == "yaml")
         })
-        .filter(|path| path.is_file())
-        .filter(|path| !task_ids.contains(&stem(path)))
         .collect();
     files.sort();
     files
@@ -231,17 +241,12 @@ pub enum Upgrade {
 /// request; files recorded before `whole` existed replay with looser matching). A file with a
 /// comment line is hand-written and left as it is. Files in name order.
 pub fn upgrade(folder: &Path) -> std::io::Result<Vec<Upgraded>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)?
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| {
-            path.extension()
-                .is_some_and(|extension| extension == "yaml")
-        })
-        .filter(|path| path.is_file())
-        .collect();
-    files.sort();
-    files.into_iter().map(|path| upgrade_file(&path)).collect()
+    // A folder that cannot be read is an error, not a folder without cassettes.
+    std::fs::read_dir(folder)?;
+    yaml_files(folder)
+        .into_iter()
+        .map(|path| upgrade_file(&path))
+        .collect()
 }
 
 fn upgrade_file(path: &Path) -> std::io::Result<Upgraded> {
@@ -327,15 +332,34 @@ mod tests {
     }
 
     #[test]
-    fn prune_removes_only_the_files_no_task_names() {
+    fn prune_removes_only_the_cassettes_no_task_names() {
         let folder = tempfile::tempdir().unwrap();
-        for name in ["kept.yaml", "gone.yaml", "notes.txt"] {
-            std::fs::write(folder.path().join(name), "x").unwrap();
+        let cassette = |task: &str| format!("version: 1\ntask_id: {task}\ntrials: []\n");
+        for (name, text) in [
+            ("kept.yaml", cassette("kept")),
+            ("gone.yaml", cassette("gone")),
+            // Not cassettes of the task their name says: never taken for unused ones.
+            ("notes.txt", cassette("notes")),
+            ("settings.yaml", "retries: 3\n".to_string()),
+            ("renamed.yaml", cassette("other")),
+        ] {
+            std::fs::write(folder.path().join(name), text).unwrap();
         }
+        let gone = folder.path().join("gone.yaml");
+        std::os::unix::fs::symlink(&gone, folder.path().join("link.yaml")).unwrap();
         let removed = prune(&["kept".to_string()], folder.path()).unwrap();
-        assert_eq!(removed, vec![folder.path().join("gone.yaml")]);
-        assert!(
-            folder.path().join("kept.yaml").exists() && folder.path().join("notes.txt").exists()
-        );
+        assert_eq!(removed, vec![gone]);
+        for left in [
+            "kept.yaml",
+            "notes.txt",
+            "settings.yaml",
+            "renamed.yaml",
+            "link.yaml",
+        ] {
+            assert!(
+                folder.path().join(left).symlink_metadata().is_ok(),
+                "{left}"
+            );
+        }
     }
 }
