@@ -1,6 +1,7 @@
 //! The model gateway: the LLM endpoint the harness talks to (docs/gateway.md). One gateway per
-//! trial, in one of three modes: `replay` answers from cassettes, `live` forwards to the real
-//! provider (holding the key), `record` forwards and writes cassettes. Every mode logs each
+//! trial, in one of four modes: `replay` answers from cassettes, `live` forwards to the real
+//! provider (holding the key), `record` forwards and writes cassettes, `record-missing`
+//! replays until the cassette cannot answer and records from there. Every mode logs each
 //! call with its tokens and cost; the run's budget stops new trials once spent.
 //!
 //! A replay that cannot answer (no cassette, a missing call, a request that differs from the
