@@ -60,21 +60,37 @@ struct RequestFile {
     whole: bool,
 }
 
+/// How much a file may expand to: the weight ([`weight`]) of all its whole requests and
+/// answers together. A few lines of `continues` and `same_as` can stand for a great deal
+/// (each repeats what came before): a file from a pull request must not take the memory of the
+/// machine that reads it. 256 Mi is far above any recording (nanobot's, the largest example,
+/// weighs under 1 Mi whole).
+const EXPANDED_LIMIT: u64 = 256 * 1024 * 1024;
+
 impl CassetteFile {
     /// Every request and trial made whole; an error says which trial and call cannot be.
     pub(super) fn expand(self) -> Result<Cassette, String> {
         let mut trials: Vec<TrialRecording> = Vec::with_capacity(self.trials.len());
+        let mut weights: Vec<u64> = Vec::with_capacity(self.trials.len());
+        let mut budget = Budget(EXPANDED_LIMIT);
         for (number, trial) in self.trials.into_iter().enumerate() {
             let recording = match (trial.same_as, trial.interactions) {
-                (Some(earlier), None) if earlier < number => trials[earlier].clone(),
+                (Some(earlier), None) if earlier < number => {
+                    budget.spend(weights[earlier], number)?;
+                    weights.push(weights[earlier]);
+                    trials[earlier].clone()
+                }
                 (Some(earlier), None) => {
                     return Err(format!(
                         "trials[{number}].same_as: {earlier} is not an earlier trial"
                     ));
                 }
-                (None, Some(interactions)) => TrialRecording {
-                    interactions: expand_trial(number, interactions)?,
-                },
+                (None, Some(interactions)) => {
+                    let before = budget.0;
+                    let interactions = expand_trial(number, interactions, &mut budget)?;
+                    weights.push(before - budget.0);
+                    TrialRecording { interactions }
+                }
                 _ => {
                     return Err(format!(
                         "trials[{number}]: give either `interactions` or `same_as`, one of them"
@@ -123,13 +139,63 @@ impl CassetteFile {
     }
 }
 
+/// What is left of the expansion's limit.
+struct Budget(u64);
+
+impl Budget {
+    /// Takes `weight` from what is left, or says the file expands past the limit at `trial`.
+    fn spend(&mut self, weight: u64, trial: usize) -> Result<(), String> {
+        self.0 = self.0.checked_sub(weight).ok_or_else(|| {
+            format!(
+                "trials[{trial}]: the cassette expands to more than {} MiB of whole requests and answers (`continues`, `same_as`); it is not one clawtest recorded: record it again",
+                EXPANDED_LIMIT / (1024 * 1024)
+            )
+        })?;
+        Ok(())
+    }
+}
+
+/// A value's size as read into memory, roughly: one per value, and a string's bytes.
+fn weight(value: &Value) -> u64 {
+    match value {
+        Value::String(text) => 1 + text.len() as u64,
+        Value::Array(items) => 1 + items.iter().map(weight).sum::<u64>(),
+        Value::Object(map) => {
+            1 + map
+                .iter()
+                .map(|(key, value)| key.len() as u64 + weight(value))
+                .sum::<u64>()
+        }
+        _ => 1,
+    }
+}
+
 fn expand_trial(
     trial: usize,
     interactions: Vec<InteractionFile>,
+    budget: &mut Budget,
 ) -> Result<Vec<Interaction>, String> {
     let mut whole: Vec<Interaction> = Vec::with_capacity(interactions.len());
+    // The weight of the previous whole request: a continuing one weighs at most it and what
+    // it adds (counted before the request is built, so a file past the limit builds nothing
+    // more).
+    let mut previous_weight = 0;
     for (call, interaction) in interactions.into_iter().enumerate() {
         let request = interaction.request;
+        let request_weight = match request.continues {
+            true => previous_weight + weight(&request.body),
+            false => weight(&request.body),
+        };
+        let answer_weight = weight(&interaction.response.body)
+            + interaction
+                .response
+                .events
+                .iter()
+                .flatten()
+                .map(|event| event.len() as u64)
+                .sum::<u64>();
+        budget.spend(request_weight + answer_weight, trial)?;
+        previous_weight = request_weight;
         let body = match (request.continues, whole.last()) {
             (false, _) => request.body,
             (true, None) => {
@@ -340,6 +406,37 @@ mod tests {
         let version = "version: 3\ntask_id: t\ntrials: []\n";
         let error = Cassette::parse(version, path).unwrap_err().to_string();
         assert!(error.contains("version 3 is not supported"), "{error}");
+    }
+
+    #[test]
+    fn a_file_that_would_expand_past_the_limit_is_refused_before_it_is_built() {
+        let head = "version: 2\ntask_id: t\ntrials:\n- interactions:\n";
+        let call = |continues: bool, text: &str| {
+            format!(
+                "  - request: {{continues: {continues}, body: {{messages: [{text}]}}}}\n    response: {{body: {{}}}}\n"
+            )
+        };
+        // Each call continues the previous one with a long text: a small file (8 MiB), a huge
+        // expansion (2000 calls of up to 8 MiB each, 8 GiB whole); refused at trial 0.
+        let text = "x".repeat(4096);
+        let calls: String = (0..2001).map(|index| call(index > 0, &text)).collect();
+        let error = Cassette::parse(&format!("{head}{calls}"), std::path::Path::new("t.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("trials[0]: the cassette expands to more than 256 MiB"),
+            "{error}"
+        );
+        // Repeating a trial counts as often as it is repeated.
+        let big = call(false, &"y".repeat(1024 * 1024));
+        let repeats = "- same_as: 0\n".repeat(300);
+        let error = Cassette::parse(
+            &format!("{head}{big}{repeats}"),
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("expands to more than 256 MiB"), "{error}");
     }
 
     #[test]
