@@ -70,9 +70,14 @@ const EXPANDED_LIMIT: u64 = 256 * 1024 * 1024;
 impl CassetteFile {
     /// Every request and trial made whole; an error says which trial and call cannot be.
     pub(super) fn expand(self) -> Result<Cassette, String> {
+        self.expand_within(EXPANDED_LIMIT)
+    }
+
+    /// [`CassetteFile::expand`], refusing a file whose whole form weighs more than `limit`.
+    fn expand_within(self, limit: u64) -> Result<Cassette, String> {
         let mut trials: Vec<TrialRecording> = Vec::with_capacity(self.trials.len());
         let mut weights: Vec<u64> = Vec::with_capacity(self.trials.len());
-        let mut budget = Budget(EXPANDED_LIMIT);
+        let mut budget = Budget { left: limit, limit };
         for (number, trial) in self.trials.into_iter().enumerate() {
             let recording = match (trial.same_as, trial.interactions) {
                 (Some(earlier), None) if earlier < number => {
@@ -86,9 +91,9 @@ impl CassetteFile {
                     ));
                 }
                 (None, Some(interactions)) => {
-                    let before = budget.0;
+                    let before = budget.left;
                     let interactions = expand_trial(number, interactions, &mut budget)?;
-                    weights.push(before - budget.0);
+                    weights.push(before - budget.left);
                     TrialRecording { interactions }
                 }
                 _ => {
@@ -139,16 +144,19 @@ impl CassetteFile {
     }
 }
 
-/// What is left of the expansion's limit.
-struct Budget(u64);
+/// The expansion's limit, and what is left of it.
+struct Budget {
+    left: u64,
+    limit: u64,
+}
 
 impl Budget {
     /// Takes `weight` from what is left, or says the file expands past the limit at `trial`.
     fn spend(&mut self, weight: u64, trial: usize) -> Result<(), String> {
-        self.0 = self.0.checked_sub(weight).ok_or_else(|| {
+        self.left = self.left.checked_sub(weight).ok_or_else(|| {
             format!(
                 "trials[{trial}]: the cassette expands to more than {} MiB of whole requests and answers (`continues`, `same_as`); it is not one clawtest recorded: record it again",
-                EXPANDED_LIMIT / (1024 * 1024)
+                self.limit / (1024 * 1024)
             )
         })?;
         Ok(())
@@ -410,33 +418,38 @@ mod tests {
 
     #[test]
     fn a_file_that_would_expand_past_the_limit_is_refused_before_it_is_built() {
+        const MIB: u64 = 1024 * 1024;
+        let expand = |text: &str| {
+            serde_saphyr::from_str::<CassetteFile>(text)
+                .unwrap()
+                .expand_within(MIB)
+        };
         let head = "version: 2\ntask_id: t\ntrials:\n- interactions:\n";
         let call = |continues: bool, text: &str| {
             format!(
                 "  - request: {{continues: {continues}, body: {{messages: [{text}]}}}}\n    response: {{body: {{}}}}\n"
             )
         };
-        // Each call continues the previous one with a long text: a small file (8 MiB), a huge
-        // expansion (2000 calls of up to 8 MiB each, 8 GiB whole); refused at trial 0.
-        let text = "x".repeat(4096);
-        let calls: String = (0..2001).map(|index| call(index > 0, &text)).collect();
-        let error = Cassette::parse(&format!("{head}{calls}"), std::path::Path::new("t.yaml"))
-            .unwrap_err()
-            .to_string();
+        // Each call continues the previous one with a short text: a file of 50 kB stands for
+        // 500 calls of up to 16 kB each whole (4 MB); refused at trial 0.
+        let text = "x".repeat(32);
+        let calls: String = (0..500).map(|index| call(index > 0, &text)).collect();
+        let error = expand(&format!("{head}{calls}")).unwrap_err();
+        assert_eq!(
+            error,
+            "trials[0]: the cassette expands to more than 1 MiB of whole requests and answers (`continues`, `same_as`); it is not one clawtest recorded: record it again"
+        );
+        // One such call fits: the limit is on the whole expansion.
+        assert!(expand(&format!("{head}{}", call(false, &text))).is_ok());
+        // Repeating a trial counts as often as it is repeated.
+        let big = call(false, &"y".repeat(64 * 1024));
+        let error = expand(&format!("{head}{big}{}", "- same_as: 0\n".repeat(20))).unwrap_err();
         assert!(
-            error.contains("trials[0]: the cassette expands to more than 256 MiB"),
+            error.starts_with("trials[15]: the cassette expands"),
             "{error}"
         );
-        // Repeating a trial counts as often as it is repeated.
-        let big = call(false, &"y".repeat(1024 * 1024));
-        let repeats = "- same_as: 0\n".repeat(300);
-        let error = Cassette::parse(
-            &format!("{head}{big}{repeats}"),
-            std::path::Path::new("t.yaml"),
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(error.contains("expands to more than 256 MiB"), "{error}");
+        // Cassette::parse applies the limit every run uses.
+        assert_eq!(EXPANDED_LIMIT, 256 * MIB);
     }
 
     #[test]
