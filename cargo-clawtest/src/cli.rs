@@ -1,6 +1,6 @@
 //! The command line: `cargo clawtest [run] [FILTER…]`, `cargo clawtest list` and
 //! `cargo clawtest validate [PATH…]`, `merge`, `grade`, `report`, `init`, `clean`,
-//! `serve TASK.yaml`, `model --script PATH`, `services [NAME]`, `generate` and `vary`; and the one deprecated spelling kept working,
+//! `serve TASK.yaml`, `model --script PATH`, `services [NAME]`, `cassettes [status|prune|upgrade]`, `generate` and `vary`; and the one deprecated spelling kept working,
 //! `generate --variants N --from …` for `vary` ([`deprecated_alias`]).
 
 use std::ffi::OsString;
@@ -83,6 +83,40 @@ pub enum Command {
     /// List the built-in mock services: each one's routes, actions, parameters and fixture
     /// keys (what `tools`, `fixtures` and the checks of a task may name).
     Services(ServicesArgs),
+    /// The suite's cassettes: which are current, diverged (at which call, with the diff),
+    /// missing or unused, found by replaying the suite (no model is called); `prune` removes
+    /// the unused ones, `upgrade` rewrites recorded ones in the current format.
+    Cassettes(CassettesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CassettesArgs {
+    #[command(subcommand)]
+    pub action: Option<CassettesAction>,
+    /// The cassette folder (default: llm.cassettes under the suite root, else cassettes/).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cassettes: Option<PathBuf>,
+    /// Where the status's replay runs the harnesses: auto, process or docker (default:
+    /// run.backend, else auto).
+    #[arg(long, value_name = "BACKEND")]
+    pub backend: Option<clawtest::config::BackendChoice>,
+    /// Trials the status's replay runs at once (default: the number of CPUs).
+    #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CassettesAction {
+    /// Each task's cassette: current, diverged (the trial and call, why, and the recorded
+    /// request against the one sent, as a diff), missing, not needed, unused (the default).
+    Status,
+    /// Remove the cassettes no task of the suite names.
+    Prune,
+    /// Rewrite the cassettes clawtest recorded in the current format: compact (each request
+    /// as what it adds to the previous one, repeated trials once), every request
+    /// `whole: true`, as a fresh recording writes them. Hand-written ones (with comments)
+    /// are left as they are.
+    Upgrade,
 }
 
 #[derive(Debug, Args)]
@@ -411,7 +445,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "BACKEND")]
     pub backend: Option<clawtest::config::BackendChoice>,
     /// Where model answers come from: replay (from cassettes), record (call the provider and
-    /// write cassettes) or live (call the provider) (default: llm.mode, else replay).
+    /// write cassettes), record-missing (replay each task its cassette still answers, record
+    /// the others: missing or diverged) or live (call the provider) (default: llm.mode, else
+    /// replay).
     #[arg(long, value_name = "MODE")]
     pub mode: Option<clawtest::config::Mode>,
     /// The cassette folder (default: llm.cassettes under the suite root, else cassettes/).

@@ -98,6 +98,11 @@ pub enum ExpectedError {
     Reported,
     /// A graded result did not pass; its grade was printed (`grade`).
     GradeFailed,
+    /// A cassette needs recording (again) or could not be checked; the status said which
+    /// (`cassettes`).
+    StaleCassettes,
+    /// The cassette folder could not be read or changed (`cassettes prune`, `upgrade`).
+    CassetteFolder(PathBuf, std::io::Error),
 }
 
 impl ExpectedError {
@@ -108,7 +113,10 @@ impl ExpectedError {
             E::Session(SessionError::NoTasks { .. } | SessionError::NoVariants { .. })
             | E::NoTrajectories(_)
             | E::NoTaskFiles => exit::NO_TASKS,
-            E::Run(RunStatus::Failed) | E::GradeFailed | E::NothingGenerated => exit::FAILED,
+            E::Run(RunStatus::Failed)
+            | E::GradeFailed
+            | E::NothingGenerated
+            | E::StaleCassettes => exit::FAILED,
             E::Config(_)
             | E::Task(_)
             | E::Session(
@@ -143,6 +151,7 @@ impl ExpectedError {
             | E::GradeOne(GradeOneError::Judge(_))
             | E::Init(InitError::Write { .. })
             | E::Docker(_)
+            | E::CassetteFolder(..)
             | E::Variants(_)
             | E::Serve(ServeError::Bind { .. } | ServeError::Server(_))
             | E::Model(_)
@@ -210,7 +219,13 @@ impl ExpectedError {
             }
             ExpectedError::Generate(GenerateError::Access(error)) => report(error),
             ExpectedError::Generate(error) => errln!("error: {error}"),
-            ExpectedError::Run(_) | ExpectedError::Reported | ExpectedError::GradeFailed => {}
+            ExpectedError::CassetteFolder(folder, error) => {
+                errln!("error: cassette folder {}: {error}", folder.display())
+            }
+            ExpectedError::Run(_)
+            | ExpectedError::Reported
+            | ExpectedError::GradeFailed
+            | ExpectedError::StaleCassettes => {}
         }
     }
 }

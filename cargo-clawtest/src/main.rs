@@ -44,6 +44,7 @@ fn main() -> ExitCode {
         Some(Command::Serve(serve)) => commands::serve::run(serve),
         Some(Command::Model(model)) => commands::model::run(model),
         Some(Command::Services(services)) => commands::services::run(services),
+        Some(Command::Cassettes(cassettes)) => commands::cassettes::run(global, cassettes),
         Some(Command::Generate(generate)) => commands::generate::run(global, generate),
         Some(Command::Vary(vary)) => commands::vary::run(global, vary),
         None => commands::run::run(global, &cli.run),

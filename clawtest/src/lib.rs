@@ -42,6 +42,7 @@
 
 pub mod accept;
 pub mod cargo_test;
+pub mod cassettes;
 pub(crate) mod closed_loop;
 pub mod config;
 pub mod difficulty;

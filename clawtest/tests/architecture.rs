@@ -22,7 +22,7 @@ const LAYERS: &[&[&str]] = &[
     &["trajectory"],
     &["grade", "world", "llm", "sandbox"],
     &["judge", "results", "surfaces", "rust_harness"],
-    &["report", "serve", "oracle", "closed_loop"],
+    &["report", "serve", "oracle", "closed_loop", "cassettes"],
     &["accept"],
     &["variants"],
     &["run"],

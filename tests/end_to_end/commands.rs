@@ -488,8 +488,22 @@ fn command_line_mistakes() {
 fn help_of_every_command() {
     let folder = tempfile::tempdir().unwrap();
     for command in [
-        "", "run", "list", "merge", "grade", "report", "init", "validate", "schema", "clean",
-        "serve", "model", "services", "generate", "vary",
+        "",
+        "run",
+        "list",
+        "merge",
+        "grade",
+        "report",
+        "init",
+        "validate",
+        "schema",
+        "clean",
+        "serve",
+        "model",
+        "services",
+        "generate",
+        "vary",
+        "cassettes",
     ] {
         let arguments: Vec<&str> = [command, "--help"]
             .into_iter()

@@ -14,14 +14,14 @@ use crate::TRIAGE_SUMMARY;
 use crate::support::{Suite, junit, reference_agent};
 
 /// The scripted model server on a loopback port, in its own runtime; stopped when dropped.
-struct ScriptedServer {
-    url: String,
+pub(crate) struct ScriptedServer {
+    pub(crate) url: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl ScriptedServer {
-    fn start(script: &str) -> ScriptedServer {
+    pub(crate) fn start(script: &str) -> ScriptedServer {
         let model = Arc::new(ScriptedModel::new(
             Script::parse(script).expect("valid script"),
         ));
@@ -61,7 +61,7 @@ impl Drop for ScriptedServer {
     }
 }
 
-fn triage_script() -> String {
+pub(crate) fn triage_script() -> String {
     format!(
         "turns:\n  - tool_calls:\n      - name: list_tasks\n        arguments: {{status: all}}\n  - tool_calls:\n      - name: update_task\n        arguments: {{task_id: todo_001, priority: high}}\n  - text: {TRIAGE_SUMMARY:?}\n"
     )
@@ -870,7 +870,8 @@ fn mode_and_cassettes_flags_override_the_configuration_and_record_names_what_it_
     let bad = suite.run(&["--mode", "rehearse"]);
     assert_eq!(bad.code, 2, "{bad:#?}");
     assert!(
-        bad.stderr.contains("use live, record or replay"),
+        bad.stderr
+            .contains("use live, record, record-missing or replay"),
         "{}",
         bad.stderr
     );

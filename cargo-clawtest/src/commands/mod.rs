@@ -2,6 +2,7 @@
 //! returns, and ends in `Ok` or the [`ExpectedError`] that says how it ended. What several
 //! commands share (the configuration, the runtime, publishing a summary) is here.
 
+pub mod cassettes;
 pub mod clean;
 pub mod example_agent;
 pub mod generate;

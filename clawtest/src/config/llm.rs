@@ -146,6 +146,12 @@ pub enum Mode {
     /// Answer from the cassette; free and deterministic (the CI default).
     #[default]
     Replay,
+    /// Replay every task whose cassette still answers it; a task whose cassette is missing,
+    /// or cannot answer a call (a request that diverges, a call or trial more than recorded),
+    /// is forwarded to the provider from that call on and its cassette written again (VCR's
+    /// `new_episodes`, by task). A second run records nothing.
+    #[serde(rename = "record-missing", alias = "record_missing")]
+    RecordMissing,
 }
 
 impl std::str::FromStr for Mode {
@@ -156,10 +162,11 @@ impl std::str::FromStr for Mode {
             "live" => Ok(Mode::Live),
             "record" => Ok(Mode::Record),
             "replay" => Ok(Mode::Replay),
+            "record-missing" | "record_missing" => Ok(Mode::RecordMissing),
             other => Err(super::choice::UnknownChoice {
                 value: other.to_owned(),
                 kind: "mode",
-                choices: "live, record or replay",
+                choices: "live, record, record-missing or replay",
             }),
         }
     }
@@ -172,7 +179,13 @@ impl Mode {
             Mode::Live => "live",
             Mode::Record => "record",
             Mode::Replay => "replay",
+            Mode::RecordMissing => "record-missing",
         }
+    }
+
+    /// The mode writes cassettes (`record`, `record-missing`).
+    pub fn records(self) -> bool {
+        matches!(self, Mode::Record | Mode::RecordMissing)
     }
 }
 

@@ -189,7 +189,7 @@ fn an_unknown_backend_or_mode_is_named_with_the_choices() {
     let mode = "replays".parse::<Mode>().unwrap_err();
     assert_eq!(
         mode.to_string(),
-        "`replays` is not a mode: use live, record or replay"
+        "`replays` is not a mode: use live, record, record-missing or replay"
     );
 }
 

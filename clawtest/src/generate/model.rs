@@ -107,10 +107,10 @@ impl Model {
         self.gateways.values().flat_map(Gateway::calls).collect()
     }
 
-    /// In record mode, writes the cassette (every stage up to the last one asked, in order)
-    /// and gives its path; in the other modes, nothing.
+    /// In record mode (and `record-missing`), writes the cassette (every stage up to the last
+    /// one asked, in order) and gives its path; in the other modes, nothing.
     pub fn finish(&self) -> Result<Option<PathBuf>, CassetteError> {
-        if self.models.mode != Mode::Record {
+        if !self.models.mode.records() {
             return Ok(None);
         }
         let last = self.gateways.keys().next_back().copied().unwrap_or(0);

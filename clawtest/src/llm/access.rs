@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use super::gateway::{Budget, Endpoint, Prices, RetryPolicy, Rules, Upstream, UpstreamError};
+use super::gateway::{
+    Budget, Endpoint, Prices, RetryPolicy, Rules, StaleLog, Upstream, UpstreamError,
+};
 use crate::config::{Config, ConfigError, Mode, Provider, ProviderConfig};
 
 /// Why the configuration gives no model access.
@@ -57,6 +59,8 @@ pub(crate) struct ModelAccess {
     /// The wire format of the closed loop's simulated user (`simulator: llm`): Anthropic's
     /// when `[llm.anthropic]` is the only provider configured, else OpenAI's.
     pub(crate) simulator_provider: Provider,
+    /// The trials whose cassette no longer answers them, noted by the replaying gateways.
+    pub(crate) stale: Arc<StaleLog>,
 }
 
 impl ModelAccess {
@@ -71,7 +75,7 @@ impl ModelAccess {
         let llm = &config.llm;
         let upstream = match mode {
             Mode::Replay => None,
-            Mode::Live | Mode::Record => {
+            Mode::Live | Mode::Record | Mode::RecordMissing => {
                 if llm.openai.is_none() && llm.anthropic.is_none() {
                     return Err(AccessError::NoProvider(mode.name()));
                 }
@@ -103,6 +107,7 @@ impl ModelAccess {
                 (None, Some(_)) => Provider::Anthropic,
                 _ => Provider::OpenAi,
             },
+            stale: Arc::default(),
         })
     }
 }

@@ -16,6 +16,13 @@ pub(crate) enum AnswerSource {
     /// Replay, without a cassette: the trial fails at its first model call, with the reason
     /// (a harness that never calls the model needs none).
     NoCassette { reason: String },
+    /// Replayed from the task's cassette (`None`: it has none, or one that cannot be read) as
+    /// far as it answers; from the first call it cannot answer, forwarded to the provider,
+    /// and the trial's calls recorded (`record-missing`).
+    ReplayOrRecord {
+        cassette: Option<Cassette>,
+        upstream: Arc<Upstream>,
+    },
     /// Forwarded to the provider; with `record`, each trial's exchanges go to the cassette.
     Provider {
         upstream: Arc<Upstream>,
@@ -35,6 +42,13 @@ impl std::fmt::Debug for AnswerSource {
                 .debug_struct("NoCassette")
                 .field("reason", reason)
                 .finish(),
+            AnswerSource::ReplayOrRecord { cassette, .. } => formatter
+                .debug_struct("ReplayOrRecord")
+                .field(
+                    "trials",
+                    &cassette.as_ref().map(|cassette| cassette.trials.len()),
+                )
+                .finish_non_exhaustive(),
             AnswerSource::Provider { record, .. } => formatter
                 .debug_struct("Provider")
                 .field("record", record)
@@ -67,13 +81,24 @@ impl AnswerSource {
                     },
                 },
             },
+            (Mode::RecordMissing, Some(upstream)) => match cassettes {
+                None => AnswerSource::Provider {
+                    upstream: Arc::clone(upstream),
+                    record: false,
+                },
+                // An unreadable cassette is recorded again: recording is how it is fixed.
+                Some(folder) => AnswerSource::ReplayOrRecord {
+                    cassette: Cassette::load(folder, task_id).ok(),
+                    upstream: Arc::clone(upstream),
+                },
+            },
             (Mode::Live | Mode::Record, Some(upstream)) => AnswerSource::Provider {
                 upstream: Arc::clone(upstream),
                 record: models.mode == Mode::Record && cassettes.is_some(),
             },
             // The settings give live and record mode a provider; without one, the first
             // model call fails.
-            (Mode::Live | Mode::Record, None) => AnswerSource::NoCassette {
+            (Mode::Live | Mode::Record | Mode::RecordMissing, None) => AnswerSource::NoCassette {
                 reason: "cassettes are read in replay mode only".into(),
             },
         }
@@ -88,6 +113,13 @@ impl AnswerSource {
             AnswerSource::NoCassette { reason } => {
                 Gateway::replay_without_cassette(task_id, trial, reason)
             }
+            AnswerSource::ReplayOrRecord { cassette, upstream } => match cassette {
+                Some(cassette) => Gateway::replay(cassette, trial),
+                None => {
+                    Gateway::replay_without_cassette(task_id, trial, "no cassette for the task")
+                }
+            }
+            .with_fallback(Arc::clone(upstream)),
             AnswerSource::Provider { upstream, record } => {
                 Gateway::upstream(task_id, trial, Arc::clone(upstream), *record)
             }
@@ -95,6 +127,7 @@ impl AnswerSource {
         gateway
             .with_costs(Arc::clone(&models.prices), Arc::clone(&models.budget))
             .with_rules(Arc::clone(&models.rules))
+            .with_stale(Arc::clone(&models.stale))
     }
 }
 
@@ -126,6 +159,7 @@ mod tests {
             budget: Arc::new(Budget::new(None)),
             rules: Arc::default(),
             simulator_provider: crate::config::Provider::OpenAi,
+            stale: Arc::default(),
         }
     }
 

@@ -84,7 +84,9 @@ pub(crate) async fn execute(
     });
     let invalid = report_invalid(&suite, reporter);
     let recorder = match (models.mode, &cassettes) {
-        (Mode::Record, Some(cassettes)) => Some(Recorder::new(cassettes.clone(), k)),
+        (Mode::Record | Mode::RecordMissing, Some(cassettes)) => {
+            Some(Recorder::new(cassettes.clone(), k))
+        }
         _ => None,
     };
     let plans = plan(

@@ -11,8 +11,9 @@ use super::executor::Resources;
 pub use super::settings::{HarnessSource, Request, SessionError};
 use super::settings::{RunSettings, cassettes, models};
 use super::suite::Suite;
-use crate::config::{Config, Mode};
+use crate::config::Config;
 use crate::llm::ModelAccess;
+use crate::llm::gateway::StaleLog;
 use crate::report::events::Reporter;
 use crate::report::snapshots::Review;
 use crate::results::RunSummary;
@@ -56,6 +57,15 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// The ids of the suite's (valid) tasks, in suite order.
+    pub fn task_ids(&self) -> Vec<String> {
+        self.suite
+            .tasks
+            .iter()
+            .map(|task| task.id.clone())
+            .collect()
+    }
+
     /// The tasks' warnings, one line each (`file:line:column: field: message`). They never
     /// stop a run, but a run is where people look: the binary shows them before it starts.
     pub fn warnings(&self) -> Vec<String> {
@@ -85,7 +95,7 @@ pub fn prepare(
     let models = models(config, request)?;
     let catalogue = Arc::new(Catalogue::builtin());
     let mut suite = load_suite(config, request, &catalogue)?;
-    if models.mode == Mode::Record && !request.force {
+    if models.mode.records() && !request.force {
         let trials = request.trials.unwrap_or(config.run.trials);
         let folder = cassettes(config, request);
         for task in &suite.tasks {
@@ -141,6 +151,14 @@ pub struct Executed {
     /// The grade snapshots' review, when the request asked for one (and the run was not
     /// interrupted); its changes already failed `summary`.
     pub review: Option<Review>,
+    /// The trials whose cassette no longer answered them (`cargo clawtest cassettes`).
+    pub stale: Arc<StaleLog>,
+}
+
+/// The folder of cassettes a run with `request` reads and writes (`--cassettes`, else
+/// `[llm] cassettes` under the suite's root).
+pub fn cassette_folder(config: &Config, request: &Request) -> std::path::PathBuf {
+    cassettes(config, request)
 }
 
 /// Runs `[harness] build`, if there is one. [`execute`] runs it unless the request says
@@ -193,6 +211,7 @@ pub async fn execute(
     }
     let judge = settings.judge(config);
     let budget = Arc::clone(&settings.models.budget);
+    let stale = Arc::clone(&settings.models.stale);
     let resources = Resources {
         catalogue,
         sandbox,
@@ -208,5 +227,6 @@ pub async fn execute(
         summary,
         warnings,
         review,
+        stale,
     })
 }

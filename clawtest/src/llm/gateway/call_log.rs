@@ -33,6 +33,11 @@ pub(super) struct CallLog {
     replayed: BTreeMap<(u32, bool), usize>,
     /// Becomes true with the first failure: the trial is stopped there.
     failed: watch::Sender<bool>,
+    /// The calls answered from the cassette so far.
+    answered_from_cassette: usize,
+    /// `record-missing`: the cassette could not answer a call, and the trial turned to the
+    /// provider from there.
+    switched: bool,
 }
 
 impl Default for CallLog {
@@ -46,6 +51,8 @@ impl Default for CallLog {
             round: None,
             replayed: BTreeMap::new(),
             failed: watch::channel(false).0,
+            answered_from_cassette: 0,
+            switched: false,
         }
     }
 }
@@ -100,6 +107,26 @@ impl CallLog {
                 .map(|(_, interaction)| interaction)
                 .collect(),
         }
+    }
+
+    /// Counts a call answered from the cassette.
+    pub(super) fn answered_from_cassette_once_more(&mut self) {
+        self.answered_from_cassette += 1;
+    }
+
+    /// The calls answered from the cassette so far.
+    pub(super) fn answered_from_cassette(&self) -> usize {
+        self.answered_from_cassette
+    }
+
+    /// From now on the trial's calls go to the provider (`record-missing`).
+    pub(super) fn switch(&mut self) {
+        self.switched = true;
+    }
+
+    /// The trial turned to the provider.
+    pub(super) fn switched(&self) -> bool {
+        self.switched
     }
 
     /// The closed-loop round the calls belong to now.

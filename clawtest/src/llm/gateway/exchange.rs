@@ -30,10 +30,11 @@ impl Gateway {
         let tokens = reported.unwrap_or_default();
         let model = request["model"].as_str().unwrap_or_default().to_string();
         let answered = (200..300).contains(&response.status);
-        if reported.is_none() && answered && self.spends() {
+        let spends = self.spends(log);
+        if reported.is_none() && answered && spends {
             self.unreported(log, call, &model);
         }
-        let cost_usd = self.cost(log, call, &model, tokens);
+        let cost_usd = self.cost(log, call, &model, tokens, spends);
         log.push_call(ModelCall {
             index: call,
             path: path.clone(),
@@ -94,9 +95,15 @@ impl Gateway {
     /// Prices a call and charges it to the budget: as money spent when a provider answered
     /// it, as its recorded cost only when it was replayed. A model without a price fails the
     /// call only when it spent money under a limit (a replay spends none).
-    fn cost(&self, log: &mut CallLog, call: usize, model: &str, tokens: Tokens) -> Option<f64> {
+    fn cost(
+        &self,
+        log: &mut CallLog,
+        call: usize,
+        model: &str,
+        tokens: Tokens,
+        spends: bool,
+    ) -> Option<f64> {
         let cost = self.prices.cost(model, tokens);
-        let spends = self.spends();
         match cost {
             Some(money) => self.budget.charge(money, spends),
             None if spends && self.budget.limit().is_some() => {

@@ -35,6 +35,20 @@ impl Gateway {
         request: HttpRequest,
     ) -> HttpResponse {
         let call = { self.lock().next_call() };
+        self.forward_call(upstream, record, route, request, call)
+            .await
+    }
+
+    /// [`Gateway::forward`] for call number `call` (taken already: `record-missing`'s call
+    /// the cassette could not answer).
+    pub(super) async fn forward_call(
+        &self,
+        upstream: Arc<Upstream>,
+        record: bool,
+        route: Route,
+        request: HttpRequest,
+        call: usize,
+    ) -> HttpResponse {
         let request_value = match serde_json::from_slice(&request.body) {
             Ok(value) => value,
             Err(error) if record => {

@@ -1,6 +1,7 @@
 //! The model gateway: the LLM endpoint the harness talks to (docs/gateway.md). One gateway per
-//! trial, in one of three modes: `replay` answers from cassettes, `live` forwards to the real
-//! provider (holding the key), `record` forwards and writes cassettes. Every mode logs each
+//! trial, in one of four modes: `replay` answers from cassettes, `live` forwards to the real
+//! provider (holding the key), `record` forwards and writes cassettes, `record-missing`
+//! replays until the cassette cannot answer and records from there. Every mode logs each
 //! call with its tokens and cost; the run's budget stops new trials once spent.
 //!
 //! A replay that cannot answer (no cassette, a missing call, a request that differs from the
@@ -22,6 +23,7 @@ pub(crate) mod routes;
 pub mod scripted;
 pub(crate) mod server;
 mod sse;
+pub mod stale;
 pub mod upstream;
 pub mod usage;
 
@@ -33,5 +35,6 @@ pub(crate) use failure::GatewayFailure;
 pub(crate) use placeholders::TrialValues;
 pub(crate) use recorder::Recorder;
 pub(crate) use server::{Gateway, Rules};
+pub use stale::{StaleLog, StaleTrial};
 pub use upstream::{Endpoint, RetryPolicy, Upstream, UpstreamError};
 pub use usage::{Budget, Prices};

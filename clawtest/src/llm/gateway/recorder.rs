@@ -1,6 +1,7 @@
 //! Record mode's cassette writer: collects each task's trial recordings as the trials finish
 //! (in any order, concurrently) and writes the task's cassette once all of its trials are in.
-//! A task whose trials did not all finish (an interrupted run) keeps its old cassette.
+//! A task whose trials did not all finish (an interrupted run) keeps its old cassette, and so
+//! does one none of whose trials changed (`record-missing`: every trial replayed whole).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -8,12 +9,17 @@ use std::sync::Mutex;
 
 use super::cassette::{Cassette, CassetteError, TrialRecording, VERSION};
 
+/// One task's trials recorded so far, by number: each recording, and whether it changed.
+type Trials = BTreeMap<u32, (TrialRecording, bool)>;
+
 /// Collects recordings of one run.
 #[derive(Debug)]
 pub(crate) struct Recorder {
     folder: PathBuf,
     trials: u32,
-    pending: Mutex<BTreeMap<String, BTreeMap<u32, TrialRecording>>>,
+    /// Each task's trials so far: the recording, and whether the trial changed (was not
+    /// answered whole by the old cassette).
+    pending: Mutex<BTreeMap<String, Trials>>,
     /// The cassette written for each task so far.
     written: Mutex<BTreeMap<String, PathBuf>>,
 }
@@ -38,14 +44,16 @@ impl Recorder {
             .cloned()
     }
 
-    /// Adds one trial's recording, made under the task's `faults`; when it completes the
-    /// task, writes the cassette (with those settings) and returns its path.
+    /// Adds one trial's recording, made under the task's `faults`, `changed` unless the old
+    /// cassette answered it whole; when it completes the task and one of its trials changed,
+    /// writes the cassette (with those settings) and returns its path.
     pub(crate) fn add(
         &self,
         task_id: &str,
         trial: u32,
         recording: TrialRecording,
         faults: crate::fault::FaultSettings,
+        changed: bool,
     ) -> Result<Option<PathBuf>, CassetteError> {
         let complete = {
             let mut pending = self
@@ -53,17 +61,23 @@ impl Recorder {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             let trials = pending.entry(task_id.to_string()).or_default();
-            trials.insert(trial, recording);
+            trials.insert(trial, (recording, changed));
             if trials.len() < self.trials as usize {
                 return Ok(None);
             }
             pending.remove(task_id).unwrap_or_default()
         };
+        if !complete.values().any(|(_, changed)| *changed) {
+            return Ok(None);
+        }
         let cassette = Cassette {
             version: VERSION,
             task_id: task_id.into(),
             faults: Some(faults),
-            trials: complete.into_values().collect(),
+            trials: complete
+                .into_values()
+                .map(|(recording, _)| recording)
+                .collect(),
         };
         let path = cassette.save(&self.folder)?;
         self.written
@@ -106,13 +120,13 @@ mod tests {
         let recorder = Recorder::new(folder.path().to_path_buf(), 2);
         assert_eq!(
             recorder
-                .add("t", 1, recording("second"), Default::default())
+                .add("t", 1, recording("second"), Default::default(), true)
                 .unwrap(),
             None
         );
         assert!(!Cassette::path_for(folder.path(), "t").exists());
         let path = recorder
-            .add("t", 0, recording("first"), Default::default())
+            .add("t", 0, recording("first"), Default::default(), false)
             .unwrap()
             .unwrap();
         assert_eq!(path, Cassette::path_for(folder.path(), "t"));
@@ -122,5 +136,19 @@ mod tests {
             cassette.trials,
             vec![recording("first"), recording("second")]
         );
+    }
+
+    #[test]
+    fn a_task_none_of_whose_trials_changed_keeps_its_cassette() {
+        let folder = tempfile::tempdir().unwrap();
+        let recorder = Recorder::new(folder.path().to_path_buf(), 2);
+        for trial in [0, 1] {
+            let written = recorder
+                .add("t", trial, recording("same"), Default::default(), false)
+                .unwrap();
+            assert_eq!(written, None);
+        }
+        assert!(!Cassette::path_for(folder.path(), "t").exists());
+        assert_eq!(recorder.written("t"), None);
     }
 }

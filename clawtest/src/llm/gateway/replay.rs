@@ -20,6 +20,7 @@ use super::failure::{FailureKind, GatewayFailure};
 use super::routes::Route;
 use super::server::{Gap, Gateway, Source};
 use super::sse;
+use super::stale::StaleTrial;
 use crate::config::Provider;
 use crate::http::{HttpRequest, HttpResponse, ResponseBody};
 
@@ -29,9 +30,10 @@ impl Gateway {
     #[cfg(test)]
     pub(crate) fn answer(&self, path: &str, body: &[u8]) -> (u16, Value) {
         let route = Route::of("POST", path, &[]).expect("a model endpoint");
-        match self.replay_call(&route, body) {
-            Ok(response) => (response.status, response.body),
-            Err(response) => match response.body {
+        match self.replay_call(&route, body, false) {
+            Replayed::Answer(response) => (response.status, response.body),
+            Replayed::Missed(_) => unreachable!("a replay without fallback never misses"),
+            Replayed::Refused(response) => match response.body {
                 ResponseBody::Whole(bytes) => (
                     response.status,
                     serde_json::from_slice(&bytes).unwrap_or(Value::Null),
@@ -44,37 +46,54 @@ impl Gateway {
     /// Answers a replayed request: the recorded answer whole, or its server-sent events as
     /// a stream.
     pub(super) fn replay_response(&self, route: &Route, request: &HttpRequest) -> HttpResponse {
-        match self.replay_call(route, &request.body) {
-            Ok(RecordedResponse {
-                status,
-                events: Some(events),
-                ..
-            }) => {
-                let (sender, receiver) = mpsc::channel(events.len().max(1));
-                for event in events {
-                    // The channel holds every event: this never waits or fails.
-                    let _ = sender.try_send(Bytes::from(event));
+        match self.replay_call(route, &request.body, false) {
+            Replayed::Answer(response) => as_http(response),
+            Replayed::Refused(refused) => refused,
+            Replayed::Missed(_) => unreachable!("a replay without fallback never misses"),
+        }
+    }
+
+    /// `record-missing`: the recorded answer while the cassette answers the trial; else the
+    /// number of the call to forward (the trial turned to the provider at its first miss).
+    pub(super) fn replay_or_miss(
+        &self,
+        route: &Route,
+        request: &HttpRequest,
+    ) -> Result<HttpResponse, usize> {
+        match self.replay_call(route, &request.body, true) {
+            Replayed::Answer(response) => Ok(as_http(response)),
+            Replayed::Refused(refused) => Ok(refused),
+            Replayed::Missed(call) => {
+                // Turning to the provider spends money: not past the run's limit.
+                if self.budget.exhausted() {
+                    let failure = self.failure_at(
+                        call,
+                        FailureKind::BudgetReached {
+                            spent: crate::llm::money::dollars(self.budget.spent().usd()),
+                            limit: self.budget.limit().unwrap_or_default().to_string(),
+                        },
+                    );
+                    let body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+                    return Ok(refuse(&mut self.lock(), call, route, body, failure));
                 }
-                HttpResponse {
-                    status,
-                    headers: vec![("content-type".into(), "text/event-stream".into())],
-                    body: ResponseBody::Chunks(receiver),
-                }
+                Err(call)
             }
-            Ok(response) => HttpResponse::json(response.status, &response.body),
-            Err(refused) => refused,
         }
     }
 
     /// The recorded response for the next call, this trial's values put back (and streamed
-    /// when the request asks for a stream), or (the call refused and its failure kept) the
-    /// error answer.
-    fn replay_call(&self, route: &Route, body: &[u8]) -> Result<RecordedResponse, HttpResponse> {
-        let Source::Replay { script } = &self.source else {
+    /// when the request asks for a stream); or (the call refused and its failure kept) the
+    /// error answer; or, with `fallback` (`record-missing`), the call the cassette could not
+    /// answer, left to the provider. Every call the cassette cannot answer is noted stale.
+    fn replay_call(&self, route: &Route, body: &[u8], fallback: bool) -> Replayed {
+        let Source::Replay { script, .. } = &self.source else {
             unreachable!("replay_call is called on replaying gateways only")
         };
         let mut state = self.lock();
         let call = state.next_call();
+        if state.switched() {
+            return Replayed::Missed(call);
+        }
         let request: Value = match serde_json::from_slice(body) {
             Ok(value) => value,
             Err(error) => {
@@ -84,13 +103,13 @@ impl Gateway {
                         message: error.to_string(),
                     },
                 );
-                return Err(refuse(&mut state, call, route, Value::Null, failure));
+                return Replayed::Refused(refuse(&mut state, call, route, Value::Null, failure));
             }
         };
         // The trial stops at its first failure: what follows is not compared (it would only
         // report the consequences of the first difference).
         if let Some(first) = state.failure().cloned() {
-            return Err(refuse(&mut state, call, route, request, first));
+            return Replayed::Refused(refuse(&mut state, call, route, request, first));
         }
         let hidden = self.values.hide(&request);
         let outcome = self.recorded(&mut state, script, route, &hidden, call);
@@ -108,8 +127,18 @@ impl Gateway {
             self.streamed_if_asked(route, &request, response, call)
         });
         match response {
-            Err(failure) => Err(refuse(&mut state, call, route, request, failure)),
+            Err(failure) => {
+                if failure.needs_recording() {
+                    self.note_stale(&failure, None);
+                    if fallback {
+                        state.switch();
+                        return Replayed::Missed(call);
+                    }
+                }
+                Replayed::Refused(refuse(&mut state, call, route, request, failure))
+            }
             Ok(response) => {
+                state.answered_from_cassette_once_more();
                 self.log(
                     &mut state,
                     Exchange {
@@ -119,11 +148,26 @@ impl Gateway {
                         request,
                         response: response.clone(),
                     },
-                    false,
+                    // `record-missing` keeps what the cassette answered: the trial's
+                    // recording, should a later call turn to the provider.
+                    fallback,
                 );
-                Ok(response)
+                Replayed::Answer(response)
             }
         }
+    }
+
+    /// Notes the trial stale at `failure` (the first note of a trial is kept), with `diff`.
+    fn note_stale(&self, failure: &GatewayFailure, diff: Option<String>) {
+        self.stale.note(
+            &self.task_id,
+            StaleTrial {
+                trial: self.trial,
+                call: failure.call,
+                reason: failure.to_string(),
+                diff,
+            },
+        );
     }
 
     /// The recorded answer for call `call` (its request `hidden`, the trial's values as
@@ -211,7 +255,16 @@ impl Gateway {
             )
         };
         match difference {
-            Some(difference) => Err(self.failure_at(call, FailureKind::Divergence { difference })),
+            Some(difference) => {
+                let failure = self.failure_at(call, FailureKind::Divergence { difference });
+                let matcher = &self.rules.matcher;
+                let diff = super::stale::diff(
+                    &matcher.normalise(&interaction.request.body),
+                    &matcher.normalise(request),
+                );
+                self.note_stale(&failure, Some(diff));
+                Err(failure)
+            }
             None => Ok(interaction.response.clone()),
         }
     }
@@ -244,7 +297,9 @@ impl Gateway {
     /// answer; nothing is counted as a call).
     pub(super) fn replayed_models(&self, route: &Route) -> HttpResponse {
         let mut models: Vec<String> = match &self.source {
-            Source::Replay { script: Ok(script) } => script
+            Source::Replay {
+                script: Ok(script), ..
+            } => script
                 .iter()
                 .filter_map(|interaction| interaction.request.body["model"].as_str())
                 .map(str::to_string)
@@ -275,5 +330,34 @@ impl Gateway {
             Some(_) => HttpResponse::json(200, &body["data"][0]),
             None => HttpResponse::json(200, &body),
         }
+    }
+}
+
+/// What a replay made of one call.
+enum Replayed {
+    /// The recorded answer.
+    Answer(RecordedResponse),
+    /// Refused (the trial's failure kept): the error answer.
+    Refused(HttpResponse),
+    /// `record-missing`: the cassette cannot answer call number `.0`; the provider will.
+    Missed(usize),
+}
+
+/// A recorded answer as the harness gets it: whole, or its server-sent events as a stream.
+fn as_http(response: RecordedResponse) -> HttpResponse {
+    match response.events {
+        Some(events) => {
+            let (sender, receiver) = mpsc::channel(events.len().max(1));
+            for event in events {
+                // The channel holds every event: this never waits or fails.
+                let _ = sender.try_send(Bytes::from(event));
+            }
+            HttpResponse {
+                status: response.status,
+                headers: vec![("content-type".into(), "text/event-stream".into())],
+                body: ResponseBody::Chunks(receiver),
+            }
+        }
+        None => HttpResponse::json(response.status, &response.body),
     }
 }

@@ -17,6 +17,7 @@ use super::failure::{FailureKind, GatewayFailure};
 use super::matching::Matcher;
 use super::placeholders::TrialValues;
 use super::routes::{Route, RouteKind};
+use super::stale::{StaleLog, StaleTrial};
 use super::upstream::Upstream;
 use super::usage::{Budget, Prices};
 use crate::http::{Handler, HttpRequest, HttpResponse, Reply};
@@ -40,6 +41,9 @@ pub(super) enum Gap {
 pub(super) enum Source {
     Replay {
         script: Result<Vec<Interaction>, Gap>,
+        /// `record-missing`: the provider the trial turns to, recording, from the first call
+        /// the script cannot answer.
+        fallback: Option<Arc<Upstream>>,
     },
     Upstream {
         upstream: Arc<Upstream>,
@@ -60,6 +64,8 @@ pub(crate) struct Gateway {
     /// The first path segment every request must start with (the trial's random token),
     /// when the gateway is reachable by other processes than the trial's harness.
     pub(super) token: Option<String>,
+    /// Where a replay notes that the cassette no longer answers the trial.
+    pub(super) stale: Arc<StaleLog>,
     log: Arc<Mutex<CallLog>>,
 }
 
@@ -119,6 +125,7 @@ impl Gateway {
                     .ok_or(Gap::NoTrial {
                         recorded: cassette.trials.len(),
                     }),
+                fallback: None,
             },
         )
     }
@@ -133,6 +140,7 @@ impl Gateway {
                 script: Err(Gap::NoCassette {
                     message: message.into(),
                 }),
+                fallback: None,
             },
         )
     }
@@ -158,6 +166,7 @@ impl Gateway {
             rules: Arc::default(),
             values: Arc::default(),
             token: None,
+            stale: Arc::default(),
             log: Arc::default(),
         }
     }
@@ -178,6 +187,21 @@ impl Gateway {
     /// The trial's own values (URLs, folders), written to cassettes as placeholders.
     pub(crate) fn with_values(mut self, values: TrialValues) -> Gateway {
         self.values = Arc::new(values);
+        self
+    }
+
+    /// `record-missing`: a replaying gateway turns to `upstream` (recording) from the first
+    /// call its cassette cannot answer, instead of failing the trial.
+    pub(crate) fn with_fallback(mut self, upstream: Arc<Upstream>) -> Gateway {
+        if let Source::Replay { fallback, .. } = &mut self.source {
+            *fallback = Some(upstream);
+        }
+        self
+    }
+
+    /// Notes the trials whose cassette no longer answers them in `stale`.
+    pub(crate) fn with_stale(mut self, stale: Arc<StaleLog>) -> Gateway {
+        self.stale = stale;
         self
     }
 
@@ -213,6 +237,33 @@ impl Gateway {
         self.lock().recording()
     }
 
+    /// After a trial that ended without a failure: notes it stale when it made fewer calls
+    /// than its recording holds (the calls it skipped would never be replayed). True when
+    /// the trial is stale, for whatever reason.
+    pub(crate) fn check_complete(&self) -> bool {
+        if let Source::Replay {
+            script: Ok(script), ..
+        } = &self.source
+        {
+            let made = self.lock().answered_from_cassette();
+            if made < script.len() && !self.lock().switched() {
+                self.stale.note(
+                    &self.task_id,
+                    StaleTrial {
+                        trial: self.trial,
+                        call: made,
+                        reason: format!(
+                            "the trial made {made} model call(s) and the cassette records {}",
+                            script.len()
+                        ),
+                        diff: None,
+                    },
+                );
+            }
+        }
+        self.stale.contains(&self.task_id, self.trial)
+    }
+
     /// Waits for streams still being read from upstream (a harness that hung up mid-stream
     /// leaves one), at most a few seconds each, so that the log and the recording are whole.
     pub(crate) async fn settle(&self) {
@@ -239,16 +290,18 @@ impl Gateway {
         }
     }
 
-    /// True when the calls are made to a provider, so they spend money (a replay spends none).
-    pub(super) fn spends(&self) -> bool {
-        matches!(self.source, Source::Upstream { .. })
+    /// True when the calls are made to a provider, so they spend money (a replay spends none;
+    /// `record-missing`'s does once it turned to the provider).
+    pub(super) fn spends(&self, log: &CallLog) -> bool {
+        matches!(self.source, Source::Upstream { .. }) || log.switched()
     }
 
     /// Answers a model call, in whichever mode the gateway is.
     pub(crate) async fn respond(&self, route: Route, request: HttpRequest) -> HttpResponse {
         // Once the run's money is spent, no further call is made, even inside a running trial;
         // a replayed call spends nothing and is still answered.
-        if self.spends() && self.budget.exhausted() {
+        let spends = self.spends(&self.lock());
+        if spends && self.budget.exhausted() {
             let mut log = self.lock();
             let call = log.next_call();
             let failure = self.failure_at(
@@ -262,7 +315,17 @@ impl Gateway {
             return refuse(&mut log, call, &route, request_body, failure);
         }
         match &self.source {
-            Source::Replay { .. } => self.replay_response(&route, &request),
+            Source::Replay { fallback: None, .. } => self.replay_response(&route, &request),
+            Source::Replay {
+                fallback: Some(upstream),
+                ..
+            } => match self.replay_or_miss(&route, &request) {
+                Ok(response) => response,
+                Err(call) => {
+                    self.forward_call(Arc::clone(upstream), true, route, request, call)
+                        .await
+                }
+            },
             Source::Upstream { upstream, record } => {
                 self.forward(Arc::clone(upstream), *record, route, request)
                     .await

@@ -250,7 +250,7 @@ fn record_hint(failure: &GatewayFailure) -> String {
         "if the agent or the task changed on purpose, record it again"
     };
     format!(
-        "; {what}: `cargo clawtest --mode record {}` (against your provider, or against `cargo clawtest model --script …` without a key)",
+        "; {what}: `cargo clawtest --mode record {}`, or every task whose cassette no longer answers it: `cargo clawtest --mode record-missing` (against your provider, or against `cargo clawtest model --script …` without a key)",
         failure.task_id
     )
 }

@@ -182,8 +182,19 @@ async fn finish(
     gateway: &Gateway,
     (graded, trajectory): (Option<Grade>, Trajectory),
 ) -> TrialOutcome {
+    // Record mode records every trial; `record-missing` the tasks with a trial the cassette
+    // no longer answered (and, in any mode, a trial that made fewer calls than recorded is
+    // noted for `cargo clawtest cassettes`).
+    let stale = gateway.check_complete();
+    let changed = provisions.models.mode == crate::config::Mode::Record || stale;
     if let Some(recorder) = &provisions.recorder
-        && let Err(error) = recorder.add(&plan.task.id, trial, gateway.recording(), plan.faults)
+        && let Err(error) = recorder.add(
+            &plan.task.id,
+            trial,
+            gateway.recording(),
+            plan.faults,
+            changed,
+        )
     {
         return TrialOutcome::Error {
             message: error.to_string(),

@@ -1,9 +1,11 @@
 //! The gateway over real loopback HTTP: the scripted model server (or a mirror that shows
 //! what reached it) as upstream, a recording gateway in front of it, then a replaying
 //! gateway from what was recorded. This file: recording, replaying and their failures;
-//! `fidelity.rs`: what reaches the provider, and the limits.
+//! `fidelity.rs`: what reaches the provider, and the limits; `record_missing.rs`: a replay that
+//! turns to the provider at the first call its cassette cannot answer.
 
 mod fidelity;
+mod record_missing;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -31,16 +31,29 @@
 //! statuses of upstream attempts that were retried before the recorded answer. Both are
 //! optional, so version-1 files written before streaming existed still read. Headers are never
 //! recorded: API keys and volatile headers stay out of the repository.
+//!
+//! Version 2 (what this build writes) is compact: a request whose body is the previous
+//! call's of the trial with items appended to its lists (the conversation grown by the answer
+//! and the tool results) is written as that difference (`continues: true`: its lists are
+//! appended to the previous request's, its other keys replace the previous's, the keys it
+//! leaves out are the previous's), and a trial identical to an earlier one is written as
+//! `same_as: N`. The file is read into whole requests and trials ([`Cassette`]); version 1,
+//! where every request is whole, still reads.
+
+mod compact;
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The cassette file format version this build reads and writes.
-pub const VERSION: u32 = 1;
+/// The cassette file format version this build writes (it reads this one and version 1).
+pub const VERSION: u32 = 2;
 
-/// All recorded calls of one task.
+/// The versions this build reads: 1 (every request and trial whole) and 2 (compact).
+const READ_VERSIONS: [u32; 2] = [1, 2];
+
+/// All recorded calls of one task, every request and trial whole (as read, or to be written).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cassette {
@@ -190,27 +203,7 @@ impl Cassette {
                 });
             }
         };
-        let cassette: Cassette =
-            serde_saphyr::from_str(&text).map_err(|error| CassetteError::Invalid {
-                path: path.clone(),
-                line: error.location().map(|location| location.line()),
-                message: error
-                    .to_string()
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-                    .to_string(),
-            })?;
-        if cassette.version != VERSION {
-            return Err(CassetteError::Invalid {
-                path,
-                line: None,
-                message: format!(
-                    "version {} is not supported (this build reads version {VERSION})",
-                    cassette.version
-                ),
-            });
-        }
+        let cassette = Cassette::parse(&text, &path)?;
         if cassette.task_id != task_id {
             return Err(CassetteError::Invalid {
                 path,
@@ -223,6 +216,43 @@ impl Cassette {
 }
 
 impl Cassette {
+    /// A cassette file's text (version 1 or 2) read into whole requests and trials; `path`
+    /// names the file in errors. The task id is not checked here ([`Cassette::load`] does).
+    pub fn parse(text: &str, path: &Path) -> Result<Cassette, CassetteError> {
+        let file: compact::CassetteFile =
+            serde_saphyr::from_str(text).map_err(|error| CassetteError::Invalid {
+                path: path.to_path_buf(),
+                line: error.location().map(|location| location.line()),
+                message: error
+                    .to_string()
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+            })?;
+        if !READ_VERSIONS.contains(&file.version) {
+            return Err(CassetteError::Invalid {
+                path: path.to_path_buf(),
+                line: None,
+                message: format!(
+                    "version {} is not supported (this build reads versions 1 and 2)",
+                    file.version
+                ),
+            });
+        }
+        file.expand().map_err(|message| CassetteError::Invalid {
+            path: path.to_path_buf(),
+            line: None,
+            message,
+        })
+    }
+
+    /// The cassette as the YAML this build writes (version 2, compact).
+    pub fn to_text(&self) -> Result<String, String> {
+        serde_saphyr::to_string(&compact::CassetteFile::compact(self))
+            .map_err(|error| error.to_string())
+    }
+
     /// Writes the cassette to `folder` (created if needed) as YAML; returns the file written.
     pub fn save(&self, folder: &Path) -> Result<PathBuf, CassetteError> {
         let path = Cassette::path_for(folder, &self.task_id);
@@ -230,7 +260,7 @@ impl Cassette {
             path: path.clone(),
             message,
         };
-        let text = serde_saphyr::to_string(self).map_err(|error| unwritable(error.to_string()))?;
+        let text = self.to_text().map_err(unwritable)?;
         // A recording is the user's: synced, and never written through a link the suite holds
         // (the folder, created if needed, included).
         crate::persist::write(
