@@ -81,8 +81,9 @@ impl Opened {
             None => "".into(),
         };
         let (world, mcp) = (Arc::clone(world), Arc::new(mcp));
-        // Its own thread: every request takes the world's lock (see accept_loop_on_own_thread).
-        let services = tokio::spawn(crate::http::accept_loop_on_own_thread(
+        // On one server thread: every request takes the world's lock (see
+        // accept_loop_on_server_thread).
+        let services = tokio::spawn(crate::http::accept_loop_on_server_thread(
             self.services,
             async {
                 let _ = services_stopped.await;
