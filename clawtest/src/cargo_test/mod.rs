@@ -103,7 +103,10 @@ impl TaskRunner {
                     self.config.origin
                 )));
             }
-            None => (HarnessSource::Configured, Arc::new(ProcessSandbox)),
+            None => (
+                HarnessSource::Configured,
+                Arc::new(ProcessSandbox::default()),
+            ),
         };
         let k = self.trials.unwrap_or(self.config.run.trials).max(1);
         // A task test snapshots through insta itself (`SnapshotHook`), not the CLI's folder,

@@ -182,14 +182,17 @@ impl Accept for Listener {
     }
 }
 
-/// [`accept_loop`] on a thread of its own, on a single-threaded runtime: every connection
-/// of `listener` is served on that one thread. For a server whose requests all take one
-/// lock (a trial's World), this is faster and steadier than spreading its connections over
-/// the shared runtime's workers: no contention for the lock, no wake-ups from thread to
-/// thread (services benchmark, list at 16 connections: half the server CPU per request).
-/// The thread ends when `shutdown` completes or when the returned future is dropped; the
-/// connections in flight are then dropped, as [`accept_loop`] drops them.
-pub(crate) async fn accept_loop_on_own_thread<F, Served>(
+/// [`accept_loop`] on one of the server threads (one a core, each a single-threaded
+/// runtime, started once per process and shared by every server after): every connection of
+/// `listener` is served on that one thread. For a server whose requests all take one lock (a
+/// trial's World), this is faster and steadier than spreading its connections over the
+/// shared runtime's workers: no contention for the lock, no wake-ups from thread to thread
+/// (services benchmark, list at 16 connections: half the server CPU per request). The
+/// threads are shared, not made per server: a thread and a runtime of its own cost a trial
+/// more than its three requests. The loop ends when `shutdown` completes or when the
+/// returned future is dropped; the connections in flight are then dropped, as
+/// [`accept_loop`] drops them.
+pub(crate) async fn accept_loop_on_server_thread<F, Served>(
     listener: Listener,
     token: Option<String>,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -201,31 +204,56 @@ where
 {
     let listener = listener.into_std()?;
     let (finished, result) = tokio::sync::oneshot::channel();
-    std::thread::Builder::new()
-        .name("clawtest-server".into())
-        .spawn(move || {
-            let mut finished = finished;
-            let served = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .and_then(|runtime| {
-                    runtime.block_on(async {
-                        let listener = Listener::from_std(listener)?;
-                        let abandoned = finished.closed();
-                        let stop = async {
-                            tokio::select! {
-                                () = shutdown => {}
-                                () = abandoned => {}
-                            }
-                        };
-                        accept_loop(listener, token, stop, serve).await
-                    })
-                });
-            let _ = finished.send(served);
-        })?;
+    server_thread()?.spawn(async move {
+        let mut finished = finished;
+        let served = async {
+            // Registered with this thread's runtime, which serves it.
+            let listener = Listener::from_std(listener)?;
+            let abandoned = finished.closed();
+            let stop = async {
+                tokio::select! {
+                    () = shutdown => {}
+                    () = abandoned => {}
+                }
+            };
+            accept_loop(listener, token, stop, serve).await
+        }
+        .await;
+        let _ = finished.send(served);
+    });
     result
         .await
         .unwrap_or_else(|_| Err(std::io::Error::other("the server thread ended abruptly")))
+}
+
+/// The next server thread's runtime, round robin (the threads are started at the first call).
+fn server_thread() -> std::io::Result<tokio::runtime::Handle> {
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static THREADS: OnceLock<Result<Vec<tokio::runtime::Handle>, String>> = OnceLock::new();
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let threads = THREADS
+        .get_or_init(|| {
+            let count = std::thread::available_parallelism().map_or(1, |count| count.get());
+            (0..count)
+                .map(|_| start_server_thread().map_err(|error| error.to_string()))
+                .collect()
+        })
+        .as_ref()
+        .map_err(|error| std::io::Error::other(format!("cannot start a server thread: {error}")))?;
+    Ok(threads[NEXT.fetch_add(1, Ordering::Relaxed) % threads.len()].clone())
+}
+
+/// A thread running a single-threaded runtime for as long as the process lives.
+fn start_server_thread() -> std::io::Result<tokio::runtime::Handle> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let handle = runtime.handle().clone();
+    std::thread::Builder::new()
+        .name("clawtest-server".into())
+        .spawn(move || runtime.block_on(std::future::pending::<()>()))?;
+    Ok(handle)
 }
 
 /// A request, read whole.

@@ -131,7 +131,7 @@ async fn a_flood_without_the_token_does_not_starve_a_client_with_it() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(accept_loop_on_own_thread(
+    let server = tokio::spawn(accept_loop_on_server_thread(
         listener.into(),
         Some("trial-token".into()),
         async {
@@ -200,12 +200,12 @@ async fn refused(address: std::net::SocketAddr) -> bool {
 }
 
 #[tokio::test]
-async fn a_server_on_its_own_thread_serves_and_stops_on_shutdown_or_when_dropped() {
+async fn a_server_on_a_server_thread_serves_and_stops_on_shutdown_or_when_dropped() {
     for drop_it in [false, true] {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(accept_loop_on_own_thread(
+        let server = tokio::spawn(accept_loop_on_server_thread(
             listener.into(),
             None,
             async {

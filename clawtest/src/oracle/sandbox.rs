@@ -110,12 +110,14 @@ impl Sandbox for OracleSandbox {
                 path.to_string_lossy().into_owned(),
             ));
             if self.commands == CommandPlace::Host {
-                return ProcessSandbox.run(launch, interrupt).await;
+                return ProcessSandbox::default().run(launch, interrupt).await;
             }
             let checks = std::mem::take(&mut launch.checks);
             let (task_id, folder) = (launch.task_id.clone(), launch.folder.clone());
             let output_bytes = launch.limits.output_bytes;
-            let mut finished = ProcessSandbox.run(launch, interrupt.clone()).await?;
+            let mut finished = ProcessSandbox::default()
+                .run(launch, interrupt.clone())
+                .await?;
             if !checks.is_empty() {
                 // In a container every origin's commands run: the rule's answer is the container.
                 let commands =

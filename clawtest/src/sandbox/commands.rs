@@ -17,6 +17,7 @@ use std::path::Path;
 
 use tokio_util::sync::CancellationToken;
 
+use super::contain::{Containment, Mechanism};
 use super::docker::ContainerCommands;
 use super::{CheckCommand, CheckOutcome, SandboxError};
 
@@ -135,19 +136,23 @@ impl Commands {
             Ok(CommandPlace::Host) => {
                 let workspace = folder.join("workspace");
                 let environment = host_environment(&workspace);
+                // What a check leaves running (`setsid` or not) ends with it.
+                let containment = Containment::new(Mechanism::default());
                 let mut outcomes = Vec::with_capacity(checks.len());
                 for check in checks {
-                    outcomes.push(
-                        super::process::run_check(
-                            check,
-                            &workspace,
-                            &environment,
-                            output_bytes,
-                            interrupt,
-                        )
-                        .await?,
-                    );
+                    let outcome = super::process::run_check(
+                        check,
+                        &workspace,
+                        &environment,
+                        output_bytes,
+                        interrupt,
+                        &containment,
+                    )
+                    .await;
+                    containment.kill();
+                    outcomes.push(outcome?);
                 }
+                containment.release().await;
                 Ok(outcomes)
             }
             Ok(CommandPlace::Container(container)) => container

@@ -8,6 +8,7 @@
 
 pub(crate) mod capture;
 pub mod commands;
+pub(crate) mod contain;
 pub mod docker;
 pub(crate) mod process;
 pub mod scratch;

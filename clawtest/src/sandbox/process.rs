@@ -2,11 +2,11 @@
 //! (`clawtest/` with the prompt and tools, `workspace/` as its working directory), with a
 //! cleared environment (only the sandbox contract's variables, PATH, and the names listed in
 //! `harness.env`), in its own process group, with a death signal (`PR_SET_PDEATHSIG`: it is
-//! killed if clawtest dies). One deadline holds for it and its pipes: at the time limit its
-//! group is killed; once it has ended its pipes get a short grace, then are dropped, and every
-//! process still carrying the trial's mark (`CLAWTEST_TRIAL_MARK`, a random value in its
-//! environment: descendants that left the group with `setsid`) is killed too. The launch's
-//! checks then run the same way, in the same workspace.
+//! killed if clawtest dies), held by the trial's [`Containment`] (a cgroup of its own, else a
+//! mark in the environment: see `contain`). One deadline holds for it and its pipes: at the
+//! time limit its group is killed; once it has ended its pipes get a short grace, then are
+//! dropped, and every process still held (descendants that left the group with `setsid`) is
+//! killed too. The launch's checks then run the same way, in the same workspace.
 //!
 //! It isolates nothing else: the harness runs as the user, sees the host's files and
 //! network. It is for trusted agents; docker is the boundary (docs/reliability.md).
@@ -20,6 +20,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::{self, Tail, read_tail};
+use super::contain::{Containment, Mechanism};
 use super::{
     CheckCommand, CheckOutcome, Endpoints, Finished, Launch, Running, Sandbox, SandboxError,
 };
@@ -29,12 +30,21 @@ use crate::trajectory::HarnessExit;
 /// they are dropped.
 pub(crate) const PIPE_GRACE: Duration = Duration::from_secs(2);
 
-/// The variable holding a trial's mark in the environment of everything it starts.
-const MARK_VARIABLE: &str = "CLAWTEST_TRIAL_MARK";
-
 /// Runs harnesses as local processes.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct ProcessSandbox;
+pub(crate) struct ProcessSandbox {
+    /// How a trial's processes are held (a cgroup where the machine allows; the tests of the
+    /// fallback ask for the mark).
+    containment: Mechanism,
+}
+
+impl ProcessSandbox {
+    /// A process backend holding each trial's processes by `containment`.
+    #[cfg(test)]
+    pub(crate) fn holding_by(containment: Mechanism) -> ProcessSandbox {
+        ProcessSandbox { containment }
+    }
+}
 
 impl Sandbox for ProcessSandbox {
     fn name(&self) -> &'static str {
@@ -43,10 +53,10 @@ impl Sandbox for ProcessSandbox {
 
     fn run(&self, launch: Launch, interrupt: CancellationToken) -> Running<'_> {
         Box::pin(async move {
-            let mark = crate::http::random_token();
-            let finished = run(launch, &mark, interrupt).await;
+            let containment = Containment::new(self.containment);
+            let finished = run(launch, &containment, interrupt).await;
             // Whatever outcome: nothing of the trial outlives it.
-            kill_marked(&mark);
+            containment.release().await;
             finished
         })
     }
@@ -60,7 +70,7 @@ fn prepare_error(error: std::io::Error) -> SandboxError {
 
 async fn run(
     launch: Launch,
-    mark: &str,
+    containment: &Containment,
     interrupt: CancellationToken,
 ) -> Result<Finished, SandboxError> {
     let folder = launch.folder.clone();
@@ -125,8 +135,7 @@ async fn run(
         )
         .env("AGENT_MAX_TURNS", launch.max_turns.to_string())
         .envs(super::shared_environment(&launch))
-        .envs(launch.passthrough.iter().map(|(name, value)| (name, value)))
-        .env(MARK_VARIABLE, mark);
+        .envs(launch.passthrough.iter().map(|(name, value)| (name, value)));
     // Checks see what the harness saw: same folder, same environment.
     let environment: Vec<(std::ffi::OsString, std::ffi::OsString)> = command
         .as_std()
@@ -134,6 +143,7 @@ async fn run(
         .filter_map(|(name, value)| Some((name.to_os_string(), value?.to_os_string())))
         .collect();
     supervised(&mut command);
+    containment.prepare(&mut command);
 
     let started = Instant::now();
     let child = command.spawn().map_err(|error| match error.kind() {
@@ -152,7 +162,7 @@ async fn run(
         stdout,
         stderr,
     } = supervise(child, launch.timeout, cap, &interrupt).await?;
-    kill_marked(mark);
+    containment.kill();
     let duration = started.elapsed();
     let mut limits_reached = Vec::new();
     let (stdout, stdout_note) = stdout.finish("stdout");
@@ -166,8 +176,18 @@ async fn run(
     );
     let mut checks = Vec::with_capacity(launch.checks.len());
     for check in &launch.checks {
-        checks.push(run_check(check, &workspace, &environment, cap, &interrupt).await?);
-        kill_marked(mark);
+        checks.push(
+            run_check(
+                check,
+                &workspace,
+                &environment,
+                cap,
+                &interrupt,
+                containment,
+            )
+            .await?,
+        );
+        containment.kill();
     }
     let workspace = capture::snapshot(&workspace, &launch.limits, &mut limits_reached)
         .map_err(prepare_error)?;
@@ -234,13 +254,15 @@ pub(crate) fn die_with_parent(command: &mut Command) {
     }
 }
 
-/// Runs one check in `workspace` with the harness's environment, killed at its time limit.
+/// Runs one check in `workspace` with the harness's environment, killed at its time limit,
+/// held by `containment` (the caller kills what it left).
 pub(crate) async fn run_check(
     check: &CheckCommand,
     workspace: &Path,
     environment: &[(std::ffi::OsString, std::ffi::OsString)],
     cap: usize,
     interrupt: &CancellationToken,
+    containment: &Containment,
 ) -> Result<CheckOutcome, SandboxError> {
     let Some((program, arguments)) = check.command.split_first() else {
         return Ok(CheckOutcome {
@@ -264,6 +286,7 @@ pub(crate) async fn run_check(
         .env_clear()
         .envs(environment.iter().map(|(name, value)| (name, value)));
     supervised(&mut command);
+    containment.prepare(&mut command);
     let child = match command.spawn() {
         Ok(child) => child,
         Err(error) => {
@@ -371,41 +394,6 @@ pub(crate) fn kill_group(group: Option<u32>) {
     }
 }
 
-/// Kills every process of this user whose environment carries `mark` (see the module
-/// documentation): what a trial started and that escaped its process group.
-pub(crate) fn kill_marked(mark: &str) {
-    let needle = format!("{MARK_VARIABLE}={mark}\0").into_bytes();
-    let Ok(processes) = std::fs::read_dir("/proc") else {
-        return;
-    };
-    let own = std::process::id();
-    for entry in processes.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|name| name.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == own {
-            continue;
-        }
-        // Other users' processes cannot be read, and cannot carry the mark.
-        let Ok(environment) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if environment
-            .windows(needle.len())
-            .any(|window| window == needle.as_slice())
-            && let Some(pid) = i32::try_from(pid)
-                .ok()
-                .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -473,7 +461,10 @@ mod tests {
             ],
         );
         let interrupt = CancellationToken::new();
-        let finished = ProcessSandbox.run(launch, interrupt).await.unwrap();
+        let finished = ProcessSandbox::default()
+            .run(launch, interrupt)
+            .await
+            .unwrap();
         assert_eq!(finished.exit.code, Some(0));
         assert_eq!(finished.checks.len(), 4);
         assert_eq!(finished.checks[0].exit_code, Some(3));
@@ -500,13 +491,46 @@ mod tests {
             )
     }
 
+    /// Whether this machine gives trials a cgroup; when not, a cgroup test is skipped, or
+    /// fails under `CLAWTEST_REQUIRE_CGROUP=1` (set by `.ci/run`).
+    #[allow(clippy::print_stderr)]
+    fn cgroups_here() -> bool {
+        if Containment::new(Mechanism::Cgroup).is_cgroup() {
+            return true;
+        }
+        assert!(
+            std::env::var("CLAWTEST_REQUIRE_CGROUP").as_deref() != Ok("1"),
+            "CLAWTEST_REQUIRE_CGROUP=1 but this machine gives clawtest no cgroup v2 of its own"
+        );
+        eprintln!(
+            "\n!!!!!!!! SKIPPED: no cgroup v2 clawtest may use here; set CLAWTEST_REQUIRE_CGROUP=1 to make this a failure !!!!!!!!\n"
+        );
+        false
+    }
+
     #[tokio::test]
-    async fn one_deadline_holds_for_the_harness_its_escaped_children_and_its_checks() {
+    async fn in_a_cgroup_one_deadline_holds_for_the_harness_its_escaped_children_and_its_checks() {
+        if cgroups_here() {
+            escaped_children_die_at_the_deadline(Mechanism::Cgroup).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn by_the_mark_one_deadline_holds_for_the_harness_its_escaped_children_and_its_checks() {
+        escaped_children_die_at_the_deadline(Mechanism::Mark).await;
+    }
+
+    /// A harness and two checks each leave a `setsid` grandchild (`sleep 600`) holding their
+    /// stdout; the harness and one check outlive their time limits. All of them, escaped or
+    /// not, must be gone when the trial has ended, held by `mechanism`.
+    async fn escaped_children_die_at_the_deadline(mechanism: Mechanism) {
         let folder = tempfile::tempdir().unwrap();
         let pids = folder.path().join("pids");
+        let cgroups = folder.path().join("cgroups");
         // Each command leaves a `setsid` child holding its stdout: without one deadline for
         // child and pipes, the trial would last as long as that child (600 s).
-        let escape = "setsid sleep 600 & echo $! >> \"$PID_FILE\";";
+        let escape =
+            "setsid sleep 600 & echo $! >> \"$PID_FILE\"; cat /proc/$!/cgroup >> \"$CGROUP_FILE\";";
         let check = |command: String, timeout| CheckCommand {
             command: words(&["sh", "-c", &command]),
             timeout,
@@ -526,15 +550,29 @@ mod tests {
                 ),
             ],
         );
-        launch.passthrough = vec![("PID_FILE".into(), pids.display().to_string())];
+        launch.passthrough = vec![
+            ("PID_FILE".into(), pids.display().to_string()),
+            ("CGROUP_FILE".into(), cgroups.display().to_string()),
+        ];
         let interrupt = CancellationToken::new();
-        let finished = ProcessSandbox.run(launch, interrupt).await.unwrap();
+        let finished = ProcessSandbox::holding_by(mechanism)
+            .run(launch, interrupt)
+            .await
+            .unwrap();
         assert!(finished.exit.timed_out, "{:?}", finished.exit);
         assert_eq!(finished.stdout.trim(), "started");
         assert_eq!(finished.checks[0].exit_code, Some(0));
         assert_eq!(finished.checks[0].stdout.trim(), "checked");
         assert!(finished.checks[1].timed_out);
         assert_eq!(std::fs::read_to_string(&pids).unwrap().lines().count(), 3);
+        // Each escaped child was held the way asked: in a trial's group, or outside any.
+        let cgroups = std::fs::read_to_string(&cgroups).unwrap();
+        let held = cgroups
+            .lines()
+            .filter(|line| line.starts_with("0::") && line.contains("/clawtest-"))
+            .count();
+        let expected = if mechanism == Mechanism::Cgroup { 3 } else { 0 };
+        assert_eq!(held, expected, "{cgroups}");
         for _ in 0..200 {
             if gone(&pids) {
                 return;
@@ -542,6 +580,29 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         panic!("an escaped child outlived its trial");
+    }
+
+    #[tokio::test]
+    async fn a_trial_leaves_no_cgroup_behind() {
+        if !cgroups_here() {
+            return;
+        }
+        let containment = Containment::new(Mechanism::Cgroup);
+        let directory = containment.group_directory().unwrap().to_path_buf();
+        let mut command = tokio::process::Command::new("sh");
+        command.args(["-c", "setsid sleep 600 & exit 0"]);
+        supervised(&mut command);
+        containment.prepare(&mut command);
+        let mut child = command.spawn().unwrap();
+        child.wait().await.unwrap();
+        let procs = std::fs::read_to_string(directory.join("cgroup.procs")).unwrap();
+        assert_eq!(
+            procs.lines().count(),
+            1,
+            "the escaped sleep is in the group: {procs}"
+        );
+        containment.release().await;
+        assert!(!directory.exists(), "{} is left", directory.display());
     }
 
     #[tokio::test]
@@ -555,7 +616,10 @@ mod tests {
             Vec::new(),
         );
         let interrupt = CancellationToken::new();
-        let finished = ProcessSandbox.run(launch, interrupt).await.unwrap();
+        let finished = ProcessSandbox::default()
+            .run(launch, interrupt)
+            .await
+            .unwrap();
         assert_eq!(finished.exit.code, None);
         assert_eq!(
             finished.exit.signal,

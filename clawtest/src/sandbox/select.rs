@@ -34,7 +34,7 @@ pub async fn choose(
     let choice = choice.unwrap_or(config.run.backend);
     let names_image = config.harness.image.is_some() || config.harness.dockerfile.is_some();
     let process = |why: String| Chosen {
-        sandbox: Arc::new(ProcessSandbox),
+        sandbox: Arc::new(ProcessSandbox::default()),
         note: format!("backend: process ({why})"),
     };
     match choice {

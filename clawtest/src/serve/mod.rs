@@ -49,8 +49,8 @@ impl Delay for Sleep {
 }
 
 /// Accepts connections on `listener` until `shutdown` completes, serving `world`.
-/// Connections in flight when it completes are dropped. The listener runs on a thread of
-/// its own (`crate::http::accept_loop_on_own_thread`): every request takes the world's
+/// Connections in flight when it completes are dropped. The listener is served on one
+/// thread (`crate::http::accept_loop_on_server_thread`): every request takes the world's
 /// lock, so one thread serves them best.
 pub async fn serve(
     listener: TcpListener,
@@ -78,7 +78,7 @@ pub async fn serve_with(
     mcp: Option<Arc<McpServer>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    crate::http::accept_loop_on_own_thread(listener.into(), None, shutdown, move |stream| {
+    crate::http::accept_loop_on_server_thread(listener.into(), None, shutdown, move |stream| {
         serve_connection_full(
             stream,
             Arc::clone(&world),
@@ -98,7 +98,7 @@ pub async fn serve_unix(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let delay: Arc<dyn Delay> = Arc::new(Sleep);
-    crate::http::accept_loop_on_own_thread(
+    crate::http::accept_loop_on_server_thread(
         crate::http::Listener::Unix(listener),
         None,
         shutdown,

@@ -91,6 +91,15 @@ impl Default for Rules {
 }
 
 impl Rules {
+    /// The default rules, built once per process: a gateway starts with them (until
+    /// [`Gateway::with_rules`]), and compiling their regexes for every trial's gateway cost
+    /// more than the trial's calls.
+    pub(crate) fn built_in() -> Arc<Rules> {
+        static BUILT_IN: std::sync::LazyLock<Arc<Rules>> =
+            std::sync::LazyLock::new(|| Arc::new(Rules::default()));
+        Arc::clone(&BUILT_IN)
+    }
+
     /// The rules `[llm]` describes; an error names the `[llm.replay]` field that is wrong.
     pub(crate) fn from_config(llm: &crate::config::LlmConfig) -> Result<Rules, String> {
         Ok(Rules {
@@ -163,7 +172,7 @@ impl Gateway {
             source,
             prices: Arc::default(),
             budget: Arc::new(Budget::new(None)),
-            rules: Arc::default(),
+            rules: Rules::built_in(),
             values: Arc::default(),
             token: None,
             stale: Arc::default(),

@@ -81,10 +81,11 @@ impl Opened {
             None => "".into(),
         };
         let (world, mcp) = (Arc::clone(world), Arc::new(mcp));
-        // Its own thread: every request takes the world's lock (see accept_loop_on_own_thread).
-        // On loopback, a connection proves it is the trial's own by the token in its first
-        // request; another trial's flood without it cannot take the places (`http`).
-        let services = tokio::spawn(crate::http::accept_loop_on_own_thread(
+        // On one server thread: every request takes the world's lock (see
+        // accept_loop_on_server_thread). On loopback, a connection proves it is the trial's own
+        // by the token in its first request; another trial's flood without it cannot take the
+        // places (`http`).
+        let services = tokio::spawn(crate::http::accept_loop_on_server_thread(
             self.services,
             self.token.clone(),
             async {

@@ -1,0 +1,235 @@
+//! clawtest's own cost per trial over a large replayed suite: `cargo bench -p clawtest --bench
+//! suite` (N = 1,040 and 10,400 tasks), or `-- 1040` for one N. Targets: 1,040 × 3 trials in
+//! ≤ 15 s, 10,400 × 3 in ≤ 60 s with ≤ 200 MB RSS, ≤ 4 ms of CPU a trial.
+//!
+//! The suite is the demo's three fault-free tasks (examples/demo: gmail-reply, inbox-to-todo,
+//! todo-triage) copied N/3 times each under new ids (`gmail-reply-00001`, ...), each copy with
+//! its cassette under the same new id, written to a temporary folder with faults off, replay
+//! mode and 3 trials. The bench first builds the release `cargo-clawtest` and `reference-agent`
+//! (what a user runs), then runs `cargo-clawtest clawtest run` in that folder (process backend,
+//! one job a core) and takes the run's figures from `wait4`: wall time, CPU (user + system, the
+//! agents' included, since clawtest waits for them), CPU per trial and clawtest's max RSS. The
+//! rest of the machine's CPU during the run and the load average are printed beside them, so
+//! a figure from a busy machine is read as such. It asserts nothing but that the run passed.
+//!
+//! `CLAWTEST_BENCH_BINARIES=FOLDER` runs the `cargo-clawtest` and `reference-agent` in FOLDER
+//! instead of building them (to compare two builds: copy one's aside, measure both).
+
+// A benchmark is a binary that prints its figures: the library's no-printing lints are not for it.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The demo's fault-free tasks (todo-flaky is about faults; it has a seed of its own).
+const TASKS: [&str; 3] = ["gmail-reply", "inbox-to-todo", "todo-triage"];
+const TRIALS: usize = 3;
+const DEFAULT_SIZES: [usize; 2] = [1_040, 10_400];
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the library sits in the workspace")
+        .to_path_buf()
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
+}
+
+/// Builds what the bench runs, in release, as a user would install it.
+fn build() {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(workspace_root())
+        .args([
+            "build",
+            "--quiet",
+            "--release",
+            "-p",
+            "cargo-clawtest",
+            "-p",
+            "reference-agent",
+        ])
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "the release build failed");
+}
+
+/// Writes the N-task suite into `folder`.
+fn write_suite(folder: &Path, tasks: usize, agent: &Path) {
+    let demo = workspace_root().join("examples/demo");
+    std::fs::create_dir_all(folder.join("tasks")).expect("tasks folder");
+    std::fs::create_dir_all(folder.join("cassettes")).expect("cassettes folder");
+    std::fs::write(
+        folder.join("clawtest.toml"),
+        format!(
+            "tasks = [\"tasks/*.yaml\"]\n\
+             [harness]\ncommand = [{agent:?}]\n\
+             [run]\ntrials = {TRIALS}\n\
+             [faults]\nrate = 0\n\
+             [llm]\nmode = \"replay\"\ncassettes = \"cassettes\"\n",
+            agent = agent.display().to_string(),
+        ),
+    )
+    .expect("clawtest.toml");
+    for (index, name) in TASKS.iter().cycle().take(tasks).enumerate() {
+        let id = format!("{name}-{index:05}");
+        for kind in ["tasks", "cassettes"] {
+            let text = std::fs::read_to_string(demo.join(kind).join(format!("{name}.yaml")))
+                .expect("the demo's file");
+            // Only the id line changes: the first `task_id:` at the start of a line.
+            let renamed = text.replacen(
+                &format!("\ntask_id: {name}\n"),
+                &format!("\ntask_id: {id}\n"),
+                1,
+            );
+            let renamed = if renamed == text {
+                text.replacen(
+                    &format!("task_id: {name}\n"),
+                    &format!("task_id: {id}\n"),
+                    1,
+                )
+            } else {
+                renamed
+            };
+            assert_ne!(renamed, text, "{kind}/{name}.yaml names its task id");
+            std::fs::write(folder.join(kind).join(format!("{id}.yaml")), renamed).expect("a copy");
+        }
+    }
+}
+
+/// A finished child's figures, from `wait4`.
+struct Usage {
+    success: bool,
+    user: Duration,
+    system: Duration,
+    max_rss_kib: i64,
+}
+
+fn duration(time: libc::timeval) -> Duration {
+    Duration::from_secs(u64::try_from(time.tv_sec).unwrap_or_default())
+        + Duration::from_micros(u64::try_from(time.tv_usec).unwrap_or_default())
+}
+
+fn wait_for(child: &std::process::Child) -> Usage {
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+    let mut status = 0;
+    // SAFETY: wait4 writes into the two values given, which live across the call.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4: {}", std::io::Error::last_os_error());
+    Usage {
+        success: libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        user: duration(usage.ru_utime),
+        system: duration(usage.ru_stime),
+        max_rss_kib: usage.ru_maxrss,
+    }
+}
+
+/// The whole machine's busy CPU time so far, from `/proc/stat` (user, nice, system, irq,
+/// softirq, steal).
+fn machine_busy() -> Duration {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks: u64 = stat
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .enumerate()
+        .filter(|(index, _)| ![3, 4].contains(index))
+        .take(6)
+        .filter_map(|(_, value)| value.parse::<u64>().ok())
+        .sum();
+    // USER_HZ is 100 on every Linux this runs on.
+    Duration::from_millis(ticks * 10)
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+// The child is waited for by `wait_for` (wait4, for its figures), which clippy cannot see.
+#[allow(clippy::zombie_processes)]
+fn measure(tasks: usize, clawtest: &Path, agent: &Path) {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let suite = folder.path().join("suite");
+    write_suite(&suite, tasks, agent);
+    let log = folder.path().join("run.log");
+    let load_before = load_average();
+    let busy_before = machine_busy();
+    let started = Instant::now();
+    let child = Command::new(clawtest)
+        .args(["clawtest", "run", "--backend", "process"])
+        .current_dir(&suite)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&log).expect("run.log"))
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("cargo-clawtest starts");
+    let usage = wait_for(&child);
+    let wall = started.elapsed();
+    let busy = machine_busy().saturating_sub(busy_before);
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let tail: Vec<&str> = text.lines().rev().take(3).collect();
+    let cpu = usage.user + usage.system;
+    let trials = tasks * TRIALS;
+    println!(
+        "{tasks} tasks × {TRIALS} trials: wall {:.1} s, CPU {:.1} s ({:.1} user + {:.1} system), \
+         {:.2} ms CPU a trial, max RSS {} MB; other CPU on the machine {:.1} s; \
+         load {load_before} before, {} after",
+        wall.as_secs_f64(),
+        cpu.as_secs_f64(),
+        usage.user.as_secs_f64(),
+        usage.system.as_secs_f64(),
+        cpu.as_secs_f64() * 1000.0 / trials as f64,
+        usage.max_rss_kib / 1000,
+        busy.saturating_sub(cpu).as_secs_f64(),
+        load_average(),
+    );
+    if !usage.success {
+        eprintln!("the run did not pass; its last lines:");
+        for line in tail.iter().rev() {
+            eprintln!("  {line}");
+        }
+        std::process::exit(1);
+    }
+}
+
+fn main() {
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|argument| argument.replace([',', '_'], "").parse().ok())
+        .collect();
+    let sizes = if sizes.is_empty() {
+        DEFAULT_SIZES.to_vec()
+    } else {
+        sizes
+    };
+    let release = match std::env::var_os("CLAWTEST_BENCH_BINARIES") {
+        Some(folder) => PathBuf::from(folder),
+        None => {
+            build();
+            target_dir().join("release")
+        }
+    };
+    let clawtest = release.join("cargo-clawtest");
+    let agent = release.join("reference-agent");
+    println!(
+        "{} cores; process backend, replay, release build of {}",
+        std::thread::available_parallelism().map_or(1, |cores| cores.get()),
+        clawtest.display()
+    );
+    for tasks in sizes {
+        measure(tasks, &clawtest, &agent);
+    }
+}

@@ -1,0 +1,327 @@
+//! What holds one trial's processes on the process backend, so that all of them end with the
+//! trial, `setsid` or not: a cgroup v2 of the trial's own where the machine lets clawtest make
+//! one (below its own cgroup, `clawtest-<pid>-<n>`; every descendant of the harness is born
+//! in it, so membership needs no scan, and `cgroup.kill` ends them all at once), else a mark
+//! in their environment (`CLAWTEST_TRIAL_MARK`, a random value) and a scan of `/proc` for it,
+//! which reads the environment of every process of the machine, so it costs more the more
+//! runs beside clawtest.
+//!
+//! A child joins the trial's group between fork and exec (it writes `0` to the group's
+//! `cgroup.procs`, opened before the fork), so nothing it starts can be born outside it.
+//! Whether the machine allows it is found once per process, by a probe child that joins a
+//! group and exits before exec; groups a crashed clawtest left behind (their process gone)
+//! are killed and removed then too.
+
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use rustix::fs::{Mode, OFlags};
+
+/// The variable holding a trial's mark in the environment of everything it starts (the
+/// fallback).
+const MARK_VARIABLE: &str = "CLAWTEST_TRIAL_MARK";
+
+/// The prefix of the groups clawtest makes: `clawtest-<pid>-<n>`.
+const GROUP_PREFIX: &str = "clawtest-";
+
+/// How long [`Containment::release`] waits for killed processes to leave the group before
+/// it leaves the empty group behind (removed by the next clawtest's start-up).
+const RELEASE_WAIT: Duration = Duration::from_secs(2);
+
+/// Which way a trial's processes are held.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Mechanism {
+    /// A cgroup v2 where the machine allows it, else the mark.
+    #[default]
+    Cgroup,
+    /// The mark and the scan of `/proc`, whatever the machine allows (for tests of the
+    /// fallback).
+    #[cfg_attr(
+        not(test),
+        allow(dead_code, reason = "only the fallback's tests ask for it")
+    )]
+    Mark,
+}
+
+/// One trial's hold on its processes: [`prepare`](Self::prepare) each command before it is
+/// spawned, [`kill`](Self::kill) to end everything started so far, [`release`](Self::release)
+/// at the end (dropping it kills too).
+#[derive(Debug)]
+pub(crate) struct Containment {
+    hold: Hold,
+}
+
+#[derive(Debug)]
+enum Hold {
+    Group(Group),
+    Mark(String),
+    Released,
+}
+
+#[derive(Debug)]
+struct Group {
+    directory: PathBuf,
+    /// The group's `cgroup.procs`, opened for writing: a child writes `0` to it to join.
+    procs: OwnedFd,
+}
+
+impl Containment {
+    /// A new hold by `mechanism` (a cgroup falls back to the mark where the machine does not
+    /// allow one).
+    pub(crate) fn new(mechanism: Mechanism) -> Containment {
+        let group = match mechanism {
+            Mechanism::Cgroup => cgroup_base().and_then(|base| Group::make(base).ok()),
+            Mechanism::Mark => None,
+        };
+        Containment {
+            hold: match group {
+                Some(group) => Hold::Group(group),
+                None => Hold::Mark(crate::http::random_token()),
+            },
+        }
+    }
+
+    /// Whether the trial's processes are in a cgroup of its own (not the mark).
+    #[cfg(test)]
+    pub(crate) fn is_cgroup(&self) -> bool {
+        matches!(self.hold, Hold::Group(_))
+    }
+
+    /// The cgroup's folder, when the hold is one.
+    #[cfg(test)]
+    pub(crate) fn group_directory(&self) -> Option<&Path> {
+        match &self.hold {
+            Hold::Group(group) => Some(&group.directory),
+            _ => None,
+        }
+    }
+
+    /// Has `command`, and all it starts, held: born in the group, or carrying the mark.
+    pub(crate) fn prepare(&self, command: &mut tokio::process::Command) {
+        match &self.hold {
+            Hold::Group(group) => {
+                let procs = group.procs.as_raw_fd();
+                // SAFETY: between fork and exec the closure makes one system call (write),
+                // which is async-signal-safe, on a descriptor this value keeps open until the
+                // command is spawned (the trial holds it), and allocates nothing.
+                unsafe {
+                    command.pre_exec(move || {
+                        rustix::io::write(BorrowedFd::borrow_raw(procs), b"0")?;
+                        Ok(())
+                    });
+                }
+            }
+            Hold::Mark(mark) => {
+                command.env(MARK_VARIABLE, mark);
+            }
+            Hold::Released => {}
+        }
+    }
+
+    /// Kills every process held so far (what the trial started, escaped or not).
+    pub(crate) fn kill(&self) {
+        match &self.hold {
+            Hold::Group(group) => group.kill(),
+            Hold::Mark(mark) => kill_marked(mark),
+            Hold::Released => {}
+        }
+    }
+
+    /// Kills what is left and removes the group, once its processes have gone (waiting for
+    /// them at most [`RELEASE_WAIT`]).
+    pub(crate) async fn release(mut self) {
+        self.kill();
+        if let Hold::Group(group) = std::mem::replace(&mut self.hold, Hold::Released) {
+            let mut waited = Duration::ZERO;
+            let mut pause = Duration::from_millis(1);
+            while !group.remove() && waited < RELEASE_WAIT {
+                tokio::time::sleep(pause).await;
+                waited += pause;
+                pause = (pause * 2).min(Duration::from_millis(100));
+                group.kill();
+            }
+        }
+    }
+}
+
+impl Drop for Containment {
+    fn drop(&mut self) {
+        self.kill();
+        if let Hold::Group(group) = &self.hold {
+            group.remove();
+        }
+    }
+}
+
+impl Group {
+    /// Makes a new group below `base` and opens its `cgroup.procs`.
+    fn make(base: &Path) -> std::io::Result<Group> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let name = format!(
+            "{GROUP_PREFIX}{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let directory = base.join(name);
+        std::fs::create_dir(&directory)?;
+        match rustix::fs::open(
+            directory.join("cgroup.procs"),
+            OFlags::WRONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(procs) => Ok(Group { directory, procs }),
+            Err(error) => {
+                let _ = std::fs::remove_dir(&directory);
+                Err(error.into())
+            }
+        }
+    }
+
+    fn kill(&self) {
+        kill_group_folder(&self.directory);
+    }
+
+    /// Removes the group; false while processes are still in it.
+    fn remove(&self) -> bool {
+        match std::fs::remove_dir(&self.directory) {
+            Ok(()) => true,
+            Err(error) => error.kind() == std::io::ErrorKind::NotFound,
+        }
+    }
+}
+
+/// Writes `1` to a group's `cgroup.kill`: SIGKILL to every process in it and below.
+fn kill_group_folder(directory: &Path) {
+    if let Ok(kill) = rustix::fs::open(
+        directory.join("cgroup.kill"),
+        OFlags::WRONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        let _ = rustix::io::write(&kill, b"1");
+    }
+}
+
+/// The cgroup v2 folder trial groups are made in (clawtest's own cgroup), when the machine
+/// lets clawtest make them and move its children there; found once per process.
+fn cgroup_base() -> Option<&'static Path> {
+    static BASE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let base = own_cgroup()?;
+        remove_abandoned(&base);
+        probe(&base).then_some(base)
+    })
+    .as_deref()
+}
+
+/// This process's cgroup v2 folder: the cgroup2 mount (`/proc/self/mountinfo`) joined with
+/// the `0::` line of `/proc/self/cgroup`.
+fn own_cgroup() -> Option<PathBuf> {
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let own = cgroups.lines().find_map(|line| line.strip_prefix("0::"))?;
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = mounts.lines().find_map(|line| {
+        let (fields, filesystem) = line.split_once(" - ")?;
+        // The mount point is the fifth field; in the cgroup namespace the root is `/`.
+        (filesystem.split_whitespace().next() == Some("cgroup2"))
+            .then(|| fields.split_whitespace().nth(4))
+            .flatten()
+    })?;
+    let base = Path::new(mount).join(own.trim_start_matches('/'));
+    base.is_dir().then_some(base)
+}
+
+/// Whether a child can join a group made below `base` and the group can be killed: a probe
+/// child joins one and fails on purpose before exec.
+fn probe(base: &Path) -> bool {
+    use std::os::unix::process::CommandExt;
+    let Ok(group) = Group::make(base) else {
+        return false;
+    };
+    // `cgroup.kill` came with Linux 5.14; without it nothing ends a group at once.
+    if !group.directory.join("cgroup.kill").exists() {
+        group.remove();
+        return false;
+    }
+    let procs = group.procs.as_raw_fd();
+    let mut command = std::process::Command::new("/");
+    // SAFETY: as in `Containment::prepare`: one write on a descriptor kept open by `group`.
+    unsafe {
+        command.pre_exec(move || {
+            rustix::io::write(BorrowedFd::borrow_raw(procs), b"0")?;
+            // Joined: stop here, no program is run.
+            Err(rustix::io::Errno::CANCELED.into())
+        });
+    }
+    let joined = command.spawn().err().and_then(|error| error.raw_os_error())
+        == Some(rustix::io::Errno::CANCELED.raw_os_error());
+    group.kill();
+    for _ in 0..100 {
+        if group.remove() {
+            return joined;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    false
+}
+
+/// Kills and removes the groups below `base` whose clawtest is gone (it crashed, or was
+/// killed before removing them).
+fn remove_abandoned(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|name| name.strip_prefix(GROUP_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .map(|(pid, _)| pid)
+        else {
+            continue;
+        };
+        if Path::new("/proc").join(pid).exists() {
+            continue;
+        }
+        kill_group_folder(&entry.path());
+        let _ = std::fs::remove_dir(entry.path());
+    }
+}
+
+/// Kills every process of this user whose environment carries `mark` (the fallback): what a
+/// trial started, escaped from its process group or not.
+fn kill_marked(mark: &str) {
+    let needle = format!("{MARK_VARIABLE}={mark}\0").into_bytes();
+    let Ok(processes) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    let own = std::process::id();
+    for entry in processes.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == own {
+            continue;
+        }
+        // Other users' processes cannot be read, and cannot carry the mark.
+        let Ok(environment) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environment
+            .windows(needle.len())
+            .any(|window| window == needle.as_slice())
+            && let Some(pid) = i32::try_from(pid)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
