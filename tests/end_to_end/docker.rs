@@ -97,6 +97,27 @@ fn containers_labelled(label: &str) -> Vec<String> {
     })
 }
 
+/// Whether a container carrying `label` is running (started, not only created).
+fn a_container_running(label: &str) -> bool {
+    runtime().block_on(async {
+        let engine = docker::connect().await.expect("engine");
+        for id in docker::containers_labelled(&engine, label)
+            .await
+            .expect("containers listed")
+        {
+            let state = engine
+                .inspect_container(&id, None)
+                .await
+                .ok()
+                .and_then(|inspected| inspected.state);
+            if state.and_then(|state| state.running) == Some(true) {
+                return true;
+            }
+        }
+        false
+    })
+}
+
 /// The label on every container that the clawtest process `process` of this host creates:
 /// the containers of that one run and of no other.
 fn owned_by(process: u32) -> String {
@@ -576,10 +597,10 @@ fn a_crashed_run_leaves_no_container() {
         .spawn()
         .expect("cargo-clawtest starts");
     let label = &owned_by(child.id());
-    wait_for(
-        || !containers_labelled(label).is_empty(),
-        "a container to start",
-    );
+    // Running, not only created: a SIGKILL between the engine's create and start leaves a
+    // created container that nothing will start or remove (`cargo clawtest clean` does); what
+    // this test shows is the shim's side of a crash.
+    wait_for(|| a_container_running(label), "a container to start");
     // SIGKILL: no handler, no destructor runs. The shim sees its control connection close,
     // ends the harness and itself, and the engine removes the container.
     child.kill().expect("killed");
