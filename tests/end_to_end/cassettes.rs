@@ -72,14 +72,8 @@ fn a_changed_system_prompt_is_shown_diverged_and_record_missing_records_exactly_
     let suite = Suite::new()
         .task("todo-triage", &triage)
         .task("todo-review", &review)
-        .file("agent.py", AGENT)
+        .program("agent.py", AGENT)
         .config(&config("record", &model.url));
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(
-        suite.path("agent.py"),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .expect("executable");
     let first = suite.run(&[]);
     assert_eq!(recorded(&first.stdout).len(), 2, "{first:#?}");
     // A task no longer in the suite left its cassette behind.

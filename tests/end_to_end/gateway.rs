@@ -770,14 +770,8 @@ fn a_harness_whose_prompt_holds_the_time_its_folder_and_the_services_url_records
     };
     let suite = Suite::new()
         .demo_task("todo-triage", false)
-        .file("harness.py", VOLATILE_HARNESS)
+        .program("harness.py", VOLATILE_HARNESS)
         .config(&config("record", &model.url));
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(
-        suite.path("harness.py"),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .expect("executable");
     let recorded = suite.run(&["--trials", "2", "--json", "record.json"]);
     assert_eq!(recorded.code, 0, "{recorded:#?}");
     let cassette = std::fs::read_to_string(suite.path("cassettes/todo-triage.yaml"))

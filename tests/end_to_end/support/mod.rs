@@ -156,6 +156,15 @@ impl Suite {
         self
     }
 
+    /// `file`, made executable: a harness the suite starts as `./relative`.
+    pub fn program(self, relative: &str, text: &str) -> Suite {
+        use std::os::unix::fs::PermissionsExt as _;
+        let suite = self.file(relative, text);
+        std::fs::set_permissions(suite.path(relative), std::fs::Permissions::from_mode(0o755))
+            .expect("executable");
+        suite
+    }
+
     pub fn path(&self, relative: &str) -> PathBuf {
         self.folder.path().join(relative)
     }
