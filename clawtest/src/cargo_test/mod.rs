@@ -148,9 +148,7 @@ impl TaskRunner {
             .into_iter()
             .next()
             .ok_or_else(|| Failure("the task produced no verdict".into()))?;
-        let mut warnings = judge.take_warnings();
-        warnings.extend(budget.warnings());
-        warnings.extend(trial_warnings);
+        let warnings = run::executor::closing_warnings(&judge, &budget, trial_warnings);
         Ok((verdict, warnings))
     }
 

@@ -98,8 +98,8 @@ pub(crate) fn supervise(task: &Task, mut grade: Grade, round: u32) -> Supervisio
     let (named, pending): (Vec<&Checkpoint>, Vec<&Checkpoint>) = not_met
         .into_iter()
         .partition(|checkpoint| checkpoint.after_turn.unwrap_or(1) <= round);
-    let broken = apply_caps_and_breaks(&mut grade, &named);
-    let recoverable = grade.violations.is_empty() && !broken;
+    let missed_unrecoverable = apply_caps_and_unrecoverable(&mut grade, &named);
+    let recoverable = grade.violations.is_empty() && !missed_unrecoverable;
     let verdict = if grade.passed {
         RoundVerdict::Pass
     } else if recoverable {
@@ -131,12 +131,12 @@ pub(crate) fn supervise(task: &Task, mut grade: Grade, round: u32) -> Supervisio
 /// Applies the missed checkpoints' caps to `grade` (its score, then whether it passed) and
 /// their `unrecoverable` flags (a missed one fails it), each noted in the checkpoint's reason;
 /// true when one was unrecoverable.
-fn apply_caps_and_breaks(grade: &mut Grade, missed: &[&Checkpoint]) -> bool {
-    let mut broken = false;
+fn apply_caps_and_unrecoverable(grade: &mut Grade, missed: &[&Checkpoint]) -> bool {
+    let mut missed_unrecoverable = false;
     for checkpoint in missed {
         let note = match (checkpoint.cap, checkpoint.unrecoverable) {
             (_, true) => {
-                broken = true;
+                missed_unrecoverable = true;
                 grade.passed = false;
                 "unrecoverable: the round fails".to_string()
             }
@@ -158,5 +158,5 @@ fn apply_caps_and_breaks(grade: &mut Grade, missed: &[&Checkpoint]) -> bool {
             component.reason = format!("{} ({note})", component.reason);
         }
     }
-    broken
+    missed_unrecoverable
 }

@@ -123,6 +123,21 @@ pub(crate) async fn execute(
     (summary, review, noticed.warnings())
 }
 
+/// What a run tells its user once it has ended, in the order shown: the judge's warnings (a
+/// cache it could not write), the budget's (answers that reported no usage), then the trials'
+/// (`trials`: a graded stdout that looks like a log). `cargo clawtest run` and a task test
+/// (`cargo_test`) both gather them here.
+pub(crate) fn closing_warnings(
+    judge: &crate::judge::CachedJudge,
+    budget: &crate::llm::gateway::Budget,
+    trials: Vec<String>,
+) -> Vec<String> {
+    let mut warnings = judge.take_warnings();
+    warnings.extend(budget.warnings());
+    warnings.extend(trials);
+    warnings
+}
+
 /// The invalid task files, each reported.
 fn report_invalid(suite: &Suite, reporter: &mut dyn Reporter) -> Vec<InvalidEntry> {
     let invalid: Vec<InvalidEntry> = suite

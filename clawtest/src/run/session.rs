@@ -220,9 +220,7 @@ pub async fn execute(
     let (mut summary, review, trial_warnings) =
         super::executor::execute(suite, settings, resources, reporter, interrupt).await;
     summary.shard = request.partition.map(|partition| partition.shard());
-    let mut warnings = judge.take_warnings();
-    warnings.extend(budget.warnings());
-    warnings.extend(trial_warnings);
+    let warnings = super::executor::closing_warnings(&judge, &budget, trial_warnings);
     Ok(Executed {
         summary,
         warnings,
