@@ -18,6 +18,7 @@ use serde_json::Value;
 use crate::support::repository;
 
 mod commands;
+mod disk;
 
 /// The test image: `/reference-agent` and `/clawtest-probe`, nothing else.
 const IMAGE: &str = "clawtest-test-harness:latest";

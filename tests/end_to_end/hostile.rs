@@ -382,3 +382,82 @@ fn a_killed_run_takes_its_harnesses_with_it() {
         all_gone(&pids)
     });
 }
+
+/// Harnesses that fill their workspace past a 1 MiB cap: one big file (its writer is ended by
+/// the kernel, the harness goes on), many small files, and a harness that is itself the
+/// writer. Each trial must be stopped long before its time limit and end as an error that
+/// names the setting and its value, beside a task that passes.
+#[test]
+fn a_harness_filling_its_workspace_is_stopped_at_the_disk_cap_with_an_error_naming_it() {
+    let harness = format!(
+        r#"#!/bin/sh
+case "$CLAWTEST_TASK_ID" in
+  todo-triage) exec {agent:?} ;;
+  one-big-file)
+    head -c 3000000 /dev/zero > big.bin
+    echo FINAL-ANSWER
+    exec sleep 600 ;;
+  many-files)
+    i=0
+    while [ $i -lt 12 ]; do head -c 200000 /dev/zero > part-$i; i=$((i + 1)); done
+    echo FINAL-ANSWER
+    exec sleep 600 ;;
+  writer-itself)
+    exec head -c 3000000 /dev/zero > big.bin ;;
+esac
+"#,
+        agent = reference_agent().display().to_string()
+    );
+    let mut suite = Suite::new()
+        .program("fill.sh", &harness)
+        .config("tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"./fill.sh\"]\n[limits]\nworkspace_disk_bytes = 1048576\n")
+        .demo_task("todo-triage", false)
+        .cassette("todo-triage", vec![good_triage()]);
+    let filling = ["one-big-file", "many-files", "writer-itself"];
+    for task_id in filling {
+        suite = suite
+            .task(task_id, &answer_task(task_id, 600))
+            .cassette(task_id, vec![json!([])]);
+    }
+    let outcome = suite.run(&["--trials", "1", "--jobs", "4", "--json", "results.json"]);
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
+            .unwrap_or_else(|error| panic!("{error}: {}{}", outcome.stdout, outcome.stderr));
+    let trial = |task: &str| -> Value {
+        results["verdicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|verdict| verdict["task_id"] == task)
+            .unwrap_or_else(|| panic!("no verdict for {task}"))["trials"][0]
+            .clone()
+    };
+    assert_eq!(trial("todo-triage")["passed"], true, "{}", outcome.stdout);
+    for task_id in filling {
+        let filled = trial(task_id);
+        assert_eq!(filled["status"], "error", "{task_id}: {filled}");
+        assert_ne!(
+            filled["harness_exit"], "killed at the time limit",
+            "{task_id}: {filled}"
+        );
+        let message = filled["message"].as_str().unwrap();
+        assert!(
+            message.contains("limits.workspace_disk_bytes = 1048576 (1.0 MiB)")
+                && message.contains("raise `workspace_disk_bytes` under [limits]"),
+            "{task_id}: {message}"
+        );
+        assert!(
+            filled["limits_reached"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|note| note.as_str().unwrap().contains("workspace_disk_bytes")),
+            "{task_id}: {filled}"
+        );
+    }
+    assert!(
+        outcome.stdout.contains("workspace_disk_bytes"),
+        "the report names the cap: {}",
+        outcome.stdout
+    );
+}

@@ -6,6 +6,8 @@
 //! - `sleep`: never finish (the time limit must end it);
 //! - `write FILE TEXT`: write a file in the working directory and print TEXT;
 //! - `exit CODE`: exit with CODE;
+//! - `fill COUNT BYTES`: write COUNT files of BYTES zeros each in the working directory
+//!   (`fill-0`, …), print `filled`, then never finish (a disk cap must end it);
 //! - `link TARGET NAME`: plant a symbolic link NAME → TARGET (the host must not follow it),
 //!   then print `linked NAME`;
 //! - `-c LINE`: LINE split at spaces, as one of the above (installed as `/bin/sh`, the probe
@@ -52,6 +54,18 @@ fn main() {
             println!("{text}");
         }
         ["exit", code] => std::process::exit(code.parse().unwrap_or(2)),
+        ["fill", count, bytes] => {
+            let zeros = vec![0u8; bytes.parse().unwrap_or(0)];
+            for index in 0..count.parse::<usize>().unwrap_or(0) {
+                if let Err(error) = std::fs::write(format!("fill-{index}"), &zeros) {
+                    eprintln!("clawtest-probe: cannot write fill-{index}: {error}");
+                }
+            }
+            println!("filled");
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        }
         ["link", target, name] => {
             let _ = std::fs::remove_file(name);
             if let Err(error) = std::os::unix::fs::symlink(target, name) {
@@ -62,7 +76,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: clawtest-probe env | connect HOST:PORT | sleep | write FILE TEXT | exit CODE | link TARGET NAME | -c LINE"
+                "usage: clawtest-probe env | connect HOST:PORT | sleep | write FILE TEXT | exit CODE | fill COUNT BYTES | link TARGET NAME | -c LINE"
             );
             std::process::exit(2);
         }

@@ -109,7 +109,11 @@ fn check_run(raw: &RawConfig, value_error: &ValueError<'_>) -> Result<(), Config
     Ok(())
 }
 
-/// `[harness]` and `[docker]`: one image source, limits a container can start with.
+/// The smallest `[limits] workspace_disk_bytes` accepted.
+const MIN_WORKSPACE_DISK_BYTES: u64 = 1 << 20;
+
+/// `[harness]`, `[docker]` and the workspace's disk cap: one image source, limits a container
+/// (or a trial folder) can start with.
 fn check_sandbox(raw: &RawConfig, value_error: &ValueError<'_>) -> Result<(), ConfigError> {
     if raw.harness.image.is_some() && raw.harness.dockerfile.is_some() {
         return Err(value_error(
@@ -133,6 +137,16 @@ fn check_sandbox(raw: &RawConfig, value_error: &ValueError<'_>) -> Result<(), Co
         return Err(value_error(
             "docker.pids",
             format!("must be at least 8, found {}", raw.docker.pids),
+        ));
+    }
+    // Below a mebibyte the prompt and tool files alone could pass it.
+    if raw.limits.workspace_disk_bytes < MIN_WORKSPACE_DISK_BYTES {
+        return Err(value_error(
+            "limits.workspace_disk_bytes",
+            format!(
+                "must be at least {MIN_WORKSPACE_DISK_BYTES} (1 MiB), found {}",
+                raw.limits.workspace_disk_bytes
+            ),
         ));
     }
     Ok(())

@@ -169,6 +169,11 @@ pub struct LimitsConfig {
     /// fit, with `"truncated": true` when some were left out (`total` counts them all).
     #[serde(default = "default_audit_answer_bytes")]
     pub audit_answer_bytes: usize,
+    /// Bytes the trial's folder (its workspace, control folder and home) may take on disk
+    /// (default 1 GiB): one file past it, or all of them together, stops the harness and the
+    /// trial is an error that says so.
+    #[serde(default = "default_workspace_disk_bytes")]
+    pub workspace_disk_bytes: u64,
 }
 
 impl Default for LimitsConfig {
@@ -182,6 +187,7 @@ impl Default for LimitsConfig {
             audit_entries: default_audit_entries(),
             audit_bytes: default_audit_bytes(),
             audit_answer_bytes: default_audit_answer_bytes(),
+            workspace_disk_bytes: default_workspace_disk_bytes(),
         }
     }
 }
@@ -216,6 +222,10 @@ fn default_audit_bytes() -> usize {
 
 fn default_audit_answer_bytes() -> usize {
     1 << 20
+}
+
+fn default_workspace_disk_bytes() -> u64 {
+    1 << 30
 }
 
 /// ClawEnvKit's harness tiers: how the agent finds its tools.

@@ -118,6 +118,7 @@ async fn run(
             })
             .collect(),
         limits_reached: Vec::new(),
+        disk_full: None,
     })
 }
 

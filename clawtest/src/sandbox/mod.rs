@@ -9,6 +9,7 @@
 pub(crate) mod capture;
 pub mod commands;
 pub(crate) mod contain;
+pub mod disk;
 pub mod docker;
 pub(crate) mod process;
 pub mod scratch;
@@ -283,6 +284,9 @@ pub struct Finished {
     pub checks: Vec<CheckOutcome>,
     /// The `[limits]` caps that bit, one note each.
     pub limits_reached: Vec<String>,
+    /// Set when the trial's folder passed `[limits] workspace_disk_bytes` and the harness was
+    /// stopped (its checks were not run): the trial is an error.
+    pub disk_full: Option<disk::DiskFull>,
 }
 
 /// Why a backend could not run the harness at all (an infrastructure error, not a failed

@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::capture::{self, Tail, read_tail};
 use super::contain::{Containment, Mechanism};
+use super::disk::{self, DiskFull, DiskWatch};
 use super::{
     CheckCommand, CheckOutcome, Endpoints, Finished, Launch, Running, Sandbox, SandboxError,
 };
@@ -143,8 +144,10 @@ async fn run(
         .filter_map(|(name, value)| Some((name.to_os_string(), value?.to_os_string())))
         .collect();
     supervised(&mut command);
+    disk::cap_file_size(&mut command, launch.limits.workspace_disk_bytes);
     containment.prepare(&mut command);
 
+    let mut disk_watch = DiskWatch::start(folder.clone(), launch.limits.workspace_disk_bytes);
     let started = Instant::now();
     let child = command.spawn().map_err(|error| match error.kind() {
         std::io::ErrorKind::NotFound => SandboxError::CommandNotFound {
@@ -161,7 +164,14 @@ async fn run(
         timed_out,
         stdout,
         stderr,
-    } = supervise(child, launch.timeout, cap, &interrupt).await?;
+    } = supervise(
+        child,
+        launch.timeout,
+        cap,
+        &interrupt,
+        Some(&mut disk_watch),
+    )
+    .await?;
     containment.kill();
     let duration = started.elapsed();
     let mut limits_reached = Vec::new();
@@ -169,13 +179,21 @@ async fn run(
     let (stderr, stderr_note) = stderr.finish("stderr");
     limits_reached.extend(stdout_note.into_iter().chain(stderr_note));
     let exit = exit_of(status, timed_out);
+    let disk_full = disk_watch.finish(exit.signal);
+    limits_reached.extend(disk_full.as_ref().map(DiskFull::note));
     let output_file = capture::read_output_file(
         &workspace,
         launch.limits.output_file_bytes,
         &mut limits_reached,
     );
     let mut checks = Vec::with_capacity(launch.checks.len());
-    for check in &launch.checks {
+    // A trial past its disk cap is an error: its checks would grade nothing.
+    let to_check = if disk_full.is_some() {
+        &[][..]
+    } else {
+        &launch.checks[..]
+    };
+    for check in to_check {
         checks.push(
             run_check(
                 check,
@@ -200,6 +218,7 @@ async fn run(
         duration,
         checks,
         limits_reached,
+        disk_full,
     })
 }
 
@@ -303,7 +322,7 @@ pub(crate) async fn run_check(
         timed_out,
         stdout,
         stderr,
-    } = supervise(child, check.timeout, cap, interrupt).await?;
+    } = supervise(child, check.timeout, cap, interrupt, None).await?;
     Ok(CheckOutcome {
         exit_code: exit_of(status, timed_out).code,
         timed_out,
@@ -321,14 +340,16 @@ struct Supervised {
 }
 
 /// Waits for a child (the harness, or a check command) until it exits, its time limit (its
-/// process group is killed) or an interrupt (killed too, and the run is interrupted), and
-/// collects its output: to the pipes' end, or for [`PIPE_GRACE`] after the child ended if
-/// something else still holds them (then they are dropped).
+/// process group is killed), its trial folder's disk cap when `disk` watches it (killed too)
+/// or an interrupt (killed too, and the run is interrupted), and collects its output: to the
+/// pipes' end, or for [`PIPE_GRACE`] after the child ended if something else still holds them
+/// (then they are dropped).
 async fn supervise(
     mut child: tokio::process::Child,
     timeout: Duration,
     cap: usize,
     interrupt: &CancellationToken,
+    disk: Option<&mut DiskWatch>,
 ) -> Result<Supervised, SandboxError> {
     let group = child.id();
     let (stop_stdout, stdout_stopped) = oneshot::channel::<()>();
@@ -339,8 +360,19 @@ async fn supervise(
     let mut stdout = tokio::spawn(read_tail(child.stdout.take(), cap, until(stdout_stopped)));
     let mut stderr = tokio::spawn(read_tail(child.stderr.take(), cap, until(stderr_stopped)));
     let mut timed_out = false;
+    let disk_passed = async {
+        match disk {
+            Some(watch) => watch.passed().await,
+            None => std::future::pending().await,
+        }
+    };
     let status = tokio::select! {
         status = child.wait() => status.ok(),
+        () = disk_passed => {
+            // The watch keeps what it found; the caller reads it with the exit.
+            kill_group(group);
+            child.wait().await.ok()
+        }
         () = tokio::time::sleep(timeout) => {
             timed_out = true;
             kill_group(group);

@@ -47,7 +47,16 @@ impl TrialHarness<'_> {
     pub(super) async fn run_once(&self, launch: Launch) -> Result<Trajectory, TrialOutcome> {
         let finished = self.sandboxed(launch).await?;
         let stderr = finished.stderr.clone();
+        let disk_full = finished.disk_full;
         let (trajectory, audit_note) = self.trajectory(finished);
+        // Stopped at its disk cap: what it left is cut short, and says nothing of the agent's
+        // answer (the cap's note is in its `limits_reached` too).
+        if let Some(full) = disk_full {
+            return Err(TrialOutcome::Error {
+                message: full.to_string(),
+                trajectory: Some(Box::new(trajectory)),
+            });
+        }
         // A model call the cassette could not answer means the trial did not see the model it
         // was meant to: grading it would judge the gateway, not the agent.
         if self.gateway.failure().is_some() {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bollard::Docker;
-use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits};
 use bollard::query_parameters::{RemoveContainerOptionsBuilder, WaitContainerOptionsBuilder};
 use futures_util::StreamExt;
 
@@ -129,6 +129,7 @@ impl DockerSandbox {
         ]);
         let memory =
             i64::try_from(self.limits.memory_mb.saturating_mul(1 << 20)).unwrap_or(i64::MAX);
+        let disk_cap = i64::try_from(launch.limits.workspace_disk_bytes).unwrap_or(i64::MAX);
         let user = rustix::process::getuid().as_raw();
         let group = rustix::process::getgid().as_raw();
         ContainerCreateBody {
@@ -157,6 +158,13 @@ impl DockerSandbox {
                 memory_swap: Some(memory),
                 nano_cpus: Some((self.limits.cpus * 1e9) as i64),
                 pids_limit: Some(i64::from(self.limits.pids)),
+                // One file past the trial's disk cap fails (SIGXFSZ); the host measures the
+                // whole workspace (`sandbox::disk`).
+                ulimits: Some(vec![ResourcesUlimits {
+                    name: Some("fsize".into()),
+                    soft: Some(disk_cap),
+                    hard: Some(disk_cap),
+                }]),
                 tmpfs: Some(HashMap::from([(
                     "/tmp".to_string(),
                     "rw,nosuid,nodev,size=256m".to_string(),

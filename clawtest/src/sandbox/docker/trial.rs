@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use bollard::container::LogOutput;
 use bollard::exec::{CreateExecOptions, StartExecResults};
 use bollard::query_parameters::{
-    CreateContainerOptionsBuilder, LogsOptionsBuilder, StopContainerOptionsBuilder,
+    CreateContainerOptionsBuilder, KillContainerOptionsBuilder, LogsOptionsBuilder,
+    StopContainerOptionsBuilder,
 };
 use futures_util::{Stream, StreamExt};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -25,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use super::container::{ContainerGuard, container_name, environment};
 use super::{CONTROL_SOCKET, DockerSandbox, STDERR_SOCKET, STDOUT_SOCKET, WORKSPACE_MOUNT};
 use crate::sandbox::capture::{self, Tail, read_tail};
+use crate::sandbox::disk::{DiskFull, DiskWatch};
 use crate::sandbox::process::PIPE_GRACE;
 use crate::sandbox::{CheckCommand, CheckOutcome, Endpoints, Finished, Launch, SandboxError};
 use crate::trajectory::HarnessExit;
@@ -121,6 +123,8 @@ impl DockerSandbox {
             live: Arc::clone(&self.live),
             removed: false,
         };
+        // The workspace is a bind mount of the trial's folder: measured here, on the host.
+        let disk = DiskWatch::start(folder.clone(), launch.limits.workspace_disk_bytes);
         let outcome = self
             .supervise(
                 &guard.id,
@@ -128,6 +132,7 @@ impl DockerSandbox {
                 control_listener,
                 &environment,
                 &interrupt,
+                disk,
             )
             .await;
         if matches!(outcome, Err(SandboxError::Interrupted)) {
@@ -148,10 +153,17 @@ impl DockerSandbox {
         let _ = stop_streams.send(true);
         let (stdout, stdout_note) = stdout_reader.await.unwrap_or_default().finish("stdout");
         let (mut stderr, stderr_note) = stderr_reader.await.unwrap_or_default().finish("stderr");
-        let (exit, shim_said, checks, duration) = outcome?;
+        let Supervised {
+            exit,
+            shim_said,
+            checks,
+            duration,
+            disk_full,
+        } = outcome?;
         // What the shim itself said (e.g. a port it could not forward) goes with stderr.
         stderr.push_str(&shim_said);
         let mut limits_reached: Vec<String> = stdout_note.into_iter().chain(stderr_note).collect();
+        limits_reached.extend(disk_full.as_ref().map(DiskFull::note));
         let output_file = capture::read_output_file(
             &workspace,
             launch.limits.output_file_bytes,
@@ -168,11 +180,13 @@ impl DockerSandbox {
             duration,
             checks,
             limits_reached,
+            disk_full,
         })
     }
 
-    /// Starts the container, waits for the shim's report, runs the checks, and reads the
-    /// logs. The caller removes the container whatever this returns.
+    /// Starts the container, waits for the shim's report (or the trial folder's disk cap,
+    /// which kills the container), runs the checks, and reads the logs. The caller removes the
+    /// container whatever this returns.
     async fn supervise(
         &self,
         id: &str,
@@ -180,7 +194,8 @@ impl DockerSandbox {
         control: UnixListener,
         environment: &[String],
         interrupt: &CancellationToken,
-    ) -> Result<(HarnessExit, String, Vec<CheckOutcome>, Duration), SandboxError> {
+        mut disk: DiskWatch,
+    ) -> Result<Supervised, SandboxError> {
         let started = Instant::now();
         self.docker
             .start_container(id, None)
@@ -196,6 +211,21 @@ impl DockerSandbox {
         let mut waiting = self.docker.wait_container(id, None);
         let ended = tokio::select! {
             report = report => Some(report.map_err(prepare_error)?),
+            () = disk.passed() => {
+                let options = KillContainerOptionsBuilder::default().signal("SIGKILL").build();
+                let _ = self.docker.kill_container(id, Some(options)).await;
+                return Ok(Supervised {
+                    exit: HarnessExit {
+                        code: None,
+                        timed_out: false,
+                        signal: Some(rustix::process::Signal::KILL.as_raw()),
+                    },
+                    shim_said: String::new(),
+                    checks: Vec::new(),
+                    duration: started.elapsed(),
+                    disk_full: disk.finish(None),
+                });
+            }
             () = tokio::time::sleep(launch.timeout + REPORT_GRACE) => None,
             () = interrupt.cancelled() => return Err(SandboxError::Interrupted),
             _ = waiting.next() => {
@@ -217,13 +247,23 @@ impl DockerSandbox {
             ),
             Some((line, connection)) => (parse_report(&line, &launch.command)?, Some(connection)),
         };
+        let disk_full = disk.finish(exit.signal);
         let cap = launch.limits.output_bytes;
         let mut checks = Vec::with_capacity(launch.checks.len());
-        for check in &launch.checks {
-            checks.push(self.exec(id, check, environment, cap, interrupt).await?);
+        // A trial past its disk cap is an error: its checks would grade nothing.
+        if disk_full.is_none() {
+            for check in &launch.checks {
+                checks.push(self.exec(id, check, environment, cap, interrupt).await?);
+            }
         }
         let (_, shim_said) = self.logs(id, cap).await;
-        Ok((exit, shim_said, checks, duration))
+        Ok(Supervised {
+            exit,
+            shim_said,
+            checks,
+            duration,
+            disk_full,
+        })
     }
 
     /// The container's log (the shim's own messages), stdout and stderr, each capped.
@@ -310,6 +350,16 @@ impl DockerSandbox {
             stderr,
         })
     }
+}
+
+/// How the harness's container ran: its exit, what the shim said, the checks' outcomes, how
+/// long it ran, and whether it passed its disk cap.
+struct Supervised {
+    exit: HarnessExit,
+    shim_said: String,
+    checks: Vec<CheckOutcome>,
+    duration: Duration,
+    disk_full: Option<DiskFull>,
 }
 
 /// A container's or exec's output streams, stdout and stderr, the tail of each kept.
