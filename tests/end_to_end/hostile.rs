@@ -461,3 +461,106 @@ esac
         outcome.stdout
     );
 }
+
+/// Opens connections to `address` until `stop`, each sending part of a request head and no
+/// more (no token, never finished), holding the newest 400: a slowloris flood.
+fn flood(
+    address: std::net::SocketAddr,
+    stop: &std::sync::atomic::AtomicBool,
+    opened: &std::sync::atomic::AtomicUsize,
+) {
+    use std::io::Write as _;
+    use std::sync::atomic::Ordering;
+    let mut held = std::collections::VecDeque::new();
+    while !stop.load(Ordering::Relaxed) {
+        if let Ok(mut connection) = std::net::TcpStream::connect(address) {
+            let _ = connection.write_all(b"GET /todo/tasks HTTP/1.1\r\nHost: x\r\n");
+            held.push_back(connection);
+            if held.len() > 400 {
+                held.pop_front();
+            }
+            opened.fetch_add(1, Ordering::Relaxed);
+        }
+        // Paced, so that the flood does not take the machine's CPU from the trial.
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Issue #28 item 12 end to end: a slowloris flood of another agent's connections against a
+/// trial's services and gateway, started before its agent makes a call and kept up while it
+/// runs, does not fail it. The harness says where its listeners are and waits for the flood
+/// (300 connections on each) before it starts the reference agent.
+#[test]
+fn a_slowloris_flood_against_a_trial_s_listeners_does_not_fail_its_agent() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let harness = format!(
+        r#"#!/bin/sh
+printf '%s\n%s\n' "$CLAWTEST_SERVICES_URL" "$OPENAI_BASE_URL" > "$SYNC/urls.part"
+mv "$SYNC/urls.part" "$SYNC/urls"
+i=0
+while [ ! -f "$SYNC/go" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+exec {agent:?}
+"#,
+        agent = reference_agent().display().to_string()
+    );
+    let suite = Suite::new()
+        .program("victim.sh", &harness)
+        .config("tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"./victim.sh\"]\nenv = [\"SYNC\"]\n")
+        .demo_task("todo-triage", false)
+        .cassette("todo-triage", vec![good_triage()]);
+    let sync = suite.path("sync");
+    std::fs::create_dir(&sync).unwrap();
+    let run = crate::support::command_in(
+        suite.folder.path(),
+        &suite,
+        &["--trials", "1", "--json", "results.json"],
+    )
+    .env("SYNC", &sync)
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .expect("cargo-clawtest starts");
+    eventually("the harness never said where its listeners are", || {
+        sync.join("urls").exists()
+    });
+    let addresses: Vec<std::net::SocketAddr> = std::fs::read_to_string(sync.join("urls"))
+        .unwrap()
+        .lines()
+        .map(|url| {
+            let rest = url.strip_prefix("http://").expect("a loopback URL");
+            rest.split('/').next().unwrap().parse().expect("HOST:PORT")
+        })
+        .collect();
+    assert_eq!(addresses.len(), 2, "{addresses:?}");
+    let stop = AtomicBool::new(false);
+    let opened: Vec<AtomicUsize> = addresses.iter().map(|_| AtomicUsize::new(0)).collect();
+    let output = std::thread::scope(|scope| {
+        for (address, opened) in addresses.iter().zip(&opened) {
+            let stop = &stop;
+            scope.spawn(move || flood(*address, stop, opened));
+        }
+        eventually("the flood never opened 300 connections a listener", || {
+            opened
+                .iter()
+                .all(|count| count.load(Ordering::Relaxed) >= 300)
+        });
+        std::fs::write(sync.join("go"), "").unwrap();
+        let output = run.wait_with_output().expect("cargo-clawtest runs");
+        stop.store(true, Ordering::Relaxed);
+        output
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        results["verdicts"][0]["trials"][0]["passed"], true,
+        "{stdout}"
+    );
+}

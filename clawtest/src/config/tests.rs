@@ -52,6 +52,19 @@ fn docker_keys_parse_and_are_checked() {
 }
 
 #[test]
+fn the_workspace_disk_cap_defaults_to_a_gibibyte_and_is_at_least_a_mebibyte() {
+    assert_eq!(parse("").unwrap().limits.workspace_disk_bytes, 1 << 30);
+    let config = parse("[limits]\nworkspace_disk_bytes = 1048576\n").unwrap();
+    assert_eq!(config.limits.workspace_disk_bytes, 1 << 20);
+    let error = parse("[limits]\nworkspace_disk_bytes = 4096\n").unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("limits.workspace_disk_bytes") && message.contains("at least 1048576"),
+        "{message}"
+    );
+}
+
+#[test]
 fn the_llm_table_reads_providers_prices_and_budget() {
     let config = parse(
         "[llm]\nmode = \"record\"\nmax_cost_usd = 2.5\n[llm.openai]\nbase_url = \"http://127.0.0.1:9\"\napi_key_env = \"OPENAI_API_KEY\"\n[llm.prices.\"gpt-4o-mini\"]\ninput_per_million = 0.15\noutput_per_million = 0.6\n",
