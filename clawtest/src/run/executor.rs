@@ -16,8 +16,6 @@ use super::plan::{Provisions, TrialPlan};
 use super::settings::{RunOptions, RunSettings};
 use super::suite::Suite;
 use crate::config::Mode;
-use crate::llm::AnswerSource;
-use crate::llm::ModelAccess;
 use crate::llm::gateway::Recorder;
 use crate::report::events::{Event, Reporter, TrialOutcome};
 use crate::report::snapshots::{self, Review};
@@ -89,13 +87,7 @@ pub(crate) async fn execute(
         }
         _ => None,
     };
-    let plans = plan(
-        suite.tasks,
-        &resources.catalogue,
-        &options,
-        &models,
-        &cassettes,
-    );
+    let plans = plan(suite.tasks, &resources.catalogue, &options, &cassettes);
     let shared = Arc::new(Shared {
         plans,
         provisions: Provisions {
@@ -159,20 +151,17 @@ fn report_invalid(suite: &Suite, reporter: &mut dyn Reporter) -> Vec<InvalidEntr
     invalid
 }
 
-/// One plan per task: each decides where its model answers come from.
+/// One plan per task (where its model answers come from is decided when its first trial
+/// starts).
 fn plan(
     tasks: Vec<Task>,
     catalogue: &Arc<Catalogue>,
     options: &RunOptions,
-    models: &ModelAccess,
     cassettes: &Option<PathBuf>,
 ) -> Vec<TrialPlan> {
     tasks
         .into_iter()
-        .map(|task| {
-            let answers = AnswerSource::decide(models, cassettes.as_deref(), &task.id);
-            TrialPlan::new(task, catalogue, options, answers)
-        })
+        .map(|task| TrialPlan::new(task, catalogue, options, cassettes.clone()))
         .collect()
 }
 
@@ -279,6 +268,8 @@ async fn collect(
         let records = finished.entry(task).or_default();
         records.push(record);
         if records.len() == k as usize {
+            // Its trials have all ended: its cassette and tools document are not needed.
+            plan.let_go();
             let verdict =
                 aggregate::verdict(&plan.task, plan.threshold, k, std::mem::take(records));
             task_finished(shared, plan, k, &verdict, reporter);

@@ -24,9 +24,11 @@ pub(super) struct Place<'a> {
     pub(super) folder: &'a Path,
 }
 
-/// The launch of trial `trial` of `plan`'s task, started as `harness` says, at `place`.
+/// The launch of trial `trial` of `plan`'s task (whose tools document is `tools`), started as
+/// `harness` says, at `place`.
 pub(super) fn launch(
     plan: &TrialPlan,
+    tools: &Value,
     trial: u32,
     harness: &HarnessLaunch,
     place: Place<'_>,
@@ -36,8 +38,8 @@ pub(super) fn launch(
     let surfaces = surfaces(
         harness.tier,
         &task.prompt,
-        &plan.tools,
-        skill_md(&task.id, &plan.tools, services_url),
+        tools,
+        skill_md(&task.id, tools, services_url),
         mcp_config(services_url, place.seen.stdio_bridge).to_string(),
         services_url,
     );

@@ -20,6 +20,7 @@ use self::harness::TrialHarness;
 use self::launch::Place;
 use crate::closed_loop::LoopError;
 use crate::grade::Grade;
+use crate::llm::AnswerSource;
 use crate::llm::gateway::{Gateway, TrialValues};
 use crate::report::events::TrialOutcome;
 use crate::run::plan::{Provisions, TrialPlan};
@@ -51,8 +52,17 @@ pub(crate) async fn run(
     } = ready;
     let endpoints = opened.endpoints.clone();
     let seen = provisions.sandbox.services_seen(&endpoints);
-    let gateway = gateway(plan, trial, provisions, &opened, &seen, folder.path());
-    let serving = opened.serve(&world, McpServer::from_tools_json(&plan.tools), &gateway);
+    let loaded = plan.loaded(&provisions.models);
+    let gateway = gateway(
+        &loaded.answers,
+        plan,
+        trial,
+        provisions,
+        &opened,
+        &seen,
+        folder.path(),
+    );
+    let serving = opened.serve(&world, McpServer::from_tools_json(&loaded.tools), &gateway);
     let place = Place {
         seen: &seen,
         endpoints,
@@ -65,11 +75,12 @@ pub(crate) async fn run(
         world: &world,
         planned: &plan.commands,
         interrupt,
-        launch: launch::launch(plan, trial, &provisions.harness, place),
+        launch: launch::launch(plan, &loaded.tools, trial, &provisions.harness, place),
     };
     let outcome = run_harness(plan, provisions, &mut harness)
         .await
-        .map_err(|outcome| with_fault_note(outcome, plan, &gateway));
+        .map_err(|outcome| with_fault_note(outcome, plan, &loaded.answers, &gateway));
+    drop(loaded);
     serving.stop().await;
     drop(folder);
     match outcome {
@@ -119,6 +130,7 @@ async fn prepare(plan: &TrialPlan, trial: u32, provisions: &Provisions) -> Resul
 /// as placeholders: the URLs the harness is given and the trial's folder. On loopback it
 /// answers only under the trial's token.
 fn gateway(
+    answers: &AnswerSource,
     plan: &TrialPlan,
     trial: u32,
     provisions: &Provisions,
@@ -133,8 +145,7 @@ fn gateway(
         Endpoints::Loopback { gateway_url, .. } => values.with_url("gateway_url", gateway_url),
         Endpoints::Sockets { .. } => values,
     };
-    let gateway = plan
-        .answers
+    let gateway = answers
         .gateway(&plan.task.id, trial, &provisions.models)
         .with_values(values);
     match &opened.token {
@@ -225,8 +236,13 @@ async fn finish(
 /// a replay under other faults than the cassette was recorded with lets the agent meet other
 /// faults, and so send other requests, so the divergence names the settings, not only the
 /// message that differs.
-fn with_fault_note(outcome: TrialOutcome, plan: &TrialPlan, gateway: &Gateway) -> TrialOutcome {
-    match (outcome, gateway.failure(), plan.changed_faults()) {
+fn with_fault_note(
+    outcome: TrialOutcome,
+    plan: &TrialPlan,
+    answers: &AnswerSource,
+    gateway: &Gateway,
+) -> TrialOutcome {
+    match (outcome, gateway.failure(), plan.changed_faults(answers)) {
         (
             TrialOutcome::Error {
                 message,
