@@ -95,6 +95,17 @@ fn eventually(what: &str, condition: impl Fn() -> bool) {
     }
 }
 
+/// The first trial of `task`'s verdict in JSON `results`.
+fn first_trial(results: &Value, task: &str) -> Value {
+    results["verdicts"]
+        .as_array()
+        .expect("verdicts")
+        .iter()
+        .find(|verdict| verdict["task_id"] == task)
+        .unwrap_or_else(|| panic!("no verdict for {task}"))["trials"][0]
+        .clone()
+}
+
 fn hostile_suite() -> Suite {
     let suite = Suite::new();
     let script = suite.path("harness.sh");
@@ -154,13 +165,7 @@ fn hostile_harnesses_fail_or_error_clearly_next_to_a_task_that_passes_and_leave_
             .unwrap();
     let verdicts = results["verdicts"].as_array().unwrap();
     assert_eq!(verdicts.len(), 6, "every task has a verdict");
-    let trial = |task: &str| -> Value {
-        verdicts
-            .iter()
-            .find(|verdict| verdict["task_id"] == task)
-            .unwrap_or_else(|| panic!("no verdict for {task}"))["trials"][0]
-            .clone()
-    };
+    let trial = |task: &str| first_trial(&results, task);
 
     assert_eq!(trial("todo-triage")["passed"], true, "{stdout}");
 
@@ -423,15 +428,7 @@ esac
     let results: Value =
         serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
             .unwrap_or_else(|error| panic!("{error}: {}{}", outcome.stdout, outcome.stderr));
-    let trial = |task: &str| -> Value {
-        results["verdicts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|verdict| verdict["task_id"] == task)
-            .unwrap_or_else(|| panic!("no verdict for {task}"))["trials"][0]
-            .clone()
-    };
+    let trial = |task: &str| first_trial(&results, task);
     assert_eq!(trial("todo-triage")["passed"], true, "{}", outcome.stdout);
     for task_id in filling {
         let filled = trial(task_id);
