@@ -11,6 +11,7 @@
 //! `perturb.rs` finds the values and rewrites them; `text.rs` holds the seeded draws,
 //! whole-token replacement and date arithmetic; `pools.rs` the built-in names.
 
+mod edit;
 mod fields;
 mod files;
 mod perturb;
@@ -23,7 +24,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::accept::{self, Distance, Fingerprint, Provenance, ReloadError, Rules};
+use crate::accept::{self, Distance, Fingerprint, Provenance, Rules};
 use crate::sandbox::commands::Commands;
 use crate::services::Catalogue;
 use crate::task::{self, Task};
@@ -143,7 +144,8 @@ pub const MAX_VARIANTS: u32 = 100;
 pub struct Variant {
     /// The variant as a validated task (`task_id` is the source's id with `.v<N>`).
     pub task: Task,
-    /// Its task.yaml: a provenance comment, then exactly what `task::write::to_yaml` writes.
+    /// Its task.yaml: a provenance comment, then the source's text with the changed values
+    /// edited in place (its key order, style and comments kept).
     pub yaml: String,
     /// What was changed, one line per kind.
     pub applied: Vec<String>,
@@ -195,6 +197,20 @@ pub fn generate(
             return generated;
         }
     };
+    // The variant is the source's text edited: the text the task was loaded from.
+    let source = match task::read::read_bytes(&task.path)
+        .ok()
+        .and_then(|bytes| task::read::text(bytes).ok())
+    {
+        Some(source) => source,
+        None => {
+            generated.skipped = Some(format!(
+                "its file `{}` cannot be read again",
+                task.path.display()
+            ));
+            return generated;
+        }
+    };
     let survey = Survey::new(task, &document, &workspace_files(task));
     generated.left_alone = survey.left_alone.clone();
     // A draw that changes nothing means no draw will: the task is skipped, with the reason.
@@ -208,6 +224,11 @@ pub fn generate(
         generated.skipped = Some(reason);
         return generated;
     }
+    let source = Source {
+        task,
+        text: &source,
+        document: &document,
+    };
     let mut seen = vec![Fingerprint::of_document(&document)];
     for index in 1..=options.count {
         let id = format!("{}.v{index}", task.id);
@@ -223,7 +244,7 @@ pub fn generate(
                 let fingerprint = Fingerprint::of_document(&document);
                 fingerprint
                     .is_new(seen, distance)
-                    .then_some(((document, perturbed.applied), fingerprint))
+                    .then_some(((document, perturbed), fingerprint))
             })
         };
         let drawn = draw(Distance::Surface, &seen).or_else(|| draw(Distance::PartSurface, &seen));
@@ -236,7 +257,7 @@ pub fn generate(
             continue;
         };
         match finish(
-            task, catalogue, options, commands, index, &id, perturbed, &seen,
+            &source, catalogue, options, commands, index, &id, perturbed, &seen,
         ) {
             Ok(variant) => generated.variants.push(variant),
             Err(reason) => generated.failures.push(Failure {
@@ -250,37 +271,54 @@ pub fn generate(
     generated
 }
 
-/// The perturbed document as a variant, through the accept pipeline: written back, loaded
-/// beside its source, settled (written again, the same text), new against `seen` (its source
-/// and the earlier variants: another surface), proven feasible.
+/// The task a variant is drawn from: the task, the text it was loaded from, its document.
+struct Source<'a> {
+    task: &'a Task,
+    text: &'a str,
+    document: &'a Value,
+}
+
+/// The perturbed document as a variant, through the accept pipeline: the source's text edited
+/// to it, loaded beside its source, checked to load as exactly the perturbed document, new
+/// against `seen` (its source and the earlier variants: another surface), proven feasible.
 #[allow(clippy::too_many_arguments)]
 fn finish(
-    task: &Task,
+    source: &Source<'_>,
     catalogue: &Catalogue,
     options: &Options,
     commands: &Commands,
     index: u32,
     id: &str,
-    (mut document, applied): (Value, Vec<String>),
+    (mut document, perturbed): (Value, perturb::Perturbed),
     seen: &[Fingerprint],
 ) -> Result<Variant, String> {
+    let task = source.task;
     document["task_id"] = Value::from(id);
+    let hints = edit::Hints {
+        replacements: &perturbed.replacements,
+        opening: perturbed.opening.as_deref(),
+    };
+    let text = edit::rewrite(
+        source.text,
+        source.document,
+        &document,
+        &perturbed.shape,
+        &hints,
+    )
+    .map_err(|reason| format!("the variant cannot be written like its source: {reason}"))?;
     // Loaded from beside the source, so `files[].source` resolves as the source's does.
     let path = task.folder.join(format!("{id}.yaml"));
-    let reloaded = accept::reload(&document, &path, catalogue)
-        .and_then(|reloaded| reloaded.settle(&path, catalogue))
-        .map_err(|error| match error {
-            ReloadError::Invalid(invalid) => {
-                let problems: Vec<String> = invalid
-                    .problems
-                    .iter()
-                    .map(|problem| problem.plain(&path))
-                    .collect();
-                format!("the variant is not a valid task: {}", problems.join("; "))
-            }
-            ReloadError::Unsettled => "the variant does not load back as it was written".into(),
-            ReloadError::Write(error) => error.to_string(),
-        })?;
+    let loaded = task::parse(&path, text.clone(), catalogue).map_err(|invalid| {
+        let problems: Vec<String> = invalid
+            .problems
+            .iter()
+            .map(|problem| problem.plain(&path))
+            .collect();
+        format!("the variant is not a valid task: {}", problems.join("; "))
+    })?;
+    if task::write::document(&loaded).ok().as_ref() != Some(&document) {
+        return Err("the variant's text does not load as the variant it was drawn as".into());
+    }
     let rules = Rules {
         catalogue,
         threshold: options.threshold,
@@ -288,7 +326,7 @@ fn finish(
         distance: Distance::PartSurface,
         commands,
     };
-    let problems = accept::accept(&reloaded.task, &reloaded.text, &rules, Vec::new());
+    let problems = accept::accept(&loaded, &text, &rules, Vec::new());
     if !problems.is_empty() {
         let reasons: Vec<String> = problems
             .iter()
@@ -299,13 +337,13 @@ fn finish(
             reasons.join("; ")
         ));
     }
-    let mut variant = reloaded.task;
+    let mut variant = loaded;
     variant.path = task.path.clone();
-    let header = provenance(task, options, index, &applied).header();
+    let header = provenance(task, options, index, &perturbed.applied).header();
     Ok(Variant {
         task: variant,
-        yaml: format!("{header}{}", reloaded.text),
-        applied,
+        yaml: format!("{header}{text}"),
+        applied: perturbed.applied,
     })
 }
 
@@ -364,3 +402,5 @@ fn read_prefix(path: &Path, limit: u64) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod written_tests;
