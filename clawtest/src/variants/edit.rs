@@ -58,9 +58,34 @@ pub(super) struct Hints<'a> {
     pub(super) opening: Option<&'a str>,
 }
 
+/// The stack the edit runs with: the YAML reader recurses once per nesting level, and a task
+/// may nest as deep as the loader allows (`task::MAX_DEPTH`), which it reads with as much.
+const STACK: usize = 16 * 1024 * 1024;
+
 /// `source` (the text `before` was loaded from) edited so that it loads as `after`; `fixtures`
 /// says where the items of the fixtures' lists came from.
 pub(super) fn rewrite(
+    source: &str,
+    before: &Value,
+    after: &Value,
+    fixtures: &Shape,
+    hints: &Hints<'_>,
+) -> Result<String, String> {
+    std::thread::scope(|scope| {
+        let edit = || rewrite_here(source, before, after, fixtures, hints);
+        match std::thread::Builder::new()
+            .stack_size(STACK)
+            .spawn_scoped(scope, edit)
+        {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(error) => Err(format!("cannot start a thread to edit the source: {error}")),
+        }
+    })
+}
+
+fn rewrite_here(
     source: &str,
     before: &Value,
     after: &Value,
@@ -509,8 +534,12 @@ fn apply(
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for (range, replacement) in edits {
-        let (start, end) = (range.start - offset, range.end - offset);
-        if start < at || end > text.len() {
+        let start = range.start.checked_sub(offset);
+        let end = range.end.checked_sub(offset);
+        let (Some(start), Some(end)) = (start, end) else {
+            return Err("an edit lies outside its value".into());
+        };
+        if start < at || end > text.len() || !text.is_char_boundary(start) {
             return Err("two edits of the source overlap".into());
         }
         out.push_str(&text[at..start]);

@@ -30,7 +30,7 @@ use crate::services::Catalogue;
 use crate::task::{self, Task};
 use survey::Survey;
 
-pub use files::{FromFile, WriteError, expand, from_paths, write};
+pub use files::{Expanded, Expansion, FromFile, WriteError, expand, from_paths, write};
 
 /// One kind of perturbation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -135,9 +135,11 @@ pub struct Options {
 /// The seed when none is given.
 pub const DEFAULT_SEED: u64 = 1;
 
-/// The most variants of one task (`vary --count`, `run --variants`): each is drawn, written
-/// back and proven feasible before the next, and `run --variants` holds them all.
-pub const MAX_VARIANTS: u32 = 100;
+/// The most variants of one task (`vary --count`, `run --variants`). `run --variants` draws
+/// them one at a time as its trials start, so memory does not bound them; each must differ
+/// from every earlier variant of its task, so drawing N compares N²/2 surfaces: this keeps the
+/// longest at about a second of comparing, beside the N feasibility proofs.
+pub const MAX_VARIANTS: u32 = 1000;
 
 /// One variant, loaded, feasible, and its text.
 #[derive(Debug, Clone)]
@@ -186,51 +188,92 @@ pub fn generate(
     commands: &Commands,
 ) -> Generated {
     let mut generated = Generated::default();
-    if options.kinds.is_empty() {
-        generated.skipped = Some("every kind of perturbation is switched off".into());
-        return generated;
-    }
-    let document = match task::write::document(task) {
-        Ok(document) => document,
-        Err(error) => {
-            generated.skipped = Some(format!("the task cannot be written back: {error}"));
+    let mut drawer = match Drawer::new(task, options) {
+        Ok(drawer) => drawer,
+        Err((reason, left_alone)) => {
+            generated.skipped = Some(reason);
+            generated.left_alone = left_alone;
             return generated;
         }
     };
-    // The variant is the source's text edited: the text the task was loaded from.
-    let source = match task::read::read_bytes(&task.path)
-        .ok()
-        .and_then(|bytes| task::read::text(bytes).ok())
-    {
-        Some(source) => source,
-        None => {
-            generated.skipped = Some(format!(
-                "its file `{}` cannot be read again",
-                task.path.display()
+    generated.left_alone = drawer.survey.left_alone.clone();
+    while let Some(drawn) = drawer.next(catalogue, options, commands) {
+        match drawn {
+            Ok(variant) => generated.variants.push(variant),
+            Err(failure) => generated.failures.push(failure),
+        }
+    }
+    generated
+}
+
+/// One task's variants, drawn one at a time: what every draw reads (the task, the text it was
+/// loaded from, its document and survey), and the surfaces drawn so far, which the next must
+/// differ from. Only these fingerprints grow with the count.
+struct Drawer {
+    task: Task,
+    text: String,
+    document: Value,
+    survey: Survey,
+    seen: Vec<Fingerprint>,
+    index: u32,
+}
+
+impl Drawer {
+    /// Ready to draw `task`'s variants; else why it is skipped, and the values left alone.
+    fn new(task: &Task, options: &Options) -> Result<Drawer, (String, Vec<String>)> {
+        if options.kinds.is_empty() {
+            return Err((
+                "every kind of perturbation is switched off".into(),
+                Vec::new(),
             ));
-            return generated;
         }
-    };
-    let survey = Survey::new(task, &document, &workspace_files(task));
-    generated.left_alone = survey.left_alone.clone();
-    // A draw that changes nothing means no draw will: the task is skipped, with the reason.
-    let probe = perturb::perturb(task, &survey, options.kinds, options.seed);
-    if probe.applied.is_empty() {
-        let mut reason = "nothing the chosen kinds of perturbation can change".to_owned();
-        if !survey.left_alone.is_empty() {
-            reason.push_str("; left alone: ");
-            reason.push_str(&survey.left_alone.join(", "));
+        let document = task::write::document(task).map_err(|error| {
+            (
+                format!("the task cannot be written back: {error}"),
+                Vec::new(),
+            )
+        })?;
+        // The variant is the source's text edited: the text the task was loaded from.
+        let text = task::read::read_bytes(&task.path)
+            .ok()
+            .and_then(|bytes| task::read::text(bytes).ok())
+            .ok_or_else(|| {
+                let reason = format!("its file `{}` cannot be read again", task.path.display());
+                (reason, Vec::new())
+            })?;
+        let survey = Survey::new(task, &document, &workspace_files(task));
+        // A draw that changes nothing means no draw will: the task is skipped, with the reason.
+        let probe = perturb::perturb(task, &survey, options.kinds, options.seed);
+        if probe.applied.is_empty() {
+            let mut reason = "nothing the chosen kinds of perturbation can change".to_owned();
+            if !survey.left_alone.is_empty() {
+                reason.push_str("; left alone: ");
+                reason.push_str(&survey.left_alone.join(", "));
+            }
+            return Err((reason, survey.left_alone));
         }
-        generated.skipped = Some(reason);
-        return generated;
+        Ok(Drawer {
+            seen: vec![Fingerprint::of_document(&document)],
+            task: task.clone(),
+            text,
+            document,
+            survey,
+            index: 0,
+        })
     }
-    let source = Source {
-        task,
-        text: &source,
-        document: &document,
-    };
-    let mut seen = vec![Fingerprint::of_document(&document)];
-    for index in 1..=options.count {
+
+    /// The next variant, or why it could not be handed out; `None` after `options.count`.
+    fn next(
+        &mut self,
+        catalogue: &Catalogue,
+        options: &Options,
+        commands: &Commands,
+    ) -> Option<Result<Variant, Failure>> {
+        if self.index >= options.count {
+            return None;
+        }
+        self.index += 1;
+        let (task, index) = (&self.task, self.index);
         let id = format!("{}.v{index}", task.id);
         // Prompt and fixtures both new if any draw gives that, else at least one of them.
         let draw = |distance: Distance, seen: &[Fingerprint]| {
@@ -239,7 +282,7 @@ pub fn generate(
                     ^ options.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
                     ^ u64::from(index).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
                     ^ attempt.wrapping_mul(0x1656_67B1_9E37_79F9);
-                let perturbed = perturb::perturb(task, &survey, options.kinds, seed);
+                let perturbed = perturb::perturb(task, &self.survey, options.kinds, seed);
                 let document = task::write::document(&perturbed.task).ok()?;
                 let fingerprint = Fingerprint::of_document(&document);
                 fingerprint
@@ -247,28 +290,31 @@ pub fn generate(
                     .then_some(((document, perturbed), fingerprint))
             })
         };
-        let drawn = draw(Distance::Surface, &seen).or_else(|| draw(Distance::PartSurface, &seen));
+        let seen = &self.seen;
+        let drawn = draw(Distance::Surface, seen).or_else(|| draw(Distance::PartSurface, seen));
         let Some((perturbed, mut fingerprint)) = drawn else {
-            generated.failures.push(Failure {
+            return Some(Err(Failure {
                 id,
                 reason: "every draw repeated the surface of the source or an earlier variant"
                     .into(),
-            });
-            continue;
+            }));
         };
-        match finish(
-            &source, catalogue, options, commands, index, &id, perturbed, &seen,
-        ) {
-            Ok(variant) => generated.variants.push(variant),
-            Err(reason) => generated.failures.push(Failure {
-                id: id.clone(),
-                reason,
-            }),
-        }
+        let source = Source {
+            task,
+            text: &self.text,
+            document: &self.document,
+        };
+        let finished = finish(
+            &source, catalogue, options, commands, index, &id, perturbed, seen,
+        )
+        .map_err(|reason| Failure {
+            id: id.clone(),
+            reason,
+        });
         fingerprint.id = id;
-        seen.push(fingerprint);
+        self.seen.push(fingerprint);
+        Some(finished)
     }
-    generated
 }
 
 /// The task a variant is drawn from: the task, the text it was loaded from, its document.

@@ -322,3 +322,30 @@ fn role_addresses_and_team_names_are_told_from_people() {
     assert_eq!(pools::given_pool("Bob"), pools::MASCULINE_NAMES);
     assert_eq!(pools::given_pool("Jordan"), pools::UNISEX_NAMES);
 }
+
+#[test]
+fn run_variants_are_drawn_one_at_a_time_as_they_are_asked_for() {
+    // The largest count: were they collected, the first would come after a thousand proofs.
+    let path = repository().join("examples/demo/tasks/todo-triage.yaml");
+    let catalogue = std::sync::Arc::new(Catalogue::builtin());
+    let task =
+        task::load(&path, &catalogue).unwrap_or_else(|invalid| panic!("{}", invalid.plain()));
+    let options = Options {
+        count: MAX_VARIANTS,
+        ..options(Kinds::all())
+    };
+    let mut variants = expand(
+        vec![task],
+        std::sync::Arc::clone(&catalogue),
+        options,
+        allowed(),
+    );
+    assert_eq!(variants.drawn(), 0, "nothing drawn before it is asked for");
+    for asked in 1..=3 {
+        match variants.next() {
+            Some(Expanded::Task(task)) => assert_eq!(task.id, format!("todo-triage.v{asked}")),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(variants.drawn(), asked);
+    }
+}
