@@ -172,12 +172,8 @@ impl Editor<'_> {
         if before == after {
             return Ok(());
         }
-        if node.referenced.span().offset() != node.defined.span().offset() {
-            return Err(format!(
-                "`{}` is an alias of a value written elsewhere",
-                place.path
-            ));
-        }
+        // An alias (`*maria`) is edited where its anchor is: each use asks for the same edit,
+        // made once; uses that would need different values are refused as overlapping edits.
         let place = &Place {
             path: place.path.clone(),
             flow: place.flow || self.is_flow(node),
@@ -264,6 +260,20 @@ impl Editor<'_> {
             }
             return Ok(());
         }
+        self.reordered(items, old, new, &origins, place, out)
+    }
+
+    /// A list whose items moved or were added: each slot given the text of the item now there
+    /// (made from its source item's text), the added items written after the last, as it is.
+    fn reordered(
+        &self,
+        items: &[Spanned<Node>],
+        old: &[Value],
+        new: &[Value],
+        origins: &[(usize, Option<&Shape>)],
+        place: &Place<'_>,
+        out: &mut Vec<(Range<usize>, String)>,
+    ) -> Result<(), String> {
         let flow = place.flow;
         if !flow && !self.same_column(items) {
             return Err(format!(
@@ -530,7 +540,8 @@ fn apply(
     offset: usize,
     mut edits: Vec<(Range<usize>, String)>,
 ) -> Result<String, String> {
-    edits.sort_by_key(|(range, _)| (range.start, range.end));
+    edits.sort_by(|(a, x), (b, y)| (a.start, a.end, x).cmp(&(b.start, b.end, y)));
+    edits.dedup();
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for (range, replacement) in edits {
@@ -539,7 +550,11 @@ fn apply(
         let (Some(start), Some(end)) = (start, end) else {
             return Err("an edit lies outside its value".into());
         };
-        if start < at || end > text.len() || !text.is_char_boundary(start) {
+        if start < at
+            || end > text.len()
+            || !text.is_char_boundary(start)
+            || !text.is_char_boundary(end)
+        {
             return Err("two edits of the source overlap".into());
         }
         out.push_str(&text[at..start]);

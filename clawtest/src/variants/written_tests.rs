@@ -349,3 +349,30 @@ fn run_variants_are_drawn_one_at_a_time_as_they_are_asked_for() {
         assert_eq!(variants.drawn(), asked);
     }
 }
+
+#[test]
+fn an_aliased_value_is_edited_at_its_anchor_once() {
+    let source = MEMO.replace(
+        "from: maria.lopez@acme.com, subject: Invoice March",
+        "from: &maria maria.lopez@acme.com, subject: Invoice March, cc: [*maria]",
+    );
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("memo.yaml");
+    std::fs::write(&path, &source).unwrap();
+    let catalogue = Catalogue::builtin();
+    let task =
+        task::load(&path, &catalogue).unwrap_or_else(|invalid| panic!("{}", invalid.plain()));
+    let generated = generate(
+        &task,
+        &catalogue,
+        &options(Kinds::only(&[Kind::Names])),
+        &allowed(),
+    );
+    assert!(generated.failures.is_empty(), "{:?}", generated.failures);
+    for variant in &generated.variants {
+        let cc = &variant.task.fixtures["inbox"][0]["cc"][0];
+        assert_eq!(cc, &variant.task.fixtures["inbox"][0]["from"]);
+        assert_ne!(cc, "maria.lopez@acme.com");
+        assert!(variant.yaml.contains("cc: [*maria]"), "{}", variant.yaml);
+    }
+}
