@@ -177,7 +177,7 @@ pub(super) fn weekday(date: &str) -> Option<i64> {
 }
 
 /// The months, as written out in full; the first three letters (and `Sept`) abbreviate them.
-const MONTHS: [&str; 12] = [
+pub(super) const MONTHS: [&str; 12] = [
     "January",
     "February",
     "March",

@@ -252,20 +252,7 @@ fn a_variant_keeps_roles_shifts_written_dates_and_keeps_a_persons_pool() {
         // The written-out date moves with the ISO one, by whole weeks: still a Friday.
         let prompt = &variant.task.prompt;
         let iso = text::dates(prompt)[0];
-        let month = [
-            "January",
-            "February",
-            "March",
-            "April",
-            "May",
-            "June",
-            "July",
-            "August",
-            "September",
-            "October",
-            "November",
-            "December",
-        ][iso[5..7].parse::<usize>().unwrap() - 1];
+        let month = text::MONTHS[iso[5..7].parse::<usize>().unwrap() - 1];
         let day: u32 = iso[8..10].parse().unwrap();
         assert!(prompt.contains(&format!("{month} {day}")), "{prompt}");
         assert!(!prompt.contains("March 20th"), "{prompt}");
