@@ -514,12 +514,15 @@ fn rewrite_all(value: &mut Value, replacements: &Replacements) {
     }
 }
 
+/// Where a list's items came from, in [`Shape::List`]'s form.
+type Origins = Vec<(usize, Shape)>;
+
 /// Every list of records (objects) in the fixtures, innermost first, with where its items came
 /// from (`shape`, which the callback keeps in step with the list).
 fn for_each_list(
     value: &mut Value,
     shape: &mut Shape,
-    each: &mut dyn FnMut(&mut Vec<Value>, &mut Vec<(usize, Shape)>),
+    each: &mut dyn FnMut(&mut Vec<Value>, &mut Origins),
 ) {
     match (value, shape) {
         (Value::Array(items), Shape::List(origins)) if items.len() == origins.len() => {

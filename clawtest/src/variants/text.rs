@@ -252,7 +252,10 @@ impl Written {
                         }
                     }
                 }
-                Part::Year => out.push_str(&format!("{year:04}")),
+                Part::Year => {
+                    let year = format!("{year:04}");
+                    out.push_str(&year);
+                }
             }
         }
         (0..=9999).contains(&year).then_some(out)
