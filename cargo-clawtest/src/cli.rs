@@ -270,7 +270,7 @@ pub struct VaryArgs {
     /// The same as the paths (the spelling of `generate --variants N --from …`).
     #[arg(long, value_name = "TASK_OR_FOLDER", hide = true)]
     pub from: Vec<PathBuf>,
-    /// Variants to write per task (1 to 100).
+    /// Variants to write per task (1 to 1000).
     #[arg(long, alias = "variants", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(clawtest::variants::MAX_VARIANTS)))]
     pub count: u32,
     /// The seed of every draw and shuffle: the same seed writes the same bytes (default 1).
@@ -480,8 +480,8 @@ pub struct RunArgs {
     /// no model, no cassettes, no build; a free smoke test that the suite can be passed.
     #[arg(long)]
     pub oracle: bool,
-    /// Run N variants of each selected task instead of the task, generated in memory and
-    /// proven feasible (nothing is written; see `cargo clawtest vary`); N is 1 to 100.
+    /// Run N variants of each selected task instead of the task, drawn as the run goes and
+    /// proven feasible (nothing is written; see `cargo clawtest vary`); N is 1 to 1000.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(clawtest::variants::MAX_VARIANTS)))]
     pub variants: Option<u32>,
     /// The seed of --variants (default 1).

@@ -205,11 +205,11 @@ fn trials_and_variants_past_their_caps_are_usage_errors() {
         (&["--trials", "1001"][..], "1001 is not in 1..=1000"),
         (
             &["--oracle", "--variants", "100000"][..],
-            "100000 is not in 1..=100",
+            "100000 is not in 1..=1000",
         ),
         (
-            &["vary", "tasks", "--count", "101"][..],
-            "101 is not in 1..=100",
+            &["vary", "tasks", "--count", "1001"][..],
+            "1001 is not in 1..=1000",
         ),
     ] {
         let outcome = suite.run(arguments);

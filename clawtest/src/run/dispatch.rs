@@ -6,15 +6,17 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use futures_util::{Stream, StreamExt};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-/// Starts `start(unit, permit)` for each unit in order, each once a permit is free; the permit
-/// is `None` when `interrupt` fired first (the unit is then expected to end at once). Returns
-/// when every started unit has ended.
+/// Starts `start(unit, permit)` for each unit in order (a stream: units may be made as they
+/// are asked for), each once a permit is free; the permit is `None` when `interrupt` fired
+/// first (the unit is then expected to end at once). Returns when every started unit has
+/// ended. Units that have ended are let go as it goes, so a long run holds only those running.
 pub(crate) async fn in_order<U, F, Fut>(
-    units: impl IntoIterator<Item = U>,
+    units: impl Stream<Item = U>,
     jobs: usize,
     interrupt: CancellationToken,
     mut start: F,
@@ -24,7 +26,9 @@ pub(crate) async fn in_order<U, F, Fut>(
 {
     let permits = Arc::new(Semaphore::new(jobs.max(1)));
     let mut running = JoinSet::new();
-    for unit in units {
+    let mut units = std::pin::pin!(units);
+    while let Some(unit) = units.next().await {
+        while running.try_join_next().is_some() {}
         // The semaphore is fair: permits are granted in the order they were asked for, and this
         // loop asks for them one at a time. An interruption wins over a free permit.
         let permit = tokio::select! {
@@ -48,15 +52,20 @@ mod tests {
     async fn with_one_job_the_units_run_one_after_another_in_their_order() {
         let started = Arc::new(Mutex::new(Vec::new()));
         let log = Arc::clone(&started);
-        in_order(0..200, 1, CancellationToken::new(), move |unit, permit| {
-            let log = Arc::clone(&log);
-            async move {
-                assert!(permit.is_some());
-                log.lock().unwrap().push(unit);
-                tokio::task::yield_now().await;
-                drop(permit);
-            }
-        })
+        in_order(
+            futures_util::stream::iter(0..200),
+            1,
+            CancellationToken::new(),
+            move |unit, permit| {
+                let log = Arc::clone(&log);
+                async move {
+                    assert!(permit.is_some());
+                    log.lock().unwrap().push(unit);
+                    tokio::task::yield_now().await;
+                    drop(permit);
+                }
+            },
+        )
         .await;
         assert_eq!(*started.lock().unwrap(), (0..200).collect::<Vec<_>>());
     }
@@ -67,19 +76,55 @@ mod tests {
         let most = Arc::new(AtomicUsize::new(0));
         let ended = Arc::new(AtomicUsize::new(0));
         let (r, m, e) = (Arc::clone(&running), Arc::clone(&most), Arc::clone(&ended));
-        in_order(0..60, 3, CancellationToken::new(), move |_, permit| {
-            let (running, most, ended) = (Arc::clone(&r), Arc::clone(&m), Arc::clone(&e));
+        in_order(
+            futures_util::stream::iter(0..60),
+            3,
+            CancellationToken::new(),
+            move |_, permit| {
+                let (running, most, ended) = (Arc::clone(&r), Arc::clone(&m), Arc::clone(&e));
+                async move {
+                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    tokio::task::yield_now().await;
+                    running.fetch_sub(1, Ordering::SeqCst);
+                    ended.fetch_add(1, Ordering::SeqCst);
+                    drop(permit);
+                }
+            },
+        )
+        .await;
+        assert_eq!(ended.load(Ordering::SeqCst), 60);
+        assert!(most.load(Ordering::SeqCst) <= 3, "{most:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn units_are_made_as_they_are_asked_for_and_let_go_when_they_end() {
+        // Each unit counts itself alive from when it is made until it has ended.
+        struct Alive(Arc<AtomicUsize>);
+        impl Drop for Alive {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        let alive = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let made = Arc::clone(&alive);
+        let units = futures_util::stream::iter(0..10_000).map(move |_| {
+            made.fetch_add(1, Ordering::SeqCst);
+            Alive(Arc::clone(&made))
+        });
+        let (seen, top) = (Arc::clone(&alive), Arc::clone(&most));
+        in_order(units, 2, CancellationToken::new(), move |unit, permit| {
+            top.fetch_max(seen.load(Ordering::SeqCst), Ordering::SeqCst);
             async move {
-                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
-                most.fetch_max(now, Ordering::SeqCst);
                 tokio::task::yield_now().await;
-                running.fetch_sub(1, Ordering::SeqCst);
-                ended.fetch_add(1, Ordering::SeqCst);
+                drop(unit);
                 drop(permit);
             }
         })
         .await;
-        assert_eq!(ended.load(Ordering::SeqCst), 60);
+        assert_eq!(alive.load(Ordering::SeqCst), 0);
+        // The running two, and the one made and waiting for a permit: never the ten thousand.
         assert!(most.load(Ordering::SeqCst) <= 3, "{most:?}");
     }
 
@@ -88,15 +133,20 @@ mod tests {
         let interrupt = CancellationToken::new();
         let outcomes = Arc::new(Mutex::new(Vec::new()));
         let (log, stop) = (Arc::clone(&outcomes), interrupt.clone());
-        in_order(0..10, 1, interrupt, move |unit, permit| {
-            if unit == 3 {
-                stop.cancel();
-            }
-            let log = Arc::clone(&log);
-            async move {
-                log.lock().unwrap().push((unit, permit.is_some()));
-            }
-        })
+        in_order(
+            futures_util::stream::iter(0..10),
+            1,
+            interrupt,
+            move |unit, permit| {
+                if unit == 3 {
+                    stop.cancel();
+                }
+                let log = Arc::clone(&log);
+                async move {
+                    log.lock().unwrap().push((unit, permit.is_some()));
+                }
+            },
+        )
         .await;
         let mut outcomes = outcomes.lock().unwrap().clone();
         outcomes.sort_unstable();

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use futures_util::stream::{BoxStream, Stream, StreamExt};
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -34,19 +35,32 @@ pub(crate) struct Resources {
     pub(crate) judge: Arc<dyn crate::judge::Judge>,
 }
 
-/// The plans and what every trial shares, behind one `Arc`.
+/// What every trial shares, and what a task's plan is made from, behind one `Arc`.
 struct Shared {
-    plans: Vec<TrialPlan>,
     provisions: Provisions,
+    catalogue: Arc<Catalogue>,
+    options: RunOptions,
+    cassettes: Option<PathBuf>,
 }
+
+/// Tasks that arrive while the run goes (`run --variants`: drawn one at a time on a thread of
+/// their own), and how many are expected (for `RunStarted`; fewer arrive when some fail).
+pub(crate) struct Streamed {
+    pub(crate) expected: usize,
+    pub(crate) receiver: mpsc::Receiver<Task>,
+}
+
+/// One task's plan, made when its first trial is about to start and let go with its verdict.
+type Planned = Arc<TrialPlan>;
 
 enum Progress {
     Started {
-        task: usize,
+        plan: Planned,
         trial: u32,
     },
     Finished {
         task: usize,
+        plan: Planned,
         trial: u32,
         outcome: TrialOutcome,
     },
@@ -63,6 +77,20 @@ pub(crate) async fn execute(
     reporter: &mut dyn Reporter,
     interrupt: CancellationToken,
 ) -> (RunSummary, Option<Review>, Vec<String>) {
+    execute_streamed(suite, None, settings, resources, reporter, interrupt).await
+}
+
+/// [`execute`], with tasks that arrive while the run goes after the suite's own (`streamed`):
+/// each task is planned when its first trial is about to start, and its plan let go with its
+/// verdict, so a run of many tasks holds only those running and the compact results.
+pub(crate) async fn execute_streamed(
+    suite: Suite,
+    streamed: Option<Streamed>,
+    settings: RunSettings,
+    resources: Resources,
+    reporter: &mut dyn Reporter,
+    interrupt: CancellationToken,
+) -> (RunSummary, Option<Review>, Vec<String>) {
     let RunSettings {
         options,
         harness,
@@ -72,8 +100,9 @@ pub(crate) async fn execute(
     } = settings;
     let k = options.trials.max(1);
     let jobs = options.jobs.max(1);
+    let expected = streamed.as_ref().map_or(0, |streamed| streamed.expected);
     reporter.report(&Event::RunStarted {
-        tasks: suite.tasks.len(),
+        tasks: suite.tasks.len() + expected,
         trials: k,
         jobs,
         backend: resources.sandbox.name(),
@@ -87,9 +116,7 @@ pub(crate) async fn execute(
         }
         _ => None,
     };
-    let plans = plan(suite.tasks, &resources.catalogue, &options, &cassettes);
     let shared = Arc::new(Shared {
-        plans,
         provisions: Provisions {
             sandbox: resources.sandbox,
             judge: resources.judge,
@@ -97,21 +124,21 @@ pub(crate) async fn execute(
             models,
             recorder,
         },
+        catalogue: resources.catalogue,
+        options,
+        cassettes,
     });
-    let (mut trials, receiver) = schedule(&shared, k, jobs, &interrupt);
+    let listed = futures_util::stream::iter(suite.tasks);
+    let tasks = match streamed {
+        Some(streamed) => listed.chain(arrivals(streamed.receiver)).boxed(),
+        None => listed.boxed(),
+    };
+    let (mut trials, receiver) = schedule(&shared, tasks, k, jobs, &interrupt);
     let mut noticed = Noticed::default();
     let verdicts = collect(receiver, &shared, k, reporter, &mut noticed).await;
     while trials.join_next().await.is_some() {}
     let interrupted = interrupt.is_cancelled();
-    let (summary, review) = summarize(
-        verdicts,
-        invalid,
-        &shared,
-        &options,
-        k,
-        interrupted,
-        reporter,
-    );
+    let (summary, review) = summarize(verdicts, invalid, &shared, k, interrupted, reporter);
     (summary, review, noticed.warnings())
 }
 
@@ -151,32 +178,35 @@ fn report_invalid(suite: &Suite, reporter: &mut dyn Reporter) -> Vec<InvalidEntr
     invalid
 }
 
-/// One plan per task (where its model answers come from is decided when its first trial
-/// starts).
-fn plan(
-    tasks: Vec<Task>,
-    catalogue: &Arc<Catalogue>,
-    options: &RunOptions,
-    cassettes: &Option<PathBuf>,
-) -> Vec<TrialPlan> {
-    tasks
-        .into_iter()
-        .map(|task| TrialPlan::new(task, catalogue, options, cassettes.clone()))
-        .collect()
+/// The tasks sent on `receiver`, as they arrive.
+fn arrivals(receiver: mpsc::Receiver<Task>) -> impl Stream<Item = Task> + Send + 'static {
+    futures_util::stream::unfold(receiver, |mut receiver| async move {
+        receiver.recv().await.map(|task| (task, receiver))
+    })
 }
 
-/// Starts every (task, trial) in task order, at most `jobs` running at once; their progress
-/// comes back on the returned channel, which closes when the last has finished.
+/// A task's plan (where its model answers come from is decided when its first trial starts,
+/// [`TrialPlan::loaded`]).
+fn plan(shared: &Shared, task: Task) -> TrialPlan {
+    TrialPlan::new(task, &shared.catalogue, &shared.options, shared.cassettes.clone())
+}
+
+/// Starts every (task, trial) in task order, at most `jobs` running at once, each task planned
+/// as its first trial comes up; their progress comes back on the returned channel, which
+/// closes when the last has finished.
 fn schedule(
     shared: &Arc<Shared>,
+    tasks: BoxStream<'static, Task>,
     k: u32,
     jobs: usize,
     interrupt: &CancellationToken,
 ) -> (JoinSet<()>, mpsc::UnboundedReceiver<Progress>) {
     let (sender, receiver) = mpsc::unbounded_channel();
-    let units: Vec<(usize, u32)> = (0..shared.plans.len())
-        .flat_map(|task| (0..k).map(move |trial| (task, trial)))
-        .collect();
+    let planner = Arc::clone(shared);
+    let units = tasks.enumerate().flat_map(move |(task, source)| {
+        let plan = Arc::new(plan(&planner, source));
+        futures_util::stream::iter((0..k).map(move |trial| (task, Arc::clone(&plan), trial)))
+    });
     let shared = Arc::clone(shared);
     let stop = interrupt.clone();
     let mut dispatcher = JoinSet::new();
@@ -184,12 +214,13 @@ fn schedule(
         units,
         jobs,
         interrupt.clone(),
-        move |(task, trial), permit| {
+        move |(task, plan, trial), permit| {
             let (shared, sender, interrupt) = (Arc::clone(&shared), sender.clone(), stop.clone());
             async move {
-                let outcome = one(&shared, task, trial, permit, interrupt, &sender).await;
+                let outcome = one(&shared, &plan, trial, permit, interrupt, &sender).await;
                 let _ = sender.send(Progress::Finished {
                     task,
+                    plan,
                     trial,
                     outcome,
                 });
@@ -199,11 +230,11 @@ fn schedule(
     (dispatcher, receiver)
 }
 
-/// Trial `trial` of task `task`, started with its permit: not run when the run was
+/// Trial `trial` of `plan`'s task, started with its permit: not run when the run was
 /// interrupted (no permit) or its cost limit reached before it could start.
 async fn one(
     shared: &Shared,
-    task: usize,
+    plan: &Planned,
     trial: u32,
     permit: Option<OwnedSemaphorePermit>,
     interrupt: CancellationToken,
@@ -222,9 +253,11 @@ async fn one(
             ),
         };
     }
-    let _ = sender.send(Progress::Started { task, trial });
-    let outcome =
-        super::trial::run(&shared.plans[task], trial, &shared.provisions, interrupt).await;
+    let _ = sender.send(Progress::Started {
+        plan: Arc::clone(plan),
+        trial,
+    });
+    let outcome = super::trial::run(plan, trial, &shared.provisions, interrupt).await;
     drop(permit);
     outcome
 }
@@ -241,21 +274,22 @@ async fn collect(
     let mut finished: BTreeMap<usize, Vec<TrialSummary>> = BTreeMap::new();
     let mut verdicts: BTreeMap<usize, Verdict> = BTreeMap::new();
     while let Some(progress) = receiver.recv().await {
-        let (task, trial, outcome) = match progress {
-            Progress::Started { task, trial } => {
+        let (task, plan, trial, outcome) = match progress {
+            Progress::Started { plan, trial } => {
                 reporter.report(&Event::TrialStarted {
-                    task_id: shared.plans[task].task.id.clone(),
+                    task_id: plan.task.id.clone(),
                     trial,
                 });
                 continue;
             }
             Progress::Finished {
                 task,
+                plan,
                 trial,
                 outcome,
-            } => (task, trial, outcome),
+            } => (task, plan, trial, outcome),
         };
-        let plan = &shared.plans[task];
+        let plan = &*plan;
         let record = outcome.summary(&plan.task, trial);
         if let TrialOutcome::Graded { trajectory, .. } = &outcome {
             noticed.look(task, trajectory);
@@ -268,10 +302,12 @@ async fn collect(
         let records = finished.entry(task).or_default();
         records.push(record);
         if records.len() == k as usize {
-            // Its trials have all ended: its cassette and tools document are not needed.
+            // Its trials have all ended: its cassette and tools document are not needed, and
+            // its records leave the map with its verdict; its plan goes with the last trial's
+            // progress.
             plan.let_go();
-            let verdict =
-                aggregate::verdict(&plan.task, plan.threshold, k, std::mem::take(records));
+            let records = finished.remove(&task).unwrap_or_default();
+            let verdict = aggregate::verdict(&plan.task, plan.threshold, k, records);
             task_finished(shared, plan, k, &verdict, reporter);
             verdicts.insert(task, verdict);
         }
@@ -311,11 +347,11 @@ fn summarize(
     verdicts: Vec<Verdict>,
     invalid: Vec<InvalidEntry>,
     shared: &Shared,
-    options: &RunOptions,
     k: u32,
     interrupted: bool,
     reporter: &mut dyn Reporter,
 ) -> (RunSummary, Option<Review>) {
+    let options = &shared.options;
     let review = options
         .snapshots
         .as_ref()

@@ -20,6 +20,7 @@ use crate::results::RunSummary;
 use crate::sandbox::Sandbox;
 use crate::sandbox::commands::{CommandPlace, CommandRule, Origin};
 use crate::services::Catalogue;
+use crate::variants::Expanded;
 
 /// Loads the suite the configuration and request describe.
 pub fn load_suite(
@@ -52,12 +53,23 @@ pub struct Prepared {
     source: HarnessSource,
     models: ModelAccess,
     catalogue: Arc<Catalogue>,
-    /// The variants that failed or were skipped (`--variants`), one line each.
+    /// The variants that failed or were skipped (`--variants`) before the first was drawn,
+    /// one line each.
     variant_notes: Vec<String>,
+    /// The variants still to be drawn (`--variants`): drawn while the run goes.
+    pending: Option<Pending>,
+}
+
+/// Variants to be drawn while the run goes, on a thread of their own, one ahead of the trials.
+struct Pending {
+    variants: crate::variants::Expansion,
+    /// How many the run expects in all: the tasks varied × the count (fewer when some fail).
+    expected: usize,
 }
 
 impl Prepared {
-    /// The ids of the suite's (valid) tasks, in suite order.
+    /// The ids of the suite's (valid) tasks, in suite order (with `--variants`, the first
+    /// variant's: the rest are drawn as the run goes).
     pub fn task_ids(&self) -> Vec<String> {
         self.suite
             .tasks
@@ -112,6 +124,7 @@ pub fn prepare(
         }
     }
     let mut variant_notes = Vec::new();
+    let mut pending = None;
     if let Some(options) = &request.variants {
         let options = crate::variants::Options {
             threshold: config.run.pass_threshold,
@@ -121,13 +134,41 @@ pub fn prepare(
         let asked = tasks.len();
         let commands =
             CommandRule::new(place, request.allow_host_commands).for_origin(Origin::Variant);
-        (suite.tasks, variant_notes) =
-            crate::variants::expand(tasks, &catalogue, &options, &commands);
+        let mut variants =
+            crate::variants::expand(tasks, Arc::clone(&catalogue), options, commands);
+        // Drawn up to the first that runs, so that a run with none stops here, with the reasons.
+        for expanded in variants.by_ref() {
+            match expanded {
+                Expanded::Task(task) => {
+                    suite.tasks.push(*task);
+                    break;
+                }
+                Expanded::Note(note) => variant_notes.push(note),
+            }
+        }
         if suite.tasks.is_empty() {
             return Err(SessionError::NoVariants {
                 tasks: asked,
                 reasons: variant_notes,
             });
+        }
+        let expected = asked.saturating_mul(options.count as usize);
+        match source {
+            // The oracle plans every task before the run: its variants are all drawn now.
+            HarnessSource::Oracle(_) => {
+                for expanded in variants {
+                    match expanded {
+                        Expanded::Task(task) => suite.tasks.push(*task),
+                        Expanded::Note(note) => variant_notes.push(note),
+                    }
+                }
+            }
+            HarnessSource::Configured | HarnessSource::InProcess(_) => {
+                pending = Some(Pending {
+                    variants,
+                    expected: expected.saturating_sub(1),
+                });
+            }
         }
     }
     Ok(Prepared {
@@ -136,7 +177,44 @@ pub fn prepare(
         models,
         catalogue,
         variant_notes,
+        pending,
     })
+}
+
+/// Draws `pending`'s variants on a thread of its own, each sent to the run as the run takes it
+/// (one ahead), until they end, the run stops taking them, or `interrupt` fires; the notes
+/// about those that failed are kept in `notes`, whole once the last variant has been taken.
+fn draw_while_running(
+    pending: Pending,
+    notes: Arc<std::sync::Mutex<Vec<String>>>,
+    interrupt: CancellationToken,
+) -> Option<super::executor::Streamed> {
+    let (sender, receiver) = tokio::sync::mpsc::channel(1);
+    let Pending { variants, expected } = pending;
+    let drawn = std::thread::Builder::new()
+        .name("clawtest-variants".into())
+        .spawn(move || {
+            for expanded in variants {
+                if interrupt.is_cancelled() {
+                    break;
+                }
+                match expanded {
+                    Expanded::Task(task) => {
+                        if sender.blocking_send(*task).is_err() {
+                            break;
+                        }
+                    }
+                    Expanded::Note(note) => {
+                        if let Ok(mut notes) = notes.lock() {
+                            notes.push(note);
+                        }
+                    }
+                }
+            }
+        });
+    drawn
+        .ok()
+        .map(|_| super::executor::Streamed { expected, receiver })
 }
 
 /// What [`execute`] hands back: the run's summary, and what the user should hear about that
@@ -189,8 +267,12 @@ pub async fn execute(
         source,
         models,
         catalogue,
+        pending,
         ..
     } = prepared;
+    let notes = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let streamed = pending
+        .and_then(|pending| draw_while_running(pending, Arc::clone(&notes), interrupt.clone()));
     // The oracle's backend starts its own program; the suite's harness is neither built nor run.
     let sandbox: Arc<dyn Sandbox> = match &source {
         // Its checks run where the chosen backend runs commands: in a container on docker.
@@ -217,10 +299,14 @@ pub async fn execute(
         sandbox,
         judge: judge.clone(),
     };
-    let (mut summary, review, trial_warnings) =
-        super::executor::execute(suite, settings, resources, reporter, interrupt).await;
+    let (mut summary, review, trial_warnings) = super::executor::execute_streamed(
+        suite, streamed, settings, resources, reporter, interrupt,
+    )
+    .await;
     summary.shard = request.partition.map(|partition| partition.shard());
-    let warnings = super::executor::closing_warnings(&judge, &budget, trial_warnings);
+    let mut warnings = super::executor::closing_warnings(&judge, &budget, trial_warnings);
+    // The variants that failed while the run went, after it.
+    warnings.extend(notes.lock().map(|notes| notes.clone()).unwrap_or_default());
     Ok(Executed {
         summary,
         warnings,

@@ -1,11 +1,14 @@
 //! Variants as files and as a suite: the task files the paths name, loaded and each
 //! given its variants (`cargo clawtest vary`); a variant written into the output folder with
 //! the workspace files it copies, so it loads there as it did beside its source; a suite's
-//! tasks replaced by their variants in memory (`run --variants`).
+//! tasks replaced by their variants, drawn one at a time as a run asks for them (`run
+//! --variants`).
 
 use std::path::{Path, PathBuf};
 
-use super::{Generated, Options, Variant, generate};
+use std::sync::Arc;
+
+use super::{Drawer, Generated, Options, Variant, generate};
 use crate::discover::{self, DiscoverError};
 use crate::sandbox::commands::Commands;
 use crate::services::Catalogue;
@@ -87,30 +90,78 @@ pub fn write(variant: &Variant, out: &Path) -> Result<PathBuf, WriteError> {
     Ok(path)
 }
 
-/// `tasks` replaced by their variants, in order, with one line for each variant that failed
-/// and each task skipped (`run --variants`: nothing is written).
+/// What `run --variants` runs, one at a time: a variant, or a line about a variant that failed
+/// or a task that was skipped.
+#[derive(Debug)]
+pub enum Expanded {
+    /// A variant to run, as a task.
+    Task(Box<Task>),
+    /// Why a variant is not run, or a task has none.
+    Note(String),
+}
+
+/// `tasks` replaced by their variants, in order, drawn one at a time as they are asked for
+/// (`run --variants`: nothing is written, and only the variant being drawn and the surfaces
+/// drawn before it, for the task being varied, are held).
+pub struct Expansion {
+    tasks: std::vec::IntoIter<Task>,
+    current: Option<Drawer>,
+    catalogue: Arc<Catalogue>,
+    options: Options,
+    commands: Commands,
+}
+
+/// The variants of `tasks`, as a stream ([`Expansion`]).
 pub fn expand(
     tasks: Vec<Task>,
-    catalogue: &Catalogue,
-    options: &Options,
-    commands: &Commands,
-) -> (Vec<Task>, Vec<String>) {
-    let mut variants = Vec::new();
-    let mut notes = Vec::new();
-    for task in tasks {
-        let generated = generate(&task, catalogue, options, commands);
-        if let Some(reason) = generated.skipped {
-            notes.push(format!("{}: no variants: {reason}", task.path.display()));
-        }
-        for failure in generated.failures {
-            notes.push(format!(
-                "{}: variant `{}` not run: {}",
-                task.path.display(),
-                failure.id,
-                failure.reason
-            ));
-        }
-        variants.extend(generated.variants.into_iter().map(|variant| variant.task));
+    catalogue: Arc<Catalogue>,
+    options: Options,
+    commands: Commands,
+) -> Expansion {
+    Expansion {
+        tasks: tasks.into_iter(),
+        current: None,
+        catalogue,
+        options,
+        commands,
     }
-    (variants, notes)
+}
+
+impl Expansion {
+    /// How many variants of the task being varied have been drawn (for tests: one a request).
+    #[cfg(test)]
+    pub(super) fn drawn(&self) -> u32 {
+        self.current.as_ref().map_or(0, |drawer| drawer.index)
+    }
+}
+
+impl Iterator for Expansion {
+    type Item = Expanded;
+
+    fn next(&mut self) -> Option<Expanded> {
+        loop {
+            if let Some(drawer) = &mut self.current {
+                let drawn = drawer.next(&self.catalogue, &self.options, &self.commands);
+                let shown = drawer.task.path.display();
+                match drawn {
+                    Some(Ok(variant)) => return Some(Expanded::Task(Box::new(variant.task))),
+                    Some(Err(failure)) => {
+                        return Some(Expanded::Note(format!(
+                            "{shown}: variant `{}` not run: {}",
+                            failure.id, failure.reason
+                        )));
+                    }
+                    None => self.current = None,
+                }
+            }
+            let task = self.tasks.next()?;
+            match Drawer::new(&task, &self.options) {
+                Ok(drawer) => self.current = Some(drawer),
+                Err((reason, _)) => {
+                    let shown = task.path.display();
+                    return Some(Expanded::Note(format!("{shown}: no variants: {reason}")));
+                }
+            }
+        }
+    }
 }

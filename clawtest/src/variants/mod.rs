@@ -11,6 +11,7 @@
 //! `perturb.rs` finds the values and rewrites them; `text.rs` holds the seeded draws,
 //! whole-token replacement and date arithmetic; `pools.rs` the built-in names.
 
+mod edit;
 mod fields;
 mod files;
 mod perturb;
@@ -23,13 +24,13 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::accept::{self, Distance, Fingerprint, Provenance, ReloadError, Rules};
+use crate::accept::{self, Distance, Fingerprint, Provenance, Rules};
 use crate::sandbox::commands::Commands;
 use crate::services::Catalogue;
 use crate::task::{self, Task};
 use survey::Survey;
 
-pub use files::{FromFile, WriteError, expand, from_paths, write};
+pub use files::{Expanded, Expansion, FromFile, WriteError, expand, from_paths, write};
 
 /// One kind of perturbation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -134,16 +135,19 @@ pub struct Options {
 /// The seed when none is given.
 pub const DEFAULT_SEED: u64 = 1;
 
-/// The most variants of one task (`vary --count`, `run --variants`): each is drawn, written
-/// back and proven feasible before the next, and `run --variants` holds them all.
-pub const MAX_VARIANTS: u32 = 100;
+/// The most variants of one task (`vary --count`, `run --variants`). `run --variants` draws
+/// them one at a time as its trials start, so memory does not bound them; each must differ
+/// from every earlier variant of its task, so drawing N compares N²/2 surfaces: this keeps the
+/// longest at about a second of comparing, beside the N feasibility proofs.
+pub const MAX_VARIANTS: u32 = 1000;
 
 /// One variant, loaded, feasible, and its text.
 #[derive(Debug, Clone)]
 pub struct Variant {
     /// The variant as a validated task (`task_id` is the source's id with `.v<N>`).
     pub task: Task,
-    /// Its task.yaml: a provenance comment, then exactly what `task::write::to_yaml` writes.
+    /// Its task.yaml: a provenance comment, then the source's text with the changed values
+    /// edited in place (its key order, style and comments kept).
     pub yaml: String,
     /// What was changed, one line per kind.
     pub applied: Vec<String>,
@@ -184,32 +188,92 @@ pub fn generate(
     commands: &Commands,
 ) -> Generated {
     let mut generated = Generated::default();
-    if options.kinds.is_empty() {
-        generated.skipped = Some("every kind of perturbation is switched off".into());
-        return generated;
-    }
-    let document = match task::write::document(task) {
-        Ok(document) => document,
-        Err(error) => {
-            generated.skipped = Some(format!("the task cannot be written back: {error}"));
+    let mut drawer = match Drawer::new(task, options) {
+        Ok(drawer) => drawer,
+        Err((reason, left_alone)) => {
+            generated.skipped = Some(reason);
+            generated.left_alone = left_alone;
             return generated;
         }
     };
-    let survey = Survey::new(task, &document, &workspace_files(task));
-    generated.left_alone = survey.left_alone.clone();
-    // A draw that changes nothing means no draw will: the task is skipped, with the reason.
-    let probe = perturb::perturb(task, &survey, options.kinds, options.seed);
-    if probe.applied.is_empty() {
-        let mut reason = "nothing the chosen kinds of perturbation can change".to_owned();
-        if !survey.left_alone.is_empty() {
-            reason.push_str("; left alone: ");
-            reason.push_str(&survey.left_alone.join(", "));
+    generated.left_alone = drawer.survey.left_alone.clone();
+    while let Some(drawn) = drawer.next(catalogue, options, commands) {
+        match drawn {
+            Ok(variant) => generated.variants.push(variant),
+            Err(failure) => generated.failures.push(failure),
         }
-        generated.skipped = Some(reason);
-        return generated;
     }
-    let mut seen = vec![Fingerprint::of_document(&document)];
-    for index in 1..=options.count {
+    generated
+}
+
+/// One task's variants, drawn one at a time: what every draw reads (the task, the text it was
+/// loaded from, its document and survey), and the surfaces drawn so far, which the next must
+/// differ from. Only these fingerprints grow with the count.
+struct Drawer {
+    task: Task,
+    text: String,
+    document: Value,
+    survey: Survey,
+    seen: Vec<Fingerprint>,
+    index: u32,
+}
+
+impl Drawer {
+    /// Ready to draw `task`'s variants; else why it is skipped, and the values left alone.
+    fn new(task: &Task, options: &Options) -> Result<Drawer, (String, Vec<String>)> {
+        if options.kinds.is_empty() {
+            return Err((
+                "every kind of perturbation is switched off".into(),
+                Vec::new(),
+            ));
+        }
+        let document = task::write::document(task).map_err(|error| {
+            (
+                format!("the task cannot be written back: {error}"),
+                Vec::new(),
+            )
+        })?;
+        // The variant is the source's text edited: the text the task was loaded from.
+        let text = task::read::read_bytes(&task.path)
+            .ok()
+            .and_then(|bytes| task::read::text(bytes).ok())
+            .ok_or_else(|| {
+                let reason = format!("its file `{}` cannot be read again", task.path.display());
+                (reason, Vec::new())
+            })?;
+        let survey = Survey::new(task, &document, &workspace_files(task));
+        // A draw that changes nothing means no draw will: the task is skipped, with the reason.
+        let probe = perturb::perturb(task, &survey, options.kinds, options.seed);
+        if probe.applied.is_empty() {
+            let mut reason = "nothing the chosen kinds of perturbation can change".to_owned();
+            if !survey.left_alone.is_empty() {
+                reason.push_str("; left alone: ");
+                reason.push_str(&survey.left_alone.join(", "));
+            }
+            return Err((reason, survey.left_alone));
+        }
+        Ok(Drawer {
+            seen: vec![Fingerprint::of_document(&document)],
+            task: task.clone(),
+            text,
+            document,
+            survey,
+            index: 0,
+        })
+    }
+
+    /// The next variant, or why it could not be handed out; `None` after `options.count`.
+    fn next(
+        &mut self,
+        catalogue: &Catalogue,
+        options: &Options,
+        commands: &Commands,
+    ) -> Option<Result<Variant, Failure>> {
+        if self.index >= options.count {
+            return None;
+        }
+        self.index += 1;
+        let (task, index) = (&self.task, self.index);
         let id = format!("{}.v{index}", task.id);
         // Prompt and fixtures both new if any draw gives that, else at least one of them.
         let draw = |distance: Distance, seen: &[Fingerprint]| {
@@ -218,69 +282,89 @@ pub fn generate(
                     ^ options.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
                     ^ u64::from(index).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
                     ^ attempt.wrapping_mul(0x1656_67B1_9E37_79F9);
-                let perturbed = perturb::perturb(task, &survey, options.kinds, seed);
+                let perturbed = perturb::perturb(task, &self.survey, options.kinds, seed);
                 let document = task::write::document(&perturbed.task).ok()?;
                 let fingerprint = Fingerprint::of_document(&document);
                 fingerprint
                     .is_new(seen, distance)
-                    .then_some(((document, perturbed.applied), fingerprint))
+                    .then_some(((document, perturbed), fingerprint))
             })
         };
-        let drawn = draw(Distance::Surface, &seen).or_else(|| draw(Distance::PartSurface, &seen));
+        let seen = &self.seen;
+        let drawn = draw(Distance::Surface, seen).or_else(|| draw(Distance::PartSurface, seen));
         let Some((perturbed, mut fingerprint)) = drawn else {
-            generated.failures.push(Failure {
+            return Some(Err(Failure {
                 id,
                 reason: "every draw repeated the surface of the source or an earlier variant"
                     .into(),
-            });
-            continue;
+            }));
         };
-        match finish(
-            task, catalogue, options, commands, index, &id, perturbed, &seen,
-        ) {
-            Ok(variant) => generated.variants.push(variant),
-            Err(reason) => generated.failures.push(Failure {
-                id: id.clone(),
-                reason,
-            }),
-        }
+        let source = Source {
+            task,
+            text: &self.text,
+            document: &self.document,
+        };
+        let finished = finish(
+            &source, catalogue, options, commands, index, &id, perturbed, seen,
+        )
+        .map_err(|reason| Failure {
+            id: id.clone(),
+            reason,
+        });
         fingerprint.id = id;
-        seen.push(fingerprint);
+        self.seen.push(fingerprint);
+        Some(finished)
     }
-    generated
 }
 
-/// The perturbed document as a variant, through the accept pipeline: written back, loaded
-/// beside its source, settled (written again, the same text), new against `seen` (its source
-/// and the earlier variants: another surface), proven feasible.
+/// The task a variant is drawn from: the task, the text it was loaded from, its document.
+struct Source<'a> {
+    task: &'a Task,
+    text: &'a str,
+    document: &'a Value,
+}
+
+/// The perturbed document as a variant, through the accept pipeline: the source's text edited
+/// to it, loaded beside its source, checked to load as exactly the perturbed document, new
+/// against `seen` (its source and the earlier variants: another surface), proven feasible.
 #[allow(clippy::too_many_arguments)]
 fn finish(
-    task: &Task,
+    source: &Source<'_>,
     catalogue: &Catalogue,
     options: &Options,
     commands: &Commands,
     index: u32,
     id: &str,
-    (mut document, applied): (Value, Vec<String>),
+    (mut document, perturbed): (Value, perturb::Perturbed),
     seen: &[Fingerprint],
 ) -> Result<Variant, String> {
+    let task = source.task;
     document["task_id"] = Value::from(id);
+    let hints = edit::Hints {
+        replacements: &perturbed.replacements,
+        opening: perturbed.opening.as_deref(),
+    };
+    let text = edit::rewrite(
+        source.text,
+        source.document,
+        &document,
+        &perturbed.shape,
+        &hints,
+    )
+    .map_err(|reason| format!("the variant cannot be written like its source: {reason}"))?;
     // Loaded from beside the source, so `files[].source` resolves as the source's does.
     let path = task.folder.join(format!("{id}.yaml"));
-    let reloaded = accept::reload(&document, &path, catalogue)
-        .and_then(|reloaded| reloaded.settle(&path, catalogue))
-        .map_err(|error| match error {
-            ReloadError::Invalid(invalid) => {
-                let problems: Vec<String> = invalid
-                    .problems
-                    .iter()
-                    .map(|problem| problem.plain(&path))
-                    .collect();
-                format!("the variant is not a valid task: {}", problems.join("; "))
-            }
-            ReloadError::Unsettled => "the variant does not load back as it was written".into(),
-            ReloadError::Write(error) => error.to_string(),
-        })?;
+    let loaded = task::parse(&path, text.clone(), catalogue).map_err(|invalid| {
+        let problems: Vec<String> = invalid
+            .problems
+            .iter()
+            .map(|problem| problem.plain(&path))
+            .collect();
+        format!("the variant is not a valid task: {}", problems.join("; "))
+    })?;
+    if task::write::document(&loaded).ok().as_ref() != Some(&document) {
+        return Err("the variant's text does not load as the variant it was drawn as".into());
+    }
     let rules = Rules {
         catalogue,
         threshold: options.threshold,
@@ -288,7 +372,7 @@ fn finish(
         distance: Distance::PartSurface,
         commands,
     };
-    let problems = accept::accept(&reloaded.task, &reloaded.text, &rules, Vec::new());
+    let problems = accept::accept(&loaded, &text, &rules, Vec::new());
     if !problems.is_empty() {
         let reasons: Vec<String> = problems
             .iter()
@@ -299,13 +383,13 @@ fn finish(
             reasons.join("; ")
         ));
     }
-    let mut variant = reloaded.task;
+    let mut variant = loaded;
     variant.path = task.path.clone();
-    let header = provenance(task, options, index, &applied).header();
+    let header = provenance(task, options, index, &perturbed.applied).header();
     Ok(Variant {
         task: variant,
-        yaml: format!("{header}{}", reloaded.text),
-        applied,
+        yaml: format!("{header}{text}"),
+        applied: perturbed.applied,
     })
 }
 
@@ -364,3 +448,5 @@ fn read_prefix(path: &Path, limit: u64) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod written_tests;

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use super::edit::Shape;
 use super::fields::{self, Role, Slot};
 use super::pools;
 use super::survey::{AMOUNT_KEYS, PERSON_KEYS, Survey, id_parts, is_email, is_id_key, is_person};
@@ -28,6 +29,12 @@ pub(super) struct Perturbed {
     pub(super) task: Task,
     /// One line per kind that changed something, e.g. `ids: 3 renumbered`.
     pub(super) applied: Vec<String>,
+    /// The whole-token replacements made (names, ids, dates), for editing the source's text.
+    pub(super) replacements: Replacements,
+    /// The opening line put before the prompt, if one was.
+    pub(super) opening: Option<String>,
+    /// Where the items of the fixtures' lists came from.
+    pub(super) shape: Shape,
 }
 
 /// Draws one variant of `task` from `seed`: each kind switched on, in [`Kind::ALL`]'s order
@@ -40,8 +47,11 @@ pub(super) fn perturb(task: &Task, survey: &Survey, kinds: Kinds, seed: u64) -> 
             all_text: &survey.all_text,
         },
         survey,
+        shape: Shape::of(&task.fixtures),
         task: task.clone(),
         applied: Vec::new(),
+        replacements: Replacements::default(),
+        opening: None,
     };
     draw.replace(kinds);
     if kinds.has(Kind::Amounts) && survey.amounts_pinned.is_none() {
@@ -59,6 +69,9 @@ pub(super) fn perturb(task: &Task, survey: &Survey, kinds: Kinds, seed: u64) -> 
     Perturbed {
         task: draw.task,
         applied: draw.applied,
+        replacements: draw.replacements,
+        opening: draw.opening,
+        shape: draw.shape,
     }
 }
 
@@ -70,6 +83,9 @@ struct Draw<'a> {
     task: Task,
     /// One line per kind that changed something.
     applied: Vec<String>,
+    replacements: Replacements,
+    opening: Option<String>,
+    shape: Shape,
 }
 
 impl Draw<'_> {
@@ -100,11 +116,18 @@ impl Draw<'_> {
                     replacements.insert(date, &new, Boundary::Digit);
                 }
             }
+            // Written out (`March 20th`) as the ISO dates move; whole weeks keep `Friday` true.
+            for (date, year) in &survey.written {
+                if let Some(new) = date.shifted(*year, weeks * 7) {
+                    replacements.insert(&date.text, &new, Boundary::Word);
+                }
+            }
             self.applied.push(format!("dates: shifted {weeks:+} weeks"));
         }
         if !replacements.is_empty() {
             rewrite_task(&mut self.task, &replacements);
         }
+        self.replacements = replacements;
     }
 
     /// The fixtures' amounts scaled by one drawn factor.
@@ -123,12 +146,20 @@ impl Draw<'_> {
     fn shuffle(&mut self) {
         let mut lists = 0;
         let rng = &mut self.rng;
-        for_each_list(&mut self.task.fixtures, &mut |list| {
-            if list.len() > 1 {
-                rng.shuffle(list);
-                lists += 1;
-            }
-        });
+        for_each_list(
+            &mut self.task.fixtures,
+            &mut self.shape,
+            &mut |list, origins| {
+                if list.len() > 1 {
+                    // The indices shuffled, not the items: the same draws, and the order known.
+                    let mut order: Vec<usize> = (0..list.len()).collect();
+                    rng.shuffle(&mut order);
+                    *list = order.iter().map(|index| list[*index].clone()).collect();
+                    *origins = order.iter().map(|index| origins[*index].clone()).collect();
+                    lists += 1;
+                }
+            },
+        );
         if lists > 0 {
             self.applied.push(format!("shuffle: {lists} fixture lists"));
         }
@@ -139,20 +170,27 @@ impl Draw<'_> {
         let mut added = 0;
         let referenced = &self.survey.referenced;
         let (rng, fresh) = (&mut self.rng, &mut self.fresh);
-        for_each_list(&mut self.task.fixtures, &mut |list| {
-            if list.is_empty() || added >= 3 {
-                return;
-            }
-            let template = list[rng.below(list.len())].clone();
-            let record = distractor(&template, None, rng, fresh);
-            let text = record.to_string().to_lowercase();
-            if referenced.iter().any(|value| text.contains(value.as_str())) {
-                return;
-            }
-            let at = rng.below(list.len() + 1);
-            list.insert(at, record);
-            added += 1;
-        });
+        for_each_list(
+            &mut self.task.fixtures,
+            &mut self.shape,
+            &mut |list, origins| {
+                if list.is_empty() || added >= 3 {
+                    return;
+                }
+                let chosen = rng.below(list.len());
+                let template = list[chosen].clone();
+                let record = distractor(&template, None, rng, fresh);
+                let text = record.to_string().to_lowercase();
+                if referenced.iter().any(|value| text.contains(value.as_str())) {
+                    return;
+                }
+                let at = rng.below(list.len() + 1);
+                list.insert(at, record);
+                // Written as the record it was made from is.
+                origins.insert(at, origins[chosen].clone());
+                added += 1;
+            },
+        );
         if added > 0 {
             self.applied.push(format!("distractors: {added} records"));
         }
@@ -172,6 +210,7 @@ impl Draw<'_> {
             });
         if let Some(opening) = opening {
             self.task.prompt = format!("{opening} {}", self.task.prompt);
+            self.opening = Some(opening.to_owned());
             self.applied.push("wording: an opening line".into());
         }
     }
@@ -209,6 +248,20 @@ fn rename(
         let Some((local, domain)) = email.rsplit_once('@') else {
             continue;
         };
+        let (first_label, rest_of_domain) = domain.split_once('.').unwrap_or((domain, ""));
+        let new_domain = match domains.get(&first_label.to_lowercase()) {
+            Some(new) if !rest_of_domain.is_empty() => format!("{new}.{rest_of_domain}"),
+            _ => domain.to_owned(),
+        };
+        // A team's or a machine's address (`billing@`, `noreply@`) is no person: kept, only
+        // its domain following its company.
+        if pools::is_role_address(local) {
+            if new_domain != domain {
+                replacements.insert(email, &format!("{local}@{new_domain}"), Boundary::Word);
+                count += 1;
+            }
+            continue;
+        }
         // Each word of the local part is a name (`maria.lopez`, `alice`): renamed as the
         // person is, so `Alice` in a keyword follows `alice@…`; anything else is drawn anew.
         let parts: Vec<&str> = local.split(['.', '_', '-']).collect();
@@ -237,15 +290,10 @@ fn rename(
             new
         } else {
             let given = fresh
-                .pick(pools::GIVEN_NAMES, rng)
+                .pick(pools::UNISEX_NAMES, rng)
                 .unwrap_or_else(|| "user".into());
             let family = fresh.pick(pools::FAMILY_NAMES, rng).unwrap_or_default();
             format!("{}.{}", given.to_lowercase(), family.to_lowercase())
-        };
-        let (first_label, rest_of_domain) = domain.split_once('.').unwrap_or((domain, ""));
-        let new_domain = match domains.get(&first_label.to_lowercase()) {
-            Some(new) if !rest_of_domain.is_empty() => format!("{new}.{rest_of_domain}"),
-            _ => domain.to_owned(),
         };
         let new = format!("{new_local}@{new_domain}");
         fresh.taken.insert(new.to_lowercase());
@@ -272,10 +320,12 @@ fn word(
     if let Some(new) = words.get(old) {
         return new.clone();
     }
-    let pool = if given {
-        pools::GIVEN_NAMES
-    } else {
-        pools::FAMILY_NAMES
+    // A given name is drawn from its own pool, so the pronouns the task uses for the person
+    // stay right: feminine for a known feminine name, masculine for a masculine one, unisex
+    // for a name the pools do not know.
+    let pool = match given {
+        true => pools::given_pool(old),
+        false => pools::FAMILY_NAMES,
     };
     let new = fresh.pick(pool, rng).unwrap_or_else(|| old.to_owned());
     words.insert(old.to_owned(), new.clone());
@@ -464,20 +514,30 @@ fn rewrite_all(value: &mut Value, replacements: &Replacements) {
     }
 }
 
-/// Every list of records (objects) in the fixtures, innermost first.
-fn for_each_list(value: &mut Value, each: &mut dyn FnMut(&mut Vec<Value>)) {
-    match value {
-        Value::Array(items) => {
-            for item in items.iter_mut() {
-                for_each_list(item, each);
+/// Where a list's items came from, in [`Shape::List`]'s form.
+type Origins = Vec<(usize, Shape)>;
+
+/// Every list of records (objects) in the fixtures, innermost first, with where its items came
+/// from (`shape`, which the callback keeps in step with the list).
+fn for_each_list(
+    value: &mut Value,
+    shape: &mut Shape,
+    each: &mut dyn FnMut(&mut Vec<Value>, &mut Origins),
+) {
+    match (value, shape) {
+        (Value::Array(items), Shape::List(origins)) if items.len() == origins.len() => {
+            for (item, (_, shape)) in items.iter_mut().zip(origins.iter_mut()) {
+                for_each_list(item, shape, each);
             }
             if !items.is_empty() && items.iter().all(Value::is_object) {
-                each(items);
+                each(items, origins);
             }
         }
-        Value::Object(map) => {
-            for item in map.values_mut() {
-                for_each_list(item, each);
+        (Value::Object(map), Shape::Map(shapes)) => {
+            for (key, item) in map.iter_mut() {
+                if let Some(shape) = shapes.get_mut(key) {
+                    for_each_list(item, shape, each);
+                }
             }
         }
         _ => {}

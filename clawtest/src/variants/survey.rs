@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::fields::{self, CheckRef, Role, Slot};
-use super::text::dates;
+use super::text::{Written, dates, written_dates};
 use crate::task::check::workspace_relative;
 use crate::task::{Check, Task};
 
@@ -83,6 +83,9 @@ pub(super) struct Survey {
     pub(super) emails: BTreeSet<String>,
     pub(super) ids: BTreeSet<String>,
     pub(super) dates: BTreeSet<String>,
+    /// Dates written out in words (`March 20th`), shifted with the ISO dates: only when the
+    /// task has ISO dates, each with the year of the ISO date of its day, else of the first.
+    pub(super) written: Vec<(Written, i64)>,
     /// Regexes, hashes' files, commands and workspace files: text no value may be changed in.
     pub(super) protected: Vec<(String, String)>,
     /// Why amounts are left alone for the whole task, if they are.
@@ -137,7 +140,9 @@ impl Survey {
                 .protected
                 .push((format!("the workspace file `{source}`"), text.clone()));
         }
+        let iso_dates = survey.dates.clone();
         survey.protect();
+        survey.written_out(&whole, &iso_dates);
         let oracle = task
             .oracle
             .as_ref()
@@ -221,7 +226,10 @@ impl Survey {
                     self.emails.insert(text.clone());
                 } else if id_key && id_parts(text).is_some() {
                     self.ids.insert(text.clone());
-                } else if PERSON_KEYS.contains(&key.as_str()) && is_person(text) {
+                } else if PERSON_KEYS.contains(&key.as_str())
+                    && is_person(text)
+                    && !super::pools::is_role_name(text)
+                {
                     self.people.insert(text.clone());
                 } else if NAME_PART_KEYS.contains(&key.as_str()) && is_name_word(text) {
                     self.name_parts.insert((
@@ -274,6 +282,55 @@ impl Survey {
         left_alone.dedup();
         self.left_alone = left_alone;
         self.protected = protected;
+    }
+
+    /// The dates written out in words in `whole` (the document's text), each with the year it
+    /// is in. They move with the ISO dates (`iso_dates`, before any was left alone), or not at
+    /// all: when one is in a protected text, or its ISO date is, every date is left alone.
+    fn written_out(&mut self, whole: &str, iso_dates: &BTreeSet<String>) {
+        let mut written = written_dates(whole);
+        written.sort_by(|a, b| a.text.cmp(&b.text));
+        written.dedup_by(|a, b| a.text == b.text);
+        let Some(first) = iso_dates.first() else {
+            return;
+        };
+        let same_day = |written: &Written| {
+            iso_dates.iter().find(|date| {
+                date[5..7].parse() == Ok(written.month) && date[8..10].parse() == Ok(written.day)
+            })
+        };
+        for date in &written {
+            let partner = same_day(date);
+            let pinned = self
+                .protected
+                .iter()
+                .find(|(_, text)| text.contains(&date.text))
+                .map(|(place, _)| place.clone())
+                .or_else(|| {
+                    partner
+                        .filter(|iso| !self.dates.contains(*iso))
+                        .map(|iso| format!("the place of `{iso}`, which is left alone"))
+                });
+            if let Some(place) = pinned {
+                self.left_alone.push(format!(
+                    "every date (`{}` is written out in {place}, and would no longer agree with the others)",
+                    date.text
+                ));
+                self.dates.clear();
+                return;
+            }
+        }
+        self.written = written
+            .into_iter()
+            .map(|date| {
+                let year = date
+                    .year
+                    .or_else(|| same_day(&date).and_then(|iso| iso[..4].parse().ok()))
+                    .or_else(|| first[..4].parse().ok())
+                    .unwrap_or(2000);
+                (date, year)
+            })
+            .collect();
     }
 
     /// Why no amount may be scaled: a check, safety check or oracle names a number (it may be
