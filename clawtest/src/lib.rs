@@ -58,6 +58,7 @@ pub mod judge;
 pub mod llm;
 pub mod method;
 pub mod oracle;
+pub mod pdf;
 pub mod persist;
 pub mod report;
 pub mod results;
