@@ -287,8 +287,28 @@ fn read_tools(lookup: &impl Fn(&str) -> Option<OsString>) -> Result<Vec<Tool>, C
             TOOLS_FILE_VARIABLES[1],
         ))
     })?;
-    tools::parse_tools(&text)
-        .map_err(|error| ConfigError(format!("invalid tools file {}: {error}", path.display())))
+    let mut tools = tools::parse_tools(&text)
+        .map_err(|error| ConfigError(format!("invalid tools file {}: {error}", path.display())))?;
+    // ClawEnvKit's eval-tools.json reaches services only: the workspace tools clawtest offers
+    // are in its tools.json, taken from there as well.
+    let other = TOOLS_FILE_VARIABLES.iter().find(|name| **name != source);
+    if source == TOOLS_FILE_VARIABLES[0]
+        && let Some(other) = other.and_then(|name| lookup(name))
+        && let Ok(text) = std::fs::read_to_string(PathBuf::from(&other))
+    {
+        let workspace = tools::parse_tools(&text).map_err(|error| {
+            ConfigError(format!(
+                "invalid tools file {}: {error}",
+                PathBuf::from(&other).display()
+            ))
+        })?;
+        for tool in workspace.into_iter().filter(|tool| tool.workspace) {
+            if !tools.iter().any(|known| known.name == tool.name) {
+                tools.push(tool);
+            }
+        }
+    }
+    Ok(tools)
 }
 
 #[cfg(test)]
