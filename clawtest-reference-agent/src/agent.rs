@@ -129,7 +129,7 @@ pub fn run(config: &Config) -> Result<String, AgentError> {
                     );
                     client.call(name, &arguments.body)
                 }
-                None => execute_call(turn, call, &tools, &runner),
+                None => execute_call(turn, call, &tools, &runner, &config.workspace),
             };
             let id = call.get("id").cloned().unwrap_or_else(|| json!(""));
             messages.push(json!({"role": "tool", "tool_call_id": id, "content": result}));
@@ -140,7 +140,13 @@ pub fn run(config: &Config) -> Result<String, AgentError> {
 }
 
 /// Executes one tool call and returns the tool result text for the model.
-fn execute_call(turn: u32, call: &Value, tools: &[Tool], runner: &ToolRunner) -> String {
+fn execute_call(
+    turn: u32,
+    call: &Value,
+    tools: &[Tool],
+    runner: &ToolRunner,
+    workspace: &crate::workspace::Workspace,
+) -> String {
     let name = call
         .pointer("/function/name")
         .and_then(Value::as_str)
@@ -160,7 +166,10 @@ fn execute_call(turn: u32, call: &Value, tools: &[Tool], runner: &ToolRunner) ->
         );
     };
 
-    let result = runner.call(tool, &arguments.body);
+    let result = match tool.workspace {
+        true => workspace.call(&tool.name, &arguments.body),
+        false => runner.call(tool, &arguments.body),
+    };
     match arguments.problem {
         Some(problem) => format!("note: {problem}, so {{}} was sent instead.\n{result}"),
         None => result,

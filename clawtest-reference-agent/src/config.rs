@@ -40,6 +40,9 @@ pub const CONTROL_FOLDER_VARIABLE: &str = "CLAWTEST_DIR";
 /// `{"role": "user" | "assistant", "content": "..."}`; absent or empty in round 1.
 pub const CONVERSATION_FILE_VARIABLE: &str = "CLAWTEST_CONVERSATION_FILE";
 
+/// The workspace the workspace tools act in (`/workspace` in a container).
+pub const WORKSPACE_VARIABLE: &str = "CLAWTEST_WORKSPACE";
+
 pub const MAX_TURNS_VARIABLE: &str = "AGENT_MAX_TURNS";
 pub const DEFAULT_MAX_TURNS: u32 = 20;
 
@@ -69,6 +72,8 @@ pub struct Config {
     /// How many times a tool call answered 429 or 5xx is tried again before its error goes
     /// to the model.
     pub retries: u32,
+    /// Where the workspace tools act, and whether `shell` may run ([`crate::workspace`]).
+    pub workspace: crate::workspace::Workspace,
 }
 
 /// A missing or invalid input; the message names the file or variable involved.
@@ -172,7 +177,23 @@ impl Config {
             Some(path) => read_conversation(&PathBuf::from(path))?,
         };
 
+        let shell = match text(crate::workspace::SHELL_VARIABLE)?.as_deref() {
+            None | Some("off") => false,
+            Some("on") => true,
+            Some(other) => {
+                return Err(ConfigError(format!(
+                    "{} must be `on` or `off`, got {other:?}",
+                    crate::workspace::SHELL_VARIABLE
+                )));
+            }
+        };
+        let workspace = crate::workspace::Workspace {
+            root: PathBuf::from(text(WORKSPACE_VARIABLE)?.unwrap_or_else(|| ".".to_owned())),
+            shell,
+        };
+
         Ok(Config {
+            workspace,
             conversation,
             prompt,
             tools,
@@ -266,8 +287,28 @@ fn read_tools(lookup: &impl Fn(&str) -> Option<OsString>) -> Result<Vec<Tool>, C
             TOOLS_FILE_VARIABLES[1],
         ))
     })?;
-    tools::parse_tools(&text)
-        .map_err(|error| ConfigError(format!("invalid tools file {}: {error}", path.display())))
+    let mut tools = tools::parse_tools(&text)
+        .map_err(|error| ConfigError(format!("invalid tools file {}: {error}", path.display())))?;
+    // ClawEnvKit's eval-tools.json reaches services only: the workspace tools clawtest offers
+    // are in its tools.json, taken from there as well.
+    let other = TOOLS_FILE_VARIABLES.iter().find(|name| **name != source);
+    if source == TOOLS_FILE_VARIABLES[0]
+        && let Some(other) = other.and_then(|name| lookup(name))
+        && let Ok(text) = std::fs::read_to_string(PathBuf::from(&other))
+    {
+        let workspace = tools::parse_tools(&text).map_err(|error| {
+            ConfigError(format!(
+                "invalid tools file {}: {error}",
+                PathBuf::from(&other).display()
+            ))
+        })?;
+        for tool in workspace.into_iter().filter(|tool| tool.workspace) {
+            if !tools.iter().any(|known| known.name == tool.name) {
+                tools.push(tool);
+            }
+        }
+    }
+    Ok(tools)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ pub mod config;
 pub mod mcp;
 pub mod model;
 pub mod tools;
+pub mod workspace;
 
 use std::io::Write;
 

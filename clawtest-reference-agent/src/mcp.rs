@@ -60,6 +60,7 @@ impl McpClient {
                     endpoint: String::new(),
                     port: None,
                     method: "MCP".into(),
+                    workspace: false,
                 })
             })
             .collect();

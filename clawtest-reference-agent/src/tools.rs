@@ -25,6 +25,9 @@ pub struct Tool {
     /// calls it, `http://127.0.0.1:{port}{endpoint}`, the endpoint holding any path the
     /// services are served under.
     pub port: Option<u16>,
+    /// A workspace tool (`"workspace": true`, see [`crate::workspace`]): run by the agent
+    /// itself, not over HTTP; `endpoint` is empty.
+    pub workspace: bool,
 }
 
 impl Tool {
@@ -91,6 +94,23 @@ fn parse_entry(entry: &Value) -> Result<Tool, String> {
     )
     .map_err(|error| format!("{name}: {error}"))?;
 
+    if top.get("workspace") == Some(&Value::Bool(true)) {
+        if !crate::workspace::NAMES.contains(&name.as_str()) {
+            return Err(format!(
+                "{name}: not a workspace tool (they are {})",
+                crate::workspace::NAMES.join(", ")
+            ));
+        }
+        return Ok(Tool {
+            name,
+            description,
+            parameters,
+            endpoint: String::new(),
+            method: "WORKSPACE".to_owned(),
+            port: None,
+            workspace: true,
+        });
+    }
     let endpoint = match top.get("endpoint") {
         Some(Value::String(endpoint)) if !endpoint.trim().is_empty() => endpoint.clone(),
         _ => {
@@ -126,6 +146,7 @@ fn parse_entry(entry: &Value) -> Result<Tool, String> {
         endpoint,
         method,
         port,
+        workspace: false,
     })
 }
 

@@ -31,8 +31,8 @@
 //! 1  services
 //! 0  config  http  discover  interrupt  init
 //!    difficulty  method  fault  spelling  escape  persist   below them all: words config,
-//!                                   services and task all use; did-you-mean; escaping for each
-//!                                   destination; writing a file whole
+//!    pdf                            services and task all use; did-you-mean; escaping for each
+//!                                   destination; writing a file whole; a PDF's text
 //! ```
 //!
 //! The library prints nothing of its own: it returns values and errors, and emits events; the
@@ -58,6 +58,7 @@ pub mod judge;
 pub mod llm;
 pub mod method;
 pub mod oracle;
+pub mod pdf;
 pub mod persist;
 pub mod report;
 pub mod results;

@@ -15,6 +15,7 @@ const LAYERS: &[&[&str]] = &[
         "spelling",
         "escape",
         "persist",
+        "pdf",
     ],
     &["config", "http", "discover", "interrupt", "init"],
     &["services"],

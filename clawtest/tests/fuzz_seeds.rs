@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 #[path = "../../fuzz/checks/load_task.rs"]
 mod load_task;
+#[path = "../../fuzz/checks/pdf_text.rs"]
+mod pdf_text;
 #[path = "../../fuzz/checks/service_request.rs"]
 mod service_request;
 #[path = "../../fuzz/checks/typed_from_tree.rs"]
@@ -61,5 +63,20 @@ fn every_service_request_seed_passes_its_fuzz_check() {
     assert!(!files.is_empty());
     for file in files {
         service_request::check(&std::fs::read(&file).unwrap());
+    }
+}
+
+#[test]
+fn every_pdf_seed_passes_its_fuzz_check() {
+    let files = seeds(&["tests/fixtures/pdf"]);
+    assert!(
+        files
+            .iter()
+            .filter(|file| file.extension().is_some_and(|e| e == "pdf"))
+            .count()
+            >= 5
+    );
+    for file in files {
+        pdf_text::check(&std::fs::read(&file).unwrap());
     }
 }

@@ -43,7 +43,8 @@ def transient(error):
 
 
 with open(os.environ["CLAWTEST_TOOLS_FILE"], encoding="utf-8") as file:
-    tools = [service_tool(entry) for entry in json.load(file)]
+    # Workspace tools (`"workspace": true`, no endpoint) would need tools of this agent's own.
+    tools = [service_tool(entry) for entry in json.load(file) if "endpoint" in entry]
 model = ChatOpenAI(model=os.environ.get("CLAWTEST_MODEL", "gpt-4o-mini"), temperature=0).bind_tools(tools)
 
 graph = StateGraph(MessagesState)

@@ -66,7 +66,8 @@ def http_tools():
         entries = json.load(file)
     offered, routes = [], {}
     for entry in entries:
-        if entry["name"].startswith(READ_ONLY):
+        # Workspace tools (`"workspace": true`, no endpoint) are the harness's own to run.
+        if entry["name"].startswith(READ_ONLY) or "endpoint" not in entry:
             continue
         offered.append({"type": "function", "function": entry["function"]})
         routes[entry["name"]] = (entry["method"], entry["endpoint"])

@@ -7,6 +7,7 @@ mod closed_loop;
 mod commands;
 mod docker;
 mod faults;
+mod files;
 mod first_hour;
 mod gateway;
 mod generate;

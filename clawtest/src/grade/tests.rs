@@ -34,6 +34,7 @@ fn task(components: Vec<(f64, Check)>, safety: Vec<SafetyCheck>) -> Task {
         tools: Vec::new(),
         services: vec!["todo".into()],
         files: Vec::new(),
+        documents: Vec::new(),
         category: None,
         difficulty: None,
         capability: None,

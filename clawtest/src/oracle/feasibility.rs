@@ -206,7 +206,7 @@ impl Checker<'_> {
         World::new(
             self.catalogue,
             &task.services,
-            &task.fixtures,
+            &task.seed_fixtures(),
             &task.tool_bindings(),
             WorldOptions::default(),
         )

@@ -66,7 +66,7 @@ fn plan_file(
     let world = World::new(
         &catalogue,
         &task.services,
-        &task.fixtures,
+        &task.seed_fixtures(),
         &task.tool_bindings(),
         WorldOptions::default(),
     )

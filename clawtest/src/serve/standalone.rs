@@ -65,7 +65,7 @@ pub async fn serve_task(
     let mut world = World::new(
         catalogue,
         &task.services,
-        &task.fixtures,
+        &task.seed_fixtures(),
         &bindings,
         options,
     )

@@ -6,6 +6,7 @@
 pub mod eval_tools;
 pub mod mcp;
 pub(crate) mod skill;
+mod workspace;
 
 use serde_json::{Value, json};
 
@@ -15,9 +16,10 @@ use crate::task::Task;
 /// The task's tools as one JSON array. Each entry is both an OpenAI function-calling tool
 /// (`type`, `function`) and a ClawEnvKit eval-tools entry (`name`, `description`, `endpoint`,
 /// `method`, `parameters`, `required`), so that either kind of harness reads the same file.
-/// Parameter schemas come from the service descriptions.
+/// Parameter schemas come from the service descriptions. A task with files or command checks
+/// also gets the workspace tools (`workspace.rs`).
 pub fn tools_json(task: &Task, catalogue: &Catalogue) -> Value {
-    let tools: Vec<Value> = task
+    let mut tools: Vec<Value> = task
         .tools
         .iter()
         .map(|tool| {
@@ -38,5 +40,58 @@ pub fn tools_json(task: &Task, catalogue: &Catalogue) -> Value {
             })
         })
         .collect();
+    if workspace::applies(task) {
+        tools.extend(workspace::entries());
+    }
     Value::Array(tools)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn tools_of(fixture: &str) -> Value {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/valid")
+            .join(fixture);
+        let task = crate::task::load(&path, &Catalogue::builtin()).unwrap();
+        tools_json(&task, &Catalogue::builtin())
+    }
+
+    fn workspace_names(tools: &Value) -> Vec<&str> {
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|tool| tool["workspace"] == true)
+            .map(|tool| tool["name"].as_str().unwrap())
+            .collect()
+    }
+
+    /// A file task offers the workspace tools; the surfaces that reach only services (the
+    /// MCP server, eval-tools.json, SKILL.md) leave them out.
+    #[test]
+    fn a_task_with_files_or_commands_gets_the_workspace_tools_and_only_it() {
+        let tools = tools_of("file-checks.yaml");
+        assert_eq!(
+            workspace_names(&tools),
+            ["read_file", "write_file", "list_dir", "shell"]
+        );
+        assert!(
+            eval_tools::eval_tools(&tools, "http://127.0.0.1:9100")
+                .as_array()
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            !skill::skill_md("file-checks", &tools, "http://127.0.0.1:9100").contains("read_file")
+        );
+        assert_eq!(
+            workspace_names(&tools_of("judge-and-commands.yaml")).len(),
+            4
+        );
+        assert!(workspace_names(&tools_of("todo-audit-checks.yaml")).is_empty());
+    }
 }

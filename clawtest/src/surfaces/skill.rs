@@ -46,7 +46,9 @@ pub(crate) fn skill_md(task_id: &str, tools: &Value, services_url: &str) -> Stri
         "The task's services run at `{url}`. Use `curl` to call them: every endpoint takes its method below with a JSON body and answers JSON.\n"
     );
     let _ = writeln!(text, "## Available Tools");
-    for tool in tools.as_array().map(Vec::as_slice).unwrap_or_default() {
+    // Workspace tools have no endpoint: a harness that reads SKILL.md has file tools of its own.
+    let services = tools.as_array().map(Vec::as_slice).unwrap_or_default();
+    for tool in services.iter().filter(|tool| tool["workspace"] != true) {
         let name = tool["name"].as_str().unwrap_or_default();
         let method = tool["method"].as_str().unwrap_or("POST");
         let endpoint = tool["endpoint"].as_str().unwrap_or_default();

@@ -8,6 +8,7 @@
 mod capability;
 pub mod check;
 pub mod coverage;
+mod documents;
 pub(crate) mod error;
 mod file_copy;
 pub(crate) mod raw;
@@ -64,6 +65,10 @@ pub struct Task {
     pub services: Vec<String>,
     /// `files`: what is copied into the trial's workspace before the harness starts.
     pub files: Vec<FileCopy>,
+    /// For a task that uses `documents`: the service's records of `files` (a PDF's text by
+    /// page), merged into the fixtures by [`Task::seed_fixtures`].
+    #[serde(skip)]
+    pub documents: Vec<serde_json::Value>,
     /// `category`: ClawEnvKit's free-form grouping (e.g. `workflow`); results are grouped by
     /// it.
     pub category: Option<String>,

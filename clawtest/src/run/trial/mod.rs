@@ -107,7 +107,7 @@ async fn prepare(plan: &TrialPlan, trial: u32, provisions: &Provisions) -> Resul
     let world = World::new(
         catalogue,
         &task.services,
-        &task.fixtures,
+        &task.seed_fixtures(),
         &task.tool_bindings(),
         world_options(plan, trial, &provisions.harness.limits),
     )

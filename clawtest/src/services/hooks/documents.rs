@@ -62,6 +62,14 @@ pub(super) fn text(input: &HookInput<'_>, store: &Collections) -> HookResult {
             ..HookResult::body(json!({"detail": "Only PDF files are supported"}))
         };
     }
+    // A file of the task that could not be read as a PDF: pypdf raised, and FastAPI answered
+    // 500 with a generic detail; the reason is kept here, it helps whoever reads the trial.
+    if let Some(error) = document.get("error").and_then(Value::as_str) {
+        return HookResult {
+            status: Some(500),
+            ..HookResult::body(json!({"detail": format!("Could not read the PDF: {error}")}))
+        };
+    }
     let pages: Vec<String> = match document.get("pages").and_then(Value::as_array) {
         Some(pages) => pages
             .iter()

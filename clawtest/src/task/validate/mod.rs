@@ -228,6 +228,7 @@ pub(crate) fn validate(
         safety,
         fixtures: raw.fixtures.clone().unwrap_or(Value::Null),
         tools,
+        documents: super::documents::file_documents(&services, &files),
         services,
         files,
         category: raw.category.clone(),
