@@ -104,6 +104,9 @@ pub struct HarnessConfig {
     /// `{model}`, `{workspace}` and `{home}` are filled in (see `harness_files`).
     #[serde(default)]
     pub files: BTreeMap<String, PathBuf>,
+    /// The models of `[matrix] models` this harness is not run with (one it cannot drive).
+    #[serde(default)]
+    pub exclude_models: Vec<String>,
 }
 
 impl Default for HarnessConfig {
@@ -122,6 +125,7 @@ impl Default for HarnessConfig {
             build_timeout_seconds: default_build_timeout(),
             model: None,
             files: BTreeMap::new(),
+            exclude_models: Vec::new(),
         }
     }
 }
@@ -550,7 +554,9 @@ pub(super) struct RawConfig {
     #[serde(default = "default_tasks")]
     pub(super) tasks: Vec<String>,
     #[serde(default)]
-    pub(super) harness: HarnessConfig,
+    pub(super) harness: super::matrix::Harnesses,
+    #[serde(default)]
+    pub(super) matrix: super::matrix::MatrixConfig,
     #[serde(default)]
     pub(super) run: RunConfig,
     #[serde(default)]
