@@ -436,6 +436,10 @@ pub struct RunArgs {
     /// Gates are left to `cargo clawtest merge`.
     #[arg(long, value_name = "KIND:M/N")]
     pub partition: Option<clawtest::run::partition::Partition>,
+    /// Run only the cells of the matrix this glob matches, as `HARNESS/MODEL`
+    /// (`reference/*`, `*/gpt-4o`); repeatable (default: every cell).
+    #[arg(long = "cell", value_name = "HARNESS/MODEL")]
+    pub cells: Vec<String>,
     #[command(flatten)]
     pub outputs: OutputArgs,
     #[command(flatten)]

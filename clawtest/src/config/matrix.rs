@@ -94,11 +94,55 @@ impl CellSpec {
     }
 }
 
+impl HarnessConfig {
+    /// The first 12 hex digits of the SHA-256 of the harness as configured: its command,
+    /// build, image or Dockerfile (by path), tier, answer, environment names and files. Two
+    /// results of one harness name with other digests ran other harnesses.
+    pub fn digest(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let words = |command: &Option<super::CommandLine>| {
+            command
+                .as_ref()
+                .map(super::CommandLine::words)
+                .unwrap_or_default()
+                .join("\u{0}")
+        };
+        let described = [
+            format!("command={}", words(&self.command)),
+            format!("build={}", words(&self.build)),
+            format!("image={}", self.image.as_deref().unwrap_or_default()),
+            format!("dockerfile={:?}", self.dockerfile),
+            format!("context={:?}", self.context),
+            format!("tier={:?}", self.tier),
+            format!("answer={:?}", self.answer),
+            format!("env={}", self.env.join(",")),
+            format!("files={:?}", self.files),
+            format!("success_exit_codes={:?}", self.success_exit_codes),
+        ]
+        .join("\n");
+        let digest = Sha256::digest(described.as_bytes());
+        digest
+            .iter()
+            .take(6)
+            .map(|byte| format!("{byte:02x}"))
+            .collect()
+    }
+}
+
 impl Config {
     /// Whether the suite is a matrix: named harnesses or `[matrix] models`. A suite that is
     /// not runs and reports exactly as one `[harness]` always has.
     pub fn is_matrix(&self) -> bool {
         !self.harnesses.is_empty() || !self.matrix.models.is_empty()
+    }
+
+    /// Every harness of the suite: the named ones, else the unnamed one.
+    pub fn every_harness(&self) -> Vec<&HarnessConfig> {
+        if self.harnesses.is_empty() {
+            vec![&self.harness]
+        } else {
+            self.harnesses.values().collect()
+        }
     }
 
     /// Every cell, harnesses by name then models in `[matrix]` order, but for the models a
