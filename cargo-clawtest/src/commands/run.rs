@@ -118,6 +118,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         );
     }
     let summary = &executed.summary;
+    out!("{}", clawtest::report::matrix::closing(summary));
     publish(summary, executed.review.as_ref(), &outputs, &config.root)?;
     finished(summary.status)
 }

@@ -208,21 +208,26 @@ impl<W: Write> TerminalReporter<W> {
                 );
             }
         }
-        let cause = summary.failure_cause().unwrap_or_default();
-        let result = match summary.status {
-            RunStatus::Passed => "result: PASSED".to_string(),
-            RunStatus::Failed => format!("result: FAILED: {cause}"),
-            RunStatus::Invalid => format!(
-                "result: INVALID: {cause} (fix the task files above; invalid tasks are never run)"
-            ),
-            RunStatus::InfrastructureError => {
-                format!("result: ERROR: {cause} (infrastructure: see the ERROR lines above)")
-            }
-            RunStatus::Interrupted => format!("result: INTERRUPTED: {cause}"),
-            RunStatus::BudgetExhausted => format!("result: STOPPED: {cause}"),
-        };
+        let result = result_line(summary);
         table.push_str(&result);
         self.line(&table);
+    }
+}
+
+/// The run's last line: `result: PASSED`, or its status and why.
+pub(crate) fn result_line(summary: &RunSummary) -> String {
+    let cause = summary.failure_cause().unwrap_or_default();
+    match summary.status {
+        RunStatus::Passed => "result: PASSED".to_string(),
+        RunStatus::Failed => format!("result: FAILED: {cause}"),
+        RunStatus::Invalid => format!(
+            "result: INVALID: {cause} (fix the task files above; invalid tasks are never run)"
+        ),
+        RunStatus::InfrastructureError => {
+            format!("result: ERROR: {cause} (infrastructure: see the ERROR lines above)")
+        }
+        RunStatus::Interrupted => format!("result: INTERRUPTED: {cause}"),
+        RunStatus::BudgetExhausted => format!("result: STOPPED: {cause}"),
     }
 }
 
