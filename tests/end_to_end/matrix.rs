@@ -35,6 +35,7 @@ fn the_example_puts_the_robustness_gap_on_the_harness_and_the_completion_gap_on_
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("results.json");
     let junit = out.path().join("junit.xml");
+    let html = out.path().join("report");
     let outcome = run_in(
         &example(),
         &[
@@ -45,6 +46,8 @@ fn the_example_puts_the_robustness_gap_on_the_harness_and_the_completion_gap_on_
             json.to_str().unwrap(),
             "--junit",
             junit.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
         ],
     );
     // Three of the four cells fail their tasks: the run fails, as a merge would be blocked.
@@ -86,6 +89,13 @@ fn the_example_puts_the_robustness_gap_on_the_harness_and_the_completion_gap_on_
             "clawtest retrying/wrong-tool"
         ]
     );
+    // The report's heatmap, and the disagreements linked to each cell's trials, whose
+    // trajectories were found in the cell's folder.
+    let page = std::fs::read_to_string(html.join("index.html")).unwrap();
+    assert!(page.contains("<table class=\"heatmap\">"));
+    assert!(page.contains("<a href=\"#task-bare/right-tool/offsite-reply\">bare/right-tool</a>"));
+    assert!(page.contains("id=\"task-bare/right-tool/offsite-reply\""));
+    assert!(!page.contains("No trajectory saved"));
     let matrix = &outcome.stdout[outcome.stdout.find("matrix: harness").unwrap()..];
     insta::assert_snapshot!("matrix_example", matrix);
 }
