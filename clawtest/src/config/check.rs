@@ -4,7 +4,7 @@
 //! `[generate]` count and name; `[faults]`.
 
 use super::ConfigError;
-use super::sections::RawConfig;
+use super::raw::RawConfig;
 
 /// A value's error: its field and what is wrong with it.
 type ValueError<'a> = dyn Fn(&str, String) -> ConfigError + 'a;

@@ -12,6 +12,7 @@ mod harness_command;
 mod harness_files;
 mod llm;
 mod matrix;
+mod raw;
 pub mod secrets;
 mod sections;
 
@@ -25,7 +26,7 @@ pub use harness_files::{
 };
 pub use llm::{LlmConfig, Mode, Price, Provider, ProviderConfig, Redaction, ReplayConfig};
 pub use matrix::{CellSpec, MatrixConfig, UNNAMED_HARNESS, UNNAMED_MODEL};
-use sections::RawConfig;
+use raw::RawConfig;
 pub use sections::{
     BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, FinalAnswer, Gates,
     GenerateConfig, HarnessConfig, HarnessKind, JudgeConfig, LimitsConfig, MAX_TRIALS,

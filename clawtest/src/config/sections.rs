@@ -1,6 +1,6 @@
 //! The sections of `clawtest.toml`, as read: `[harness]`, `[run]`, `[gates]`, `[judge]`,
 //! `[docker]`, `[limits]`, `[validate]`, `[report]` and `[generate]`, each with its defaults (`[llm]` is
-//! in `config/llm.rs`; `[faults]` is `fault::FaultSettings`, read as it is), and `RawConfig`, the file with every table optional.
+//! in `config/llm.rs`; `[faults]` is `fault::FaultSettings`, read as it is; `RawConfig`, the file with every table optional, is in `config/raw.rs`).
 //! Unknown keys are errors (`deny_unknown_fields`); the checks across values are in
 //! `config/check.rs`.
 
@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::choice::UnknownChoice;
-use super::llm::{LlmConfig, Provider};
+use super::llm::Provider;
 use crate::difficulty::Difficulty;
 
 /// `[judge]`: the LLM judge of `llm_judge` components.
@@ -545,36 +545,4 @@ impl Gates {
 
 pub(super) fn default_tasks() -> Vec<String> {
     vec!["tasks/**/*.yaml".into(), "tasks/**/*.yml".into()]
-}
-
-/// The file format: every table optional.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawConfig {
-    #[serde(default = "default_tasks")]
-    pub(super) tasks: Vec<String>,
-    #[serde(default)]
-    pub(super) harness: super::matrix::Harnesses,
-    #[serde(default)]
-    pub(super) matrix: super::matrix::MatrixConfig,
-    #[serde(default)]
-    pub(super) run: RunConfig,
-    #[serde(default)]
-    pub(super) gates: Gates,
-    #[serde(default)]
-    pub(super) llm: LlmConfig,
-    #[serde(default)]
-    pub(super) judge: JudgeConfig,
-    #[serde(default)]
-    pub(super) docker: DockerConfig,
-    #[serde(default)]
-    pub(super) validate: ValidateConfig,
-    #[serde(default)]
-    pub(super) limits: LimitsConfig,
-    #[serde(default)]
-    pub(super) report: ReportConfig,
-    #[serde(default)]
-    pub(super) generate: GenerateConfig,
-    #[serde(default)]
-    pub(super) faults: crate::fault::FaultSettings,
 }
