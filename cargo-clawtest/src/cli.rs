@@ -36,6 +36,10 @@ pub struct GlobalArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one value per process, parsed once: a box would only add a pointer to follow"
+)]
 pub enum Command {
     /// Run the suite's tasks (the default).
     Run(RunArgs),

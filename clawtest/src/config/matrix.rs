@@ -44,7 +44,7 @@ pub const UNNAMED_MODEL: &str = "default";
 #[derive(Debug, Clone)]
 pub(super) enum Harnesses {
     /// `[harness]` with the keys of one harness (or no `[harness]` at all).
-    One(HarnessConfig),
+    One(Box<HarnessConfig>),
     /// `[harness.<name>]` tables, by name.
     Named(BTreeMap<String, HarnessConfig>),
 }
@@ -53,7 +53,7 @@ impl Harnesses {
     /// Each harness with its table's name in messages (`harness`, `harness.<name>`).
     pub(super) fn by_field(&self) -> Vec<(String, &HarnessConfig)> {
         match self {
-            Harnesses::One(harness) => vec![("harness".into(), harness)],
+            Harnesses::One(harness) => vec![("harness".into(), &**harness)],
             Harnesses::Named(named) => named
                 .iter()
                 .map(|(name, harness)| (format!("harness.{name}"), harness))
@@ -64,7 +64,7 @@ impl Harnesses {
 
 impl Default for Harnesses {
     fn default() -> Harnesses {
-        Harnesses::One(HarnessConfig::default())
+        Harnesses::One(Box::default())
     }
 }
 
@@ -263,7 +263,7 @@ impl<'de> Visitor<'de> for HarnessesVisitor {
                 map,
             };
             return HarnessConfig::deserialize(de::value::MapAccessDeserializer::new(resumed))
-                .map(Harnesses::One);
+                .map(|harness| Harnesses::One(Box::new(harness)));
         }
         let mut named = BTreeMap::new();
         let mut key = Some(first);

@@ -262,7 +262,7 @@ impl Config {
     fn from_raw(raw: RawConfig, root: PathBuf, origin: String) -> Result<Config, ConfigError> {
         check::check(&raw, &origin)?;
         let (harness, harnesses) = match raw.harness {
-            matrix::Harnesses::One(harness) => (harness, Default::default()),
+            matrix::Harnesses::One(harness) => (*harness, Default::default()),
             matrix::Harnesses::Named(named) => (HarnessConfig::default(), named),
         };
         Ok(Config {
