@@ -154,16 +154,7 @@ pub fn closing(summary: &RunSummary) -> String {
         return String::new();
     };
     let mut text = format!("\n{}", terminal(matrix, summary.k));
-    for gate in &summary.gates {
-        let _ = writeln!(
-            text,
-            "gate {}: {} (threshold {}) {}",
-            gate.name,
-            measured(gate.actual),
-            gate.threshold,
-            if gate.passed { "held" } else { "FAILED" }
-        );
-    }
+    text.push_str(&super::terminal::gate_lines(summary));
     if let Some(comparison) = &summary.baseline {
         for change in &comparison.regressions {
             let _ = writeln!(
