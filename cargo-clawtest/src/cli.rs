@@ -36,6 +36,10 @@ pub struct GlobalArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one value per process, parsed once: a box would only add a pointer to follow"
+)]
 pub enum Command {
     /// Run the suite's tasks (the default).
     Run(RunArgs),
@@ -436,6 +440,10 @@ pub struct RunArgs {
     /// Gates are left to `cargo clawtest merge`.
     #[arg(long, value_name = "KIND:M/N")]
     pub partition: Option<clawtest::run::partition::Partition>,
+    /// Run only the cells of the matrix this glob matches, as `HARNESS/MODEL`
+    /// (`reference/*`, `*/gpt-4o`); repeatable (default: every cell).
+    #[arg(long = "cell", value_name = "HARNESS/MODEL")]
+    pub cells: Vec<String>,
     #[command(flatten)]
     pub outputs: OutputArgs,
     #[command(flatten)]

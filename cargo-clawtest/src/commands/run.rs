@@ -4,12 +4,15 @@
 //! included), then writes every output with it.
 
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::sync::Arc;
 
+use clawtest::config::Config;
 use clawtest::interrupt::{self, Notice};
 use clawtest::report::events::{Fanout, Reporter};
 use clawtest::report::snapshots::{Review, UpdateMode};
 use clawtest::report::{terminal::TerminalReporter, trajectories::TrajectoryWriter};
+use clawtest::run::cells;
 use clawtest::run::session::{self, Request};
 use clawtest::sandbox::select;
 
@@ -23,7 +26,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
     // SAFETY: no thread has been started yet (the runtime comes below).
     unsafe { clawtest::config::secrets::take(&config, mode) };
     warn(&clawtest::config::secrets::harness_key_warnings(&config));
-    let mut request = Request {
+    let request = Request {
         paths: arguments.paths.clone(),
         filters: arguments.filters.clone(),
         trials: arguments.trials,
@@ -56,7 +59,79 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         }),
         error_rate: arguments.error_rate,
         allow_host_commands: arguments.allow_host_commands,
+        cell: None,
     };
+    // The HTML report shows each trial's trajectory: saved where asked, else beside it.
+    let mut outputs = arguments.outputs.outputs();
+    outputs.html = outputs.html.or_else(|| {
+        config
+            .report
+            .html
+            .as_ref()
+            .map(|html| config.root.join(html))
+    });
+    let trajectories = arguments
+        .trajectories
+        .clone()
+        .or_else(|| outputs.html.as_ref().map(|html| html.join("trajectories")));
+    outputs.trajectories.extend(trajectories.clone());
+    let executed = if config.is_matrix() {
+        let runs = cells::cell_runs(&config, &request, &arguments.cells)
+            .map_err(ExpectedError::Session)?;
+        let mut done = Vec::new();
+        for run in runs {
+            outln!(
+                "== cell {} (harness digest {})",
+                run.cell.name(),
+                run.cell.harness_digest
+            );
+            // Each cell's trajectories in a folder of its own.
+            let folder = trajectories
+                .as_ref()
+                .map(|folder| folder.join(&run.cell.harness).join(&run.cell.model));
+            let executed = one_run(&run.config, run.request, arguments, folder)?;
+            let interrupted = executed.summary.interrupted;
+            done.push((run.cell, executed));
+            if interrupted {
+                break;
+            }
+        }
+        cells::combine(&config, &request, done).map_err(ExpectedError::Merge)?
+    } else {
+        if !arguments.cells.is_empty() {
+            config
+                .select_cells(&arguments.cells)
+                .map_err(|error| ExpectedError::Session(error.into()))?;
+        }
+        one_run(&config, request, arguments, trajectories)?
+    };
+    // The terminal showed each changed snapshot before the summary, whose status (like every
+    // output's) already counts them; a comparison that could not be made is an error apart.
+    if let Some(Review {
+        folder,
+        outcome: Err(error),
+    }) = &executed.review
+    {
+        errln!(
+            "error: could not write snapshots in {}: {error}",
+            folder.display()
+        );
+    }
+    let summary = &executed.summary;
+    out!("{}", clawtest::report::matrix::closing(summary));
+    publish(summary, executed.review.as_ref(), &outputs, &config.root)?;
+    finished(summary.status)
+}
+
+/// One run of `config` (a suite, or one cell of a matrix): the harness built into its image
+/// first, then the backend chosen, the suite prepared and executed with the terminal
+/// reporter and the trajectory writer (into `trajectories`).
+fn one_run(
+    config: &Config,
+    mut request: Request,
+    arguments: &RunArgs,
+    trajectories: Option<PathBuf>,
+) -> Result<session::Executed, ExpectedError> {
     // A harness built into its image is built before the image, which is built when the
     // backend is chosen.
     let source = session::HarnessSource::of(&request);
@@ -73,7 +148,7 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
                     Notice::Aborted => std::process::exit(i32::from(exit::interrupted())),
                 },
             );
-            session::build(&config, &stopping)
+            session::build(config, &stopping)
                 .await
                 .map_err(ExpectedError::Session)?;
             Ok::<bool, ExpectedError>(stopping.is_cancelled())
@@ -86,24 +161,10 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         }
         request.no_build = true;
     }
-    // The HTML report shows each trial's trajectory: saved where asked, else beside it.
-    let mut outputs = arguments.outputs.outputs();
-    outputs.html = outputs.html.or_else(|| {
-        config
-            .report
-            .html
-            .as_ref()
-            .map(|html| config.root.join(html))
-    });
-    let trajectories = arguments
-        .trajectories
-        .clone()
-        .or_else(|| outputs.html.as_ref().map(|html| html.join("trajectories")));
-    outputs.trajectories.extend(trajectories.clone());
-    let executed = runtime()?.block_on(async {
+    runtime()?.block_on(async {
         // The oracle plays its calls on the host, but the tasks' commands run where the
         // chosen backend runs commands: the choice stands for `--oracle` too.
-        let chosen = select::choose(&config, request.backend)
+        let chosen = select::choose(config, request.backend)
             .await
             .map_err(ExpectedError::Backend)?;
         errln!("{}", chosen.note);
@@ -130,11 +191,11 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
         if let Some(saver) = saver.as_mut() {
             reporters.push(saver);
         }
-        let outcome = match session::prepare(&config, &request, sandbox.command_place()) {
+        let outcome = match session::prepare(config, &request, sandbox.command_place()) {
             Ok(prepared) => {
                 warn(&prepared.warnings());
                 let reporter = &mut Fanout(reporters);
-                session::execute(&config, &request, prepared, sandbox, reporter, interrupted)
+                session::execute(config, &request, prepared, sandbox, reporter, interrupted)
                     .await
             }
             Err(error) => Err(error),
@@ -145,20 +206,5 @@ pub fn run(global: &GlobalArgs, arguments: &RunArgs) -> Outcome {
             errln!("warning: could not save a trajectory: {failure}");
         }
         outcome
-    })?;
-    // The terminal showed each changed snapshot before the summary, whose status (like every
-    // output's) already counts them; a comparison that could not be made is an error apart.
-    if let Some(Review {
-        folder,
-        outcome: Err(error),
-    }) = &executed.review
-    {
-        errln!(
-            "error: could not write snapshots in {}: {error}",
-            folder.display()
-        );
-    }
-    let summary = &executed.summary;
-    publish(summary, executed.review.as_ref(), &outputs, &config.root)?;
-    finished(summary.status)
+    })
 }

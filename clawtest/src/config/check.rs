@@ -4,7 +4,7 @@
 //! `[generate]` count and name; `[faults]`.
 
 use super::ConfigError;
-use super::sections::RawConfig;
+use super::raw::RawConfig;
 
 /// A value's error: its field and what is wrong with it.
 type ValueError<'a> = dyn Fn(&str, String) -> ConfigError + 'a;
@@ -19,6 +19,7 @@ pub(super) fn check(raw: &RawConfig, origin: &str) -> Result<(), ConfigError> {
     check_run(raw, &value_error)?;
     check_faults(&raw.faults).map_err(|(field, message)| value_error(field, message))?;
     check_sandbox(raw, &value_error)?;
+    super::matrix::check(&raw.harness, &raw.matrix, &value_error)?;
     check_llm(raw, &value_error)?;
     if raw.judge.provider.is_some() && raw.judge.model.as_deref().is_none_or(str::is_empty) {
         return Err(value_error(
@@ -115,11 +116,13 @@ const MIN_WORKSPACE_DISK_BYTES: u64 = 1 << 20;
 /// `[harness]`, `[docker]` and the workspace's disk cap: one image source, limits a container
 /// (or a trial folder) can start with.
 fn check_sandbox(raw: &RawConfig, value_error: &ValueError<'_>) -> Result<(), ConfigError> {
-    if raw.harness.image.is_some() && raw.harness.dockerfile.is_some() {
-        return Err(value_error(
-            "harness.dockerfile",
-            "give either harness.image or harness.dockerfile, not both".into(),
-        ));
+    for (field, harness) in raw.harness.by_field() {
+        if harness.image.is_some() && harness.dockerfile.is_some() {
+            return Err(value_error(
+                &format!("{field}.dockerfile"),
+                format!("give either {field}.image or {field}.dockerfile, not both"),
+            ));
+        }
     }
     if raw.docker.memory_mb < 16 {
         return Err(value_error(

@@ -11,6 +11,8 @@ mod choice;
 mod harness_command;
 mod harness_files;
 mod llm;
+mod matrix;
+mod raw;
 pub mod secrets;
 mod sections;
 
@@ -23,7 +25,8 @@ pub use harness_files::{
     FileBase, HarnessFile, Placeholder, Template, TemplateError, TemplateValues,
 };
 pub use llm::{LlmConfig, Mode, Price, Provider, ProviderConfig, Redaction, ReplayConfig};
-use sections::RawConfig;
+pub use matrix::{CellSpec, MatrixConfig, UNNAMED_HARNESS, UNNAMED_MODEL};
+use raw::RawConfig;
 pub use sections::{
     BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, FinalAnswer, Gates,
     GenerateConfig, HarnessConfig, HarnessKind, JudgeConfig, LimitsConfig, MAX_TRIALS,
@@ -45,8 +48,13 @@ pub struct Config {
     /// `tasks`: globs of the task files, relative to `root` (default `tasks/**/*.yaml` and
     /// `tasks/**/*.yml`).
     pub tasks: Vec<String>,
-    /// `[harness]`: how the agent under test is started.
+    /// `[harness]`: how the agent under test is started (the unnamed harness; the defaults
+    /// when the harnesses are named).
     pub harness: HarnessConfig,
+    /// `[harness.<name>]`: the named harnesses, by name (empty for one unnamed `[harness]`).
+    pub harnesses: std::collections::BTreeMap<String, HarnessConfig>,
+    /// `[matrix]`: the models every harness is run with.
+    pub matrix: MatrixConfig,
     /// `[run]`: trials, parallelism, pass threshold, backend.
     pub run: RunConfig,
     /// `[gates]`: suite-level thresholds that fail the run.
@@ -161,6 +169,8 @@ impl Config {
             origin: "(defaults)".into(),
             tasks: sections::default_tasks(),
             harness: HarnessConfig::default(),
+            harnesses: Default::default(),
+            matrix: MatrixConfig::default(),
             run: RunConfig::default(),
             gates: Gates::default(),
             llm: LlmConfig::default(),
@@ -251,11 +261,17 @@ impl Config {
 
     fn from_raw(raw: RawConfig, root: PathBuf, origin: String) -> Result<Config, ConfigError> {
         check::check(&raw, &origin)?;
+        let (harness, harnesses) = match raw.harness {
+            matrix::Harnesses::One(harness) => (*harness, Default::default()),
+            matrix::Harnesses::Named(named) => (HarnessConfig::default(), named),
+        };
         Ok(Config {
             root,
             origin,
             tasks: raw.tasks,
-            harness: raw.harness,
+            harness,
+            harnesses,
+            matrix: raw.matrix,
             run: raw.run,
             gates: raw.gates,
             llm: raw.llm,
@@ -282,3 +298,6 @@ fn absolute(path: &Path) -> PathBuf {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod matrix_tests;

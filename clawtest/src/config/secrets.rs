@@ -55,9 +55,9 @@ const PROVIDER_KEY_VARIABLES: &[&str] = &[
 pub fn harness_key_warnings(config: &Config) -> Vec<String> {
     let configured = key_variables(config);
     config
-        .harness
-        .env
-        .iter()
+        .every_harness()
+        .into_iter()
+        .flat_map(|harness| &harness.env)
         .filter(|name| {
             configured.contains(name) || PROVIDER_KEY_VARIABLES.contains(&name.as_str())
         })
@@ -107,7 +107,11 @@ pub unsafe fn take(config: &Config, mode: Mode) {
                 bytes.fill(0);
                 std::hint::black_box(&bytes);
             }
-            if !config.harness.env.contains(&name) {
+            if !config
+                .every_harness()
+                .iter()
+                .any(|harness| harness.env.contains(&name))
+            {
                 // SAFETY: the caller promises that no other thread runs.
                 unsafe {
                     wipe(&name);

@@ -1,6 +1,6 @@
 //! The sections of `clawtest.toml`, as read: `[harness]`, `[run]`, `[gates]`, `[judge]`,
 //! `[docker]`, `[limits]`, `[validate]`, `[report]` and `[generate]`, each with its defaults (`[llm]` is
-//! in `config/llm.rs`; `[faults]` is `fault::FaultSettings`, read as it is), and `RawConfig`, the file with every table optional.
+//! in `config/llm.rs`; `[faults]` is `fault::FaultSettings`, read as it is; `RawConfig`, the file with every table optional, is in `config/raw.rs`).
 //! Unknown keys are errors (`deny_unknown_fields`); the checks across values are in
 //! `config/check.rs`.
 
@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::choice::UnknownChoice;
-use super::llm::{LlmConfig, Provider};
+use super::llm::Provider;
 use crate::difficulty::Difficulty;
 
 /// `[judge]`: the LLM judge of `llm_judge` components.
@@ -104,6 +104,9 @@ pub struct HarnessConfig {
     /// `{model}`, `{workspace}` and `{home}` are filled in (see `harness_files`).
     #[serde(default)]
     pub files: BTreeMap<String, PathBuf>,
+    /// The models of `[matrix] models` this harness is not run with (one it cannot drive).
+    #[serde(default)]
+    pub exclude_models: Vec<String>,
 }
 
 impl Default for HarnessConfig {
@@ -122,6 +125,7 @@ impl Default for HarnessConfig {
             build_timeout_seconds: default_build_timeout(),
             model: None,
             files: BTreeMap::new(),
+            exclude_models: Vec::new(),
         }
     }
 }
@@ -551,34 +555,4 @@ impl Gates {
 
 pub(super) fn default_tasks() -> Vec<String> {
     vec!["tasks/**/*.yaml".into(), "tasks/**/*.yml".into()]
-}
-
-/// The file format: every table optional.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawConfig {
-    #[serde(default = "default_tasks")]
-    pub(super) tasks: Vec<String>,
-    #[serde(default)]
-    pub(super) harness: HarnessConfig,
-    #[serde(default)]
-    pub(super) run: RunConfig,
-    #[serde(default)]
-    pub(super) gates: Gates,
-    #[serde(default)]
-    pub(super) llm: LlmConfig,
-    #[serde(default)]
-    pub(super) judge: JudgeConfig,
-    #[serde(default)]
-    pub(super) docker: DockerConfig,
-    #[serde(default)]
-    pub(super) validate: ValidateConfig,
-    #[serde(default)]
-    pub(super) limits: LimitsConfig,
-    #[serde(default)]
-    pub(super) report: ReportConfig,
-    #[serde(default)]
-    pub(super) generate: GenerateConfig,
-    #[serde(default)]
-    pub(super) faults: crate::fault::FaultSettings,
 }

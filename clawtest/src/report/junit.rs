@@ -48,9 +48,12 @@ pub(crate) fn render_with_snapshots(
             ),
         ));
     }
-    for verdict in &summary.verdicts {
-        let snapshot_change = snapshots.and_then(|review| review.change_of(&verdict.task_id));
-        suite.add_test_case(test_case(verdict, summary.k, snapshot_change));
+    // A matrix's verdicts go to a testsuite per cell; this one keeps the run's properties.
+    if summary.matrix.is_none() {
+        for verdict in &summary.verdicts {
+            let snapshot_change = snapshots.and_then(|review| review.change_of(&verdict.task_id));
+            suite.add_test_case(test_case(verdict, summary.k, snapshot_change));
+        }
     }
     for invalid in &summary.invalid {
         let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
@@ -71,9 +74,41 @@ pub(crate) fn render_with_snapshots(
     }
     let mut report = Report::new(NAME);
     report.add_test_suite(suite);
+    if let Some(matrix) = &summary.matrix {
+        for row in &matrix.cells {
+            report.add_test_suite(cell_suite(summary, row));
+        }
+    }
     // quick-junit escapes the markup and drops most controls, not U+FFFE or U+FFFF: the whole
     // document goes through the one XML escape so that no text can make it unreadable.
     report.to_string().map(|document| escape::xml(&document))
+}
+
+/// A cell's testsuite: its identity and numbers as properties, its tasks as test cases whose
+/// class names the cell.
+fn cell_suite(summary: &RunSummary, row: &crate::results::matrix::CellRow) -> TestSuite {
+    let name = row.cell.name();
+    let mut suite = TestSuite::new(format!("{NAME} {name}"));
+    suite.add_property(Property::new("harness", row.cell.harness.clone()));
+    suite.add_property(Property::new(
+        "harness_digest",
+        row.cell.harness_digest.clone(),
+    ));
+    suite.add_property(Property::new("model", row.cell.model.clone()));
+    suite.add_property(Property::new("trials_per_task", summary.k.to_string()));
+    suite.add_property(Property::new("pass_hat_k", exact(row.overall.pass_hat_k)));
+    suite.add_property(Property::new("mean_score", exact(row.overall.mean_score)));
+    suite.add_property(Property::new("cost_usd", exact(row.overall.cost_usd)));
+    for verdict in summary
+        .verdicts
+        .iter()
+        .filter(|verdict| verdict.cell.as_ref() == Some(&row.cell))
+    {
+        let mut case = test_case(verdict, summary.k, None);
+        case.set_classname(format!("{NAME}.{name}"));
+        suite.add_test_case(case);
+    }
+    suite
 }
 
 fn test_case(verdict: &Verdict, k: u32, snapshot_change: Option<String>) -> TestCase {

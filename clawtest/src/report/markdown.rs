@@ -77,6 +77,11 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
 
     // The task table is the part that grows with the suite: rows are added while they fit.
     let tail = [
+        summary
+            .matrix
+            .as_ref()
+            .map(|matrix| super::matrix::markdown(matrix, k))
+            .unwrap_or_default(),
         super::recovery::markdown(summary),
         baseline_section(summary),
         invalid_section(summary),
@@ -119,7 +124,8 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
         };
         let row = format!(
             "| {} | {} | {}/{} | {} | {} | {} | {} | {} | {} |\n",
-            escape::markdown_code(&verdict.task_id),
+            // In a matrix, a task's row names its cell: `harness/model/task`.
+            escape::markdown_code(&crate::results::matrix::key(verdict)),
             status_cell(verdict.status),
             verdict.passes,
             verdict.k,

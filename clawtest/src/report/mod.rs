@@ -9,6 +9,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub(crate) mod markdown;
+pub mod matrix;
 pub mod publish;
 pub(crate) mod recovery;
 pub mod snapshots;

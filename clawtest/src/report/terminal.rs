@@ -172,16 +172,7 @@ impl<W: Write> TerminalReporter<W> {
         if summary.cost_usd > 0.0 {
             let _ = writeln!(table, "model cost: {}", dollars(summary.cost_usd));
         }
-        for gate in &summary.gates {
-            let _ = writeln!(
-                table,
-                "gate {}: {} (threshold {}) {}",
-                gate.name,
-                measured(gate.actual),
-                gate.threshold,
-                if gate.passed { "held" } else { "FAILED" }
-            );
-        }
+        table.push_str(&gate_lines(summary));
         if let Some(comparison) = &summary.baseline {
             for (label, changes) in [
                 ("REGRESSION", &comparison.regressions),
@@ -208,21 +199,42 @@ impl<W: Write> TerminalReporter<W> {
                 );
             }
         }
-        let cause = summary.failure_cause().unwrap_or_default();
-        let result = match summary.status {
-            RunStatus::Passed => "result: PASSED".to_string(),
-            RunStatus::Failed => format!("result: FAILED: {cause}"),
-            RunStatus::Invalid => format!(
-                "result: INVALID: {cause} (fix the task files above; invalid tasks are never run)"
-            ),
-            RunStatus::InfrastructureError => {
-                format!("result: ERROR: {cause} (infrastructure: see the ERROR lines above)")
-            }
-            RunStatus::Interrupted => format!("result: INTERRUPTED: {cause}"),
-            RunStatus::BudgetExhausted => format!("result: STOPPED: {cause}"),
-        };
+        let result = result_line(summary);
         table.push_str(&result);
         self.line(&table);
+    }
+}
+
+/// One line per gate: its value, threshold, and whether it held.
+pub(crate) fn gate_lines(summary: &RunSummary) -> String {
+    let mut text = String::new();
+    for gate in &summary.gates {
+        let _ = writeln!(
+            text,
+            "gate {}: {} (threshold {}) {}",
+            gate.name,
+            measured(gate.actual),
+            gate.threshold,
+            if gate.passed { "held" } else { "FAILED" }
+        );
+    }
+    text
+}
+
+/// The run's last line: `result: PASSED`, or its status and why.
+pub(crate) fn result_line(summary: &RunSummary) -> String {
+    let cause = summary.failure_cause().unwrap_or_default();
+    match summary.status {
+        RunStatus::Passed => "result: PASSED".to_string(),
+        RunStatus::Failed => format!("result: FAILED: {cause}"),
+        RunStatus::Invalid => format!(
+            "result: INVALID: {cause} (fix the task files above; invalid tasks are never run)"
+        ),
+        RunStatus::InfrastructureError => {
+            format!("result: ERROR: {cause} (infrastructure: see the ERROR lines above)")
+        }
+        RunStatus::Interrupted => format!("result: INTERRUPTED: {cause}"),
+        RunStatus::BudgetExhausted => format!("result: STOPPED: {cause}"),
     }
 }
 

@@ -43,6 +43,7 @@ fn failing_verdict(index: usize) -> Verdict {
         rounds: None,
     };
     Verdict {
+        cell: None,
         task_id: format!("task-{index:05}"),
         task_name: "t".into(),
         path: PathBuf::from(format!("tasks/task-{index:05}.yaml")),

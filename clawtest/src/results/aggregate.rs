@@ -153,6 +153,7 @@ pub(crate) fn verdict(
         },
         category: task.category.clone(),
         capability: task.capability,
+        cell: None,
         trials,
     }
 }
@@ -308,6 +309,7 @@ impl RunSummary {
         };
         let safety_pass_rate = super::groups::safety_pass_rate(&verdicts);
         let groups = super::groups::Groups::of(&verdicts);
+        let matrix = super::matrix::Matrix::of(&verdicts);
         let mut summary = RunSummary {
             status,
             k,
@@ -329,8 +331,10 @@ impl RunSummary {
             interrupted,
             safety_pass_rate,
             groups,
+            matrix,
             baseline: None,
             snapshots_changed,
+            cells: Vec::new(),
             shard: None,
             snapshots,
         };

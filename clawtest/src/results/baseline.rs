@@ -14,6 +14,10 @@ use super::{RunStatus, RunSummary, Verdict, VerdictStatus};
 pub struct Change {
     /// The task's `task_id`.
     pub task_id: String,
+    /// The cell (`harness/model`) the task ran in, in a run of a matrix: a matrix is compared
+    /// cell by cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell: Option<String>,
     /// The task's verdict in the baseline.
     pub before_status: VerdictStatus,
     /// The task's verdict in this run.
@@ -40,7 +44,8 @@ pub struct BaselineComparison {
     pub regressions: Vec<Change>,
     /// The tasks that got better.
     pub improvements: Vec<Change>,
-    /// Tasks in this run that the baseline did not have.
+    /// Tasks in this run that the baseline did not have (`harness/model/task` in a matrix:
+    /// a new model is a new column).
     pub new_tasks: Vec<String>,
     /// Tasks of the baseline that this run did not run.
     pub missing_tasks: Vec<String>,
@@ -62,6 +67,7 @@ impl BaselineComparison {
 fn change(before: &Verdict, now: &Verdict, reason: String) -> Change {
     Change {
         task_id: now.task_id.clone(),
+        cell: now.cell.as_ref().map(super::matrix::Cell::name),
         before_status: before.status,
         now_status: now.status,
         before_score: before.mean_score,
@@ -75,17 +81,18 @@ fn change(before: &Verdict, now: &Verdict, reason: String) -> Change {
 /// Compares `now` with `before`; a score or robustness moves only when it changes by more than
 /// `tolerance`.
 pub(crate) fn compare(before: &RunSummary, now: &RunSummary, tolerance: f64) -> BaselineComparison {
-    let earlier: BTreeMap<&str, &Verdict> = before
+    use super::matrix::key;
+    let earlier: BTreeMap<String, &Verdict> = before
         .verdicts
         .iter()
-        .map(|verdict| (verdict.task_id.as_str(), verdict))
+        .map(|verdict| (key(verdict), verdict))
         .collect();
     let mut regressions = Vec::new();
     let mut improvements = Vec::new();
     let mut new_tasks = Vec::new();
     for verdict in &now.verdicts {
-        let Some(previous) = earlier.get(verdict.task_id.as_str()) else {
-            new_tasks.push(verdict.task_id.clone());
+        let Some(previous) = earlier.get(&key(verdict)) else {
+            new_tasks.push(key(verdict));
             continue;
         };
         let k = verdict.k;
@@ -130,16 +137,12 @@ pub(crate) fn compare(before: &RunSummary, now: &RunSummary, tolerance: f64) -> 
             ));
         }
     }
-    let current: Vec<&str> = now
-        .verdicts
-        .iter()
-        .map(|verdict| verdict.task_id.as_str())
-        .collect();
+    let current: std::collections::BTreeSet<String> = now.verdicts.iter().map(key).collect();
     let missing_tasks = before
         .verdicts
         .iter()
-        .filter(|verdict| !current.contains(&verdict.task_id.as_str()))
-        .map(|verdict| verdict.task_id.clone())
+        .map(key)
+        .filter(|key| !current.contains(key))
         .collect();
     BaselineComparison {
         tolerance,

@@ -44,8 +44,8 @@ impl SnapshotFailures {
 const NAMED: usize = 5;
 
 /// `n thing(s) (a, b, c, and 2 more)`.
-fn counted(what: &str, ids: &[&str]) -> String {
-    let mut named: Vec<String> = ids.iter().take(NAMED).map(|id| id.to_string()).collect();
+fn counted(what: &str, ids: &[String]) -> String {
+    let mut named: Vec<String> = ids.iter().take(NAMED).cloned().collect();
     if ids.len() > NAMED {
         named.push(format!("and {} more", ids.len() - NAMED));
     }
@@ -59,11 +59,12 @@ impl RunSummary {
         if self.status == RunStatus::Passed {
             return None;
         }
-        let ids = |status: VerdictStatus| -> Vec<&str> {
+        // In a matrix a task is named with its cell: `harness/model/task`.
+        let ids = |status: VerdictStatus| -> Vec<String> {
             self.verdicts
                 .iter()
                 .filter(|verdict| verdict.status == status)
-                .map(|verdict| verdict.task_id.as_str())
+                .map(super::matrix::key)
                 .collect()
         };
         let mut reasons = Vec::new();
@@ -91,10 +92,13 @@ impl RunSummary {
             });
         }
         if let Some(comparison) = &self.baseline {
-            let regressed: Vec<&str> = comparison
+            let regressed: Vec<String> = comparison
                 .regressions
                 .iter()
-                .map(|change| change.task_id.as_str())
+                .map(|change| match &change.cell {
+                    Some(cell) => format!("{cell}/{}", change.task_id),
+                    None => change.task_id.clone(),
+                })
                 .collect();
             if !regressed.is_empty() {
                 reasons.push(counted(
@@ -119,8 +123,7 @@ impl RunSummary {
             ("changed snapshot(s)", &snapshots.changed),
         ] {
             if !tasks.is_empty() {
-                let tasks: Vec<&str> = tasks.iter().map(String::as_str).collect();
-                reasons.push(counted(what, &tasks));
+                reasons.push(counted(what, tasks));
             }
         }
         if snapshots.not_compared {

@@ -159,14 +159,35 @@ pub fn merge(
     gates: &Gates,
     baseline: Option<&RunSummary>,
 ) -> Result<RunSummary, MergeError> {
+    if parts.is_empty() {
+        return Err(MergeError::Empty);
+    }
+    // Each set of cells is cut into shards of its own (a job per cell and shard, or a job per
+    // shard running every cell): each set must be whole.
+    let mut by_cells: BTreeMap<Vec<String>, Vec<(&Path, Option<&Shard>)>> = BTreeMap::new();
+    for (path, part) in &parts {
+        let cells = part.cells.iter().map(super::matrix::Cell::name).collect();
+        by_cells
+            .entry(cells)
+            .or_default()
+            .push((path.as_path(), part.shard.as_ref()));
+    }
+    for shards in by_cells.values() {
+        check_complete(shards)?;
+    }
+    combine(parts, gates, baseline)
+}
+
+/// Combines results of disjoint parts of a run (shards, or a matrix's cells), without asking
+/// whether the set is whole: gates are evaluated, and `baseline` compared, over the whole.
+pub(crate) fn combine(
+    parts: Vec<(PathBuf, RunSummary)>,
+    gates: &Gates,
+    baseline: Option<&RunSummary>,
+) -> Result<RunSummary, MergeError> {
     let Some((first_path, first)) = parts.first() else {
         return Err(MergeError::Empty);
     };
-    let shards: Vec<(&Path, Option<&Shard>)> = parts
-        .iter()
-        .map(|(path, part)| (path.as_path(), part.shard.as_ref()))
-        .collect();
-    check_complete(&shards)?;
     let (k, backend) = (first.k, first.backend.clone());
     let first_path = first_path.clone();
     let mut verdicts = Vec::new();
@@ -176,7 +197,8 @@ pub fn merge(
     // Each shard's own cost and spend: the shards together cost and spent the sums (in whole
     // nano-dollars, so the same in any order).
     let (mut cost, mut spent) = (Money::ZERO, Money::ZERO);
-    let mut seen: Vec<(String, PathBuf)> = Vec::new();
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut cells = BTreeSet::new();
     for (path, part) in parts {
         if part.k != k {
             return Err(MergeError::Trials {
@@ -187,13 +209,15 @@ pub fn merge(
             });
         }
         for verdict in &part.verdicts {
-            if let Some((_, other)) = seen.iter().find(|(id, _)| *id == verdict.task_id) {
+            // In a matrix, one task in two cells is two verdicts.
+            let key = super::matrix::key(verdict);
+            if let Some(other) = seen.get(&key) {
                 return Err(MergeError::Duplicate {
-                    task_id: verdict.task_id.clone(),
+                    task_id: key,
                     files: vec![other.clone(), path.clone()],
                 });
             }
-            seen.push((verdict.task_id.clone(), path.clone()));
+            seen.insert(key, path.clone());
         }
         interrupted |= part.interrupted;
         snapshots.merge(&part.snapshots);
@@ -201,19 +225,21 @@ pub fn merge(
         snapshots.not_compared |= part.snapshots_changed && part.snapshots.is_empty();
         cost += Money::from_usd(part.cost_usd);
         spent += Money::from_usd(part.spent_usd);
+        cells.extend(part.cells);
         verdicts.extend(part.verdicts);
         invalid.extend(part.invalid);
     }
-    // The order of an unsharded run: by task file, as discovered.
+    // The order of an unsharded run: by cell, then by task file, as discovered.
     verdicts.sort_by(|left, right| {
-        left.path
-            .cmp(&right.path)
+        left.cell
+            .cmp(&right.cell)
+            .then(left.path.cmp(&right.path))
             .then(left.task_id.cmp(&right.task_id))
     });
     // Every shard reports the same invalid files (validation runs before partitioning).
     let mut unique = BTreeSet::new();
     invalid.retain(|entry| unique.insert(entry.path.clone()));
-    Ok(RunSummary::new(SummaryInputs {
+    let mut summary = RunSummary::new(SummaryInputs {
         verdicts,
         invalid,
         k,
@@ -224,7 +250,9 @@ pub fn merge(
         gates,
         baseline,
         snapshots,
-    }))
+    });
+    summary.cells = cells.into_iter().collect();
+    Ok(summary)
 }
 
 #[cfg(test)]

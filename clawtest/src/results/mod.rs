@@ -12,6 +12,7 @@ pub(crate) mod aggregate;
 pub mod baseline;
 pub mod cause;
 pub mod groups;
+pub mod matrix;
 pub mod merge;
 pub(crate) mod ranges;
 
@@ -217,6 +218,10 @@ pub struct Verdict {
     /// The task's `capability`, if it has one (grouped in the results' `breakdowns`).
     #[serde(default)]
     pub capability: Option<Capability>,
+    /// The harness and model the trials ran with, in a run of a matrix (absent for one
+    /// unnamed harness).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell: Option<matrix::Cell>,
     /// Every trial of the task, in trial order.
     pub trials: Vec<TrialSummary>,
 }
@@ -319,6 +324,10 @@ pub struct RunSummary {
     #[serde(default)]
     #[serde(rename = "breakdowns")]
     pub groups: groups::Groups,
+    /// The comparison of the cells, in a run of a matrix: each cell's numbers, the tasks they
+    /// disagree on, the attribution to harness, model and interaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<matrix::Matrix>,
     /// The comparison with `--baseline`, when one was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<baseline::BaselineComparison>,
@@ -330,6 +339,10 @@ pub struct RunSummary {
     /// some did.
     #[serde(default, skip_serializing_if = "cause::SnapshotFailures::is_empty")]
     pub snapshots: cause::SnapshotFailures,
+    /// The cells the run ran, by name, in a run of a matrix (also those that ran no task, as
+    /// an empty shard): `merge` checks each cell's shards are all there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cells: Vec<matrix::Cell>,
     /// The shard of a sharded run (`--partition`) this file holds, so that `merge` can tell a
     /// whole set of shards from one with a shard missing. Absent for a whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]

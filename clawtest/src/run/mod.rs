@@ -6,9 +6,10 @@
 //! as [`crate::report::events::Event`]s) → `trial/` (one trial: folder, endpoints, launch,
 //! harness, grade). `session` is a whole run as the CLI asks for it; `suite` loads the
 //! tasks, `partition` shards them, `regrade` grades saved trajectories again, `build` runs
-//! `[harness] build`, `dispatch` starts units of work in order, at most `jobs` at a time.
+//! `[harness] build`, `cells` splits a matrix into one run per cell and combines them, `dispatch` starts units of work in order, at most `jobs` at a time.
 
 pub(crate) mod build;
+pub mod cells;
 mod dispatch;
 pub(crate) mod executor;
 mod noisy_answer;

@@ -60,6 +60,9 @@ pub struct Request {
     /// `--error-rate X`, overriding `[faults] rate` (a task's own `error_injection.rate`
     /// still wins).
     pub error_rate: Option<f64>,
+    /// The cell of a matrix this run is (`session::cell_runs`): its cassettes and snapshots
+    /// are in `<harness>/<model>/` of their folders. `None` for a suite of one harness.
+    pub cell: Option<crate::config::CellSpec>,
     /// `--allow-host-commands`: on the process backend, the commands of variants run on the
     /// host (`sandbox::commands`); without it they do not run at all.
     pub allow_host_commands: bool,
@@ -317,16 +320,26 @@ fn options(config: &Config, request: &Request) -> RunOptions {
         },
         snapshots: request
             .snapshots
-            .map(|mode| (config.root.join(snapshots::FOLDER), mode)),
+            .map(|mode| (in_cell(config.root.join(snapshots::FOLDER), request), mode)),
     }
 }
 
-/// The cassette folder: `--cassettes`, else `llm.cassettes` under the suite root.
+/// The cassette folder: `--cassettes`, else `llm.cassettes` under the suite root; a cell's
+/// is `<harness>/<model>/` inside it.
 pub(crate) fn cassettes(config: &Config, request: &Request) -> PathBuf {
-    request
+    let folder = request
         .cassettes
         .clone()
-        .unwrap_or_else(|| config.cassettes())
+        .unwrap_or_else(|| config.cassettes());
+    in_cell(folder, request)
+}
+
+/// `folder`, or a cell's `<harness>/<model>/` inside it.
+fn in_cell(folder: PathBuf, request: &Request) -> PathBuf {
+    match &request.cell {
+        Some(cell) => folder.join(&cell.harness).join(&cell.model),
+        None => folder,
+    }
 }
 
 /// The gateway side of the run: the provider client in `live`/`record` mode, the price table

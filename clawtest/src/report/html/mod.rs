@@ -10,6 +10,7 @@
 //! folded (`<details>`), long timelines are paged in folded blocks, and one text is cut at
 //! [`TEXT_LIMIT`].
 
+mod matrix;
 mod recovery;
 mod timeline;
 
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use super::{measured, score};
 use crate::escape;
+use crate::results::matrix::key;
 use crate::results::{RunSummary, TrialStatus, Verdict, VerdictStatus, groups::Group};
 use crate::trajectory::Trajectory;
 
@@ -79,6 +81,7 @@ pub fn render(summary: &RunSummary, trajectory: &mut dyn FnMut(&str, u32) -> Fou
     );
     header(&mut page, summary);
     suite_table(&mut page, summary);
+    matrix::section(&mut page, summary);
     recovery::section(&mut page, summary);
     groups(&mut page, summary);
     baseline(&mut page, summary);
@@ -344,7 +347,8 @@ fn task_table(page: &mut String, verdicts: &[&Verdict]) {
              <td class=\"number\">{min}</td><td class=\"number\">{robustness}</td>\
              <td class=\"number\">{violations}</td><td class=\"number\">{cost}</td><td>{category}</td>\
              <td>{capability}</td></tr>",
-            id = escape::html(&verdict.task_id),
+            // In a matrix a task is there once per cell: `harness/model/task`.
+            id = escape::html(&key(verdict)),
             flaky = flaky(verdict),
             flaky_badge = if flaky(verdict) {
                 "<span class=\"badge flaky\">flaky</span>"
@@ -382,7 +386,7 @@ fn task_section(
         "<section class=\"task\" id=\"task-{id}\" data-task-status=\"{status}\" data-flaky=\"{flaky}\">\
          <h2>{id} <span class=\"{status}\">{status}</span></h2><p>{name} · <code>{path}:{line}</code> · \
          {passes}/{k} trials passed (threshold {threshold})</p>",
-        id = escape::html(&verdict.task_id),
+        id = escape::html(&key(verdict)),
         flaky = flaky(verdict),
         name = escape::html(&verdict.task_name),
         path = escape::html(&verdict.path.display().to_string()),
@@ -456,7 +460,8 @@ fn task_section(
                 dollars(*cost_usd)
             );
         }
-        match trajectory(&verdict.task_id, record.trial) {
+        // A cell's trajectories are in `<harness>/<model>/` of the folder, as its key says.
+        match trajectory(&key(verdict), record.trial) {
             Found::Read(trajectory) => timeline::render(page, &trajectory),
             Found::Missing => page.push_str(
                 "<p class=\"muted\">No trajectory saved for this trial \

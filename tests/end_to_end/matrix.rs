@@ -1,0 +1,213 @@
+//! The harness × model matrix, end to end: examples/matrix (the reference agent with and
+//! without its retries × a scripted model that calls the right tools and one that does not,
+//! replayed per cell under faults), its table, disagreements and attribution; `--cell`; and
+//! `merge` of shards of several cells.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::{reference_agent, repository, run_in};
+
+fn example() -> std::path::PathBuf {
+    repository().join("examples/matrix")
+}
+
+fn results(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn attribution<'a>(results: &'a Value, group: &str, measure: &str) -> &'a Value {
+    results["matrix"]["attribution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|entry| entry["group"] == group && entry["measure"] == measure)
+        .unwrap_or_else(|| panic!("no attribution of {measure} for {group}"))
+}
+
+/// The known answer: the retrying harness recovers from the faults the bare one does not,
+/// whatever the model; the right-tool model completes what the wrong-tool one does not,
+/// whatever the harness.
+#[test]
+fn the_example_puts_the_robustness_gap_on_the_harness_and_the_completion_gap_on_the_model() {
+    reference_agent();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("results.json");
+    let junit = out.path().join("junit.xml");
+    let html = out.path().join("report");
+    let outcome = run_in(
+        &example(),
+        &[
+            "--no-build",
+            "--jobs",
+            "2",
+            "--json",
+            json.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    );
+    // Three of the four cells fail their tasks: the run fails, as a merge would be blocked.
+    assert_eq!(outcome.code, 100, "{}\n{}", outcome.stdout, outcome.stderr);
+    let results = results(&json);
+    for group in ["all", "category:workflow", "capability:skill_usage"] {
+        let robustness = attribution(&results, group, "robustness");
+        assert_eq!(robustness["harness"], 1.0, "{group}: {robustness}");
+        assert!(robustness["harness_effects"]["retrying"].as_f64().unwrap() > 0.0);
+        let completion = attribution(&results, group, "completion");
+        assert!(
+            completion["model"].as_f64().unwrap() > 0.9,
+            "{group}: {completion}"
+        );
+        assert!(completion["model_effects"]["right-tool"].as_f64().unwrap() > 0.0);
+    }
+    // Every verdict names its cell, with the harness's digest.
+    for verdict in results["verdicts"].as_array().unwrap() {
+        let cell = &verdict["cell"];
+        assert!(
+            cell["harness"].is_string() && cell["model"].is_string(),
+            "{verdict}"
+        );
+        assert_eq!(cell["harness_digest"].as_str().unwrap().len(), 12);
+    }
+    let report = crate::support::junit(&junit);
+    let suites: Vec<&str> = report
+        .test_suites
+        .iter()
+        .map(|suite| suite.name.as_str())
+        .collect();
+    assert_eq!(
+        suites,
+        [
+            "clawtest",
+            "clawtest bare/right-tool",
+            "clawtest bare/wrong-tool",
+            "clawtest retrying/right-tool",
+            "clawtest retrying/wrong-tool"
+        ]
+    );
+    // The report's heatmap, and the disagreements linked to each cell's trials, whose
+    // trajectories were found in the cell's folder.
+    let page = std::fs::read_to_string(html.join("index.html")).unwrap();
+    assert!(page.contains("<table class=\"heatmap\">"));
+    assert!(page.contains("<a href=\"#task-bare/right-tool/offsite-reply\">bare/right-tool</a>"));
+    assert!(page.contains("id=\"task-bare/right-tool/offsite-reply\""));
+    assert!(!page.contains("No trajectory saved"));
+    let matrix = &outcome.stdout[outcome.stdout.find("matrix: harness").unwrap()..];
+    insta::assert_snapshot!("matrix_example", matrix);
+}
+
+/// `--cell` runs the cells its glob matches, and a glob that matches none names them all.
+#[test]
+fn a_cell_glob_runs_a_subset_of_the_cells() {
+    reference_agent();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("results.json");
+    let outcome = run_in(
+        &example(),
+        &[
+            "--no-build",
+            "--cell",
+            "retrying/right-*",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
+    let results = results(&json);
+    let cells: Vec<String> = results["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|cell| {
+            format!(
+                "{}/{}",
+                cell["harness"].as_str().unwrap(),
+                cell["model"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(cells, ["retrying/right-tool"]);
+    let outcome = run_in(&example(), &["--no-build", "--cell", "nobody/*"]);
+    assert_ne!(outcome.code, 0);
+    assert!(
+        // miette wraps the message: each word on its own.
+        [
+            "matched",
+            "bare/right-tool",
+            "bare/wrong-tool",
+            "retrying/right-tool",
+            "retrying/wrong-tool"
+        ]
+        .iter()
+        .all(|word| outcome.stderr.contains(word)),
+        "{}",
+        outcome.stderr
+    );
+}
+
+/// Shards of cells merge into the matrix of the whole run; a cell's missing shard is named.
+#[test]
+fn merge_combines_shards_of_several_cells_and_refuses_a_cell_with_a_shard_missing() {
+    reference_agent();
+    let out = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for (cells, shard) in [
+        ("retrying/*", "hash:1/2"),
+        ("retrying/*", "hash:2/2"),
+        ("bare/*", "hash:1/2"),
+        ("bare/*", "hash:2/2"),
+    ] {
+        let path = out.path().join(format!(
+            "{}-{}.json",
+            cells.replace("/*", ""),
+            shard.replace([':', '/'], "-")
+        ));
+        let outcome = run_in(
+            &example(),
+            &[
+                "--no-build",
+                "--cell",
+                cells,
+                "--partition",
+                shard,
+                "--json",
+                path.to_str().unwrap(),
+            ],
+        );
+        assert!(
+            outcome.code == 0 || outcome.code == 100,
+            "{}",
+            outcome.stderr
+        );
+        files.push(path);
+    }
+    let whole = out.path().join("whole.json");
+    let mut arguments = vec![
+        "merge".to_string(),
+        "--json".into(),
+        whole.display().to_string(),
+    ];
+    arguments.extend(files.iter().map(|file| file.display().to_string()));
+    let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+    let merged = run_in(out.path(), &arguments);
+    assert_eq!(merged.code, 100, "{}\n{}", merged.stdout, merged.stderr);
+    let whole = results(&whole);
+    assert_eq!(whole["matrix"]["cells"].as_array().unwrap().len(), 4);
+    assert_eq!(attribution(&whole, "all", "robustness")["harness"], 1.0);
+    assert_eq!(whole["verdicts"].as_array().unwrap().len(), 8);
+
+    let mut arguments = vec!["merge".to_string()];
+    arguments.extend(files.iter().take(3).map(|file| file.display().to_string()));
+    let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+    let incomplete = run_in(out.path(), &arguments);
+    assert_ne!(incomplete.code, 0);
+    assert!(
+        incomplete.stderr.contains("hash:2/2 missing"),
+        "{}",
+        incomplete.stderr
+    );
+}
