@@ -50,6 +50,9 @@ pub struct Task {
     pub folder: PathBuf,
     /// `prompt`: the instruction the agent is given.
     pub prompt: String,
+    /// The line of `prompt`, where the feasibility proof points at a fact it takes for granted.
+    #[serde(skip)]
+    pub prompt_line: Option<u64>,
     /// `scoring_components`: the weighted checks whose sum is the completion score (weights
     /// sum to 1 within 0.05).
     pub components: Vec<Component>,
