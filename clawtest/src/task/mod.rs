@@ -10,6 +10,7 @@ pub mod check;
 pub mod coverage;
 pub(crate) mod error;
 mod file_copy;
+pub mod library;
 pub(crate) mod raw;
 pub(crate) mod read;
 pub mod schema;
