@@ -244,19 +244,19 @@ const ANCHORS: &[&str] = &[
     "from",
     "since",
     "after",
-    "before",
-    "until",
-    "till",
     "starting",
     "between",
     "through",
     "and",
     "to",
-    "by",
     "beginning",
     "ending",
     "as of",
 ];
+
+/// Words before a date that make it a deadline the text sets ("before 2026-03-11"): an
+/// instruction, not a fact of the world, so not looked up.
+const DEADLINES: &[&str] = &["before", "by", "until", "till", "due", "no later than"];
 
 /// The month a name or abbreviation means (1–12).
 pub(super) fn month(name: &str) -> Option<u32> {
@@ -423,7 +423,11 @@ fn dates(reading: &mut Reading, facts: &mut Vec<Fact>) {
             continue;
         };
         if let Some(date) = iso_day(&captures) {
-            let anchor = anchored(&reading.before(range.start, 24));
+            let before = reading.before(range.start, 24);
+            if follows(&before, DEADLINES) {
+                continue;
+            }
+            let anchor = follows(&before, ANCHORS);
             facts.push(Fact::Date { text, date, anchor });
         }
     }
@@ -434,17 +438,21 @@ fn dates(reading: &mut Reading, facts: &mut Vec<Fact>) {
                 continue;
             };
             if let Some(date) = written_day(&captures, month_first) {
-                let anchor = anchored(&reading.before(range.start, 24));
+                let before = reading.before(range.start, 24);
+                if follows(&before, DEADLINES) {
+                    continue;
+                }
+                let anchor = follows(&before, ANCHORS);
                 facts.push(Fact::Date { text, date, anchor });
             }
         }
     }
 }
 
-/// Whether the words before a date make it an anchor.
-fn anchored(before: &str) -> bool {
+/// Whether `before` (the text before a date) ends with one of `words`.
+fn follows(before: &str, words: &[&str]) -> bool {
     let before = before.trim_end().trim_end_matches(['(', ',']).trim_end();
-    ANCHORS.iter().any(|anchor| {
+    words.iter().any(|anchor| {
         before
             .strip_suffix(anchor)
             .is_some_and(|rest| rest.is_empty() || rest.ends_with(|c: char| !c.is_alphanumeric()))
@@ -538,5 +546,10 @@ mod tests {
         );
         let anchored = facts("the week of 2026-03-02");
         assert!(matches!(anchored[0], Fact::Date { anchor: true, .. }));
+        // A deadline the text sets is an instruction, not a fact of the world.
+        assert_eq!(
+            shown("Before 2026-03-11, write the note; reply by March 20th."),
+            Vec::<String>::new()
+        );
     }
 }

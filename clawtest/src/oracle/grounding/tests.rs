@@ -65,7 +65,7 @@ fn what_the_agent_is_asked_to_create_and_what_it_can_compute_are_grounded() {
 #[test]
 fn a_fact_of_the_prompt_or_a_rubric_nothing_holds_is_named_at_its_field() {
     let found = problems(task(
-        "Read Dana's email and forward it to Jordan Vance, with the invoice INV-2041 due 2026-04-02.",
+        "Read Dana's email and forward it to Jordan Vance, with the invoice INV-2041 sent on 2026-04-02.",
         "Does the answer give the offsite's cost of 9,900 EUR and Dana's mobile number?",
         "dana@example.com",
         "Forwarding the offsite details.",
