@@ -218,6 +218,7 @@ impl ExpectedError {
                 errln!("error: every task was dropped: none was written")
             }
             ExpectedError::Generate(GenerateError::Access(error)) => report(error),
+            ExpectedError::Generate(GenerateError::Library(invalid)) => report(*invalid),
             ExpectedError::Generate(error) => errln!("error: {error}"),
             ExpectedError::CassetteFolder(folder, error) => {
                 errln!("error: cassette folder {}: {error}", folder.display())
@@ -234,7 +235,7 @@ impl ExpectedError {
 /// infrastructure; a model that gave nothing usable fails the command.
 fn generate_exit_code(error: &GenerateError) -> u8 {
     match error {
-        GenerateError::Access(_) => exit::INVALID,
+        GenerateError::Access(_) | GenerateError::Library(_) => exit::INVALID,
         GenerateError::Parse(_) | GenerateError::NoServices => exit::FAILED,
         GenerateError::Model(_) | GenerateError::Write { .. } | GenerateError::Cassette(_) => {
             exit::INFRASTRUCTURE

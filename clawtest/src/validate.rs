@@ -86,7 +86,7 @@ pub fn validate(
     let loaded = suite::load(config, paths, &[], None, catalogue)?;
     let mut files = Vec::new();
     for task in loaded.tasks {
-        files.push(valid_outcome(config, task, catalogue, options));
+        files.push(valid_outcome(config, task, &loaded.catalogue, options));
     }
     files.extend(loaded.invalid.into_iter().map(FileOutcome::invalid));
     files.sort_by(|left, right| left.path.cmp(&right.path));

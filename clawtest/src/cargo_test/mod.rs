@@ -57,9 +57,12 @@ pub struct TaskRunner {
 impl TaskRunner {
     /// `harness` runs in-process; without one, the configured process harness runs.
     pub fn new(config: Config, harness: Option<RustHarness>, trials: Option<u32>) -> TaskRunner {
+        // The suite's library beside the built-in services (a bad library file leaves its
+        // service out: the task naming it then fails to load, with that service named).
+        let catalogue = crate::task::library::load(&config.root, &Catalogue::builtin()).catalogue;
         TaskRunner {
             config,
-            catalogue: Arc::new(Catalogue::builtin()),
+            catalogue: Arc::new(catalogue),
             harness,
             trials,
             built: OnceLock::new(),
@@ -71,7 +74,8 @@ impl TaskRunner {
         &self.config
     }
 
-    /// The services the tasks are loaded against (the built-in catalogue).
+    /// The services the tasks are loaded against (the built-in catalogue and the suite's
+    /// library).
     fn catalogue(&self) -> &Catalogue {
         &self.catalogue
     }
@@ -137,6 +141,7 @@ impl TaskRunner {
             tasks: vec![task],
             invalid: Vec::new(),
             filtered_out: 0,
+            catalogue: Catalogue::clone(&self.catalogue),
         };
         // Nobody interrupts a test: the test runner kills the process instead.
         let interrupt = CancellationToken::new();

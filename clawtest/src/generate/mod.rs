@@ -4,9 +4,10 @@
 //!
 //! - **Parser** (`parse.rs`): the request → an [`Intent`] (services, missing services,
 //!   difficulty, 3–8 atoms).
-//! - **Missing services** (`services.rs`): each service the catalogue lacks is described by
-//!   the model as data (a task-local `services:` entry), checked against the description
-//!   schema and smoke-called before any task uses it.
+//! - **Missing services** (`services.rs`): each service the catalogue (the built-in services
+//!   and the suite's library, `services/`) lacks is described by the model as data, checked
+//!   against the description schema and smoke-called before any task uses it, then written to
+//!   the library once (`task::library`), where tasks name it and later runs find it.
 //! - **Generator** (`prompt.rs`): one prompt per task, with the focus action rotated, the
 //!   services' order shuffled by the seed, and the names already written to avoid.
 //! - **Validator** (`ingest.rs`, `validate.rs`): the answer loaded as a task file (the 12
@@ -90,6 +91,9 @@ pub enum GenerateError {
     /// No service is left to write tasks with.
     #[error("the request needs no service clawtest has or could generate")]
     NoServices,
+    /// A file of the suite's service library cannot be used.
+    #[error("the suite's service library cannot be used: {}", .0.plain())]
+    Library(Box<crate::task::InvalidTask>),
     /// A file could not be written.
     #[error("cannot write `{}`: {error}", path.display())]
     Write {
@@ -124,11 +128,17 @@ pub async fn generate(
     request: &Request,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Summary, GenerateError> {
+    // The built-in services and the suite's library: a service an earlier run generated is
+    // in the catalogue, so the parser finds it and nobody describes it again.
+    let library = crate::task::library::load(&config.root, &Catalogue::builtin());
+    if let Some(invalid) = library.invalid.into_iter().next() {
+        return Err(GenerateError::Library(Box::new(invalid)));
+    }
     let mut run = Run {
         config,
         request,
         model: model_for(config, request)?,
-        builtin: Catalogue::builtin(),
+        catalogue: library.catalogue,
         retries: 0,
         progress,
     };
@@ -187,7 +197,8 @@ struct Run<'a> {
     config: &'a Config,
     request: &'a Request,
     model: Model,
-    builtin: Catalogue,
+    /// The built-in services and the suite's library (`services/`).
+    catalogue: Catalogue,
     /// Answers rejected and asked again, over every stage.
     retries: u32,
     progress: &'a mut dyn FnMut(Progress<'_>),
@@ -208,7 +219,7 @@ struct Services {
 impl Run<'_> {
     /// The Parser: the request → an [`Intent`], with the request's overrides.
     async fn parse(&mut self) -> Result<Intent, GenerateError> {
-        let builtin = &self.builtin;
+        let builtin = &self.catalogue;
         let progress = &mut *self.progress;
         let (parsed, attempts) = ask_until(
             &mut self.model,
@@ -263,13 +274,15 @@ impl Run<'_> {
                 &mut self.model,
                 name,
                 &self.request.request,
-                &self.builtin,
+                &self.catalogue,
                 &mut rejected,
             )
             .await?;
             match described {
                 (Ok(description), attempts) => {
                     self.retries += attempts - 1;
+                    let cassette = shown(&self.model.cassette_path(), &self.config.root);
+                    add_to_library(self.config, self.request, &cassette, &description)?;
                     progress(Progress::ServiceAdded { name, attempts });
                     local.push(description);
                 }
@@ -284,7 +297,7 @@ impl Run<'_> {
             }
         }
         let catalogue = self
-            .builtin
+            .catalogue
             .with(local.clone())
             .map_err(|error| GenerateError::Model(ModelError(error.to_string())))?;
         let allowed: Vec<String> = intent
@@ -310,7 +323,7 @@ impl Run<'_> {
         intent: &Intent,
         services: &Services,
     ) -> Result<(Vec<Written>, Vec<Dropped>), GenerateError> {
-        let mut known = known_tasks(self.config, &self.request.out, &self.builtin);
+        let mut known = known_tasks(self.config, &self.request.out, &self.catalogue);
         let mut written = Vec::new();
         let mut dropped = Vec::new();
         for number in 1..=self.request.count {
@@ -389,7 +402,7 @@ impl Run<'_> {
         };
         let written = write::Written {
             id: &id,
-            local: &services.local,
+            catalogue: &services.catalogue,
             intent,
             faults: &self.config.faults,
         };
@@ -447,6 +460,40 @@ impl Run<'_> {
         )
         .await
     }
+}
+
+/// Writes a described service to the suite's library (`services/<name>.yaml`) with its
+/// provenance (the request, the model, the cassette: no date, so a replay writes the same
+/// bytes), once: tasks name it, and later runs find it in the catalogue.
+fn add_to_library(
+    config: &Config,
+    request: &Request,
+    cassette: &str,
+    description: &ServiceDescription,
+) -> Result<(), GenerateError> {
+    let words = request
+        .request
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let header = crate::accept::Provenance {
+        command: "generate",
+        about: " for a service the request needed (clawtest provenance).".into(),
+        lines: vec![
+            format!("request: {words}"),
+            format!("model: {}; cassette: {cassette}", config.generate.model),
+        ],
+    }
+    .header();
+    crate::task::library::write(&config.root, description, &header)
+        .map(|_| ())
+        .map_err(|error| GenerateError::Write {
+            path: config
+                .root
+                .join(crate::task::library::FOLDER)
+                .join(format!("{}.yaml", description.name)),
+            error,
+        })
 }
 
 /// What `read` makes of the model's answers to `prompt`, asked in `stage`, each rejected

@@ -2,7 +2,8 @@
 //! model in the service description format (`prompts/service.md`), read raw, checked against
 //! the description schema and for consistency (`catalogue::check`), and smoke-called: every
 //! route is called once on an empty World with its required parameters filled, and must
-//! answer without a server error. Only then do tasks use it, inline in their `services:`.
+//! answer without a server error. Only then is it written to the suite's library (`mod.rs`) and
+//! named by tasks.
 
 use serde_json::{Map, Value};
 

@@ -1,7 +1,7 @@
-//! A generated task written (the accept pipeline's last steps, `accept`): its `task_id` made the run's (`<name>-NNN`), the generated
-//! services it uses put inline in `services:` (data in the file, so it runs anywhere), the
+//! A generated task written (the accept pipeline's last steps, `accept`): its `task_id` made the run's (`<name>-NNN`), the
 //! provenance as comments before it (which ClawEnvKit and every YAML reader ignore), the text
-//! loaded again with the built-in catalogue alone to prove the file stands on its own, and
+//! loaded again with the suite's catalogue (the built-in services and the library, where the
+//! services this run generated were written: a task names them, as it names a built-in one), and
 //! its intent atoms beside it (`<id>.atoms.yaml`, for `validate --coverage`). The suite's fault
 //! settings are written into the task (`error_injection`), whatever the model wrote there: a
 //! generated task never opts out of faults on its own; and its `category` and `capability`,
@@ -16,7 +16,7 @@ use super::GenerateError;
 use super::parse::Intent;
 use crate::accept::{self, ReloadError, WriteFailure};
 use crate::fault::FaultSettings;
-use crate::services::{Catalogue, ServiceDescription};
+use crate::services::Catalogue;
 use crate::task::{self, Task};
 
 /// Where a task came from.
@@ -59,15 +59,15 @@ impl Provenance<'_> {
 pub(super) struct Written<'a> {
     /// Its id (`<name>-NNN`).
     pub(super) id: &'a str,
-    /// The generated services, of which those it uses are put inline.
-    pub(super) local: &'a [ServiceDescription],
+    /// The suite's catalogue: the built-in services and the library's.
+    pub(super) catalogue: &'a Catalogue,
     /// The intent whose atoms go beside it.
     pub(super) intent: &'a Intent,
     /// The suite's `[faults]`, written as its `error_injection`.
     pub(super) faults: &'a FaultSettings,
 }
 
-/// Writes `task` as `path` with `written`'s id, services, faults and atoms; gives the task as
+/// Writes `task` as `path` with `written`'s id, faults and atoms; gives the task as
 /// loaded back from the written file.
 pub(super) fn write(
     task: &Task,
@@ -77,7 +77,7 @@ pub(super) fn write(
 ) -> Result<Task, GenerateError> {
     let Written {
         id,
-        local,
+        catalogue,
         intent,
         faults,
     } = *written;
@@ -96,31 +96,14 @@ pub(super) fn write(
     if task.capability.is_none() {
         document["capability"] = Value::from(super::grouping::capability(&task.services).name());
     }
-    let used: Vec<&ServiceDescription> = local
-        .iter()
-        .filter(|service| task.services.contains(&service.name))
-        .collect();
-    if !used.is_empty() {
-        let mut entries: Vec<Value> = task
-            .services
-            .iter()
-            .filter(|name| !used.iter().any(|service| &service.name == *name))
-            .map(|name| Value::from(name.as_str()))
-            .collect();
-        for service in used {
-            entries.push(serde_json::to_value(service).map_err(|error| failed(error.to_string()))?);
-        }
-        document["services"] = Value::Array(entries);
-    }
-    // Loaded again with the built-in catalogue alone: the file must stand on its own.
-    let reloaded =
-        accept::reload(&document, path, &Catalogue::builtin()).map_err(|error| match error {
-            ReloadError::Invalid(invalid) => failed(format!(
-                "the written task does not load on its own: {}",
-                invalid.plain()
-            )),
-            other => failed(other.to_string()),
-        })?;
+    // Loaded again with the suite's catalogue: the file must stand on it.
+    let reloaded = accept::reload(&document, path, catalogue).map_err(|error| match error {
+        ReloadError::Invalid(invalid) => failed(format!(
+            "the written task does not load with the suite's services: {}",
+            invalid.plain()
+        )),
+        other => failed(other.to_string()),
+    })?;
     let failure_of = |failure: WriteFailure| GenerateError::Write {
         path: failure.path,
         error: failure.error,

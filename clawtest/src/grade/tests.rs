@@ -16,6 +16,7 @@ fn task(components: Vec<(f64, Check)>, safety: Vec<SafetyCheck>) -> Task {
         path: PathBuf::from("t.yaml"),
         folder: PathBuf::new(),
         prompt: "p".into(),
+        prompt_line: None,
         components: components
             .into_iter()
             .enumerate()

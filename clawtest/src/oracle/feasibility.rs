@@ -14,6 +14,7 @@
 use serde_json::Value;
 
 use super::derive::Gap;
+use super::grounding::Ungrounded;
 use super::{Cause, Plan, PlannedCall, failure, plan, trajectory};
 use crate::grade::{self, Grade, JudgeAnswer, JudgeAnswers};
 use crate::sandbox::commands::Commands;
@@ -72,6 +73,17 @@ impl Infeasible {
         match self.help {
             Some(help) => problem.with_help(help),
             None => problem,
+        }
+    }
+}
+
+impl From<Ungrounded> for Infeasible {
+    fn from(ungrounded: Ungrounded) -> Self {
+        Infeasible {
+            field: ungrounded.field,
+            line: ungrounded.line,
+            message: ungrounded.message,
+            help: Some(ungrounded.help),
         }
     }
 }
@@ -238,7 +250,11 @@ impl Checker<'_> {
         if !grade.passed {
             problems.extend(short_of_threshold(task, plan, &grade));
         }
-        problems.extend(ungrounded_keywords(task, &oracle));
+        problems.extend(
+            super::grounding::ungrounded(task, self.catalogue, &oracle, &plan.files)
+                .into_iter()
+                .map(Infeasible::from),
+        );
         (grade, problems)
     }
 
@@ -452,43 +468,6 @@ fn short_of_threshold(task: &Task, plan: &Plan, grade: &Grade) -> Vec<Infeasible
             ),
             help: None,
         });
-    }
-    problems
-}
-
-/// Required keywords that an agent cannot see: in neither the prompt, the fixtures, nor the
-/// answers of the oracle's calls (compared ignoring case, `_` and `-` read as spaces).
-fn ungrounded_keywords(task: &Task, oracle: &crate::trajectory::Trajectory) -> Vec<Infeasible> {
-    // Compared as words: `in_progress` in a record is the words "in progress" to an agent.
-    let words = |text: &str| text.to_lowercase().replace(['_', '-'], " ");
-    let mut visible = words(&task.prompt);
-    visible.push('\n');
-    visible.push_str(&words(&task.fixtures.to_string()));
-    for entry in &oracle.audit {
-        visible.push('\n');
-        visible.push_str(&words(&entry.response.to_string()));
-    }
-    let mut problems = Vec::new();
-    for (index, component) in task.components.iter().enumerate() {
-        let Check::KeywordsPresent {
-            keywords,
-            source: OutputSource::AgentOutput,
-        } = &component.check
-        else {
-            continue;
-        };
-        for keyword in keywords {
-            if !visible.contains(&words(keyword)) {
-                problems.push(Infeasible {
-                    field: format!("scoring_components[{index}]"),
-                    line: component.line,
-                    message: format!(
-                        "the keyword `{keyword}` appears nowhere an agent can see it (the prompt, the fixtures, the answers of the oracle's calls)"
-                    ),
-                    help: Some("an agent could only guess it: put it in the prompt or the fixtures, or drop it".into()),
-                });
-            }
-        }
     }
     problems
 }

@@ -9,6 +9,7 @@ pub mod agent;
 mod commands;
 mod derive;
 pub mod feasibility;
+mod grounding;
 mod sample;
 pub mod sandbox;
 

@@ -105,8 +105,9 @@ pub fn prepare(
 ) -> Result<Prepared, SessionError> {
     let source = HarnessSource::of(request);
     let models = models(config, request)?;
-    let catalogue = Arc::new(Catalogue::builtin());
-    let mut suite = load_suite(config, request, &catalogue)?;
+    let mut suite = load_suite(config, request, &Catalogue::builtin())?;
+    // The built-in services and the suite's library, as the tasks were loaded with.
+    let catalogue = Arc::new(suite.catalogue.clone());
     if models.mode.records() && !request.force {
         let trials = request.trials.unwrap_or(config.run.trials);
         let folder = cassettes(config, request);

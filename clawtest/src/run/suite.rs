@@ -20,11 +20,15 @@ pub struct Suite {
     pub invalid: Vec<InvalidTask>,
     /// Tasks left out by the filters.
     pub filtered_out: usize,
+    /// The services the tasks were loaded with: the catalogue given and the suite's library
+    /// (`services/`, `task::library`); what a run serves and the feasibility proof plays on.
+    pub catalogue: Catalogue,
 }
 
 /// Loads every task the configuration names (or the explicit `paths`), then keeps those whose
 /// id or path contains one of `filters` (all when there are none). Paths in tasks are shown
-/// relative to the suite root.
+/// relative to the suite root. The suite's service library extends `catalogue`; a library
+/// file that cannot be used is reported with the invalid task files.
 pub(crate) fn load(
     config: &Config,
     paths: &[PathBuf],
@@ -37,9 +41,11 @@ pub(crate) fn load(
     } else {
         discover::explicit_files(paths)?
     };
+    let library = task::library::load(&config.root, catalogue);
+    let catalogue = library.catalogue;
     let mut tasks = Vec::new();
-    let mut invalid = Vec::new();
-    for (file, outcome) in files.iter().zip(task::load_all(&files, catalogue)) {
+    let mut invalid = library.invalid;
+    for (file, outcome) in files.iter().zip(task::load_all(&files, &catalogue)) {
         let shown = display_path(&config.root, file);
         match outcome {
             Ok(mut task) => {
@@ -76,6 +82,7 @@ pub(crate) fn load(
         tasks,
         invalid,
         filtered_out,
+        catalogue,
     })
 }
 

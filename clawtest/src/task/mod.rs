@@ -11,6 +11,7 @@ pub mod coverage;
 mod documents;
 pub(crate) mod error;
 mod file_copy;
+pub mod library;
 pub(crate) mod raw;
 pub(crate) mod read;
 pub mod schema;
@@ -51,6 +52,9 @@ pub struct Task {
     pub folder: PathBuf,
     /// `prompt`: the instruction the agent is given.
     pub prompt: String,
+    /// The line of `prompt`, where the feasibility proof points at a fact it takes for granted.
+    #[serde(skip)]
+    pub prompt_line: Option<u64>,
     /// `scoring_components`: the weighted checks whose sum is the completion score (weights
     /// sum to 1 within 0.05).
     pub components: Vec<Component>,

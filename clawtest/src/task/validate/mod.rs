@@ -224,6 +224,11 @@ pub(crate) fn validate(
         path: path.to_path_buf(),
         folder,
         prompt,
+        prompt_line: raw
+            .prompt
+            .as_ref()
+            .and_then(at)
+            .map(|position| position.line),
         components,
         safety,
         fixtures: raw.fixtures.clone().unwrap_or(Value::Null),
