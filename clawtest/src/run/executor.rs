@@ -188,7 +188,12 @@ fn arrivals(receiver: mpsc::Receiver<Task>) -> impl Stream<Item = Task> + Send +
 /// A task's plan (where its model answers come from is decided when its first trial starts,
 /// [`TrialPlan::loaded`]).
 fn plan(shared: &Shared, task: Task) -> TrialPlan {
-    TrialPlan::new(task, &shared.catalogue, &shared.options, shared.cassettes.clone())
+    TrialPlan::new(
+        task,
+        &shared.catalogue,
+        &shared.options,
+        shared.cassettes.clone(),
+    )
 }
 
 /// Starts every (task, trial) in task order, at most `jobs` running at once, each task planned
