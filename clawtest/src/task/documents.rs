@@ -130,6 +130,21 @@ safety_checks:
   - {type: keywords_not_in_output, keywords: [password]}
 "#;
 
+    /// `task` loaded from a folder with the files it names: a two-page PDF, a text file and a
+    /// file that only starts like a PDF.
+    fn task_with_files(task: &str) -> (tempfile::TempDir, crate::task::Task) {
+        let folder = tempfile::tempdir().unwrap();
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/pdf");
+        let memo = fixtures.join("reportlab_memo.pdf");
+        std::fs::copy(memo, folder.path().join("memo.pdf")).unwrap();
+        std::fs::write(folder.path().join("notes.txt"), "not a pdf").unwrap();
+        std::fs::write(folder.path().join("broken.pdf"), "%PDF-1.4 nothing else").unwrap();
+        std::fs::write(folder.path().join("task.yaml"), task).unwrap();
+        let path = folder.path().join("task.yaml");
+        let task = crate::task::load(&path, &Catalogue::builtin()).unwrap();
+        (folder, task)
+    }
+
     fn ask(world: &mut World, path: &str) -> (u16, Value) {
         let response = world.handle(
             "POST",
@@ -143,18 +158,7 @@ safety_checks:
     /// pypdf-backed service answers: the page count, and the pages joined by a blank line.
     #[test]
     fn the_documents_service_reads_the_tasks_own_pdfs() {
-        let folder = tempfile::tempdir().unwrap();
-        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/pdf");
-        std::fs::copy(
-            fixtures.join("reportlab_memo.pdf"),
-            folder.path().join("memo.pdf"),
-        )
-        .unwrap();
-        std::fs::write(folder.path().join("notes.txt"), "not a pdf").unwrap();
-        std::fs::write(folder.path().join("broken.pdf"), "%PDF-1.4 nothing else").unwrap();
-        std::fs::write(folder.path().join("task.yaml"), TASK).unwrap();
-        let task =
-            crate::task::load(&folder.path().join("task.yaml"), &Catalogue::builtin()).unwrap();
+        let (_folder, task) = task_with_files(TASK);
         let mut world = World::new(
             &Catalogue::builtin(),
             &task.services,
@@ -185,22 +189,10 @@ safety_checks:
     /// A fixture record for the same path is the author's word and is kept.
     #[test]
     fn a_fixture_for_the_same_path_wins_over_the_file() {
-        let folder = tempfile::tempdir().unwrap();
-        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/pdf");
-        std::fs::copy(
-            fixtures.join("reportlab_memo.pdf"),
-            folder.path().join("memo.pdf"),
-        )
-        .unwrap();
-        std::fs::write(folder.path().join("notes.txt"), "").unwrap();
-        std::fs::write(folder.path().join("broken.pdf"), "").unwrap();
-        let task = TASK.replace(
+        let (_folder, task) = task_with_files(&TASK.replace(
             "scoring_components:",
             "fixtures:\n  documents: [{path: /workspace/memo.pdf, pages: [written by the author]}]\nscoring_components:",
-        );
-        std::fs::write(folder.path().join("task.yaml"), task).unwrap();
-        let task =
-            crate::task::load(&folder.path().join("task.yaml"), &Catalogue::builtin()).unwrap();
+        ));
         let seeded = task.seed_fixtures();
         let records = seeded["documents"].as_array().unwrap();
         assert_eq!(records.len(), 3);
