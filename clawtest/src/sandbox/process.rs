@@ -81,8 +81,6 @@ async fn run(
     for path in [&control, &workspace, &home] {
         std::fs::create_dir_all(path).map_err(prepare_error)?;
     }
-    let prompt_file = control.join("prompt.md");
-    let tools_file = control.join("tools.json");
     super::lay_out(&launch, &control, &workspace)?;
 
     let Endpoints::Loopback {
@@ -107,36 +105,17 @@ async fn run(
         Some(&home),
     )?;
     let program = launch.command[0].clone();
-    let mut command = Command::new(&program);
-    command
-        .args(&launch.command[1..])
-        .current_dir(&workspace)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &home)
-        .env("TMPDIR", &folder)
-        .env("LANG", "C.UTF-8")
-        .env("CLAWTEST_SERVICES_URL", services_url)
-        .env("OPENAI_BASE_URL", format!("{gateway_url}/v1"))
-        .env("ANTHROPIC_BASE_URL", gateway_url)
-        // The real key stays with the gateway; harnesses that insist on a key get a dummy.
-        .env("OPENAI_API_KEY", "clawtest-dummy-key")
-        .env("ANTHROPIC_API_KEY", "clawtest-dummy-key")
-        .env("CLAWTEST_PROMPT", &launch.prompt)
-        .env("CLAWTEST_PROMPT_FILE", &prompt_file)
-        .env("CLAWTEST_TOOLS_FILE", &tools_file)
-        .env("EVAL_TOOLS_FILE", control.join(super::EVAL_TOOLS_FILE))
-        .env("CLAWTEST_WORKSPACE", &workspace)
-        .env("CLAWTEST_DIR", &control)
-        .env("CLAWTEST_TASK_ID", &launch.task_id)
-        .env("CLAWTEST_TRIAL", launch.trial.to_string())
-        .env(
-            "CLAWTEST_CONVERSATION_FILE",
-            control.join(super::CONVERSATION_FILE),
-        )
-        .env("AGENT_MAX_TURNS", launch.max_turns.to_string())
-        .envs(super::shared_environment(&launch))
-        .envs(launch.passthrough.iter().map(|(name, value)| (name, value)));
+    let mut command = harness_command(
+        &launch,
+        &Folders {
+            trial: &folder,
+            control: &control,
+            workspace: &workspace,
+            home: &home,
+        },
+        services_url,
+        gateway_url,
+    );
     // Checks see what the harness saw: same folder, same environment.
     let environment: Vec<(std::ffi::OsString, std::ffi::OsString)> = command
         .as_std()
@@ -220,6 +199,59 @@ async fn run(
         limits_reached,
         disk_full,
     })
+}
+
+/// The folders of one trial on the host.
+struct Folders<'a> {
+    trial: &'a Path,
+    control: &'a Path,
+    workspace: &'a Path,
+    home: &'a Path,
+}
+
+/// The harness's command: its program and arguments, in the workspace, with a cleared
+/// environment holding the sandbox contract's variables (docs/sandbox.md) and the names
+/// `[harness] env` passes through.
+fn harness_command(
+    launch: &Launch,
+    folders: &Folders<'_>,
+    services_url: &str,
+    gateway_url: &str,
+) -> Command {
+    let mut command = Command::new(&launch.command[0]);
+    command
+        .args(&launch.command[1..])
+        .current_dir(folders.workspace)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", folders.home)
+        .env("TMPDIR", folders.trial)
+        .env("LANG", "C.UTF-8")
+        .env("CLAWTEST_SERVICES_URL", services_url)
+        .env("OPENAI_BASE_URL", format!("{gateway_url}/v1"))
+        .env("ANTHROPIC_BASE_URL", gateway_url)
+        // The real key stays with the gateway; harnesses that insist on a key get a dummy.
+        .env("OPENAI_API_KEY", "clawtest-dummy-key")
+        .env("ANTHROPIC_API_KEY", "clawtest-dummy-key")
+        .env("CLAWTEST_PROMPT", &launch.prompt)
+        .env("CLAWTEST_PROMPT_FILE", folders.control.join("prompt.md"))
+        .env("CLAWTEST_TOOLS_FILE", folders.control.join("tools.json"))
+        .env(
+            "EVAL_TOOLS_FILE",
+            folders.control.join(super::EVAL_TOOLS_FILE),
+        )
+        .env("CLAWTEST_WORKSPACE", folders.workspace)
+        .env("CLAWTEST_DIR", folders.control)
+        .env("CLAWTEST_TASK_ID", &launch.task_id)
+        .env("CLAWTEST_TRIAL", launch.trial.to_string())
+        .env(
+            "CLAWTEST_CONVERSATION_FILE",
+            folders.control.join(super::CONVERSATION_FILE),
+        )
+        .env("AGENT_MAX_TURNS", launch.max_turns.to_string())
+        .envs(super::shared_environment(launch))
+        .envs(launch.passthrough.iter().map(|(name, value)| (name, value)));
+    command
 }
 
 /// How a child ended, as a trajectory records it.
