@@ -577,6 +577,7 @@ impl GateArgs {
             min_pass_hat_k: self.min_pass_hat_k,
             min_recovery: self.min_recovery.iter().copied().collect(),
             baseline_tolerance: self.baseline_tolerance,
+            ..clawtest::config::Gates::default()
         }
     }
 }
