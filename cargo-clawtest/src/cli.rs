@@ -151,8 +151,12 @@ pub struct ReportArgs {
     #[arg(value_name = "RESULTS")]
     pub results: PathBuf,
     /// Write DIR/index.html (self-contained: open it in a browser).
-    #[arg(long, value_name = "DIR", required = true)]
-    pub html: PathBuf,
+    #[arg(long, value_name = "DIR", required_unless_present = "clawenvkit")]
+    pub html: Option<PathBuf>,
+    /// Write the results in ClawEnvKit's layout: DIR/<harness>/<model>/<task_id>/grading.json
+    /// and reward.txt, and DIR/<harness>/<model>/summary.json (docs/matrix.md).
+    #[arg(long, value_name = "DIR")]
+    pub clawenvkit: Option<PathBuf>,
     /// The run's saved trajectories (`run --trajectories DIR`); once per shard of a merged run.
     #[arg(long, value_name = "DIR")]
     pub trajectories: Vec<PathBuf>,
