@@ -33,10 +33,9 @@ pub(crate) fn render(summary: &RunSummary, prefix: &Path) -> Vec<String> {
     }
     // A gate is the suite's, in no task file: its annotation goes on the run.
     for gate in summary.gates.iter().filter(|gate| !gate.passed) {
-        let message = match gate.shortfall() {
-            Some(shortfall) => format!("{shortfall} ({})", gate.threshold_text()),
-            None => format!("nothing to measure ({})", gate.threshold_text()),
-        };
+        let message = gate
+            .shortfall()
+            .unwrap_or_else(|| format!("nothing to measure ({})", gate.threshold_text()));
         lines.push(command(
             None,
             None,

@@ -34,7 +34,10 @@ pub fn cell_runs(
     Ok(cells
         .into_iter()
         .map(|spec| {
-            let config = config.for_cell(&spec);
+            let mut config = config.for_cell(&spec);
+            // The gates are the matrix's, held once over every cell's verdicts by `combine`:
+            // a cell's own run holds none (a cell gate or a change gate means nothing there).
+            config.gates = Gates::default();
             let cell = Cell {
                 harness: spec.harness.clone(),
                 model: spec.model.clone(),
