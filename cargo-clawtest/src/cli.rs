@@ -52,7 +52,7 @@ pub enum Command {
     /// without running the agent.
     Grade(GradeArgs),
     /// Write the HTML report of a finished (or merged) run from its JSON results and saved
-    /// trajectories.
+    /// trajectories, or the results in ClawEnvKit's layout of grading files.
     Report(ReportArgs),
     /// Write a starter suite into a repository: clawtest.toml, two example tasks with their
     /// cassettes, a harness Dockerfile and a GitHub Actions workflow.
