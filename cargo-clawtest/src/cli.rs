@@ -52,7 +52,7 @@ pub enum Command {
     /// without running the agent.
     Grade(GradeArgs),
     /// Write the HTML report of a finished (or merged) run from its JSON results and saved
-    /// trajectories.
+    /// trajectories, or the results in ClawEnvKit's layout of grading files.
     Report(ReportArgs),
     /// Write a starter suite into a repository: clawtest.toml, two example tasks with their
     /// cassettes, a harness Dockerfile and a GitHub Actions workflow.
@@ -151,8 +151,12 @@ pub struct ReportArgs {
     #[arg(value_name = "RESULTS")]
     pub results: PathBuf,
     /// Write DIR/index.html (self-contained: open it in a browser).
-    #[arg(long, value_name = "DIR", required = true)]
-    pub html: PathBuf,
+    #[arg(long, value_name = "DIR", required_unless_present = "clawenvkit")]
+    pub html: Option<PathBuf>,
+    /// Write the results in ClawEnvKit's layout: DIR/<harness>/<model>/<task_id>/grading.json
+    /// and reward.txt, and DIR/<harness>/<model>/summary.json (docs/matrix.md).
+    #[arg(long, value_name = "DIR")]
+    pub clawenvkit: Option<PathBuf>,
     /// The run's saved trajectories (`run --trajectories DIR`); once per shard of a merged run.
     #[arg(long, value_name = "DIR")]
     pub trajectories: Vec<PathBuf>,
@@ -577,6 +581,7 @@ impl GateArgs {
             min_pass_hat_k: self.min_pass_hat_k,
             min_recovery: self.min_recovery.iter().copied().collect(),
             baseline_tolerance: self.baseline_tolerance,
+            ..clawtest::config::Gates::default()
         }
     }
 }

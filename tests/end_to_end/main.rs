@@ -16,6 +16,7 @@ mod harness_setup;
 mod hostile;
 mod hostile_outputs;
 mod html;
+mod kubernetes;
 mod matrix;
 mod oracle;
 mod serve;

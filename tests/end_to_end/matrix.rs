@@ -218,3 +218,158 @@ fn merge_combines_shards_of_several_cells_and_refuses_a_cell_with_a_shard_missin
         incomplete.stderr
     );
 }
+
+/// examples/matrix copied to `folder` with `gates` added to its configuration, its harnesses
+/// started from the reference agent built for the tests.
+fn example_with_gates(folder: &Path, gates: &str) {
+    let agent = reference_agent();
+    let config = std::fs::read_to_string(example().join("clawtest.toml"))
+        .unwrap()
+        .replace(
+            "${CARGO_TARGET_DIR}/debug/reference-agent",
+            &agent.display().to_string(),
+        );
+    std::fs::write(folder.join("clawtest.toml"), format!("{config}\n{gates}")).unwrap();
+    for part in [
+        "tasks",
+        "cassettes/retrying/right-tool",
+        "cassettes/retrying/wrong-tool",
+    ] {
+        std::fs::create_dir_all(folder.join(part)).unwrap();
+        for entry in std::fs::read_dir(example().join(part)).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), folder.join(part).join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+const GATES: &str = r#"[gates.cells."retrying/*"]
+min_robustness = 0.9
+
+[[gates.change]]
+from = "retrying/right-tool"
+to = "retrying/wrong-tool"
+measure = "pass_hat_k"
+min = -0.05
+"#;
+
+/// A cell gate holds over each cell its glob matches; a change gate fails the run, in the
+/// terminal, the Markdown summary, the annotations and the exit code; a merge of results that
+/// lack a cell a change gate names fails it.
+#[test]
+fn gates_per_cell_and_on_the_change_between_cells_decide_the_exit_code() {
+    let suite = tempfile::tempdir().unwrap();
+    example_with_gates(suite.path(), GATES);
+    let summary = suite.path().join("summary.md");
+    let json = suite.path().join("results.json");
+    let outcome = run_in(
+        suite.path(),
+        &[
+            "--no-build",
+            "--cell",
+            "retrying/*",
+            "--annotations",
+            "--summary",
+            summary.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(outcome.code, 100, "{}\n{}", outcome.stdout, outcome.stderr);
+    let gates: Vec<&str> = outcome
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("gate ") || line.starts_with("::error title=gate"))
+        .collect();
+    insta::assert_snapshot!("matrix_gates", gates.join("\n"));
+    let markdown = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        markdown.contains(
+            "| retrying/right-tool → retrying/wrong-tool: pass_hat_k change.min | -0.05 | -1.000 | **failed** |"
+        ),
+        "{markdown}"
+    );
+    let change = &results(&json)["gates"][2];
+    assert_eq!(change["scope"]["kind"], "change", "{change}");
+    assert_eq!(change["actual"], -1.0);
+
+    // The right-tool cell alone passes; merged alone, the change gate has no cell to compare
+    // with, and the merge fails on it alone.
+    let alone = suite.path().join("alone.json");
+    let outcome = run_in(
+        suite.path(),
+        &[
+            "--no-build",
+            "--cell",
+            "retrying/right-tool",
+            "--json",
+            alone.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
+    assert!(
+        outcome
+            .stdout
+            .contains("gate retrying/right-tool: min_robustness: 1.000 (threshold 0.9) held"),
+        "{}",
+        outcome.stdout
+    );
+    let merged = run_in(suite.path(), &["merge", alone.to_str().unwrap()]);
+    assert_eq!(merged.code, 100, "{}\n{}", merged.stdout, merged.stderr);
+    assert!(
+        merged.stdout.contains(
+            "gate retrying/right-tool → retrying/wrong-tool: pass_hat_k change.min not met (nothing to measure)"
+        ),
+        "{}",
+        merged.stdout
+    );
+}
+
+/// `report --clawenvkit` writes a matrix run's results in ClawEnvKit's layout.
+#[test]
+fn report_writes_the_results_in_clawenvkits_layout() {
+    let suite = tempfile::tempdir().unwrap();
+    example_with_gates(suite.path(), "");
+    let json = suite.path().join("results.json");
+    let outcome = run_in(
+        suite.path(),
+        &[
+            "--no-build",
+            "--cell",
+            "retrying/*",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(outcome.code, 100, "{}\n{}", outcome.stdout, outcome.stderr);
+    let out = suite.path().join("clawenvkit");
+    let outcome = run_in(
+        suite.path(),
+        &[
+            "report",
+            json.to_str().unwrap(),
+            "--clawenvkit",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
+    assert!(
+        outcome.stdout.contains("wrote 4 grading.json"),
+        "{}",
+        outcome.stdout
+    );
+    let mut files = Vec::new();
+    for model in ["right-tool", "wrong-tool"] {
+        let cell = out.join("retrying").join(model);
+        files.push(format!(
+            "== retrying/{model}/summary.json\n{}",
+            std::fs::read_to_string(cell.join("summary.json")).unwrap()
+        ));
+        for task in ["offsite-reply", "todo-review"] {
+            for (name, text) in crate::support::files(&cell.join(task)) {
+                files.push(format!("== retrying/{model}/{task}/{name}\n{text}"));
+            }
+        }
+    }
+    insta::assert_snapshot!("matrix_clawenvkit", files.join("\n"));
+}

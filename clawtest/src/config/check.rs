@@ -78,35 +78,16 @@ fn check_run(raw: &RawConfig, value_error: &ValueError<'_>) -> Result<(), Config
             format!("must be between 0 and 1, found {}", raw.run.pass_threshold),
         ));
     }
-    for (field, gate) in [
-        ("gates.min_score", raw.gates.min_score),
-        ("gates.min_robustness", raw.gates.min_robustness),
-        ("gates.min_pass_hat_k", raw.gates.min_pass_hat_k),
-        ("gates.baseline_tolerance", raw.gates.baseline_tolerance),
-    ] {
-        if let Some(value) = gate
-            && !(0.0..=1.0).contains(&value)
-        {
-            return Err(value_error(
-                field,
-                format!("must be between 0 and 1, found {value}"),
-            ));
-        }
+    if let Some(value) = raw.gates.baseline_tolerance
+        && !(0.0..=1.0).contains(&value)
+    {
+        return Err(value_error(
+            "gates.baseline_tolerance",
+            format!("must be between 0 and 1, found {value}"),
+        ));
     }
-    for (kind, threshold) in &raw.gates.min_recovery {
-        if !kind.is_error() {
-            return Err(value_error(
-                &format!("gates.min_recovery.{kind}"),
-                "a slow answer is answered, late: there is nothing to recover from; gate `rate_limited` or `server_error`".into(),
-            ));
-        }
-        if !(0.0..=1.0).contains(threshold) {
-            return Err(value_error(
-                &format!("gates.min_recovery.{kind}"),
-                format!("must be between 0 and 1, found {threshold}"),
-            ));
-        }
-    }
+    super::cell_gates::check_thresholds(&raw.gates.thresholds())
+        .map_err(|(key, message)| value_error(&format!("gates.{key}"), message))?;
     Ok(())
 }
 

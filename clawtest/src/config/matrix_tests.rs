@@ -182,3 +182,102 @@ fn the_matrix_is_checked() {
         }
     }
 }
+
+fn value_error(text: &str) -> (String, String) {
+    match parse(text).unwrap_err() {
+        ConfigError::Value { field, message, .. } => (field, message),
+        other => panic!("expected a value error, got {other:?}"),
+    }
+}
+
+#[test]
+fn gates_per_cell_and_on_a_change_are_read() {
+    let config = parse(&format!(
+        "{MATRIX}[gates.cells.\"retrying/*\"]\nmin_pass_hat_k = 1.0\nmin_recovery.rate_limited = 0.9\n[[gates.change]]\nfrom = \"retrying/strong\"\nto = \"retrying/weak\"\nmeasure = \"mean_score\"\ncapability = \"multi_step\"\nmin = -0.05\n"
+    ))
+    .unwrap();
+    let (pattern, thresholds) = config.gates.cells.iter().next().unwrap();
+    assert_eq!(pattern.as_str(), "retrying/*");
+    assert_eq!(thresholds.min_pass_hat_k, Some(1.0));
+    assert_eq!(config.gates.change[0].group(), "capability:multi_step");
+    // Not set on the command line: the configuration's stay.
+    let merged = Gates::default().or(&config.gates);
+    assert_eq!(merged.change, config.gates.change);
+}
+
+#[test]
+fn a_bad_glob_in_the_gates_is_refused_at_its_line() {
+    let (message, line) = located(&format!(
+        "{MATRIX}[gates.cells.\"retrying/[\"]\nmin_score = 0.5\n"
+    ));
+    assert!(
+        message.contains("`retrying/[` is not a glob over harness/model"),
+        "{message}"
+    );
+    assert_eq!(line, Some(8));
+}
+
+#[test]
+fn the_gates_name_cells_of_the_suite() {
+    let (field, message) = value_error(&format!(
+        "{MATRIX}[gates.cells.\"slow/*\"]\nmin_score = 0.5\n"
+    ));
+    assert_eq!(field, "gates.cells.\"slow/*\"");
+    assert_eq!(
+        message,
+        "matches no cell; the cells are bare/strong, retrying/strong, retrying/weak"
+    );
+    let (field, message) = value_error(&format!(
+        "{MATRIX}[[gates.change]]\nfrom = \"retrying/strong\"\nto = \"retrying/waek\"\nmeasure = \"pass_hat_k\"\nmin = 0.0\n"
+    ));
+    assert_eq!(field, "gates.change[0].to");
+    assert!(
+        message.contains("`retrying/waek` is not a cell"),
+        "{message}"
+    );
+    assert!(message.contains("retrying/weak"), "{message}");
+    // bare does not run the weak model.
+    let (field, _) = value_error(&format!(
+        "{MATRIX}[[gates.change]]\nfrom = \"bare/strong\"\nto = \"bare/weak\"\nmeasure = \"pass_hat_k\"\nmin = 0.0\n"
+    ));
+    assert_eq!(field, "gates.change[0].to");
+}
+
+#[test]
+fn change_gates_and_cell_thresholds_are_checked() {
+    let change = |rest: &str| {
+        value_error(&format!(
+            "{MATRIX}[[gates.change]]\nfrom = \"retrying/strong\"\nto = \"retrying/weak\"\nmeasure = \"pass_hat_k\"\n{rest}"
+        ))
+    };
+    let (field, message) = change("");
+    assert_eq!(field, "gates.change[0]");
+    assert!(message.starts_with("needs `min`"), "{message}");
+    let (field, message) = change("min = 0.2\nmax = 0.1\n");
+    assert_eq!(field, "gates.change[0].min");
+    assert!(message.contains("no change could hold"), "{message}");
+    let (field, _) = change("min = -2.0\n");
+    assert_eq!(field, "gates.change[0].min");
+    let (field, _) = change("category = \"a\"\ncapability = \"b\"\nmin = 0.0\n");
+    assert_eq!(field, "gates.change[0].capability");
+    let (field, message) = value_error(&format!(
+        "{MATRIX}[gates.cells.\"*/weak\"]\nmin_recovery.slow = 0.5\n"
+    ));
+    assert_eq!(field, "gates.cells.\"*/weak\".min_recovery.slow");
+    assert!(message.contains("nothing to recover from"), "{message}");
+    let (field, _) = value_error(&format!(
+        "{MATRIX}[gates.cells.\"*/weak\"]\nmin_score = 1.5\n"
+    ));
+    assert_eq!(field, "gates.cells.\"*/weak\".min_score");
+}
+
+#[test]
+fn a_suite_of_one_harness_has_no_cell_gates() {
+    let (field, message) =
+        value_error("[harness]\ncommand = \"./agent\"\n[gates.cells.\"*\"]\nmin_score = 0.5\n");
+    assert_eq!(field, "gates.cells");
+    assert!(
+        message.contains("put its thresholds in [gates]"),
+        "{message}"
+    );
+}

@@ -6,6 +6,7 @@
 //! started in `harness_command`, the `[harness] files` templates in `harness_files`. The configuration only describes: what is built from it (the
 //! judge, the sandbox, the gateway) is built by those modules.
 
+mod cell_gates;
 mod check;
 mod choice;
 mod harness_command;
@@ -20,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use miette::{Diagnostic, NamedSource, SourceSpan};
 
+pub use cell_gates::{CellPattern, ChangeGate, ChangeMeasure, Thresholds};
 pub use choice::UnknownChoice;
 pub use harness_files::{
     FileBase, HarnessFile, Placeholder, Template, TemplateError, TemplateValues,
@@ -265,7 +267,7 @@ impl Config {
             matrix::Harnesses::One(harness) => (*harness, Default::default()),
             matrix::Harnesses::Named(named) => (HarnessConfig::default(), named),
         };
-        Ok(Config {
+        let config = Config {
             root,
             origin,
             tasks: raw.tasks,
@@ -282,7 +284,10 @@ impl Config {
             report: raw.report,
             generate: raw.generate,
             faults: raw.faults,
-        })
+        };
+        // The matrix's gates name cells, known once the harnesses are settled.
+        cell_gates::check(&config)?;
+        Ok(config)
     }
 
     /// The cassette folder, absolute.

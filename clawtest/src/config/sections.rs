@@ -524,6 +524,12 @@ pub struct Gates {
     /// Against a baseline (`--baseline`): how far a task's mean score or robustness, or the
     /// suite's mean score, may drop before the run fails (default 0.05).
     pub baseline_tolerance: Option<f64>,
+    /// `[gates.cells."<glob>"]`: thresholds each cell of a matrix the glob matches must hold.
+    #[serde(default)]
+    pub cells: BTreeMap<super::cell_gates::CellPattern, super::cell_gates::Thresholds>,
+    /// `[[gates.change]]`: how far a measure may move from one cell to another.
+    #[serde(default)]
+    pub change: Vec<super::cell_gates::ChangeGate>,
 }
 
 /// The tolerance used when `baseline_tolerance` is not set.
@@ -543,6 +549,27 @@ impl Gates {
                 .map(|(kind, threshold)| (*kind, *threshold))
                 .collect(),
             baseline_tolerance: self.baseline_tolerance.or(fallback.baseline_tolerance),
+            // The matrix's gates are the configuration's only (no flag sets them).
+            cells: if self.cells.is_empty() {
+                fallback.cells.clone()
+            } else {
+                self.cells.clone()
+            },
+            change: if self.change.is_empty() {
+                fallback.change.clone()
+            } else {
+                self.change.clone()
+            },
+        }
+    }
+
+    /// The thresholds these gates hold over the whole run.
+    pub fn thresholds(&self) -> super::cell_gates::Thresholds {
+        super::cell_gates::Thresholds {
+            min_score: self.min_score,
+            min_robustness: self.min_robustness,
+            min_pass_hat_k: self.min_pass_hat_k,
+            min_recovery: self.min_recovery.clone(),
         }
     }
 

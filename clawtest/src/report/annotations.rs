@@ -1,6 +1,7 @@
 //! GitHub Actions annotations: `::error file=…,line=…,title=…::message` lines that point at the
 //! task.yaml of each failing task (at the failing component's check when known), worst first,
-//! capped at what GitHub shows for one step.
+//! after the invalid task files and the gates that failed (on the run, in no file), capped at
+//! what GitHub shows for one step.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -23,7 +24,24 @@ pub(crate) fn render(summary: &RunSummary, prefix: &Path) -> Vec<String> {
             .lines()
             .next()
             .unwrap_or("invalid task file");
-        lines.push(command(&file, invalid.line, "invalid task file", first));
+        lines.push(command(
+            Some(&file),
+            invalid.line,
+            "invalid task file",
+            first,
+        ));
+    }
+    // A gate is the suite's, in no task file: its annotation goes on the run.
+    for gate in summary.gates.iter().filter(|gate| !gate.passed) {
+        let message = gate
+            .shortfall()
+            .unwrap_or_else(|| format!("nothing to measure ({})", gate.threshold_text()));
+        lines.push(command(
+            None,
+            None,
+            &format!("gate {} not met", gate.name),
+            &message,
+        ));
     }
     let mut failing: Vec<&Verdict> = summary
         .verdicts
@@ -46,7 +64,7 @@ pub(crate) fn render(summary: &RunSummary, prefix: &Path) -> Vec<String> {
             ),
         };
         lines.push(command(
-            &file,
+            Some(&file),
             line.or(Some(verdict.line)),
             &title,
             &message,
@@ -108,14 +126,19 @@ fn detail(verdict: &Verdict) -> (Option<u64>, String) {
     }
 }
 
-fn command(file: &Path, line: Option<u64>, title: &str, message: &str) -> String {
-    let mut properties = format!(
-        "file={}",
-        escape::workflow_property(&file.display().to_string())
-    );
-    if let Some(line) = line {
-        let _ = write!(properties, ",line={line}");
+/// One annotation, on `file` (at `line`) when it has one, else on the run.
+fn command(file: Option<&Path>, line: Option<u64>, title: &str, message: &str) -> String {
+    let mut properties = String::new();
+    if let Some(file) = file {
+        let _ = write!(
+            properties,
+            "file={},",
+            escape::workflow_property(&file.display().to_string())
+        );
+        if let Some(line) = line {
+            let _ = write!(properties, "line={line},");
+        }
     }
-    let _ = write!(properties, ",title={}", escape::workflow_property(title));
+    let _ = write!(properties, "title={}", escape::workflow_property(title));
     format!("::error {properties}::{}", escape::workflow_data(message))
 }

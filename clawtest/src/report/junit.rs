@@ -40,10 +40,10 @@ pub(crate) fn render_with_snapshots(
         suite.add_property(Property::new(
             format!("gate.{}", gate.name),
             format!(
-                "{} (threshold {}, {})",
+                "{} ({}, {})",
                 gate.actual
                     .map_or_else(|| super::NOT_MEASURED.to_string(), exact),
-                gate.threshold,
+                gate.threshold_text(),
                 if gate.passed { "held" } else { "failed" }
             ),
         ));

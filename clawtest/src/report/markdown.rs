@@ -67,7 +67,7 @@ pub(crate) fn render(summary: &RunSummary, limit: usize) -> String {
                 head,
                 "| {} | {} | {} | {} |",
                 escape::markdown(&gate.name),
-                gate.threshold,
+                gate.threshold_column(),
                 measured(gate.actual),
                 if gate.passed { "held" } else { "**failed**" }
             );

@@ -4,6 +4,7 @@
 //! snapshots.
 
 pub(crate) mod annotations;
+pub mod clawenvkit;
 pub mod events;
 pub mod html;
 pub mod json;

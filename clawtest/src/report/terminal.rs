@@ -211,10 +211,10 @@ pub(crate) fn gate_lines(summary: &RunSummary) -> String {
     for gate in &summary.gates {
         let _ = writeln!(
             text,
-            "gate {}: {} (threshold {}) {}",
+            "gate {}: {} ({}) {}",
             gate.name,
             measured(gate.actual),
-            gate.threshold,
+            gate.threshold_text(),
             if gate.passed { "held" } else { "FAILED" }
         );
     }

@@ -346,3 +346,95 @@ fn a_grade_shows_its_recovery_profile_per_kind_or_that_no_fault_was_injected() {
         "{faulted}"
     );
 }
+
+#[test]
+fn the_clawenvkit_layout_has_a_grading_per_task_and_a_summary_per_cell() {
+    let mut verdicts: Vec<Verdict> = (1..3).map(failing_verdict).collect();
+    if let TrialStatus::Graded { components, .. } = &mut verdicts[0].trials[0].status {
+        components.push(ComponentSummary {
+            component: "sent".into(),
+            line: Some(9),
+            score: 1.0,
+            weight: 1.0,
+            reason: "found".into(),
+        });
+    }
+    verdicts[0].cell = Some(crate::results::matrix::Cell {
+        harness: "retrying".into(),
+        model: "right-tool".into(),
+        harness_digest: "0123456789ab".into(),
+    });
+    // An errored task has no grading to write.
+    verdicts[1].trials[0].status = TrialStatus::Error {
+        message: "harness did not start".into(),
+    };
+    let summary = summary_of(verdicts);
+    let folder = tempfile::tempdir().unwrap();
+    let written = super::clawenvkit::write(&summary, folder.path()).unwrap();
+    let relative: Vec<String> = written
+        .files
+        .iter()
+        .map(|file| {
+            file.strip_prefix(folder.path())
+                .unwrap()
+                .display()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        relative,
+        [
+            "default/default/summary.json",
+            "retrying/right-tool/task-00001/grading.json",
+            "retrying/right-tool/task-00001/reward.txt",
+            "retrying/right-tool/summary.json"
+        ]
+    );
+    assert_eq!(written.ungraded, ["default/default/task-00002"]);
+    let read = |path: &str| std::fs::read_to_string(folder.path().join(path)).unwrap();
+    assert_eq!(
+        read("retrying/right-tool/task-00001/reward.txt"),
+        "0.0010\n"
+    );
+    let grading: serde_json::Value =
+        serde_json::from_str(&read("retrying/right-tool/task-00001/grading.json")).unwrap();
+    assert_eq!(grading["agent"], "retrying");
+    assert_eq!(grading["model"], "right-tool");
+    assert_eq!(
+        grading["components"],
+        serde_json::json!([{"name": "sent", "passed": true, "score": 1.0, "weight": 1.0}])
+    );
+    for key in [
+        "completion",
+        "robustness",
+        "safety",
+        "final_score",
+        "safety_violations",
+    ] {
+        assert!(grading.get(key).is_some(), "{key} in {grading}");
+    }
+    let cell: serde_json::Value =
+        serde_json::from_str(&read("default/default/summary.json")).unwrap();
+    assert_eq!(cell["num_tasks"], 0);
+    assert_eq!(cell["ungraded"], serde_json::json!(["task-00002"]));
+}
+
+#[test]
+fn the_clawenvkit_layout_is_never_written_through_a_link_or_outside_its_folder() {
+    let folder = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), folder.path().join("default")).unwrap();
+    let summary = summary_of(vec![failing_verdict(1)]);
+    let error = super::clawenvkit::write(&summary, folder.path()).unwrap_err();
+    assert!(error.to_string().contains("link"), "{error}");
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+    // A results file is read back from disk: a task id that climbs out is refused.
+    let mut climbing = failing_verdict(2);
+    climbing.task_id = "..".into();
+    let error = super::clawenvkit::write(&summary_of(vec![climbing]), &folder.path().join("out"))
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("cannot name a folder"),
+        "{error}"
+    );
+}

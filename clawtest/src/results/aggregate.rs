@@ -2,9 +2,10 @@
 //! trials pass), the unbiased pass@k, mean and minimum scores, and the suite's totals and
 //! gates. Pure functions over finished trials.
 
+use super::gates::{Measured, mean, measured_robustness};
 use super::{
-    ComponentSummary, GateResult, InvalidEntry, RunStatus, RunSummary, TrialStatus, TrialSummary,
-    Verdict, VerdictStatus,
+    ComponentSummary, InvalidEntry, RunStatus, RunSummary, TrialStatus, TrialSummary, Verdict,
+    VerdictStatus,
 };
 use crate::config::Gates;
 use crate::grade::Grade;
@@ -158,32 +159,11 @@ pub(crate) fn verdict(
     }
 }
 
-/// A graded trial's robustness when a fault was injected into it: a trial without one has
-/// nothing to show (ClawEnvKit's 1 stays in its final score, out of every mean and gate).
-fn measured_robustness(record: &TrialSummary) -> Option<f64> {
-    match record.status {
-        TrialStatus::Graded {
-            robustness,
-            faults_injected,
-            ..
-        } if faults_injected > 0 => Some(robustness),
-        _ => None,
-    }
-}
-
 /// A graded trial's recovery profile.
 fn profile(record: &TrialSummary) -> Option<&crate::grade::RecoveryProfile> {
     match &record.status {
         TrialStatus::Graded { recovery, .. } => Some(recovery),
         _ => None,
-    }
-}
-
-fn mean(values: &[f64]) -> f64 {
-    if values.is_empty() {
-        0.0
-    } else {
-        values.iter().sum::<f64>() / values.len() as f64
     }
 }
 
@@ -262,24 +242,7 @@ impl RunSummary {
             count(VerdictStatus::Error),
         );
         let tasks_not_run = count(VerdictStatus::NotRun);
-        let scores: Vec<f64> = verdicts
-            .iter()
-            .flat_map(|verdict| verdict.trials.iter().filter_map(TrialSummary::score))
-            .collect();
-        let robustness: Vec<f64> = verdicts
-            .iter()
-            .flat_map(|verdict| verdict.trials.iter())
-            .filter_map(measured_robustness)
-            .collect();
-        let recovery = crate::grade::sum_profiles(verdicts.iter().map(|verdict| &verdict.recovery));
-        let share = |part: usize| {
-            if verdicts.is_empty() {
-                0.0
-            } else {
-                part as f64 / verdicts.len() as f64
-            }
-        };
-        let pass_hat_k = share(tasks_passed);
+        let measured = Measured::of(verdicts.iter());
         let pass_at_k = if verdicts.is_empty() {
             0.0
         } else {
@@ -289,9 +252,19 @@ impl RunSummary {
                 .sum::<f64>()
                 / verdicts.len() as f64
         };
-        let mean_score = mean(&scores);
-        let mean_robustness = (!robustness.is_empty()).then(|| mean(&robustness));
-        let gate_results = gate_results(gates, mean_score, mean_robustness, pass_hat_k, &recovery);
+        let matrix = super::matrix::Matrix::of(&verdicts);
+        let mut gate_results = super::gates::held(&gates.thresholds(), &measured, "", None);
+        gate_results.extend(super::matrix::gates::held(
+            gates,
+            &verdicts,
+            matrix.as_ref(),
+        ));
+        let Measured {
+            mean_score,
+            mean_robustness,
+            pass_hat_k,
+            recovery,
+        } = measured;
         let status = if interrupted {
             RunStatus::Interrupted
         } else if !invalid.is_empty() {
@@ -309,7 +282,6 @@ impl RunSummary {
         };
         let safety_pass_rate = super::groups::safety_pass_rate(&verdicts);
         let groups = super::groups::Groups::of(&verdicts);
-        let matrix = super::matrix::Matrix::of(&verdicts);
         let mut summary = RunSummary {
             status,
             k,
@@ -344,51 +316,6 @@ impl RunSummary {
         }
         summary
     }
-}
-
-/// Each configured gate with the suite's value and whether it held. A gate with nothing to
-/// measure (no fault injected, or none of its kind) fails: a robustness gate that measured
-/// nothing must not pass a merge.
-fn gate_results(
-    gates: &Gates,
-    mean_score: f64,
-    mean_robustness: Option<f64>,
-    pass_hat_k: f64,
-    recovery: &crate::grade::RecoveryProfile,
-) -> Vec<GateResult> {
-    let overall = [
-        ("min_score".to_string(), gates.min_score, Some(mean_score)),
-        (
-            "min_robustness".to_string(),
-            gates.min_robustness,
-            mean_robustness,
-        ),
-        (
-            "min_pass_hat_k".to_string(),
-            gates.min_pass_hat_k,
-            Some(pass_hat_k),
-        ),
-    ];
-    let per_kind = gates.min_recovery.iter().map(|(kind, threshold)| {
-        (
-            format!("min_recovery.{kind}"),
-            Some(*threshold),
-            recovery.get(kind).and_then(crate::grade::Recovery::rate),
-        )
-    });
-    overall
-        .into_iter()
-        .chain(per_kind)
-        .filter_map(|(name, threshold, actual)| {
-            let threshold = threshold?;
-            Some(GateResult {
-                name,
-                threshold,
-                actual,
-                passed: actual.is_some_and(|actual| actual + 1e-9 >= threshold),
-            })
-        })
-        .collect()
 }
 
 /// What a trial's model calls cost, or None when one of them has no price; summed as whole

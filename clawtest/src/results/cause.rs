@@ -83,11 +83,8 @@ impl RunSummary {
             reasons.push(counted(&format!("task(s) failed pass^{}", self.k), &failed));
         }
         for gate in self.gates.iter().filter(|gate| !gate.passed) {
-            reasons.push(match gate.actual {
-                Some(actual) => format!(
-                    "gate {} not met ({actual:.3} < {})",
-                    gate.name, gate.threshold
-                ),
+            reasons.push(match gate.shortfall() {
+                Some(shortfall) => format!("gate {} not met ({shortfall})", gate.name),
                 None => format!("gate {} not met (nothing to measure)", gate.name),
             });
         }

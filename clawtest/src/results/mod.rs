@@ -11,6 +11,7 @@
 pub(crate) mod aggregate;
 pub mod baseline;
 pub mod cause;
+pub mod gates;
 pub mod groups;
 pub mod matrix;
 pub mod merge;
@@ -230,7 +231,8 @@ pub struct Verdict {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct GateResult {
     /// The gate's name: `min_score`, `min_robustness`, `min_pass_hat_k` or
-    /// `min_recovery.<kind>`.
+    /// `min_recovery.<kind>`; for a cell, `<harness/model>: ` before it; for a change,
+    /// `<from> → <to>: <measure> change` (and ` in <group>`), then `.min` or `.max`.
     pub name: String,
     /// The configured threshold (`[gates]`, or its command-line override).
     pub threshold: f64,
@@ -238,8 +240,15 @@ pub struct GateResult {
     /// recovery rate; `None` (null) when there was nothing to measure (no fault of the kind
     /// injected), which fails the gate.
     pub actual: Option<f64>,
-    /// The value reached the threshold.
+    /// The value was on the threshold's side.
     pub passed: bool,
+    /// What the gate measured when not the whole run: one cell, or the change between two.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<gates::GateScope>,
+    /// `at_most` when the value must not pass the threshold (a change gate's `max`); left out
+    /// for `at_least`, every other gate.
+    #[serde(default, skip_serializing_if = "gates::Bound::is_at_least")]
+    pub bound: gates::Bound,
 }
 
 /// How the run as a whole ended, in order of precedence.

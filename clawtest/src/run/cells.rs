@@ -34,7 +34,10 @@ pub fn cell_runs(
     Ok(cells
         .into_iter()
         .map(|spec| {
-            let config = config.for_cell(&spec);
+            let mut config = config.for_cell(&spec);
+            // The gates are the matrix's, held once over every cell's verdicts by `combine`:
+            // a cell's own run holds none (a cell gate or a change gate means nothing there).
+            config.gates = Gates::default();
             let cell = Cell {
                 harness: spec.harness.clone(),
                 model: spec.model.clone(),
@@ -63,6 +66,7 @@ pub fn combine(
     request: &Request,
     cells: Vec<(Cell, Executed)>,
 ) -> Result<Executed, MergeError> {
+    let run: Vec<String> = cells.iter().map(|(cell, _)| cell.name()).collect();
     let mut parts = Vec::new();
     let mut warnings = Vec::new();
     let mut stale = None;
@@ -81,7 +85,8 @@ pub fn combine(
         stale.get_or_insert(executed.stale);
         parts.push((PathBuf::from(cell.name()), summary));
     }
-    let gates = request.gates.or(&config.gates);
+    // Gated on the cells run: a change gate towards a cell `--cell` left out is not held.
+    let gates = request.gates.or(&config.gates).for_cells(&run);
     let gates = if request.partition.is_some() {
         Gates::default()
     } else {

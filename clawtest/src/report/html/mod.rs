@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use super::{measured, score};
 use crate::escape;
+use crate::results::gates::Bound;
 use crate::results::matrix::key;
 use crate::results::{RunSummary, TrialStatus, Verdict, VerdictStatus, groups::Group};
 use crate::trajectory::Trajectory;
@@ -201,7 +202,10 @@ fn suite_table(page: &mut String, summary: &RunSummary) {
                 page,
                 "<tr><td>{}</td><td class=\"number\">{}</td><td class=\"number\">{}</td><td class=\"{}\">{}</td></tr>",
                 escape::html(&gate.name),
-                score(gate.threshold),
+                match gate.bound {
+                    Bound::AtLeast => score(gate.threshold),
+                    Bound::AtMost => format!("≤ {}", score(gate.threshold)),
+                },
                 measured(gate.actual),
                 if gate.passed { "pass" } else { "fail" },
                 if gate.passed { "held" } else { "failed" },

@@ -5,6 +5,8 @@
 //! harness, the model and their interaction (docs/matrix.md gives the method). Pure functions
 //! over verdicts, so a run and a merge of shards compute the same.
 
+pub(crate) mod gates;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
@@ -493,7 +495,7 @@ fn decompose(
 
 /// Rounded to 6 decimals: the last bits of a sum of squares are noise, and would make the
 /// results differ from one platform's floating point to another's.
-fn round(value: f64) -> f64 {
+pub(crate) fn round(value: f64) -> f64 {
     let rounded = (value * 1e6).round() / 1e6;
     if rounded == 0.0 { 0.0 } else { rounded }
 }

@@ -211,3 +211,149 @@ fn verdicts_without_a_cell_make_no_matrix() {
     }
     assert_eq!(Matrix::of(&verdicts), None);
 }
+
+/// The constructed grid summarized under `gates` (written as `[gates]` is).
+fn gated(verdicts: Vec<Verdict>, gates: &str) -> crate::results::RunSummary {
+    let gates: crate::config::Gates = toml::from_str(gates).unwrap();
+    crate::results::RunSummary::new(crate::results::SummaryInputs {
+        verdicts,
+        invalid: Vec::new(),
+        k: 3,
+        backend: "process",
+        interrupted: false,
+        cost_usd: 0.0,
+        spent_usd: 0.0,
+        gates: &gates,
+        baseline: None,
+        snapshots: Default::default(),
+    })
+}
+
+fn outcome(summary: &crate::results::RunSummary, name: &str) -> (Option<f64>, bool) {
+    let gate = summary
+        .gates
+        .iter()
+        .find(|gate| gate.name == name)
+        .unwrap_or_else(|| panic!("no gate {name} in {:#?}", summary.gates));
+    (gate.actual, gate.passed)
+}
+
+#[test]
+fn a_cell_gate_holds_each_cell_its_glob_matches_measured_as_the_run_is() {
+    // Every task passes with the right tool (so the run's pass^k is 1/2), and the retrying
+    // harness recovers from every fault, the bare one from none.
+    let summary = gated(
+        constructed(),
+        "[cells.\"retrying/*\"]\nmin_robustness = 0.9\n[cells.\"*/right-tool\"]\nmin_pass_hat_k = 1.0\n[cells.\"bare/*\"]\nmin_robustness = 0.5\n",
+    );
+    let names: Vec<&str> = summary
+        .gates
+        .iter()
+        .map(|gate| gate.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "bare/right-tool: min_pass_hat_k",
+            "retrying/right-tool: min_pass_hat_k",
+            "bare/right-tool: min_robustness",
+            "bare/wrong-tool: min_robustness",
+            "retrying/right-tool: min_robustness",
+            "retrying/wrong-tool: min_robustness",
+        ]
+    );
+    assert_eq!(
+        outcome(&summary, "retrying/wrong-tool: min_robustness"),
+        (Some(1.0), true)
+    );
+    assert_eq!(
+        outcome(&summary, "bare/wrong-tool: min_robustness"),
+        (Some(0.0), false)
+    );
+    assert_eq!(
+        outcome(&summary, "bare/right-tool: min_pass_hat_k"),
+        (Some(1.0), true)
+    );
+    assert_eq!(summary.status, crate::results::RunStatus::Failed);
+    let cause = summary.failure_cause().unwrap();
+    assert!(
+        cause.contains("gate bare/wrong-tool: min_robustness not met (0.000 < 0.5)"),
+        "{cause}"
+    );
+    let gate = &summary.gates[2];
+    assert_eq!(
+        gate.scope,
+        Some(crate::results::gates::GateScope::Cell {
+            cell: Some("bare/right-tool".into()),
+            pattern: "bare/*".into()
+        })
+    );
+}
+
+#[test]
+fn a_change_gate_bounds_the_move_from_one_cell_to_another() {
+    let gates = "[[change]]\nfrom = \"bare/right-tool\"\nto = \"retrying/right-tool\"\nmeasure = \"mean_robustness\"\nmin = 0.5\nmax = 0.5\n[[change]]\nfrom = \"retrying/right-tool\"\nto = \"retrying/wrong-tool\"\nmeasure = \"pass_hat_k\"\ncategory = \"email\"\nmin = -0.05\n";
+    let summary = gated(constructed(), gates);
+    // The harness's retries raise robustness from 0 to 1: above the most allowed.
+    let robustness = "bare/right-tool → retrying/right-tool: mean_robustness change";
+    assert_eq!(
+        outcome(&summary, &format!("{robustness}.min")),
+        (Some(1.0), true)
+    );
+    assert_eq!(
+        outcome(&summary, &format!("{robustness}.max")),
+        (Some(1.0), false)
+    );
+    // The weaker model loses every email task.
+    let model =
+        "retrying/right-tool → retrying/wrong-tool: pass_hat_k change in category:email.min";
+    assert_eq!(outcome(&summary, model), (Some(-1.0), false));
+    let cause = summary.failure_cause().unwrap();
+    assert!(
+        cause.contains(&format!("gate {robustness}.max not met (1.000 > 0.5)")),
+        "{cause}"
+    );
+    let text = serde_json::to_value(&summary.gates[1]).unwrap();
+    assert_eq!(text["bound"], "at_most");
+    assert_eq!(text["scope"]["kind"], "change");
+    assert_eq!(text["scope"]["group"], "all");
+}
+
+#[test]
+fn a_gate_on_a_cell_the_results_lack_fails_with_nothing_to_measure() {
+    // The shards of one cell were lost: the merged results hold only the retrying harness.
+    let verdicts: Vec<Verdict> = constructed()
+        .into_iter()
+        .filter(|verdict| verdict.cell.as_ref().unwrap().harness == "retrying")
+        .collect();
+    let summary = gated(
+        verdicts,
+        "[cells.\"bare/*\"]\nmin_score = 0.1\n[[change]]\nfrom = \"bare/right-tool\"\nto = \"retrying/right-tool\"\nmeasure = \"mean_score\"\nmin = 0.0\n[[change]]\nfrom = \"retrying/wrong-tool\"\nto = \"retrying/right-tool\"\nmeasure = \"mean_score\"\ncapability = \"multi_step\"\nmin = 0.0\n",
+    );
+    assert_eq!(outcome(&summary, "bare/*: min_score"), (None, false));
+    assert_eq!(
+        outcome(
+            &summary,
+            "bare/right-tool → retrying/right-tool: mean_score change.min"
+        ),
+        (None, false)
+    );
+    // No task has that capability in either cell.
+    assert_eq!(
+        outcome(
+            &summary,
+            "retrying/wrong-tool → retrying/right-tool: mean_score change in capability:multi_step.min"
+        ),
+        (None, false)
+    );
+    assert!(
+        summary
+            .failure_cause()
+            .unwrap()
+            .contains("gate bare/*: min_score not met (nothing to measure)")
+    );
+    // A run of some cells (`--cell`) is gated on those only.
+    let gates: crate::config::Gates = toml::from_str("[cells.\"bare/*\"]\nmin_score = 0.1\n[[change]]\nfrom = \"bare/right-tool\"\nto = \"retrying/right-tool\"\nmeasure = \"mean_score\"\nmin = 0.0\n").unwrap();
+    let narrowed = gates.for_cells(&["retrying/right-tool".into()]);
+    assert!(narrowed.cells.is_empty() && narrowed.change.is_empty());
+}
