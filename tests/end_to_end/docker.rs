@@ -257,6 +257,7 @@ fn the_files_example_passes_on_docker_replayed_and_by_its_oracle() {
         passed,
         [
             ("csv-report", "passed"),
+            ("image-label", "passed"),
             ("pdf-invoice", "passed"),
             ("sqlite-query", "passed")
         ],
