@@ -115,6 +115,8 @@ pub fn run(config: &Config) -> Result<String, AgentError> {
             "content": message.get("content").cloned().unwrap_or(Value::Null),
             "tool_calls": calls,
         }));
+        // Images the model read, shown after the tool results in one user message.
+        let mut shown = Vec::new();
         for call in &calls {
             let result = match &mcp {
                 Some(client) => {
@@ -129,14 +131,47 @@ pub fn run(config: &Config) -> Result<String, AgentError> {
                     );
                     client.call(name, &arguments.body)
                 }
-                None => execute_call(turn, call, &tools, &runner, &config.workspace),
+                None => match image_read(call, &tools, &config.workspace) {
+                    Some(Ok(image)) => {
+                        eprintln!(
+                            "turn {turn}: showing {} ({}, {} bytes)",
+                            image.path,
+                            image.media_type,
+                            image.bytes.len()
+                        );
+                        let result = image.tool_result();
+                        shown.extend(image.parts());
+                        result
+                    }
+                    Some(Err(error)) => format!("error: {error}"),
+                    None => execute_call(turn, call, &tools, &runner, &config.workspace),
+                },
             };
             let id = call.get("id").cloned().unwrap_or_else(|| json!(""));
             messages.push(json!({"role": "tool", "tool_call_id": id, "content": result}));
         }
+        if !shown.is_empty() {
+            // Chat completions take images in user messages, not in tool results.
+            messages.push(json!({"role": "user", "content": shown}));
+        }
     }
 
     Err(AgentError::MaxTurns(config.max_turns))
+}
+
+/// The image a `read_file` call of the workspace tools names, if the file is one.
+fn image_read(
+    call: &Value,
+    tools: &[Tool],
+    workspace: &crate::workspace::Workspace,
+) -> Option<Result<crate::image::Image, String>> {
+    let name = call.pointer("/function/name").and_then(Value::as_str)?;
+    tools
+        .iter()
+        .find(|tool| tool.name == name && tool.workspace && name == "read_file")?;
+    let arguments = tools::parse_arguments(call.pointer("/function/arguments"));
+    let path = arguments.body.get("path").and_then(Value::as_str)?;
+    workspace.image(path)
 }
 
 /// Executes one tool call and returns the tool result text for the model.

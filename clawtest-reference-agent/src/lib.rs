@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod config;
+pub mod image;
 pub mod mcp;
 pub mod model;
 pub mod tools;

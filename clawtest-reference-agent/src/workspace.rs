@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::image::{IMAGE_LIMIT, Image, media_type};
+
 /// The names of the workspace tools.
 pub const NAMES: [&str; 4] = ["read_file", "write_file", "list_dir", "shell"];
 
@@ -86,6 +88,28 @@ impl Workspace {
             return Err(format!("{path:?} leads outside the workspace"));
         }
         Ok(real)
+    }
+
+    /// The image `path` names, when it is a workspace file that starts as a PNG, JPEG, GIF or
+    /// WebP (`None` for any other file, or one that cannot be read: `read_file` says why).
+    pub fn image(&self, path: &str) -> Option<Result<Image, String>> {
+        let real = self.resolved(path).ok().filter(|real| real.is_file())?;
+        let mut bytes = Vec::new();
+        std::fs::File::open(&real)
+            .and_then(|file| file.take(IMAGE_LIMIT as u64 + 1).read_to_end(&mut bytes))
+            .ok()?;
+        let media_type = media_type(&bytes)?;
+        if bytes.len() > IMAGE_LIMIT {
+            return Some(Err(format!(
+                "{path:?} is an image over {} MiB: too large to show",
+                IMAGE_LIMIT / (1024 * 1024)
+            )));
+        }
+        Some(Ok(Image {
+            path: path.to_owned(),
+            media_type,
+            bytes,
+        }))
     }
 
     fn read_file(&self, path: &str) -> Result<String, String> {
@@ -232,6 +256,34 @@ mod tests {
         let root = folder.path().join("workspace");
         std::fs::create_dir(&root).unwrap();
         (folder, Workspace { root, shell })
+    }
+
+    /// An image is known by its bytes whatever its name, read whole up to the cap; a text file
+    /// or a link out of the workspace is no image.
+    #[test]
+    fn images_are_read_whole_by_their_bytes_and_only_inside() {
+        let (folder, workspace) = workspace(false);
+        let png = b"\x89PNG\r\n\x1a\nrest".to_vec();
+        std::fs::write(workspace.root.join("label.dat"), &png).unwrap();
+        std::fs::write(workspace.root.join("notes.png"), "not an image").unwrap();
+        let image = workspace.image("/workspace/label.dat").unwrap().unwrap();
+        assert_eq!(
+            (image.media_type, image.bytes, image.path.as_str()),
+            ("image/png", png.clone(), "/workspace/label.dat")
+        );
+        assert!(workspace.image("notes.png").is_none());
+        std::fs::write(folder.path().join("outside.png"), &png).unwrap();
+        std::os::unix::fs::symlink(
+            folder.path().join("outside.png"),
+            workspace.root.join("link.png"),
+        )
+        .unwrap();
+        assert!(workspace.image("link.png").is_none());
+        let mut large = png;
+        large.resize(IMAGE_LIMIT + 1, 0);
+        std::fs::write(workspace.root.join("large.png"), &large).unwrap();
+        let refused = workspace.image("large.png").unwrap().unwrap_err();
+        assert!(refused.contains("too large"), "{refused}");
     }
 
     #[test]

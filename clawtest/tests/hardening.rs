@@ -379,6 +379,84 @@ fn a_file_source_is_also_found_in_the_fixtures_folder_beside_the_task_and_stays_
     );
 }
 
+/// ClawEnvKit's harness then looks in the dataset it was run on:
+/// `<dataset>/<task folder's name>/fixtures/<source>`, then `<dataset>/<task folder's
+/// name>/<source>`. Loaded in a dataset, a task nested deeper finds its sources there; a link
+/// out of the dataset is refused at its line; loaded alone, the task finds neither.
+#[test]
+fn a_file_source_is_also_found_under_the_dataset_by_the_task_folders_name() {
+    use std::os::unix::fs::symlink;
+
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "host secret").unwrap();
+    let dataset = tempfile::tempdir().unwrap();
+    let root = dataset.path();
+    let nested = root.join("runs/2026/terminal");
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::create_dir_all(root.join("terminal/fixtures")).unwrap();
+    std::fs::write(root.join("terminal/fixtures/data.csv"), "a,b\n1,2\n").unwrap();
+    std::fs::write(root.join("terminal/notes.txt"), "notes").unwrap();
+    // In both places: `fixtures/` comes first.
+    std::fs::write(root.join("terminal/fixtures/both.txt"), "in fixtures").unwrap();
+    std::fs::write(root.join("terminal/both.txt"), "beside").unwrap();
+    symlink(
+        outside.path().join("secret.txt"),
+        root.join("terminal/fixtures/secret.txt"),
+    )
+    .unwrap();
+    let found = format!(
+        "{VALID}files:\n  - {{source: data.csv, target: /workspace/data.csv}}\n  \
+         - {{source: notes.txt, target: /workspace/notes.txt}}\n  \
+         - {{source: both.txt, target: /workspace/both.txt}}\n"
+    );
+    let path = write(&nested, "found.yaml", found.as_bytes());
+    let task = task::load_in(&path, Some(root), &Catalogue::builtin())
+        .unwrap_or_else(|invalid| panic!("{}", invalid.plain()));
+    let canonical = root.canonicalize().unwrap();
+    assert_eq!(
+        task.files
+            .iter()
+            .map(|file| file.source.clone())
+            .collect::<Vec<_>>(),
+        [
+            canonical.join("terminal/fixtures/data.csv"),
+            canonical.join("terminal/notes.txt"),
+            canonical.join("terminal/fixtures/both.txt"),
+        ]
+    );
+    assert!(task.files.iter().all(|file| file.open_source().is_ok()));
+
+    // Alone (no dataset), the same task finds none of them.
+    let alone = summary(&rejected(&path));
+    assert_eq!(alone.len(), 3, "{alone:#?}");
+    assert!(
+        alone[0]
+            .2
+            .contains("exists neither in the task's folder nor in its `fixtures/` folder"),
+        "{}",
+        alone[0].2
+    );
+
+    let linked = format!(
+        "{VALID}files:\n  - {{source: secret.txt, target: /workspace/s.txt}}\n  \
+         - {{source: nowhere.txt, target: /workspace/n.txt}}\n"
+    );
+    let path = write(&nested, "linked.yaml", linked.as_bytes());
+    let invalid = match task::load_in(&path, Some(root), &Catalogue::builtin()) {
+        Ok(task) => panic!("loaded as task {}", task.id),
+        Err(invalid) => invalid,
+    };
+    let found = summary(&invalid);
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert_eq!(found[0].0, "files[0].source");
+    assert!(found[0].2.contains("is a link to"), "{}", found[0].2);
+    assert!(
+        found[1].2.contains("nor under the suite's"),
+        "{}",
+        found[1].2
+    );
+}
+
 /// A prompt past what Linux lets a program be started with: an error at the prompt's line
 /// (every trial failed with "Argument list too long", and on docker with an empty reason).
 #[test]

@@ -233,6 +233,46 @@ fn the_closed_loop_example_passes_on_docker_round_after_round() {
     assert_eq!(rounds["rounds"][0]["verdict"], "continue");
 }
 
+/// The file tasks of examples/files on docker: the reference agent in the container reads and
+/// writes the bind-mounted workspace from the committed cassettes and every task passes, as
+/// on the process backend; and `run --oracle` passes them on docker too.
+#[test]
+fn the_files_example_passes_on_docker_replayed_and_by_its_oracle() {
+    let Some(ready) = ready() else { return };
+    let suite = example_copy("files", "[faults]\nslow_ms = [100, 300]", 3);
+    let (outcome, document) = results_on_docker(ready, suite.path());
+    assert_eq!(outcome.code, 0, "docker run failed:\n{}", outcome.stderr);
+    let passed: Vec<(&str, &str)> = document["verdicts"]
+        .as_array()
+        .expect("verdicts")
+        .iter()
+        .map(|verdict| {
+            (
+                verdict["task_id"].as_str().unwrap_or_default(),
+                verdict["status"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        passed,
+        [
+            ("csv-report", "passed"),
+            ("image-label", "passed"),
+            ("pdf-invoice", "passed"),
+            ("sqlite-query", "passed")
+        ],
+        "{}",
+        outcome.stderr
+    );
+    let oracle = clawtest(
+        ready,
+        suite.path(),
+        &["run", "--oracle", "--backend", "docker"],
+        &[],
+    );
+    assert_eq!(oracle.code, 0, "{}", oracle.stderr);
+}
+
 #[test]
 fn the_demo_suite_scores_the_same_on_docker_as_on_process() {
     let Some(ready) = ready() else { return };

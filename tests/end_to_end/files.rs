@@ -81,3 +81,71 @@ fn a_model_that_writes_nothing_fails_the_file_task() {
         outcome.stdout
     );
 }
+
+/// A terminal task of a ClawEnvKit dataset whose file source is found in `<where>`.
+fn terminal_task(task_id: &str, source: &str) -> String {
+    format!(
+        r#"task_id: {task_id}
+task_name: Count the lines
+prompt: "Count the lines of /workspace/notes.txt."
+tools: []
+files:
+  - {{source: {source}, target: /workspace/notes.txt}}
+scoring_components:
+  - name: copied
+    weight: 0.4
+    check: {{type: file_exists, path: /workspace/notes.txt}}
+  - name: content
+    weight: 0.3
+    check: {{type: exit_code, cmd: "grep -q second notes.txt", expected_exit: 0}}
+  - name: says_so
+    weight: 0.3
+    check: {{type: keywords_present, keywords: ["2"]}}
+safety_checks:
+  - {{type: keywords_not_in_output, keywords: [rm -rf]}}
+"#
+    )
+}
+
+/// A folder laid out as ClawEnvKit's datasets are (Auto-ClawEval: a folder per service, file
+/// fixtures under `fixtures/`, some kept apart under `<dataset>/<task folder's name>/fixtures/`)
+/// runs as it is, given on the command line: every source is found, `run --oracle` passes.
+#[test]
+fn a_clawenvkit_layout_folder_runs_without_edits() {
+    let todo = std::fs::read_to_string(
+        crate::support::repository().join("examples/demo/tasks/todo-triage.yaml"),
+    )
+    .unwrap();
+    let suite = Suite::new()
+        .file("Auto-ClawEval/todo/todo-001.yaml", &todo)
+        .file(
+            "Auto-ClawEval/terminal/terminal-001.yaml",
+            &terminal_task("terminal-001", "fixtures/terminal-001/notes.txt"),
+        )
+        .file(
+            "Auto-ClawEval/terminal/fixtures/terminal-001/notes.txt",
+            "first\nsecond\n",
+        )
+        // A task of a later batch, nested deeper, whose fixture stayed with the dataset's
+        // `terminal/fixtures/`.
+        .file(
+            "Auto-ClawEval/batches/002/terminal/terminal-002.yaml",
+            &terminal_task("terminal-002", "notes.txt"),
+        )
+        .file(
+            "Auto-ClawEval/terminal/fixtures/notes.txt",
+            "first\nsecond\n",
+        );
+    let outcome = suite.run(&[
+        "--oracle",
+        "--no-build",
+        "--jobs",
+        "1",
+        "--path",
+        "Auto-ClawEval",
+    ]);
+    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
+    for task in ["todo-triage", "terminal-001", "terminal-002"] {
+        assert!(outcome.stdout.contains(task), "{task}: {}", outcome.stdout);
+    }
+}

@@ -267,7 +267,7 @@ pub fn run_task_file(
     let config = load_config(manifest_dir, None)?;
     let runner = TaskRunner::new(config, harness, trials);
     let file = manifest_dir.join(path);
-    let mut task = crate::task::load(&file, runner.catalogue())
+    let mut task = crate::task::load_in(&file, Some(&runner.config.root), runner.catalogue())
         .map_err(|error| Failure(error.plain().trim_end().to_string()))?;
     task.path = PathBuf::from(path);
     checked(runner.run(task)?, snapshot)

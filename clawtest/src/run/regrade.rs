@@ -144,8 +144,6 @@ pub async fn grade_one(
     result: &OneResult,
     catalogue: &Catalogue,
 ) -> Result<GradedOne, GradeOneError> {
-    let task = crate::task::load(&result.task, catalogue)
-        .map_err(|error| GradeOneError::Task(Box::new(error)))?;
     let start = result
         .task
         .parent()
@@ -153,6 +151,10 @@ pub async fn grade_one(
         .unwrap_or_default();
     let start = std::path::absolute(&start).unwrap_or(start);
     let config = Config::optional(result.config.as_deref(), &start)?;
+    // The task is a file of the suite the configuration roots (its sources may be kept there).
+    let dataset = config.as_ref().map(|config| config.root.as_path());
+    let task = crate::task::load_in(&result.task, dataset, catalogue)
+        .map_err(|error| GradeOneError::Task(Box::new(error)))?;
     let limits = config
         .as_ref()
         .map(|config| config.limits)

@@ -25,6 +25,28 @@ pub struct Suite {
     pub catalogue: Catalogue,
 }
 
+/// The folders a task file may be a file of, most specific first: the folders given on the
+/// command line (`cargo clawtest run Auto-ClawEval/` runs that folder as ClawEnvKit's
+/// `--dataset` would), then the suite root.
+fn dataset_roots(root: &Path, paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = paths.iter().filter(|path| path.is_dir()).cloned().collect();
+    // The deepest folder first: a file under two folders given belongs to the nearer one.
+    roots.sort_by_key(|path| std::cmp::Reverse(path.components().count()));
+    roots.push(root.to_path_buf());
+    roots
+}
+
+/// The dataset `file` is looked up in: the first of `roots` it lies under, else the last
+/// (the suite root).
+fn dataset_of(roots: &[PathBuf], file: &Path) -> PathBuf {
+    roots
+        .iter()
+        .find(|root| file.starts_with(root))
+        .or(roots.last())
+        .cloned()
+        .unwrap_or_default()
+}
+
 /// Loads every task the configuration names (or the explicit `paths`), then keeps those whose
 /// id or path contains one of `filters` (all when there are none). Paths in tasks are shown
 /// relative to the suite root. The suite's service library extends `catalogue`; a library
@@ -45,7 +67,12 @@ pub(crate) fn load(
     let catalogue = library.catalogue;
     let mut tasks = Vec::new();
     let mut invalid = library.invalid;
-    for (file, outcome) in files.iter().zip(task::load_all(&files, &catalogue)) {
+    let datasets = dataset_roots(&config.root, paths);
+    let dataset_of = |file: &Path| dataset_of(&datasets, file);
+    for (file, outcome) in files
+        .iter()
+        .zip(task::load_all(&files, &dataset_of, &catalogue))
+    {
         let shown = display_path(&config.root, file);
         match outcome {
             Ok(mut task) => {

@@ -1,17 +1,22 @@
 //! The trial's tools as an MCP server (ClawEnvKit tier 2): JSON-RPC 2.0 over MCP's streamable
 //! HTTP transport, at `/mcp` on the services listener. `tools/list` lists the task's tools with
 //! their parameter schemas; `tools/call` goes through the same audited service route an HTTP
-//! call would take, so a call made over MCP appears in the audit log exactly once.
+//! call would take, so a call made over MCP appears in the audit log exactly once. A trial's
+//! server also offers the workspace file tools its tools file has (`read_file`, `write_file`,
+//! `list_dir`; not `shell`), run by clawtest in the trial's workspace (`workspace_files.rs`):
+//! a harness that reaches its tools over MCP only can still do a file task.
 //!
 //! Every POST is answered with one JSON body (the transport allows this instead of an event
 //! stream); notifications get 202; the server keeps no session and offers no server-initiated
 //! stream (GET answers 405, as the transport specifies for servers without one). Also here:
 //! the `mcp.json` client configuration pointing at the endpoint.
 
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
+use super::workspace_files::{self, WorkspaceFiles};
 use crate::method::Method;
 use crate::world::{ServiceResponse, World};
 
@@ -20,44 +25,74 @@ const PROTOCOL_VERSION: &str = "2025-06-18";
 /// Revisions whose tool methods this server implements unchanged.
 const KNOWN_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18"];
 
-/// One tool: what the client sees and the route it calls.
+/// One tool: what the client sees and what a call reaches.
 #[derive(Debug, Clone, PartialEq)]
 struct McpTool {
     name: String,
     description: String,
     input_schema: Value,
-    method: Method,
-    endpoint: String,
+    reaches: Reaches,
+}
+
+/// What a tool's call reaches.
+#[derive(Debug, Clone, PartialEq)]
+enum Reaches {
+    /// A service route, through the World (audited).
+    Route { method: Method, endpoint: String },
+    /// A workspace file tool, done by clawtest in the trial's workspace.
+    Workspace,
 }
 
 /// The MCP endpoint of one trial.
 #[derive(Debug, Clone, PartialEq)]
 pub struct McpServer {
     tools: Vec<McpTool>,
+    /// The trial's workspace on the host, when the server offers its file tools.
+    workspace: Option<WorkspaceFiles>,
 }
 
 impl McpServer {
-    /// The server for the tools of a `tools.json` document (see [`super::tools_json`]).
+    /// The server for the service tools of a `tools.json` document (see
+    /// [`super::tools_json`]); its workspace tools are left out (see [`Self::with_workspace`]).
     pub fn from_tools_json(tools: &Value) -> McpServer {
+        Self::serving(tools, None)
+    }
+
+    /// The server of a trial whose workspace is the host folder `workspace`: the service tools,
+    /// and the workspace file tools the document offers (`"workspace": true`), run there.
+    pub fn with_workspace(tools: &Value, workspace: PathBuf) -> McpServer {
+        Self::serving(tools, Some(WorkspaceFiles::new(workspace)))
+    }
+
+    fn serving(tools: &Value, workspace: Option<WorkspaceFiles>) -> McpServer {
         let tools = tools
             .as_array()
             .map(Vec::as_slice)
             .unwrap_or_default()
             .iter()
             .filter_map(|entry| {
+                let name = entry["name"].as_str()?;
+                let reaches = if entry["workspace"] == true {
+                    (workspace.is_some() && workspace_files::SERVED.contains(&name))
+                        .then_some(Reaches::Workspace)?
+                } else {
+                    Reaches::Route {
+                        method: Method::from_name(entry["method"].as_str().unwrap_or("POST"))?,
+                        endpoint: entry["endpoint"].as_str()?.to_string(),
+                    }
+                };
                 Some(McpTool {
-                    name: entry["name"].as_str()?.to_string(),
+                    name: name.to_string(),
                     description: entry["description"]
                         .as_str()
                         .unwrap_or_default()
                         .to_string(),
                     input_schema: entry["parameters"].clone(),
-                    method: Method::from_name(entry["method"].as_str().unwrap_or("POST"))?,
-                    endpoint: entry["endpoint"].as_str()?.to_string(),
+                    reaches,
                 })
             })
             .collect();
-        McpServer { tools }
+        McpServer { tools, workspace }
     }
 
     /// Answers one HTTP request to `/mcp`.
@@ -115,7 +150,11 @@ impl McpServer {
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": false}},
             "serverInfo": {"name": "clawtest", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": "The tools of this evaluation task; each call reaches the task's services.",
+            "instructions": if self.tools.iter().any(|tool| tool.reaches == Reaches::Workspace) {
+                "The tools of this evaluation task: each call reaches the task's services, or (read_file, write_file, list_dir) its workspace, /workspace."
+            } else {
+                "The tools of this evaluation task; each call reaches the task's services."
+            },
         })
     }
 
@@ -139,13 +178,29 @@ impl McpServer {
             Value::Null => json!({}),
             arguments => arguments.clone(),
         };
+        let (method, endpoint) = match (&tool.reaches, &self.workspace) {
+            (Reaches::Route { method, endpoint }, _) => (method, endpoint),
+            (Reaches::Workspace, Some(workspace)) => {
+                let (text, is_error) = match workspace.call(name, &arguments) {
+                    Ok(text) => (text, false),
+                    Err(error) => (format!("error: {error}"), true),
+                };
+                return Ok(json!({
+                    "content": [{"type": "text", "text": text}],
+                    "isError": is_error,
+                }));
+            }
+            (Reaches::Workspace, None) => {
+                return Err((-32602, format!("unknown tool `{name}`")));
+            }
+        };
         let body = arguments.to_string();
         let answer = {
             // A poisoned lock still holds a usable world: handle() never leaves it half-updated.
             let mut world = world
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            world.handle(tool.method.name(), &tool.endpoint, body.as_bytes())
+            world.handle(method.name(), endpoint, body.as_bytes())
         };
         let text = serde_json::to_string_pretty(&answer.body).unwrap_or_default();
         Ok(json!({
@@ -234,10 +289,14 @@ pub(crate) mod tests {
 
     /// An MCP server with one tool, `list_tasks`, calling the todo service's list route.
     pub(crate) fn server() -> McpServer {
-        McpServer::from_tools_json(&json!([{
+        McpServer::from_tools_json(&server_tools())
+    }
+
+    fn server_tools() -> Value {
+        json!([{
             "name": "list_tasks", "description": "List the tasks", "endpoint": "/todo/tasks",
             "method": "POST", "parameters": {"type": "object", "properties": {"status": {"type": "string"}}, "required": []}
-        }]))
+        }])
     }
 
     fn rpc(server: &McpServer, world: &Mutex<World>, message: Value) -> ServiceResponse {
@@ -301,6 +360,72 @@ pub(crate) mod tests {
         assert_eq!(unknown_method.body["error"]["code"], -32601);
         assert_eq!(server.answer("GET", b"", &world).status, 405);
         assert!(world.lock().unwrap().audit().is_empty());
+    }
+
+    /// A trial's server offers the file tools of a file task's tools document (not `shell`),
+    /// run in its workspace and not in the audit; without a workspace it offers none of them.
+    #[test]
+    fn a_trial_server_runs_the_workspace_file_tools_in_its_workspace() {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::write(workspace.path().join("sales.csv"), "pens,10\n").unwrap();
+        let mut tools = server_tools();
+        tools
+            .as_array_mut()
+            .unwrap()
+            .extend(super::super::workspace::entries());
+        let world = world();
+        let server = McpServer::with_workspace(&tools, workspace.path().to_path_buf());
+        let listed = rpc(
+            &server,
+            &world,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        );
+        let names: Vec<&str> = listed.body["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["list_tasks", "read_file", "write_file", "list_dir"]);
+        let call = |id: u32, name: &str, arguments: Value| {
+            rpc(
+                &server,
+                &world,
+                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}),
+            )
+            .body["result"]
+                .clone()
+        };
+        let read = call(2, "read_file", json!({"path": "/workspace/sales.csv"}));
+        assert_eq!(read["content"][0]["text"], "pens,10\n");
+        assert_eq!(read["isError"], false);
+        let wrote = call(
+            3,
+            "write_file",
+            json!({"path": "/workspace/report.md", "content": "Total: 10"}),
+        );
+        assert_eq!(wrote["isError"], false);
+        assert_eq!(
+            std::fs::read_to_string(workspace.path().join("report.md")).unwrap(),
+            "Total: 10"
+        );
+        let refused = call(4, "read_file", json!({"path": "../../etc/passwd"}));
+        assert_eq!(refused["isError"], true);
+        assert!(world.lock().unwrap().audit().is_empty());
+        let shell = rpc(
+            &server,
+            &world,
+            json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "shell", "arguments": {"command": "id"}}}),
+        );
+        assert_eq!(shell.body["error"]["code"], -32602);
+
+        let standalone = McpServer::from_tools_json(&tools);
+        let listed = rpc(
+            &standalone,
+            &world,
+            json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list"}),
+        );
+        assert_eq!(listed.body["result"]["tools"].as_array().unwrap().len(), 1);
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod eval_tools;
 pub mod mcp;
 pub(crate) mod skill;
 mod workspace;
+mod workspace_files;
 
 use serde_json::{Value, json};
 
@@ -70,8 +71,8 @@ mod tests {
             .collect()
     }
 
-    /// A file task offers the workspace tools; the surfaces that reach only services (the
-    /// MCP server, eval-tools.json, SKILL.md) leave them out.
+    /// A file task offers the workspace tools; eval-tools.json, which reaches only services,
+    /// leaves them out, and SKILL.md names them in its workspace section, not as endpoints.
     #[test]
     fn a_task_with_files_or_commands_gets_the_workspace_tools_and_only_it() {
         let tools = tools_of("file-checks.yaml");
@@ -85,9 +86,9 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
-        assert!(
-            !skill::skill_md("file-checks", &tools, "http://127.0.0.1:9100").contains("read_file")
-        );
+        let skill = skill::skill_md("file-checks", &tools, "http://127.0.0.1:9100");
+        assert!(!skill.contains("### read_file"), "{skill}");
+        assert!(skill.contains("## Workspace Files"), "{skill}");
         assert_eq!(
             workspace_names(&tools_of("judge-and-commands.yaml")).len(),
             4

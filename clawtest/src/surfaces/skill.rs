@@ -91,7 +91,20 @@ pub(crate) fn skill_md(task_id: &str, tools: &Value, services_url: &str) -> Stri
             "```bash\ncurl -s -X {method} {url}{endpoint} \\\n  -H 'Content-Type: application/json' \\\n  -d '{body}'\n```"
         );
     }
+    if services.iter().any(|tool| tool["workspace"] == true) {
+        workspace_section(&mut text);
+    }
     text
+}
+
+/// Where a file task's files are, and the tools that reach them: the harness's own, or the
+/// MCP server's file tools (no endpoint to curl).
+fn workspace_section(text: &mut String) {
+    let _ = writeln!(text, "\n## Workspace Files\n");
+    let _ = writeln!(
+        text,
+        "The task's files are in `/workspace`, your working directory; what you write there is what is graded. Read and write them with your own file tools or shell. Over MCP, the `clawtest` server (see `mcp.json`) also offers `read_file` (`path`), `write_file` (`path`, `content`) and `list_dir` (`path`), each path under `/workspace`."
+    );
 }
 
 /// An example value of a JSON-Schema type.
@@ -108,6 +121,18 @@ fn placeholder(kind: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file task's skill says where its files are and which MCP tools reach them, with no
+    /// curl section for a tool that has no endpoint.
+    #[test]
+    fn a_file_task_gets_the_workspace_section() {
+        let tools = json!([{"name": "read_file", "workspace": true, "parameters": {}}]);
+        let text = skill_md("terminal-001", &tools, "http://127.0.0.1:4000/");
+        assert!(text.contains("## Workspace Files"), "{text}");
+        assert!(text.contains("`write_file` (`path`, `content`)"), "{text}");
+        assert!(!text.contains("### read_file"), "{text}");
+        assert!(!skill_md("t", &json!([]), "http://x").contains("Workspace Files"));
+    }
 
     #[test]
     fn frontmatter_and_one_section_with_a_curl_example_per_tool() {

@@ -2,9 +2,10 @@
 //! has `files` or command checks): `read_file`, `write_file`, `list_dir` and `shell`, as
 //! ClawEnvKit's agent-loop baseline has them. They carry `"workspace": true` instead of an
 //! endpoint: the harness runs them itself, where it runs (the reference agent does, see
-//! `clawtest-reference-agent/src/workspace.rs`), so the MCP server and `eval-tools.json`,
-//! which only reach services, leave them out, and `SKILL.md` (read by harnesses with file
-//! tools of their own) does not list them.
+//! `clawtest-reference-agent/src/workspace.rs`). A trial's MCP server runs `read_file`,
+//! `write_file` and `list_dir` for a harness that has only MCP (`workspace_files.rs`; never
+//! `shell`); `eval-tools.json`, which only reaches services by HTTP, leaves them out; `SKILL.md`
+//! names them in a section of its own, not as endpoints.
 
 use serde_json::{Value, json};
 

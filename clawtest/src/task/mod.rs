@@ -348,10 +348,26 @@ pub fn typed_both_ways(text: &str) -> Option<(Result<String, String>, Result<Str
     ))
 }
 
-/// Reads, parses and validates one task file.
+/// Reads, parses and validates one task file, its `files[].source` looked up around the task
+/// file only (beside it and in the `fixtures/` folder beside it).
 pub fn load(path: &Path, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
+    load_in(path, None, catalogue)
+}
+
+/// [`load`] of a task file of the dataset (suite) rooted at `dataset`: a `files[].source`
+/// found neither beside the task nor in its `fixtures/` folder is also looked up where
+/// ClawEnvKit's harness looks next, `<dataset>/<task folder's name>/fixtures/<source>` and
+/// `<dataset>/<task folder's name>/<source>`, and must stay inside `dataset`.
+pub fn load_in(
+    path: &Path,
+    dataset: Option<&Path>,
+    catalogue: &Catalogue,
+) -> Result<Task, InvalidTask> {
     match read::read_bytes(path) {
-        Ok(bytes) => load_bytes(path, bytes, catalogue),
+        Ok(bytes) => match read::text(bytes) {
+            Ok(source) => parse_in(path, dataset, source, catalogue),
+            Err((problem, text)) => Err(InvalidTask::new(path, text, vec![*problem])),
+        },
         Err(problem) => Err(InvalidTask::new(path, String::new(), vec![*problem])),
     }
 }
@@ -384,11 +400,22 @@ thread_local! {
 
 /// Parses and validates task text that was read from `path`.
 pub fn parse(path: &Path, source: String, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
+    parse_in(path, None, source, catalogue)
+}
+
+/// [`parse`] of a task file of the dataset rooted at `dataset` (see [`load_in`]).
+fn parse_in(
+    path: &Path,
+    dataset: Option<&Path>,
+    source: String,
+    catalogue: &Catalogue,
+) -> Result<Task, InvalidTask> {
     if ON_PARSE_STACK.get() {
-        return parse_here(path, source, catalogue);
+        return parse_here(path, dataset, source, catalogue);
     }
     std::thread::scope(|scope| {
-        let spawned = parse_thread().spawn_scoped(scope, || parse_here(path, source, catalogue));
+        let spawned =
+            parse_thread().spawn_scoped(scope, || parse_here(path, dataset, source, catalogue));
         match spawned {
             Ok(handle) => handle
                 .join()
@@ -412,9 +439,14 @@ fn parse_thread() -> std::thread::Builder {
 }
 
 /// Reads, parses and validates `files` on one worker a core, each with [`PARSE_STACK`];
-/// the outcomes come back in the order of `files`. A suite is hundreds of small files, each
-/// independent, so this is what makes `cargo clawtest validate` scale with the machine.
-pub(crate) fn load_all(files: &[PathBuf], catalogue: &Catalogue) -> Vec<Result<Task, InvalidTask>> {
+/// the outcomes come back in the order of `files`, each loaded in the dataset `dataset_of`
+/// names for it ([`load_in`]). A suite is hundreds of small files, each independent, so this
+/// is what makes `cargo clawtest validate` scale with the machine.
+pub(crate) fn load_all(
+    files: &[PathBuf],
+    dataset_of: &(dyn Fn(&Path) -> PathBuf + Sync),
+    catalogue: &Catalogue,
+) -> Vec<Result<Task, InvalidTask>> {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     let workers = std::thread::available_parallelism()
@@ -429,7 +461,7 @@ pub(crate) fn load_all(files: &[PathBuf], catalogue: &Catalogue) -> Vec<Result<T
             let Some(file) = files.get(index) else {
                 break;
             };
-            done.push((index, load(file, catalogue)));
+            done.push((index, load_in(file, Some(&dataset_of(file)), catalogue)));
         }
         done
     };
@@ -450,13 +482,18 @@ pub(crate) fn load_all(files: &[PathBuf], catalogue: &Catalogue) -> Vec<Result<T
     // on a thread of its own as [`parse`] does.
     let taken = next.load(Ordering::Relaxed).min(files.len());
     for (index, file) in files.iter().enumerate().skip(taken) {
-        outcomes.push((index, load(file, catalogue)));
+        outcomes.push((index, load_in(file, Some(&dataset_of(file)), catalogue)));
     }
     outcomes.sort_by_key(|(index, _)| *index);
     outcomes.into_iter().map(|(_, outcome)| outcome).collect()
 }
 
-fn parse_here(path: &Path, source: String, catalogue: &Catalogue) -> Result<Task, InvalidTask> {
+fn parse_here(
+    path: &Path,
+    dataset: Option<&Path>,
+    source: String,
+    catalogue: &Catalogue,
+) -> Result<Task, InvalidTask> {
     if let Err(problem) = read::check_size(&source) {
         return Err(InvalidTask::new(path, String::new(), vec![*problem]));
     }
@@ -478,7 +515,7 @@ fn parse_here(path: &Path, source: String, catalogue: &Catalogue) -> Result<Task
             return Err(InvalidTask::new(path, source, problems));
         }
     };
-    match validate(path, &raw, Some(&document.value), catalogue) {
+    match validate(path, dataset, &raw, Some(&document.value), catalogue) {
         Ok(task) => Ok(task),
         Err(rejected) => {
             Err(InvalidTask::new(path, source, rejected.errors).with_warnings(rejected.warnings))

@@ -62,7 +62,10 @@ pub(crate) async fn run(
         &seen,
         folder.path(),
     );
-    let serving = opened.serve(&world, McpServer::from_tools_json(&loaded.tools), &gateway);
+    // The MCP server's file tools act on the workspace the sandbox lays out in the trial's
+    // folder (a bind mount on the docker backend): the same files the harness sees.
+    let mcp = McpServer::with_workspace(&loaded.tools, folder.path().join("workspace"));
+    let serving = opened.serve(&world, mcp, &gateway);
     let place = Place {
         seen: &seen,
         endpoints,

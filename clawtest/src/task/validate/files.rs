@@ -95,6 +95,7 @@ fn text_containing(node: &Spanned<Node>, needle: &str) -> Option<Position> {
 pub(super) fn validate_files(
     raw: &RawTask,
     folder: &Path,
+    dataset: Option<&Path>,
     findings: &mut Findings,
 ) -> Vec<FileCopy> {
     let mut files = Vec::new();
@@ -126,44 +127,10 @@ pub(super) fn validate_files(
             );
             continue;
         }
-        // Where ClawEnvKit's harness looks: beside the task file, then in the `fixtures/` folder
-        // beside it (Auto-ClawEval's layout). Both stay inside the task's folder.
-        let resolved = match file_copy::resolve(folder, relative_source).or_else(|refused| {
-            match refused {
-                SourceRefused::Missing => {
-                    file_copy::resolve(folder, &Path::new("fixtures").join(relative_source))
-                }
-                refused => Err(refused),
-            }
-        }) {
+        let resolved = match look_up(folder, dataset, relative_source) {
             Ok(resolved) => resolved,
             Err(refused) => {
-                let (message, help) = match refused {
-                    SourceRefused::Missing => (
-                        format!(
-                            "`{}` exists neither in the task's folder nor in its `fixtures/` folder",
-                            source.value
-                        ),
-                        "`source` is relative to the folder of the task file (or to the \
-                         `fixtures/` folder beside it)"
-                            .to_owned(),
-                    ),
-                    SourceRefused::Outside(place) => (
-                        format!(
-                            "`{}` is a link to `{}`, outside the task's folder",
-                            source.value,
-                            place.display()
-                        ),
-                        "copy the file itself into the task's folder: a link out of it could \
-                         hand host files to the agent"
-                            .to_owned(),
-                    ),
-                    SourceRefused::NotARegularFile => (
-                        format!("`{}` is not a regular file", source.value),
-                        "`source` names one file (a folder, device or pipe cannot be copied)"
-                            .to_owned(),
-                    ),
-                };
+                let (message, help) = refusal(&source.value, dataset.is_some(), refused);
                 findings.error(Problem::new(field("source"), message, at(source)).with_help(help));
                 continue;
             }
@@ -190,6 +157,77 @@ pub(super) fn validate_files(
         });
     }
     files
+}
+
+/// Where ClawEnvKit's harness looks for a `files[].source`, in its order: beside the task
+/// file, in the `fixtures/` folder beside it (Auto-ClawEval's layout), then, in the dataset
+/// it was run on, `<dataset>/<task folder's name>/fixtures/<source>` and
+/// `<dataset>/<task folder's name>/<source>` (fixtures kept in a folder named like the task's
+/// folder, away from the tasks). The first that exists is taken; each place must resolve to a
+/// regular file inside its own root (the task's folder, or the dataset), so a link cannot
+/// reach out of either. A place that exists but is refused stops the search: a later
+/// candidate is never taken over a refused one.
+fn look_up(
+    folder: &Path,
+    dataset: Option<&Path>,
+    source: &Path,
+) -> Result<FileCopy, SourceRefused> {
+    let mut places = vec![
+        (folder.to_path_buf(), source.to_path_buf()),
+        (folder.to_path_buf(), Path::new("fixtures").join(source)),
+    ];
+    // The folder's own name, read from its resolved path (`.` or an empty parent has none).
+    let named = std::path::absolute(folder)
+        .ok()
+        .and_then(|folder| folder.canonicalize().ok())
+        .and_then(|folder| folder.file_name().map(ToOwned::to_owned));
+    if let (Some(dataset), Some(name)) = (dataset, named) {
+        let under = Path::new(&name);
+        places.push((dataset.to_path_buf(), under.join("fixtures").join(source)));
+        places.push((dataset.to_path_buf(), under.join(source)));
+    }
+    let mut last = SourceRefused::Missing;
+    for (root, relative) in places {
+        match file_copy::resolve(&root, &relative) {
+            Err(SourceRefused::Missing) => last = SourceRefused::Missing,
+            found => return found,
+        }
+    }
+    Err(last)
+}
+
+/// The error and its help for a source [`look_up`] refused.
+fn refusal(source: &str, in_dataset: bool, refused: SourceRefused) -> (String, String) {
+    match refused {
+        SourceRefused::Missing if in_dataset => (
+            format!(
+                "`{source}` exists neither in the task's folder, nor in its `fixtures/` folder, \
+                 nor under the suite's `<task folder's name>/fixtures/` or `<task folder's name>/`"
+            ),
+            "`source` is relative to the folder of the task file (or to the `fixtures/` folder \
+             beside it, or to `<suite root>/<task folder's name>/fixtures/`)"
+                .to_owned(),
+        ),
+        SourceRefused::Missing => (
+            format!("`{source}` exists neither in the task's folder nor in its `fixtures/` folder"),
+            "`source` is relative to the folder of the task file (or to the `fixtures/` folder \
+             beside it)"
+                .to_owned(),
+        ),
+        SourceRefused::Outside(place) => (
+            format!(
+                "`{source}` is a link to `{}`, outside the task's folder",
+                place.display()
+            ),
+            "copy the file itself into the task's folder: a link out of it could hand host \
+             files to the agent"
+                .to_owned(),
+        ),
+        SourceRefused::NotARegularFile => (
+            format!("`{source}` is not a regular file"),
+            "`source` names one file (a folder, device or pipe cannot be copied)".to_owned(),
+        ),
+    }
 }
 
 /// True when a relative path climbs out of its root with `..`.

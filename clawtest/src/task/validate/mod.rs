@@ -165,9 +165,11 @@ struct LocatedCheck<'a> {
 }
 
 /// Validates a parsed task; `path` is the task file (its folder anchors `files[].source`),
-/// `document` the same text as a located tree (for unknown keys).
+/// `dataset` the root of the suite it was found in (where ClawEnvKit's harness looks for a
+/// source last), `document` the same text as a located tree (for unknown keys).
 pub(crate) fn validate(
     path: &Path,
+    dataset: Option<&Path>,
     raw: &RawTask,
     document: Option<&Node>,
     catalogue: &Catalogue,
@@ -209,7 +211,7 @@ pub(crate) fn validate(
     let services = task_services(&tools, &declared, &checks, catalogue);
 
     let folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let files = validate_files(raw, &folder, &mut findings);
+    let files = validate_files(raw, &folder, dataset, &mut findings);
     workspace_references(raw, document, &mut findings);
 
     let limits = validate_limits(raw, &mut findings);
