@@ -73,6 +73,7 @@ pub mod task;
 pub mod trajectory;
 pub mod validate;
 pub mod variants;
+pub mod workspace_files;
 pub mod world;
 
 pub use clawtest_macros::{harness, main, suite};
