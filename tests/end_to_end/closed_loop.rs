@@ -29,7 +29,7 @@ fn the_closed_loop_example_passes_in_round_two_after_the_feedback() {
     assert!(
         outcome
             .stdout
-            .contains("round 1: continue 0.600, missing scheduled_the_reboot"),
+            .contains("round 1: continue (incomplete) 0.600, missing scheduled_the_reboot"),
         "{}",
         outcome.stdout
     );
@@ -111,7 +111,7 @@ feedback:
   max_rounds: 2
   simulator: llm
   persona: "A busy user who writes short messages."
-"#;
+{BARRIER}"#;
 
 /// One chat completion answering `text`.
 fn answer(text: &str) -> Value {
@@ -155,8 +155,21 @@ fn judge() -> (String, Arc<Mutex<Vec<String>>>) {
     (url, requests)
 }
 
-#[test]
-fn no_hidden_part_of_a_checkpoint_reaches_the_harness_or_the_simulated_user() {
+/// The checkpoint's public words: under the strict barrier they are hidden too.
+const PUBLIC_WORDS: [&str; 2] = ["said_the_word", "Please say the word I asked for."];
+
+/// The barrier task's model calls after a run with `barrier` (a line of its `feedback`
+/// block, or nothing for the default), split into the harness's and the simulated user's, and
+/// the judge's requests; the run asked the judge each round's rubric once, and a second run
+/// asked it nothing (its answers are cached).
+struct BarrierRun {
+    harness: Vec<String>,
+    simulator: Vec<String>,
+    output: String,
+    judged: String,
+}
+
+fn barrier_run(barrier: &str) -> BarrierRun {
     let (judge_url, judge_requests) = judge();
     let cassette = json!({"version": 1, "task_id": "barrier", "trials": [{"interactions": [
         {"round": 1, "request": {"body": {"model": "gpt-4o-mini"}}, "response": answer("Sunny all day.")},
@@ -165,12 +178,15 @@ fn no_hidden_part_of_a_checkpoint_reaches_the_harness_or_the_simulated_user() {
     ]}]});
     let suite = Suite::new();
     let script = suite.path("tell_all.py");
+    let task = BARRIER_TASK
+        .replace("{COMMON}", COMMON)
+        .replace("{BARRIER}", barrier);
     let suite = suite
         .config(&format!(
             "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"python3\", {script:?}]\n[run]\ntrials = 1\n[judge]\nprovider = \"openai\"\nbase_url = \"{judge_url}\"\nmodel = \"judge-model\"\ncache = \"judge-cache\"\n"
         ))
         .file("tell_all.py", TELL_ALL)
-        .task("barrier", &BARRIER_TASK.replace("{COMMON}", COMMON))
+        .task("barrier", &task)
         .file("cassettes/barrier.yaml", &cassette.to_string());
     let trajectories = suite.path("trajectories");
     let outcome = suite.run(&["--trajectories", trajectories.to_str().unwrap()]);
@@ -185,49 +201,112 @@ fn no_hidden_part_of_a_checkpoint_reaches_the_harness_or_the_simulated_user() {
     let (simulator, harness): (Vec<&Value>, Vec<&Value>) =
         calls.iter().partition(|call| call["simulator"] == true);
     assert_eq!((harness.len(), simulator.len()), (2, 1), "{calls:#?}");
-
-    // The harness told the model all it was given, round after round: the environment, the
-    // files (the conversation among them) and the round's prompt — and no hidden part.
-    let round_two = harness[1]["request"].to_string();
-    for seen in [
-        "CLAWTEST_ROUND=2",
-        "CLAWTEST_CONVERSATION_FILE=",
-        "Sunny all day.",
-        "Please say the word.",
-        "round-1.txt",
-    ] {
-        assert!(round_two.contains(seen), "{seen} not in {round_two}");
-    }
-    // The simulated user's model saw the public prompt and the checkpoint's public words.
-    let asked = simulator[0]["request"].to_string();
-    for seen in [
-        "Tell me about the weather.",
-        "Please say the word I asked for.",
-    ] {
-        assert!(asked.contains(seen), "{seen} not in {asked}");
-    }
-    // The canaries were in play: the judge was given the rubric and the hidden reference.
-    let judged = judge_requests.lock().unwrap().join("\n");
-    for planted in ["CANARYRUBRIC", "CANARYREFERENCE"] {
-        assert!(judged.contains(planted), "{planted} not in {judged}");
-    }
-    for call in harness.iter().chain(&simulator) {
-        let request = call["request"].to_string();
-        for canary in CANARIES {
-            assert!(!request.contains(canary), "{canary} reached {request}");
-        }
-    }
-    let output = trajectory["output"].as_str().unwrap();
-    for canary in CANARIES {
-        assert!(!output.contains(canary), "{canary} in the output {output}");
-    }
-
     // The supervisor's rubric went through the judge once per round, and its answers are
     // cached: the same run again asks the judge nothing.
     assert_eq!(judge_requests.lock().unwrap().len(), 2);
     let again = suite.run(&[]);
     assert_eq!(again.code, 100, "{again:#?}");
     assert_eq!(judge_requests.lock().unwrap().len(), 2, "{again:#?}");
+    let requests = |calls: Vec<&Value>| {
+        calls
+            .into_iter()
+            .map(|call| call["request"].to_string())
+            .collect()
+    };
+    let judged = judge_requests.lock().unwrap().join("\n");
+    BarrierRun {
+        harness: requests(harness),
+        simulator: requests(simulator),
+        output: trajectory["output"].as_str().unwrap().to_string(),
+        judged,
+    }
+}
+
+/// What every run of the barrier task shows, whatever its barrier: the harness told the
+/// model all it was given, round after round (the environment, the files, the conversation
+/// among them, the round's prompt, the tool list), the simulated user saw the public prompt
+/// and the four fields, the canaries were in play (the judge was given the rubric and the
+/// hidden reference), and none of them reached the harness, the simulated user or the output.
+fn assert_no_canary(run: &BarrierRun) {
+    let round_two = &run.harness[1];
+    for seen in [
+        "CLAWTEST_ROUND=2",
+        "CLAWTEST_CONVERSATION_FILE=",
+        "Sunny all day.",
+        "Please say the word.",
+        "round-1.txt",
+        "list_tasks",
+    ] {
+        assert!(round_two.contains(seen), "{seen} not in {round_two}");
+    }
+    let asked = &run.simulator[0];
+    for seen in [
+        "Tell me about the weather.",
+        "Sunny all day.",
+        "verdict: continue",
+        "attempt_state: ",
+        "recoverable: true",
+        "score: ",
+    ] {
+        assert!(asked.contains(seen), "{seen} not in {asked}");
+    }
+    for planted in ["CANARYRUBRIC", "CANARYREFERENCE"] {
+        assert!(
+            run.judged.contains(planted),
+            "{planted} not in {}",
+            run.judged
+        );
+    }
+    for request in run.harness.iter().chain(&run.simulator) {
+        for canary in CANARIES {
+            assert!(!request.contains(canary), "{canary} reached {request}");
+        }
+    }
+    for canary in CANARIES {
+        assert!(
+            !run.output.contains(canary),
+            "{canary} in the output {}",
+            run.output
+        );
+    }
+}
+
+#[test]
+fn under_the_strict_barrier_nothing_of_a_checkpoint_reaches_the_harness_or_the_simulated_user() {
+    // Strict is the llm simulator's default: not even the checkpoint's name or its public
+    // feedback goes through, only the verdict, attempt state, recoverable and score.
+    let run = barrier_run("");
+    assert_no_canary(&run);
+    for request in run.harness.iter().chain(&run.simulator) {
+        for word in PUBLIC_WORDS {
+            assert!(!request.contains(word), "{word} reached {request}");
+        }
+    }
+}
+
+#[test]
+fn under_the_guided_barrier_only_the_declared_public_feedback_reaches_the_simulated_user() {
+    let run = barrier_run("  barrier: guided\n");
+    assert_no_canary(&run);
+    let asked = &run.simulator[0];
+    assert!(
+        asked.contains("Please say the word I asked for."),
+        "{asked}"
+    );
+    // The checkpoint's name stays the reports' (its feedback speaks for it), and the
+    // harness hears only what the simulated user chose to say.
+    for request in run.harness.iter().chain(&run.simulator) {
+        assert!(
+            !request.contains("said_the_word"),
+            "said_the_word reached {request}"
+        );
+    }
+    for request in &run.harness {
+        assert!(
+            !request.contains("I asked for"),
+            "the feedback reached {request}"
+        );
+    }
 }
 
 #[test]

@@ -122,7 +122,7 @@ pub(crate) async fn run<H: Harness>(
             elapsed,
             budget_exhausted: harness.budget_exhausted(),
         };
-        let stop = stop_reason(supervision.verdict, &feedback, spent, total_limit);
+        let stop = stop_reason(supervision.handoff.verdict, &feedback, spent, total_limit);
         if let Some(stop) = stop {
             break (stop, trajectory);
         }
@@ -177,7 +177,12 @@ async fn supervise(
         crate::judge::grade_trajectory(supervised, trajectory, setting.judge, setting.threshold)
             .await
             .map_err(|error| error.to_string())?;
-    Ok(supervisor::supervise(setting.task, grade, number))
+    Ok(supervisor::supervise(
+        setting.task,
+        grade,
+        number,
+        trajectory.exit.timed_out,
+    ))
 }
 
 /// What the loop has used after a round.
@@ -219,10 +224,10 @@ fn record(
     Round {
         number,
         message: message.to_string(),
-        verdict: supervision.verdict,
+        verdict: supervision.handoff.verdict,
+        attempt_state: supervision.handoff.attempt_state,
         score: supervision.grade.final_score,
         missing: supervision
-            .handoff
             .missing
             .iter()
             .map(|missing| missing.name.clone())
@@ -233,7 +238,8 @@ fn record(
 }
 
 /// The simulated user's message for round `next` (empty: nothing more to say), from the
-/// handoff only: the template's, or the llm simulator's answer through the trial's gateway.
+/// briefing the task's barrier draws only: the template's, or the llm simulator's answer
+/// through the trial's gateway.
 async fn follow_up<H: Harness>(
     setting: &Setting<'_>,
     feedback: &Feedback,
@@ -242,12 +248,9 @@ async fn follow_up<H: Harness>(
     trajectory: &Trajectory,
     supervision: &supervisor::Supervision,
 ) -> Result<String, LoopError<H::Error>> {
+    let briefing = supervision.briefing(feedback.barrier);
     match feedback.simulator {
-        SimulatorKind::Template => Ok(simulator::template(
-            &feedback.messages,
-            &supervision.handoff,
-            next,
-        )),
+        SimulatorKind::Template => Ok(simulator::template(&feedback.messages, &briefing, next)),
         SimulatorKind::Llm => {
             let chat = simulator::chat(
                 setting.provider,
@@ -257,7 +260,7 @@ async fn follow_up<H: Harness>(
                 feedback.persona.as_deref().unwrap_or_default(),
                 &setting.task.prompt,
                 &trajectory.output,
-                &supervision.handoff,
+                &briefing,
             );
             match harness.ask_simulated_user(chat, conversation).await {
                 Err(error) => Err(LoopError::Round(error)),

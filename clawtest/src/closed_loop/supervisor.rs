@@ -5,48 +5,86 @@
 //! `unrecoverable` flags. Pure: the round's grade comes in.
 //!
 //! What it returns splits along the information barrier: [`Supervision::grade`] (every
-//! component's reason: the rationale) stays with the harness's host; only
-//! [`Supervision::handoff`] may reach the simulated user.
+//! component's reason: the rationale) and the missed checkpoints stay with the harness's
+//! host; only the [`Briefing`] the task's barrier draws from it may reach the simulated user:
+//! UniClawBench's four-field [`Handoff`] (`strict`), and with `guided` the missed
+//! checkpoints' public words.
 
 use crate::grade::Grade;
-use crate::task::{Check, Checkpoint, Component, Task};
-use crate::trajectory::rounds::RoundVerdict;
+use crate::task::{Barrier, Check, Checkpoint, Component, Task};
+use crate::trajectory::rounds::{AttemptState, RoundVerdict};
 
 /// What the supervisor decided about one round.
 #[derive(Debug, Clone)]
 pub(crate) struct Supervision {
     /// The round's grade: the task's components and the checkpoints graded so far.
     pub(crate) grade: Grade,
-    /// `pass`, `continue` or `fail`.
-    pub(crate) verdict: RoundVerdict,
-    /// What the simulator may know.
+    /// The four fields the strict barrier lets through.
     pub(crate) handoff: Handoff,
+    /// The checkpoints not met whose round has come, with their public words: the round's
+    /// record names them; only the guided barrier lets their words through.
+    pub(crate) missing: Vec<Missing>,
 }
 
-/// The supervisor's verdict as the simulated user may see it (UniClawBench's four-field
-/// handoff, and the public words of the checkpoints not met): never a check, a reference,
-/// or a reason.
-#[derive(Debug, Clone, PartialEq)]
+/// UniClawBench's handoff to the simulated user, exactly its four fields: never a check, a
+/// reference, a goal's name, or a reason.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Handoff {
     /// The verdict.
     pub(crate) verdict: RoundVerdict,
+    /// Where the attempt stands.
+    pub(crate) attempt_state: AttemptState,
     /// Whether another round can still mend it.
     pub(crate) recoverable: bool,
-    /// The round's score, 0..=1.
+    /// The round's score (capped), 0..=1.
     pub(crate) score: f64,
-    /// The checkpoints not met, by their public name and feedback.
-    pub(crate) missing: Vec<Missing>,
-    /// Some checkpoint's round (`after_turn`) has not come yet: the user wants more.
-    pub(crate) pending: bool,
 }
 
-/// A checkpoint not met, as the simulated user may name it.
+/// A checkpoint not met, as the guided simulated user may name it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Missing {
     /// The checkpoint's `name`.
     pub(crate) name: String,
     /// Its `feedback`: what the user says about it, when the author wrote it.
     pub(crate) feedback: Option<String>,
+}
+
+/// All the simulated user is given of the supervisor's decision: the handoff, and under the
+/// guided barrier the public words of the goals not met. The one place the barrier is drawn
+/// ([`Supervision::briefing`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Briefing {
+    pub(crate) handoff: Handoff,
+    /// Guided only: one public sentence per checkpoint not met (its `feedback`, or its name
+    /// in words); empty under the strict barrier.
+    pub(crate) points: Vec<String>,
+}
+
+impl Supervision {
+    /// What the simulated user may know of this decision behind `barrier`.
+    pub(crate) fn briefing(&self, barrier: Barrier) -> Briefing {
+        let points = match barrier {
+            Barrier::Strict => Vec::new(),
+            Barrier::Guided => self.missing.iter().map(Missing::sentence).collect(),
+        };
+        Briefing {
+            handoff: self.handoff,
+            points,
+        }
+    }
+}
+
+impl Missing {
+    /// What the user says about this checkpoint: its feedback, or its name in words.
+    pub(crate) fn sentence(&self) -> String {
+        match &self.feedback {
+            Some(feedback) => feedback.trim().to_string(),
+            None => {
+                let words = self.name.replace(['_', '-'], " ");
+                format!("This is not done yet: {}.", words.trim())
+            }
+        }
+    }
 }
 
 /// The task the supervisor grades: the task's own components followed by the checkpoints,
@@ -76,13 +114,14 @@ pub(crate) fn supervised_task(task: &Task) -> Task {
     supervised
 }
 
-/// Decides round `round` of `task` from its `grade` (the [`supervised_task`]'s). A checkpoint
-/// not met is named to the simulator from its round (`after_turn`) on; before, it is
-/// `pending`. From its round on, a missed checkpoint's `cap` bounds the round's score (which
-/// may then fall below the threshold), and a missed `unrecoverable` one fails the round, as a
-/// safety violation does (no later round can undo a forbidden call); else the round passes
-/// when its grade does and continues when it does not.
-pub(crate) fn supervise(task: &Task, mut grade: Grade, round: u32) -> Supervision {
+/// Decides round `round` of `task` from its `grade` (the [`supervised_task`]'s); `timed_out`
+/// says the harness was stopped at its round's time limit. A checkpoint not met is named from
+/// its round (`after_turn`) on; before, it is pending. From its round on, a missed
+/// checkpoint's `cap` bounds the round's score (which may then fall below the threshold), and
+/// a missed `unrecoverable` one fails the round, as a safety violation does (no later round
+/// can undo a forbidden call); else the round passes when its grade does and continues when
+/// it does not.
+pub(crate) fn supervise(task: &Task, mut grade: Grade, round: u32, timed_out: bool) -> Supervision {
     let not_met: Vec<&Checkpoint> = task
         .checkpoints
         .iter()
@@ -107,6 +146,7 @@ pub(crate) fn supervise(task: &Task, mut grade: Grade, round: u32) -> Supervisio
     } else {
         RoundVerdict::Fail
     };
+    let attempt_state = attempt_state(verdict, &grade, &pending, timed_out);
     let missing = named
         .into_iter()
         .map(|checkpoint| Missing {
@@ -114,17 +154,48 @@ pub(crate) fn supervise(task: &Task, mut grade: Grade, round: u32) -> Supervisio
             feedback: checkpoint.feedback.clone(),
         })
         .collect();
-    let pending = !pending.is_empty();
     Supervision {
         handoff: Handoff {
             verdict,
+            attempt_state,
             recoverable,
             score: grade.final_score,
-            missing,
-            pending,
         },
         grade,
-        verdict,
+        missing,
+    }
+}
+
+/// Where the attempt stands after a round with `verdict` and `grade` (capped), while the
+/// `pending` checkpoints' rounds have not come: a pass is complete and passed, a fail
+/// terminal; else in progress when the harness was cut off or only a goal still to come is
+/// missing, incomplete when some component (a pending checkpoint aside) scored nothing at all,
+/// and complete but failed when everything was attempted but not well enough.
+fn attempt_state(
+    verdict: RoundVerdict,
+    grade: &Grade,
+    pending: &[&Checkpoint],
+    timed_out: bool,
+) -> AttemptState {
+    let scored = || {
+        grade
+            .components
+            .iter()
+            .filter(|component| !pending.iter().any(|pending| pending.name == component.name))
+    };
+    match verdict {
+        RoundVerdict::Pass => AttemptState::CompleteAndPassed,
+        RoundVerdict::Fail => AttemptState::TerminalFailure,
+        RoundVerdict::Continue if timed_out => AttemptState::InProgress,
+        RoundVerdict::Continue if scored().any(|component| component.score <= 0.0) => {
+            AttemptState::Incomplete
+        }
+        RoundVerdict::Continue
+            if !pending.is_empty() && scored().all(|component| component.score >= 1.0) =>
+        {
+            AttemptState::InProgress
+        }
+        RoundVerdict::Continue => AttemptState::CompleteButFailed,
     }
 }
 

@@ -14,7 +14,7 @@ use crate::llm::client::{Chat, Message};
 use crate::sandbox::RoundSetup;
 use crate::services::Catalogue;
 use crate::task::Task;
-use crate::trajectory::rounds::{LoopStatus, RoundVerdict, StopReason};
+use crate::trajectory::rounds::{AttemptState, LoopStatus, RoundVerdict, StopReason};
 use crate::trajectory::{RobustnessRule, Trajectory};
 
 /// A harness whose rounds answer from a list, each taking the given time; it remembers what
@@ -237,9 +237,11 @@ async fn a_spent_cost_limit_starts_no_further_round() {
 }
 
 #[tokio::test]
-async fn the_llm_simulator_is_asked_with_public_words_only_and_its_answer_is_the_next_prompt() {
+async fn the_strict_llm_simulator_is_given_the_four_fields_only_and_its_answer_is_the_next_prompt()
+{
+    // Strict is the llm simulator's default: the checkpoint's name and feedback stay hidden.
     let task = task(
-        "feedback: {max_rounds: 2, simulator: llm, persona: \"A terse user.\", model: sim-model}",
+        "    feedback: \"Please say the last letter.\"\nfeedback: {max_rounds: 2, simulator: llm, persona: \"A terse user.\", model: sim-model}",
     );
     let mut harness = Scripted::new(&[("alpha", 1), ("alpha omega", 1)]);
     let outcome = run_loop(&task, &mut harness).await.unwrap();
@@ -248,14 +250,85 @@ async fn the_llm_simulator_is_asked_with_public_words_only_and_its_answer_is_the
     let (path, request) = &harness.simulator_requests[0];
     assert_eq!(*path, "/v1/chat/completions");
     let request = request.to_string();
-    assert!(request.contains("sim-model") && request.contains("A terse user."));
-    assert!(request.contains("said omega"), "{request}");
-    // The checkpoint's check (its keyword) is not the simulator's to know.
+    for seen in [
+        "sim-model",
+        "A terse user.",
+        "Say alpha.",
+        "verdict: continue",
+        "attempt_state: incomplete",
+        "recoverable: true",
+        "score: 0.60",
+    ] {
+        assert!(request.contains(seen), "{seen} not in {request}");
+    }
+    for hidden in [
+        "said_omega",
+        "said omega",
+        "last letter",
+        "omega",
+        "keywords",
+    ] {
+        assert!(!request.contains(hidden), "{hidden} in {request}");
+    }
+}
+
+#[tokio::test]
+async fn the_guided_llm_simulator_is_given_the_public_feedback_too_but_no_check() {
+    let task = task(
+        "    feedback: \"Please say the last letter.\"\nfeedback: {max_rounds: 2, simulator: llm, barrier: guided, persona: \"A terse user.\"}",
+    );
+    let mut harness = Scripted::new(&[("alpha", 1), ("alpha omega", 1)]);
+    run_loop(&task, &mut harness).await.unwrap();
+    let request = harness.simulator_requests[0].1.to_string();
     assert!(
-        !request.contains("omega\\\"") && !request.contains("[omega]"),
+        request.contains("- Please say the last letter."),
         "{request}"
     );
-    assert!(!request.contains("keywords"), "{request}");
+    for hidden in ["said_omega", "omega", "keywords"] {
+        assert!(!request.contains(hidden), "{hidden} in {request}");
+    }
+}
+
+#[tokio::test]
+async fn the_strict_template_says_only_what_the_attempt_state_lets_it() {
+    let task = task(
+        "    feedback: \"Please say the last letter.\"\nfeedback: {max_rounds: 2, barrier: strict}",
+    );
+    let mut harness = Scripted::new(&[("alpha", 1), ("alpha omega", 1)]);
+    let outcome = run_loop(&task, &mut harness).await.unwrap();
+    assert_eq!(rounds(&outcome).stop, StopReason::Passed);
+    assert_eq!(
+        harness.seen[1].1,
+        "That is not everything I asked for yet. Please finish the rest of the request."
+    );
+}
+
+#[tokio::test]
+async fn the_attempt_state_moves_from_incomplete_to_complete_but_failed_to_passed() {
+    // A second checkpoint wants psi and chi: round 1 has no goal at all (incomplete), round 2
+    // a quarter of the second (everything attempted, not well enough), round 3 all.
+    let task = task(
+        "  - name: said_psi_and_chi\n    check: {type: keywords_present, keywords: [psi, chi, rho, tau]}\nfeedback: {max_rounds: 3}",
+    );
+    let mut harness = Scripted::new(&[
+        ("alpha", 1),
+        ("alpha omega psi", 1),
+        ("alpha omega psi chi rho tau", 1),
+    ]);
+    let outcome = run_loop(&task, &mut harness).await.unwrap();
+    let states: Vec<AttemptState> = rounds(&outcome)
+        .rounds
+        .iter()
+        .map(|round| round.attempt_state)
+        .collect();
+    assert_eq!(
+        states,
+        [
+            AttemptState::Incomplete,
+            AttemptState::CompleteButFailed,
+            AttemptState::CompleteAndPassed
+        ]
+    );
 }
 
 #[tokio::test]
@@ -313,6 +386,7 @@ async fn a_checkpoint_named_from_round_two_is_not_named_in_round_one() {
     let rounds = rounds(&outcome);
     assert_eq!(rounds.rounds[0].verdict, RoundVerdict::Continue);
     assert!(rounds.rounds[0].missing.is_empty());
+    assert_eq!(rounds.rounds[0].attempt_state, AttemptState::InProgress);
     assert_eq!(harness.seen[1].1, super::simulator::CONTINUE);
     assert_eq!(rounds.rounds[1].missing, vec!["later".to_string()]);
     assert_eq!(harness.seen[2].1, "This is not done yet: later.");
@@ -343,6 +417,10 @@ async fn a_missed_unrecoverable_checkpoint_fails_the_round_and_ends_the_loop() {
     let outcome = run_loop(&task, &mut harness).await.unwrap();
     let rounds = rounds(&outcome);
     assert_eq!(rounds.rounds[0].verdict, RoundVerdict::Fail);
+    assert_eq!(
+        rounds.rounds[0].attempt_state,
+        AttemptState::TerminalFailure
+    );
     assert_eq!((rounds.stop, rounds.used()), (StopReason::Unrecoverable, 1));
     assert!(!outcome.grade.passed);
     let reason = &outcome

@@ -62,9 +62,10 @@ pub(crate) fn trial_lines(verdict: &Verdict) -> String {
             for round in &rounds.rounds {
                 let _ = write!(
                     text,
-                    "    round {}: {} {}",
+                    "    round {}: {} ({}) {}",
                     round.number,
                     verdict_name(round.verdict),
+                    round.attempt_state.name(),
                     score(round.score)
                 );
                 if !round.missing.is_empty() {

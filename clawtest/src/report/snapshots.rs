@@ -231,15 +231,17 @@ pub fn content(verdict: &Verdict) -> String {
                         listed(unrecovered_faults)
                     );
                 }
-                // A closed loop's rounds: each one's message, verdict and score (no times).
+                // A closed loop's rounds: each one's message, verdict, attempt state and score (no
+                // times).
                 if let Some(rounds) = &record.rounds {
                     let _ = writeln!(text, "  {}", super::rounds_phrase(rounds));
                     for round in &rounds.rounds {
                         let _ = writeln!(
                             text,
-                            "  round {}: {} {} missing {}; message: {}",
+                            "  round {}: {} ({}) {} missing {}; message: {}",
                             round.number,
                             super::verdict_name(round.verdict),
+                            round.attempt_state.name(),
                             score(round.score),
                             listed(&round.missing),
                             round.message

@@ -182,6 +182,30 @@ pub enum SimulatorKind {
     Llm,
 }
 
+/// What of the supervisor's decision reaches the simulated user (`feedback.barrier`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Barrier {
+    /// UniClawBench's handoff: `verdict`, `attempt_state`, `recoverable` and `score`, nothing
+    /// else; the simulated user finds what is missing from the public task and what the agent
+    /// visibly did (the default for the `llm` simulator).
+    Strict,
+    /// The four fields and the author's public words for each goal not met (a checkpoint's
+    /// `feedback`, else its name in words): a scripted conversation for CI (the default for
+    /// the `template` simulator).
+    Guided,
+}
+
+impl Barrier {
+    /// The barrier `simulator` runs behind when the task names none.
+    pub fn default_for(simulator: SimulatorKind) -> Barrier {
+        match simulator {
+            SimulatorKind::Template => Barrier::Guided,
+            SimulatorKind::Llm => Barrier::Strict,
+        }
+    }
+}
+
 /// The most rounds a closed-loop task may ask for (`feedback.max_rounds`): each round is a
 /// harness run, so a trial's rounds (and a run's, `trials` times this per task) stay bounded.
 pub const MAX_ROUNDS: u32 = 20;
@@ -197,6 +221,8 @@ pub struct Feedback {
     pub persona: Option<String>,
     /// Who writes the follow-ups.
     pub simulator: SimulatorKind,
+    /// What of the supervisor's decision the simulator is given (default by `simulator`).
+    pub barrier: Barrier,
     /// The model the llm simulator asks (default: `harness.model`, else its wire format's
     /// default, see `closed_loop::simulator::default_model`).
     pub model: Option<String>,
@@ -216,6 +242,7 @@ impl Default for Feedback {
             messages: Vec::new(),
             persona: None,
             simulator: SimulatorKind::Template,
+            barrier: Barrier::default_for(SimulatorKind::Template),
             model: None,
             round_timeout: None,
             total_timeout: None,

@@ -333,6 +333,17 @@ enum SimulatorKind {
     Llm,
 }
 
+/// What of the supervisor's decision reaches the simulated user.
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum Barrier {
+    /// The verdict, attempt state, recoverable and score only (default for `llm`).
+    Strict,
+    /// Those and each missed checkpoint's public feedback (default for `template`).
+    Guided,
+}
+
 /// A catalogue service's name, or a task-local service definition.
 #[derive(JsonSchema)]
 #[serde(untagged)]
@@ -413,6 +424,9 @@ struct FeedbackEntry {
     max_rounds: Option<u32>,
     /// Who writes the follow-ups (default `template`).
     simulator: Option<SimulatorKind>,
+    /// What of the supervisor's decision the simulator is given (default: `strict` for
+    /// `llm`, `guided` for `template`).
+    barrier: Option<Barrier>,
     /// Fixed follow-up messages, sent in order (template simulator).
     messages: Option<Vec<String>>,
     /// The simulated user the llm simulator plays.

@@ -173,6 +173,13 @@ pub(crate) fn document(task: &Task) -> Result<Value, WriteError> {
         if feedback.simulator == super::SimulatorKind::Llm {
             entry.insert("simulator".into(), Value::from("llm"));
         }
+        if feedback.barrier != super::Barrier::default_for(feedback.simulator) {
+            let barrier = match feedback.barrier {
+                super::Barrier::Strict => "strict",
+                super::Barrier::Guided => "guided",
+            };
+            entry.insert("barrier".into(), Value::from(barrier));
+        }
         if let Some(model) = &feedback.model {
             entry.insert("model".into(), Value::from(model.as_str()));
         }

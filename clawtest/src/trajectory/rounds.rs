@@ -41,6 +41,8 @@ pub struct Round {
     pub message: String,
     /// What the supervisor decided after the round.
     pub verdict: RoundVerdict,
+    /// Where the attempt stands after the round (UniClawBench's `attempt_state`).
+    pub attempt_state: AttemptState,
     /// The round's score (the grade's final score), 0..=1.
     pub score: f64,
     /// The names of the checkpoints not met after the round (public names only).
@@ -62,6 +64,37 @@ pub enum RoundVerdict {
     Continue,
     /// Unrecoverable (a safety check was violated): no further round can mend it.
     Fail,
+}
+
+/// Where an attempt stands after a round (UniClawBench's `attempt_state`): with the verdict,
+/// the score and `recoverable`, the whole of what the strict barrier hands the simulated user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptState {
+    /// Still under way: the harness ran out of its round's time, or a goal's round has not
+    /// come yet.
+    InProgress,
+    /// Part of what was asked is not there at all.
+    Incomplete,
+    /// Everything was attempted, but not well enough (or a score cap binds).
+    CompleteButFailed,
+    /// Done, and the supervisor passed it.
+    CompleteAndPassed,
+    /// Something no later round can mend (a safety violation, an unrecoverable goal missed).
+    TerminalFailure,
+}
+
+impl AttemptState {
+    /// The state as UniClawBench writes it, as reports show it.
+    pub fn name(self) -> &'static str {
+        match self {
+            AttemptState::InProgress => "in_progress",
+            AttemptState::Incomplete => "incomplete",
+            AttemptState::CompleteButFailed => "complete_but_failed",
+            AttemptState::CompleteAndPassed => "complete_and_passed",
+            AttemptState::TerminalFailure => "terminal_failure",
+        }
+    }
 }
 
 /// Why a closed loop stopped.

@@ -8,7 +8,7 @@ use super::{Findings, at, percentage, suggestion};
 use crate::task::check;
 use crate::task::error::Problem;
 use crate::task::raw::{Node, RawTask};
-use crate::task::{ErrorInjection, Feedback, InjectionMode, SimulatorKind, TaskLimits};
+use crate::task::{Barrier, ErrorInjection, Feedback, InjectionMode, SimulatorKind, TaskLimits};
 
 /// The longest time limit a task may set, in seconds (a week): a longer one is a mistake, and
 /// deadlines past it would overflow the clocks they are added to.
@@ -160,9 +160,10 @@ pub(super) fn validate_error_injection(
 }
 
 /// The keys of a `feedback` block.
-const FEEDBACK_KEYS: [&str; 7] = [
+const FEEDBACK_KEYS: [&str; 8] = [
     "max_rounds",
     "simulator",
+    "barrier",
     "messages",
     "persona",
     "model",
@@ -170,7 +171,7 @@ const FEEDBACK_KEYS: [&str; 7] = [
     "total_timeout_seconds",
 ];
 
-/// `feedback: {max_rounds, messages, persona, simulator, model, round_timeout_seconds,
+/// `feedback: {max_rounds, messages, persona, simulator, barrier, model, round_timeout_seconds,
 /// total_timeout_seconds}` for the closed loop; `has_checkpoints` says whether the template
 /// simulator has public checkpoint names to speak from.
 pub(super) fn validate_feedback(
@@ -183,7 +184,7 @@ pub(super) fn validate_feedback(
         findings.error(
             Problem::new(
                 "feedback",
-                "expected a map `{max_rounds?, simulator?, messages?, persona?, model?, round_timeout_seconds?, total_timeout_seconds?}`",
+                "expected a map `{max_rounds?, simulator?, barrier?, messages?, persona?, model?, round_timeout_seconds?, total_timeout_seconds?}`",
                 at(block),
             )
             .with_help("e.g. `feedback: {max_rounds: 2, messages: [\"Please also email Bob.\"]}`"),
@@ -191,6 +192,7 @@ pub(super) fn validate_feedback(
         return None;
     };
     let mut feedback = Feedback::default();
+    let mut barrier = None;
     let before = findings.errors.len();
     for (key, value) in entries {
         let field = format!("feedback.{}", key.value);
@@ -245,6 +247,18 @@ pub(super) fn validate_feedback(
                     .with_help("`template` builds the message from the missing checkpoints' names (deterministic); `llm` asks a model through the gateway"),
                 ),
             },
+            "barrier" => match json.as_str() {
+                Some("strict") => barrier = Some(Barrier::Strict),
+                Some("guided") => barrier = Some(Barrier::Guided),
+                _ => findings.error(
+                    Problem::new(
+                        field,
+                        format!("must be `strict` or `guided`, found {json}"),
+                        at(value),
+                    )
+                    .with_help("`strict` hands the simulated user the verdict, attempt state, recoverable and score only (UniClawBench's barrier); `guided` adds each missed checkpoint's public `feedback`"),
+                ),
+            },
             "model" => match json.as_str() {
                 Some(text) if !text.trim().is_empty() => feedback.model = Some(text.to_string()),
                 _ => findings.error(Problem::new(
@@ -282,6 +296,7 @@ pub(super) fn validate_feedback(
             )),
         }
     }
+    feedback.barrier = barrier.unwrap_or(Barrier::default_for(feedback.simulator));
     let silent = match feedback.simulator {
         SimulatorKind::Template => feedback.messages.is_empty() && !has_checkpoints,
         SimulatorKind::Llm => feedback.persona.is_none(),
