@@ -127,6 +127,8 @@ async fn run(
     disk::cap_file_size(&mut command, launch.limits.workspace_disk_bytes);
     containment.prepare(&mut command);
 
+    // Made before the harness starts, which may answer at once.
+    let rounds = super::session_rounds(&launch)?;
     let mut disk_watch = DiskWatch::start(folder.clone(), launch.limits.workspace_disk_bytes);
     let started = Instant::now();
     let child = command.spawn().map_err(|error| match error.kind() {
@@ -139,7 +141,7 @@ async fn run(
         },
     })?;
     let cap = launch.limits.output_bytes;
-    let mut session = super::session_rounds(&launch)?.map(|rounds| SessionRounds {
+    let mut session = rounds.map(|rounds| SessionRounds {
         rounds,
         launch: &launch,
         workspace: &workspace,
