@@ -27,13 +27,15 @@ pub enum AgentError {
     MaxTurns(u32),
     /// The MCP server could not be reached or listed no tools (MCP mode).
     Tools(String),
+    /// A kept session's answer could not be written or its next message read.
+    Session(String),
 }
 
 impl AgentError {
     /// Process exit code: 1 for a model failure, 3 for an exhausted turn budget.
     pub fn exit_code(&self) -> u8 {
         match self {
-            AgentError::Model(_) => 1,
+            AgentError::Model(_) | AgentError::Session(_) => 1,
             AgentError::MaxTurns(_) => 3,
             AgentError::Tools(_) => 2,
         }
@@ -52,6 +54,7 @@ impl fmt::Display for AgentError {
                 formatter,
                 "cannot get the tools from the MCP server: {message}"
             ),
+            AgentError::Session(message) => write!(formatter, "session: {message}"),
         }
     }
 }
@@ -66,6 +69,16 @@ impl From<ModelError> for AgentError {
 
 /// Runs the task to completion and returns the final answer. Steps are logged to stderr.
 pub fn run(config: &Config) -> Result<String, AgentError> {
+    run_session(config, |_| Ok(None))
+}
+
+/// Runs the task, then each follow-up `next` gives after an answer (`None`: no more), in one
+/// conversation that keeps every earlier message: a closed loop's kept session. Returns the
+/// last answer; each round may take `max_turns` model calls.
+pub fn run_session(
+    config: &Config,
+    mut next: impl FnMut(&str) -> std::io::Result<Option<String>>,
+) -> Result<String, AgentError> {
     let model = ModelClient::new(
         &config.model_base_url,
         config.api_key.clone(),
@@ -82,81 +95,119 @@ pub fn run(config: &Config) -> Result<String, AgentError> {
         }
         None => (None, config.tools.clone()),
     };
-    let definitions: Vec<Value> = tools.iter().map(Tool::openai_definition).collect();
+    let turns = Turns {
+        config,
+        model: &model,
+        runner: &runner,
+        mcp: mcp.as_ref(),
+        tools: &tools,
+        definitions: tools.iter().map(Tool::openai_definition).collect(),
+    };
 
     // A closed loop's follow-up: the earlier rounds come before this round's message.
     let mut messages = vec![json!({"role": "system", "content": SYSTEM_PROMPT})];
     messages.extend(config.conversation.iter().cloned());
     messages.push(json!({"role": "user", "content": config.prompt}));
-
-    for turn in 1..=config.max_turns {
-        let message = model.complete(&messages, &definitions)?;
-        let calls = match message.get("tool_calls") {
-            Some(Value::Array(calls)) if !calls.is_empty() => calls.clone(),
-            _ => {
-                // A missing or null content still ends the run: the model chose not to act.
-                let answer = message
-                    .get("content")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                eprintln!(
-                    "turn {turn}: final answer ({} chars)",
-                    answer.chars().count()
-                );
-                return Ok(answer);
+    loop {
+        let answer = turns.answer(&mut messages)?;
+        match next(&answer).map_err(|error| AgentError::Session(error.to_string()))? {
+            Some(message) => {
+                messages.push(json!({"role": "assistant", "content": answer}));
+                messages.push(json!({"role": "user", "content": message}));
             }
-        };
-
-        // Echo the assistant message with only the keys the API defines, tool_calls verbatim,
-        // so the next request is accepted by strict servers.
-        messages.push(json!({
-            "role": "assistant",
-            "content": message.get("content").cloned().unwrap_or(Value::Null),
-            "tool_calls": calls,
-        }));
-        // Images the model read, shown after the tool results in one user message.
-        let mut shown = Vec::new();
-        for call in &calls {
-            let result = match &mcp {
-                Some(client) => {
-                    let name = call
-                        .pointer("/function/name")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default();
-                    let arguments = tools::parse_arguments(call.pointer("/function/arguments"));
-                    eprintln!(
-                        "turn {turn}: calling {name} over MCP {}",
-                        shorten(&arguments.body.to_string())
-                    );
-                    client.call(name, &arguments.body)
-                }
-                None => match image_read(call, &tools, &config.workspace) {
-                    Some(Ok(image)) => {
-                        eprintln!(
-                            "turn {turn}: showing {} ({}, {} bytes)",
-                            image.path,
-                            image.media_type,
-                            image.bytes.len()
-                        );
-                        let result = image.tool_result();
-                        shown.extend(image.parts());
-                        result
-                    }
-                    Some(Err(error)) => format!("error: {error}"),
-                    None => execute_call(turn, call, &tools, &runner, &config.workspace),
-                },
-            };
-            let id = call.get("id").cloned().unwrap_or_else(|| json!(""));
-            messages.push(json!({"role": "tool", "tool_call_id": id, "content": result}));
-        }
-        if !shown.is_empty() {
-            // Chat completions take images in user messages, not in tool results.
-            messages.push(json!({"role": "user", "content": shown}));
+            None => return Ok(answer),
         }
     }
+}
 
-    Err(AgentError::MaxTurns(config.max_turns))
+/// What one answer's turns use: the model, the tools and how they are run.
+struct Turns<'a> {
+    config: &'a Config,
+    model: &'a ModelClient,
+    runner: &'a ToolRunner,
+    mcp: Option<&'a McpClient>,
+    tools: &'a [Tool],
+    definitions: Vec<Value>,
+}
+
+impl Turns<'_> {
+    /// Turns until the model answers without tool calls (its answer), or the turn budget runs
+    /// out; `messages` grows by every assistant message and tool result on the way.
+    fn answer(&self, messages: &mut Vec<Value>) -> Result<String, AgentError> {
+        for turn in 1..=self.config.max_turns {
+            let message = self.model.complete(messages, &self.definitions)?;
+            let calls = match message.get("tool_calls") {
+                Some(Value::Array(calls)) if !calls.is_empty() => calls.clone(),
+                _ => {
+                    // A missing or null content still ends the run: the model chose not to act.
+                    let answer = message
+                        .get("content")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned();
+                    eprintln!(
+                        "turn {turn}: final answer ({} chars)",
+                        answer.chars().count()
+                    );
+                    return Ok(answer);
+                }
+            };
+
+            // Echo the assistant message with only the keys the API defines, tool_calls
+            // verbatim, so the next request is accepted by strict servers.
+            messages.push(json!({
+                "role": "assistant",
+                "content": message.get("content").cloned().unwrap_or(Value::Null),
+                "tool_calls": calls,
+            }));
+            // Images the model read, shown after the tool results in one user message.
+            let mut shown = Vec::new();
+            for call in &calls {
+                let result = match self.mcp {
+                    Some(client) => {
+                        let name = call
+                            .pointer("/function/name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
+                        let arguments = tools::parse_arguments(call.pointer("/function/arguments"));
+                        eprintln!(
+                            "turn {turn}: calling {name} over MCP {}",
+                            shorten(&arguments.body.to_string())
+                        );
+                        client.call(name, &arguments.body)
+                    }
+                    None => match image_read(call, self.tools, &self.config.workspace) {
+                        Some(Ok(image)) => {
+                            eprintln!(
+                                "turn {turn}: showing {} ({}, {} bytes)",
+                                image.path,
+                                image.media_type,
+                                image.bytes.len()
+                            );
+                            let result = image.tool_result();
+                            shown.extend(image.parts());
+                            result
+                        }
+                        Some(Err(error)) => format!("error: {error}"),
+                        None => execute_call(
+                            turn,
+                            call,
+                            self.tools,
+                            self.runner,
+                            &self.config.workspace,
+                        ),
+                    },
+                };
+                let id = call.get("id").cloned().unwrap_or_else(|| json!(""));
+                messages.push(json!({"role": "tool", "tool_call_id": id, "content": result}));
+            }
+            if !shown.is_empty() {
+                // Chat completions take images in user messages, not in tool results.
+                messages.push(json!({"role": "user", "content": shown}));
+            }
+        }
+        Err(AgentError::MaxTurns(self.config.max_turns))
+    }
 }
 
 /// The image a `read_file` call of the workspace tools names, if the file is one.

@@ -74,6 +74,8 @@ pub struct Config {
     pub retries: u32,
     /// Where the workspace tools act, and whether `shell` may run ([`crate::workspace`]).
     pub workspace: crate::workspace::Workspace,
+    /// Set when clawtest keeps the harness's session across a closed loop's rounds.
+    pub session: Option<crate::session::Session>,
 }
 
 /// A missing or invalid input; the message names the file or variable involved.
@@ -192,7 +194,24 @@ impl Config {
             shell,
         };
 
+        let session = match text(crate::session::SESSION_FOLDER_VARIABLE)? {
+            None => None,
+            Some(folder) => Some(crate::session::Session {
+                folder: PathBuf::from(folder),
+                round: match text(crate::session::ROUND_VARIABLE)? {
+                    None => 1,
+                    Some(value) => value.trim().parse().map_err(|_| {
+                        ConfigError(format!(
+                            "{} must be a round number from 1, got {value:?}",
+                            crate::session::ROUND_VARIABLE
+                        ))
+                    })?,
+                },
+            }),
+        };
+
         Ok(Config {
+            session,
             workspace,
             conversation,
             prompt,

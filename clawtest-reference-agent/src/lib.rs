@@ -11,6 +11,7 @@ pub mod config;
 pub mod image;
 pub mod mcp;
 pub mod model;
+pub mod session;
 pub mod tools;
 pub mod workspace;
 
@@ -51,7 +52,11 @@ pub fn run_from_env(arguments: &[String]) -> u8 {
             return INVALID_INPUT;
         }
     };
-    match agent::run(&config) {
+    let answered = match config.session.clone() {
+        Some(mut session) => agent::run_session(&config, |answer| session.next(answer)),
+        None => agent::run(&config),
+    };
+    match answered {
         Ok(answer) => {
             // Write explicitly rather than println!, which panics if stdout is closed.
             let mut stdout = std::io::stdout().lock();

@@ -1,5 +1,6 @@
 //! Closed-loop tasks end to end: the example suite (round 1 misses a hidden checkpoint,
-//! round 2 passes), the follow-up protocol on the process backend, and the information
+//! round 2 passes), the follow-up protocol on the process backend (a harness restarted with
+//! its conversation and home folder, or one that keeps its session), and the information
 //! barrier — what the harness and the simulated user's model receive, inspected, with
 //! canaries planted in every hidden part of the task.
 
@@ -349,4 +350,132 @@ feedback:
     let rounds = &results(&json)["verdicts"][0]["trials"][0]["rounds"];
     assert_eq!(rounds["used"], 2, "{rounds:#}");
     assert_eq!(rounds["stop"], "passed");
+}
+
+/// `examples/session` copied, with `follow_up` as its harness's and the reference agent
+/// named by its path.
+fn session_example(follow_up: &str) -> tempfile::TempDir {
+    let copy = tempfile::tempdir().unwrap();
+    let example = repository().join("examples/session");
+    for sub in ["tasks", "cassettes"] {
+        std::fs::create_dir_all(copy.path().join(sub)).unwrap();
+        for entry in std::fs::read_dir(example.join(sub)).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), copy.path().join(sub).join(entry.file_name())).unwrap();
+        }
+    }
+    let config = std::fs::read_to_string(example.join("clawtest.toml"))
+        .unwrap()
+        .replace(
+            "${CARGO_TARGET_DIR}/debug/reference-agent",
+            &reference_agent().display().to_string(),
+        )
+        .replace(
+            "follow_up = \"session\"",
+            &format!("follow_up = {follow_up:?}"),
+        );
+    std::fs::write(copy.path().join("clawtest.toml"), config).unwrap();
+    copy
+}
+
+#[test]
+fn a_harness_that_keeps_its_session_passes_a_task_that_needs_round_one_s_memory() {
+    // Round 2 asks about round 1's tool result without a second look at the board: the
+    // cassette answers only a conversation that still holds that result.
+    let kept = session_example("session");
+    let json = kept.path().join("results.json");
+    let outcome = run_in(
+        kept.path(),
+        &["--no-build", "--json", json.to_str().unwrap()],
+    );
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    for trial in results(&json)["verdicts"][0]["trials"].as_array().unwrap() {
+        let rounds = &trial["rounds"];
+        assert_eq!(rounds["used"], 2, "{rounds:#}");
+        assert_eq!(rounds["stop"], "passed");
+        assert_eq!(rounds["rounds"][0]["missing"], json!(["named_the_key"]));
+        assert_eq!(trial["final_score"], 1.0);
+    }
+    // Restarted instead, the same agent is given its earlier user and assistant messages only:
+    // round 2's request has no tool result, and the cassette says so.
+    let restarted = session_example("restart");
+    let outcome = run_in(restarted.path(), &["--no-build"]);
+    assert_eq!(outcome.code, 102, "{outcome:#?}");
+    assert!(
+        outcome
+            .stdout
+            .contains("body.messages[-3].role differs at character 0 (line 1): recorded \"⟦tool\", got \"⟦user\""),
+        "{}",
+        outcome.stdout
+    );
+}
+
+/// A task whose round 2 must repeat the code word said only in round 1's prompt, which a
+/// harness started again for round 2 finds only where it kept it.
+const CODE_WORD_TASK: &str = r#"
+task_id: code-word
+task_name: Repeat the code word of round 1
+prompt: "The code word is HERON. Note it."
+{COMMON}checkpoints:
+  - name: repeated_the_code_word
+    check: {type: keywords_present, keywords: [HERON], in: agent_output}
+    feedback: "What was the code word?"
+feedback:
+  max_rounds: 2
+"#;
+
+#[test]
+fn a_restarted_harness_remembers_what_it_kept_in_its_home_folder() {
+    // No conversation file read: round 2's process knows round 1's prompt from HOME only.
+    let harness = r#"#!/bin/sh
+if [ -f "$HOME/memory.txt" ]; then cat "$HOME/memory.txt"; else printf '%s' "$CLAWTEST_PROMPT" > "$HOME/memory.txt"; echo noted; fi
+"#;
+    let suite = Suite::new();
+    let script = suite.path("harness.sh");
+    let suite = suite
+        .config(&format!(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{script:?}]\n[run]\ntrials = 1\n"
+        ))
+        .program("harness.sh", harness)
+        .task("code-word", &CODE_WORD_TASK.replace("{COMMON}", COMMON));
+    let json = suite.path("results.json");
+    let outcome = suite.run(&["--json", json.to_str().unwrap()]);
+    assert_eq!(outcome.code, 0, "{outcome:#?}");
+    let rounds = &results(&json)["verdicts"][0]["trials"][0]["rounds"];
+    assert_eq!(rounds["used"], 2, "{rounds:#}");
+    assert_eq!(rounds["rounds"][0]["verdict"], "continue");
+    assert_eq!(rounds["stop"], "passed");
+}
+
+#[test]
+fn a_session_harness_that_never_answers_a_follow_up_hits_the_round_limit_with_a_clear_error() {
+    // Round 1 is answered through the session folder; round 2's message is read and never
+    // answered: the round's limit (2 s) ends the trial with an error saying what was expected.
+    let harness = r#"#!/bin/sh
+printf 'noted' > "$CLAWTEST_SESSION_DIR/1.answer.part"
+mv "$CLAWTEST_SESSION_DIR/1.answer.part" "$CLAWTEST_SESSION_DIR/1.answer"
+while [ ! -f "$CLAWTEST_SESSION_DIR/2.prompt" ]; do sleep 0.05; done
+exec sleep 600
+"#;
+    let task = CODE_WORD_TASK.replace("{COMMON}", COMMON).replace(
+        "  max_rounds: 2\n",
+        "  max_rounds: 2\n  round_timeout_seconds: 2\n",
+    );
+    let suite = Suite::new();
+    let script = suite.path("harness.sh");
+    let suite = suite
+        .config(&format!(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{script:?}]\nfollow_up = \"session\"\n[run]\ntrials = 1\n"
+        ))
+        .program("harness.sh", harness)
+        .task("code-word", &task);
+    let outcome = suite.run(&[]);
+    assert_eq!(outcome.code, 102, "{outcome:#?}");
+    assert!(
+        outcome.stdout.contains(
+            "the harness keeps its session (harness.follow_up = \"session\") but did not answer round 2 within its limit of 2 s: after reading the follow-up in $CLAWTEST_SESSION_DIR/2.prompt it must write its answer to $CLAWTEST_SESSION_DIR/2.answer"
+        ),
+        "{}",
+        outcome.stdout
+    );
 }

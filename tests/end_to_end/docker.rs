@@ -274,6 +274,43 @@ fn the_files_example_passes_on_docker_replayed_and_by_its_oracle() {
 }
 
 #[test]
+fn the_reference_agent_keeps_its_session_across_rounds_on_docker() {
+    // One container for both rounds: round 2's request must carry round 1's tool result,
+    // which the cassette of examples/session checks, and which only a kept session has.
+    let Some(ready) = ready() else { return };
+    let suite = example_copy("session", "follow_up = \"session\"", 1);
+    let (outcome, document) = results_on_docker(ready, suite.path());
+    assert_eq!(outcome.code, 0, "docker run failed:\n{}", outcome.stderr);
+    let rounds = &document["verdicts"][0]["trials"][0]["rounds"];
+    assert_eq!(rounds["used"], 2, "{rounds:#}");
+    assert_eq!(rounds["stop"], "passed");
+    assert_eq!(rounds["rounds"][0]["verdict"], "continue");
+}
+
+#[test]
+fn a_restarted_harness_finds_its_home_folder_again_on_docker() {
+    // Each round is a new container; the home folder is the trial's, so round 2 reads back
+    // what round 1 kept there (the code word, said only in round 1's prompt).
+    let Some(ready) = ready() else { return };
+    let task = probe_task("home-memory", 60, &["HERON", "code word"], &["noted"])
+        .replace("prompt: probe\n", "prompt: \"The code word is HERON.\"\n")
+        + "checkpoints:\n  - name: repeated_it\n    check: {type: keywords_present, keywords: [HERON]}\n    feedback: \"What was the code word?\"\nfeedback:\n  max_rounds: 2\n";
+    let suite = probe_suite(
+        &["/clawtest-probe", "remember", "memory.txt"],
+        "",
+        1,
+        "home-memory",
+        &task,
+    );
+    let (outcome, document) = results_on_docker(ready, suite.path());
+    assert_eq!(outcome.code, 0, "docker run failed:\n{}", outcome.stderr);
+    let rounds = &document["verdicts"][0]["trials"][0]["rounds"];
+    assert_eq!(rounds["used"], 2, "{rounds:#}");
+    assert_eq!(rounds["rounds"][0]["verdict"], "continue");
+    assert_eq!(rounds["stop"], "passed");
+}
+
+#[test]
 fn the_demo_suite_scores_the_same_on_docker_as_on_process() {
     let Some(ready) = ready() else { return };
     let suite = demo_copy("");

@@ -6,6 +6,8 @@
 //! - `sleep`: never finish (the time limit must end it);
 //! - `write FILE TEXT`: write a file in the working directory and print TEXT;
 //! - `exit CODE`: exit with CODE;
+//! - `remember FILE`: print FILE of the home folder when it is there, else write the prompt
+//!   (`CLAWTEST_PROMPT`) to it and print `noted` (a harness whose memory is its home folder);
 //! - `fill COUNT BYTES`: write COUNT files of BYTES zeros each in the working directory
 //!   (`fill-0`, …), print `filled`, then never finish (a disk cap must end it);
 //! - `link TARGET NAME`: plant a symbolic link NAME → TARGET (the host must not follow it),
@@ -54,6 +56,20 @@ fn main() {
             println!("{text}");
         }
         ["exit", code] => std::process::exit(code.parse().unwrap_or(2)),
+        ["remember", file] => {
+            let path = std::path::Path::new(&std::env::var("HOME").unwrap_or_default()).join(file);
+            match std::fs::read_to_string(&path) {
+                Ok(kept) => println!("{kept}"),
+                Err(_) => {
+                    let prompt = std::env::var("CLAWTEST_PROMPT").unwrap_or_default();
+                    if let Err(error) = std::fs::write(&path, prompt) {
+                        eprintln!("clawtest-probe: cannot write {}: {error}", path.display());
+                        std::process::exit(1);
+                    }
+                    println!("noted");
+                }
+            }
+        }
         ["fill", count, bytes] => {
             let zeros = vec![0u8; bytes.parse().unwrap_or(0)];
             for index in 0..count.parse::<usize>().unwrap_or(0) {

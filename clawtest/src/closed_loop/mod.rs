@@ -93,6 +93,8 @@ pub(crate) async fn run<H: Harness>(
         let setup = RoundSetup {
             number,
             conversation: conversation.clone(),
+            // The trial links its kept session, when the harness keeps one.
+            session: None,
         };
         let trajectory = harness
             .run_round(setup, message.clone(), timeout)

@@ -27,6 +27,7 @@ pub(crate) const HARNESS_KEYS: &[&str] = &[
     "context",
     "tier",
     "answer",
+    "follow_up",
     "success_exit_codes",
     "build_timeout_seconds",
     "model",
@@ -120,6 +121,12 @@ impl HarnessConfig {
             format!("success_exit_codes={:?}", self.success_exit_codes),
         ]
         .join("\n");
+        // Said only when not the default, so that the digests of every harness before it
+        // stayed what they were.
+        let described = match self.follow_up {
+            super::FollowUp::Restart => described,
+            follow_up => format!("{described}\nfollow_up={follow_up:?}"),
+        };
         let digest = Sha256::digest(described.as_bytes());
         digest
             .iter()

@@ -30,7 +30,7 @@ pub use llm::{LlmConfig, Mode, Price, Provider, ProviderConfig, Redaction, Repla
 pub use matrix::{CellSpec, MatrixConfig, UNNAMED_HARNESS, UNNAMED_MODEL};
 use raw::RawConfig;
 pub use sections::{
-    BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, FinalAnswer, Gates,
+    BackendChoice, CommandLine, DEFAULT_PASS_THRESHOLD, DockerConfig, FinalAnswer, FollowUp, Gates,
     GenerateConfig, HarnessConfig, HarnessKind, JudgeConfig, LimitsConfig, MAX_TRIALS,
     ReportConfig, RunConfig, Tier, ValidateConfig,
 };

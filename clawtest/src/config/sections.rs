@@ -87,6 +87,10 @@ pub struct HarnessConfig {
     /// Where the final answer the output checks grade is read from (default `stdout`).
     #[serde(default)]
     pub answer: FinalAnswer,
+    /// How a closed loop's follow-up reaches the harness (default `restart`): started again
+    /// with the conversation, or given to the harness that kept running (`session`).
+    #[serde(default)]
+    pub follow_up: FollowUp,
     /// The exit codes that mean the harness ran normally (default `[0]`). Any other exit, a
     /// signal, or a failure to start makes the trial an error, with the end of its stderr.
     #[serde(default = "default_success_exit_codes")]
@@ -121,6 +125,7 @@ impl Default for HarnessConfig {
             context: None,
             tier: Tier::default(),
             answer: FinalAnswer::default(),
+            follow_up: FollowUp::default(),
             success_exit_codes: default_success_exit_codes(),
             build_timeout_seconds: default_build_timeout(),
             model: None,
@@ -257,6 +262,19 @@ pub enum FinalAnswer {
     /// `agent_output.txt` only: for a harness that logs its steps on standard output (whose
     /// tool results would otherwise be graded as its answer); a trial without it is an error.
     File,
+}
+
+/// How a closed loop's follow-up message reaches the harness (docs/closed-loop.md, "The
+/// follow-up protocol").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FollowUp {
+    /// Each round starts the harness again, with the earlier rounds in the conversation file.
+    #[default]
+    Restart,
+    /// The harness keeps running: it writes each round's answer to the session folder and
+    /// waits there for the next message (or the end).
+    Session,
 }
 
 /// Which sandbox runs the harness.

@@ -168,6 +168,9 @@ pub(crate) struct HarnessLaunch {
     pub(crate) success_exit_codes: Vec<i32>,
     /// Where the final answer is read from (`harness.answer`).
     pub(crate) answer: crate::config::FinalAnswer,
+    /// How a closed loop's follow-up reaches the harness (`harness.follow_up`; the oracle's
+    /// and an in-process harness's are restarted).
+    pub(crate) follow_up: crate::config::FollowUp,
     /// The caps on what a trial sends to the host (`[limits]`).
     pub(crate) limits: crate::config::LimitsConfig,
     /// `harness.model`, given as `CLAWTEST_MODEL` and `{model}`.
@@ -256,6 +259,12 @@ impl RunSettings {
             tier: config.harness.tier,
             success_exit_codes: config.harness.success_exit_codes.clone(),
             answer: config.harness.answer,
+            follow_up: match source {
+                HarnessSource::Configured => config.harness.follow_up,
+                HarnessSource::Oracle(_) | HarnessSource::InProcess(_) => {
+                    crate::config::FollowUp::Restart
+                }
+            },
             limits: config.limits,
             model: config.harness.model.clone(),
             files: config.harness_files()?,

@@ -101,21 +101,31 @@ fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
     Ok(file)
 }
 
-/// `agent_output.txt` (or any answer file) in `workspace`, at most `cap` bytes: `None` when it
-/// is not there or is not a regular file (a link is refused, with a note).
+/// `agent_output.txt` in `workspace`, at most `cap` bytes: `None` when it is not there or is
+/// not a regular file (a link is refused, with a note).
 pub(crate) fn read_output_file(
     workspace: &Path,
     cap: usize,
     notes: &mut Vec<String>,
 ) -> Option<String> {
-    let path = workspace.join(super::OUTPUT_FILE);
+    read_capped(workspace, super::OUTPUT_FILE, cap, notes)
+}
+
+/// The file `name` in `folder`, written by the harness (an answer file), at most `cap` bytes:
+/// `None` when it is not there or is not a regular file (a link is refused, with a note).
+pub(crate) fn read_capped(
+    folder: &Path,
+    name: &str,
+    cap: usize,
+    notes: &mut Vec<String>,
+) -> Option<String> {
+    let path = folder.join(name);
     let file = match open_regular(&path) {
         Ok(file) => file,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return None,
         Err(error) => {
             notes.push(format!(
-                "{}: not read ({error}); only a regular file is read",
-                super::OUTPUT_FILE
+                "{name}: not read ({error}); only a regular file is read"
             ));
             return None;
         }
@@ -125,8 +135,7 @@ pub(crate) fn read_output_file(
     let _ = file.take(cap as u64).read_to_end(&mut kept);
     if size > cap as u64 {
         notes.push(format!(
-            "{}: {size} bytes, only the first {cap} read (limits.output_file_bytes)",
-            super::OUTPUT_FILE
+            "{name}: {size} bytes, only the first {cap} read (limits.output_file_bytes)"
         ));
     }
     Some(String::from_utf8_lossy(&kept).into_owned())

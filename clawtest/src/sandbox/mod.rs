@@ -14,6 +14,7 @@ pub mod docker;
 pub(crate) mod process;
 pub mod scratch;
 pub mod select;
+pub mod session;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -100,6 +101,9 @@ pub struct RoundSetup {
     pub number: u32,
     /// The earlier rounds as JSON lines, `{"role": "user" | "assistant", "content": ...}`.
     pub conversation: String,
+    /// Set when the harness keeps its session (`[harness] follow_up = "session"`): the
+    /// backend keeps it running after each answer and hands each answered round back here.
+    pub session: Option<session::SessionLink>,
 }
 
 /// The control folder's file with the conversation of the earlier rounds.
@@ -141,26 +145,48 @@ pub(crate) fn shared_environment(launch: &Launch) -> Vec<(&'static str, String)>
     variables
 }
 
+/// Whether `launch`'s harness keeps its session across rounds (`CLAWTEST_SESSION_DIR` is
+/// given then).
+pub(crate) fn keeps_session(launch: &Launch) -> bool {
+    launch
+        .setup
+        .round
+        .as_ref()
+        .is_some_and(|round| round.session.is_some())
+}
+
+/// The kept session of `launch`, if it has one, in the trial's session folder on the host
+/// (made here), answering the launch's round first.
+pub(crate) fn session_rounds(launch: &Launch) -> Result<Option<session::Rounds>, SandboxError> {
+    let Some(round) = &launch.setup.round else {
+        return Ok(None);
+    };
+    let Some(link) = &round.session else {
+        return Ok(None);
+    };
+    session::Rounds::new(
+        link.clone(),
+        launch.folder.join(session::SESSION_FOLDER),
+        round.number,
+    )
+    .map(Some)
+    .map_err(|error| SandboxError::Prepare {
+        message: format!("making the session folder: {error}"),
+    })
+}
+
 /// Writes `[harness] files` under `workspace` and `home`, filled in with `values` (the
 /// paths and URLs as the harness sees them, which differ between backends).
 pub(crate) fn write_harness_files(
     launch: &Launch,
     values: &TemplateValues<'_>,
     workspace: &std::path::Path,
-    home: Option<&std::path::Path>,
+    home: &std::path::Path,
 ) -> Result<(), SandboxError> {
     for file in &launch.setup.files {
-        let base = match (file.base, home) {
-            (FileBase::Workspace, _) => workspace,
-            (FileBase::Home, Some(home)) => home,
-            (FileBase::Home, None) => {
-                return Err(SandboxError::Prepare {
-                    message: format!(
-                        "harness.files: `{}` is in the home folder, which this backend does not prepare (its HOME is a fresh tmpfs); write it in the image, or give a workspace target",
-                        file.target
-                    ),
-                });
-            }
+        let base = match file.base {
+            FileBase::Workspace => workspace,
+            FileBase::Home => home,
         };
         write_file(&base.join(&file.path), &file.template.render(values))?;
     }

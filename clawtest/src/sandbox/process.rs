@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::capture::{self, Tail, read_tail};
 use super::contain::{Containment, Mechanism};
 use super::disk::{self, DiskFull, DiskWatch};
+use super::session;
 use super::{
     CheckCommand, CheckOutcome, Endpoints, Finished, Launch, Running, Sandbox, SandboxError,
 };
@@ -102,7 +103,7 @@ async fn run(
             home: &home.to_string_lossy(),
         },
         &workspace,
-        Some(&home),
+        &home,
     )?;
     let program = launch.command[0].clone();
     let mut command = harness_command(
@@ -126,6 +127,8 @@ async fn run(
     disk::cap_file_size(&mut command, launch.limits.workspace_disk_bytes);
     containment.prepare(&mut command);
 
+    // Made before the harness starts, which may answer at once.
+    let rounds = super::session_rounds(&launch)?;
     let mut disk_watch = DiskWatch::start(folder.clone(), launch.limits.workspace_disk_bytes);
     let started = Instant::now();
     let child = command.spawn().map_err(|error| match error.kind() {
@@ -138,6 +141,15 @@ async fn run(
         },
     })?;
     let cap = launch.limits.output_bytes;
+    let mut session = rounds.map(|rounds| SessionRounds {
+        rounds,
+        launch: &launch,
+        workspace: &workspace,
+        environment: &environment,
+        containment,
+        started,
+        ended: false,
+    });
     let Supervised {
         status,
         timed_out,
@@ -149,8 +161,10 @@ async fn run(
         cap,
         &interrupt,
         Some(&mut disk_watch),
+        session.as_mut(),
     )
     .await?;
+    let ended_session = session.is_some_and(|session| session.ended);
     containment.kill();
     let duration = started.elapsed();
     let mut limits_reached = Vec::new();
@@ -166,8 +180,9 @@ async fn run(
         &mut limits_reached,
     );
     let mut checks = Vec::with_capacity(launch.checks.len());
-    // A trial past its disk cap is an error: its checks would grade nothing.
-    let to_check = if disk_full.is_some() {
+    // A trial past its disk cap is an error: its checks would grade nothing. A session's
+    // rounds were checked as they were answered.
+    let to_check = if disk_full.is_some() || ended_session {
         &[][..]
     } else {
         &launch.checks[..]
@@ -199,6 +214,68 @@ async fn run(
         limits_reached,
         disk_full,
     })
+}
+
+/// A kept session's rounds on this backend: what handing one over takes (the answer, the
+/// checks in the workspace with the harness's environment, the workspace's files).
+struct SessionRounds<'a> {
+    rounds: session::Rounds,
+    launch: &'a Launch,
+    workspace: &'a Path,
+    environment: &'a [(std::ffi::OsString, std::ffi::OsString)],
+    containment: &'a Containment,
+    /// When the round being answered was started.
+    started: Instant,
+    /// The trial sent the end: the checks and the workspace were handed over already.
+    ended: bool,
+}
+
+impl SessionRounds<'_> {
+    /// The answered round collected and handed over; the next round's time limit, or `None`
+    /// at the end. The harness is left running: the checks' own processes are killed at their
+    /// limits, and whatever they left goes with the trial's end.
+    async fn answered(
+        &mut self,
+        interrupt: &CancellationToken,
+    ) -> Result<Option<Duration>, SandboxError> {
+        let limits = &self.launch.limits;
+        let mut notes = Vec::new();
+        let answer = self.rounds.answer(limits.output_file_bytes, &mut notes);
+        let duration = self.started.elapsed();
+        let mut checks = Vec::with_capacity(self.launch.checks.len());
+        for check in &self.launch.checks {
+            // Boxed: a check is supervised like the harness, whose supervision is here.
+            let outcome = Box::pin(run_check(
+                check,
+                self.workspace,
+                self.environment,
+                limits.output_bytes,
+                interrupt,
+                self.containment,
+            ));
+            checks.push(outcome.await?);
+        }
+        let workspace =
+            capture::snapshot(self.workspace, limits, &mut notes).map_err(prepare_error)?;
+        let finished = Finished {
+            exit: session::answered_exit(),
+            stdout: String::new(),
+            stderr: String::new(),
+            output_file: Some(answer),
+            workspace,
+            duration,
+            checks,
+            limits_reached: notes,
+            disk_full: None,
+        };
+        let next = tokio::select! {
+            next = self.rounds.hand_over(finished) => next.map_err(prepare_error)?,
+            () = interrupt.cancelled() => return Err(SandboxError::Interrupted),
+        };
+        self.started = Instant::now();
+        self.ended = next.is_none();
+        Ok(next)
+    }
 }
 
 /// The folders of one trial on the host.
@@ -251,6 +328,12 @@ fn harness_command(
         .env("AGENT_MAX_TURNS", launch.max_turns.to_string())
         .envs(super::shared_environment(launch))
         .envs(launch.passthrough.iter().map(|(name, value)| (name, value)));
+    if super::keeps_session(launch) {
+        command.env(
+            "CLAWTEST_SESSION_DIR",
+            folders.trial.join(session::SESSION_FOLDER),
+        );
+    }
     command
 }
 
@@ -354,7 +437,7 @@ pub(crate) async fn run_check(
         timed_out,
         stdout,
         stderr,
-    } = supervise(child, check.timeout, cap, interrupt, None).await?;
+    } = supervise(child, check.timeout, cap, interrupt, None, None).await?;
     Ok(CheckOutcome {
         exit_code: exit_of(status, timed_out).code,
         timed_out,
@@ -371,17 +454,30 @@ struct Supervised {
     stderr: Tail,
 }
 
+/// What ended one wait of [`supervise`].
+enum Waited {
+    /// The child ended by itself.
+    Ended(Option<std::process::ExitStatus>),
+    /// Its time limit or its disk cap: it is killed.
+    Killed,
+    /// A kept session's harness answered its round.
+    Answered,
+}
+
 /// Waits for a child (the harness, or a check command) until it exits, its time limit (its
 /// process group is killed), its trial folder's disk cap when `disk` watches it (killed too)
 /// or an interrupt (killed too, and the run is interrupted), and collects its output: to the
 /// pipes' end, or for [`PIPE_GRACE`] after the child ended if something else still holds them
-/// (then they are dropped).
+/// (then they are dropped). A kept `session`'s harness runs round after round: each answer
+/// is handed over and the next round gets its own time limit, until the end is sent (then it
+/// is killed).
 async fn supervise(
     mut child: tokio::process::Child,
     timeout: Duration,
     cap: usize,
     interrupt: &CancellationToken,
     disk: Option<&mut DiskWatch>,
+    mut session: Option<&mut SessionRounds<'_>>,
 ) -> Result<Supervised, SandboxError> {
     let group = child.id();
     let (stop_stdout, stdout_stopped) = oneshot::channel::<()>();
@@ -392,28 +488,55 @@ async fn supervise(
     let mut stdout = tokio::spawn(read_tail(child.stdout.take(), cap, until(stdout_stopped)));
     let mut stderr = tokio::spawn(read_tail(child.stderr.take(), cap, until(stderr_stopped)));
     let mut timed_out = false;
-    let disk_passed = async {
-        match disk {
-            Some(watch) => watch.passed().await,
-            None => std::future::pending().await,
-        }
-    };
-    let status = tokio::select! {
-        status = child.wait() => status.ok(),
-        () = disk_passed => {
+    let mut deadline = tokio::time::Instant::now() + timeout;
+    let mut disk = disk;
+    let status = loop {
+        let disk_passed = async {
+            match disk.as_deref_mut() {
+                Some(watch) => watch.passed().await,
+                None => std::future::pending().await,
+            }
+        };
+        let answered = async {
+            match session.as_deref() {
+                Some(session) => session.rounds.answered().await,
+                None => std::future::pending().await,
+            }
+        };
+        let waited = tokio::select! {
+            status = child.wait() => Waited::Ended(status.ok()),
+            () = disk_passed => Waited::Killed,
+            () = tokio::time::sleep_until(deadline) => {
+                timed_out = true;
+                Waited::Killed
+            }
+            () = interrupt.cancelled() => {
+                kill_group(group);
+                let _ = child.wait().await;
+                return Err(SandboxError::Interrupted);
+            }
+            () = answered => Waited::Answered,
+        };
+        match waited {
+            Waited::Ended(status) => break status,
             // The watch keeps what it found; the caller reads it with the exit.
-            kill_group(group);
-            child.wait().await.ok()
-        }
-        () = tokio::time::sleep(timeout) => {
-            timed_out = true;
-            kill_group(group);
-            child.wait().await.ok()
-        }
-        () = interrupt.cancelled() => {
-            kill_group(group);
-            let _ = child.wait().await;
-            return Err(SandboxError::Interrupted);
+            Waited::Killed => {
+                kill_group(group);
+                break child.wait().await.ok();
+            }
+            Waited::Answered => {
+                let Some(session) = session.as_deref_mut() else {
+                    continue;
+                };
+                match session.answered(interrupt).await? {
+                    Some(limit) => deadline = tokio::time::Instant::now() + limit,
+                    // No round follows: the session ends here.
+                    None => {
+                        kill_group(group);
+                        break child.wait().await.ok();
+                    }
+                }
+            }
         }
     };
     // Children left in its group would hold the pipes open; end them too.

@@ -10,13 +10,15 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::closed_loop::Step;
+use crate::config::FollowUp;
 use crate::config::{FinalAnswer, Mode};
 use crate::grade::commands::PlannedCommand;
 use crate::llm::client::{Chat, Message};
 use crate::llm::gateway::{Gateway, GatewayFailure};
 use crate::report::events::TrialOutcome;
 use crate::run::plan::Provisions;
-use crate::sandbox::{Finished, Launch, OUTPUT_FILE, RoundSetup, SandboxError};
+use crate::sandbox::session::{self, NextRound, SessionControl};
+use crate::sandbox::{Finished, Launch, OUTPUT_FILE, RoundSetup, Running, SandboxError};
 use crate::task::Task;
 use crate::trajectory::{CommandRun, HarnessExit, OutputOrigin, RobustnessRule, Trajectory};
 use crate::world::World;
@@ -39,13 +41,37 @@ pub(super) struct TrialHarness<'a> {
     pub(super) interrupt: CancellationToken,
     /// The launch of the first round; a later round changes its prompt and round only.
     pub(super) launch: Launch,
+    /// The harness's kept session while it runs (`[harness] follow_up = "session"`).
+    pub(super) session: Option<LiveSession<'a>>,
+}
+
+/// A harness that keeps its session across rounds, running.
+pub(super) struct LiveSession<'a> {
+    /// The sandbox's run of it, polled while a round is awaited (in a mutex only so that the
+    /// trial harness stays `Sync`: it is only ever reached through `&mut`).
+    running: Mutex<Running<'a>>,
+    /// The trial's end of the session's link.
+    control: SessionControl,
+    /// Stops the trial at the gateway's first failure while the session runs.
+    relay: tokio::task::JoinHandle<()>,
 }
 
 impl TrialHarness<'_> {
     /// Runs the harness once with `launch` and collects what happened, or the outcome that
     /// ends the trial (interrupted, an infrastructure error, a crash).
     pub(super) async fn run_once(&self, launch: Launch) -> Result<Trajectory, TrialOutcome> {
-        let finished = self.sandboxed(launch).await?;
+        let (trial_interrupt, relay) = self.relay();
+        let finished = self.provisions.sandbox.run(launch, trial_interrupt).await;
+        relay.abort();
+        let finished = self.settled(finished).await?;
+        self.collected(finished).await
+    }
+
+    /// What happened in a harness run that finished (or a kept session's answered round),
+    /// once the gateway's calls have settled, or the outcome that ends the trial (its disk
+    /// cap, the gateway's failure, a crash, no answer file).
+    async fn collected(&self, finished: Finished) -> Result<Trajectory, TrialOutcome> {
+        self.gateway.settle().await;
         let stderr = finished.stderr.clone();
         let disk_full = finished.disk_full;
         let (trajectory, audit_note) = self.trajectory(finished);
@@ -97,21 +123,26 @@ impl TrialHarness<'_> {
         Ok(trajectory)
     }
 
-    /// The sandbox's run of `launch`, stopped at the gateway's first failure as at the run's
-    /// interrupt; a run that did not finish is the trial's outcome.
-    async fn sandboxed(&self, launch: Launch) -> Result<Finished, TrialOutcome> {
-        let gateway = self.gateway;
-        // The trial stops at the run's interrupt (its token is the run's child) and at the
-        // gateway's first failure.
+    /// A token that stops the trial at the run's interrupt (it is the run's child) and at the
+    /// gateway's first failure, with the task that cancels it then.
+    fn relay(&self) -> (CancellationToken, tokio::task::JoinHandle<()>) {
         let trial_interrupt = self.interrupt.child_token();
-        let (stop_trial, mut failed) = (trial_interrupt.clone(), gateway.failed());
+        let (stop_trial, mut failed) = (trial_interrupt.clone(), self.gateway.failed());
         let relay = tokio::spawn(async move {
             if failed.wait_for(|failed| *failed).await.is_ok() {
                 stop_trial.cancel();
             }
         });
-        let finished = self.provisions.sandbox.run(launch, trial_interrupt).await;
-        relay.abort();
+        (trial_interrupt, relay)
+    }
+
+    /// The sandbox's run once the gateway has settled; a run that did not finish is the
+    /// trial's outcome.
+    async fn settled(
+        &self,
+        finished: Result<Finished, SandboxError>,
+    ) -> Result<Finished, TrialOutcome> {
+        let gateway = self.gateway;
         gateway.settle().await;
         match finished {
             Ok(finished) => Ok(finished),
@@ -176,6 +207,139 @@ impl TrialHarness<'_> {
     }
 }
 
+impl<'a> TrialHarness<'a> {
+    /// The launch of `round`, asked with `message` (the prompt stays in round 1), within
+    /// `timeout`.
+    fn round_launch(&self, round: RoundSetup, message: String, timeout: Duration) -> Launch {
+        let mut launch = self.launch.clone();
+        if round.number > 1 {
+            launch.prompt = message;
+        }
+        launch.timeout = timeout;
+        launch.setup.round = Some(round);
+        launch
+    }
+
+    /// Round `round` of a harness that keeps its session: the message handed to the running
+    /// session (the session started when none runs: round 1, or a harness that exited), then
+    /// the round as it answered it, or as it ended. A follow-up never answered within its
+    /// limit is the trial's error.
+    async fn session_round(
+        &mut self,
+        mut round: RoundSetup,
+        message: String,
+        timeout: Duration,
+    ) -> Result<Trajectory, TrialOutcome> {
+        let number = round.number;
+        let handed = match &self.session {
+            Some(live) => live.control.send(Some(NextRound {
+                number,
+                message: message.clone(),
+                timeout,
+            })),
+            None => false,
+        };
+        if !handed {
+            self.end_session().await;
+            let (link, control) = session::link(self.session_lifetime());
+            round.session = Some(link);
+            let launch = self.round_launch(round, message, timeout);
+            let (trial_interrupt, relay) = self.relay();
+            self.session = Some(LiveSession {
+                running: Mutex::new(self.provisions.sandbox.run(launch, trial_interrupt)),
+                control,
+                relay,
+            });
+        }
+        let Some(live) = self.session.as_mut() else {
+            unreachable!("a session was started above");
+        };
+        let answered = tokio::select! {
+            biased;
+            answered = live.control.answered.recv() => answered,
+            ended = running(&mut live.running) => {
+                live.relay.abort();
+                self.session = None;
+                let finished = self.settled(ended).await?;
+                if handed && finished.exit.timed_out {
+                    return Err(unanswered(number, timeout, self.collected(finished).await));
+                }
+                return self.collected(finished).await;
+            }
+        };
+        match answered {
+            Some(finished) => self.collected(finished).await,
+            // The backend let go of the link: its run has ended.
+            None => {
+                let Some(live) = self.session.take() else {
+                    unreachable!("the session is running");
+                };
+                live.relay.abort();
+                let ended = unlocked(live.running).await;
+                let finished = self.settled(ended).await?;
+                self.collected(finished).await
+            }
+        }
+    }
+
+    /// Ends the kept session, if one runs: the harness is told the end and the sandbox's run
+    /// awaited (it ends the harness and everything it started).
+    pub(super) async fn end_session(&mut self) {
+        if let Some(live) = self.session.take() {
+            live.control.send(None);
+            let _ = unlocked(live.running).await;
+            live.relay.abort();
+            self.gateway.settle().await;
+        }
+    }
+
+    /// The kept session's time over all its rounds: the loop's total limit.
+    fn session_lifetime(&self) -> Duration {
+        let feedback = crate::closed_loop::feedback(self.task);
+        let round = feedback.round_timeout.unwrap_or(self.task.limits.timeout);
+        feedback
+            .total_timeout
+            .unwrap_or_else(|| round.saturating_mul(feedback.max_rounds))
+    }
+}
+
+/// The sandbox's run in its mutex, to poll.
+fn running<'r, 'a>(running: &'r mut Mutex<Running<'a>>) -> &'r mut Running<'a> {
+    running
+        .get_mut()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The sandbox's run out of its mutex.
+fn unlocked(running: Mutex<Running<'_>>) -> Running<'_> {
+    running
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The trial's error when a kept session's harness did not answer round `number`'s follow-up
+/// within `timeout` (with the round as it was left, if it could be collected).
+fn unanswered(
+    number: u32,
+    timeout: Duration,
+    collected: Result<Trajectory, TrialOutcome>,
+) -> TrialOutcome {
+    let trajectory = match collected {
+        Ok(trajectory) => Some(Box::new(trajectory)),
+        Err(TrialOutcome::Error { trajectory, .. }) => trajectory,
+        Err(_) => None,
+    };
+    TrialOutcome::Error {
+        message: format!(
+            "the harness keeps its session (harness.follow_up = \"session\") but did not answer round {number} within its limit of {} s: after reading the follow-up in $CLAWTEST_SESSION_DIR/{} it must write its answer to $CLAWTEST_SESSION_DIR/{} (docs/closed-loop.md, \"One session across rounds\")",
+            timeout.as_secs_f64(),
+            session::prompt_file(number),
+            session::answer_file(number),
+        ),
+        trajectory,
+    }
+}
+
 impl crate::closed_loop::Harness for TrialHarness<'_> {
     type Error = TrialOutcome;
 
@@ -185,12 +349,10 @@ impl crate::closed_loop::Harness for TrialHarness<'_> {
         message: String,
         timeout: Duration,
     ) -> Step<'_, Result<Trajectory, TrialOutcome>> {
-        let mut launch = self.launch.clone();
-        if round.number > 1 {
-            launch.prompt = message;
+        if self.provisions.harness.follow_up == FollowUp::Session {
+            return Box::pin(self.session_round(round, message, timeout));
         }
-        launch.timeout = timeout;
-        launch.setup.round = Some(round);
+        let launch = self.round_launch(round, message, timeout);
         Box::pin(async move { self.run_once(launch).await })
     }
 

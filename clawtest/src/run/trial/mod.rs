@@ -79,6 +79,7 @@ pub(crate) async fn run(
         planned: &plan.commands,
         interrupt,
         launch: launch::launch(plan, &loaded.tools, trial, &provisions.harness, place),
+        session: None,
     };
     let outcome = run_harness(plan, provisions, &mut harness)
         .await
@@ -177,7 +178,10 @@ async fn run_harness(
         model: provisions.harness.model.as_deref(),
         provider: provisions.models.simulator_provider,
     };
-    match crate::closed_loop::run(setting, harness).await {
+    let looped = crate::closed_loop::run(setting, harness).await;
+    // Whatever stopped the loop, a kept session ends with it.
+    harness.end_session().await;
+    match looped {
         Ok(outcome) => Ok((Some(outcome.grade), outcome.trajectory)),
         Err(LoopError::Round(outcome)) => Err(outcome),
         Err(LoopError::Message(message, trajectory)) => Err(TrialOutcome::Error {

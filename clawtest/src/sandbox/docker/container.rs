@@ -15,9 +15,9 @@ use futures_util::StreamExt;
 
 use super::owner::owner;
 use super::{
-    CONTROL_MOUNT, CONTROL_SOCKET, DockerSandbox, GATEWAY_PORT, OWNER_LABEL, RUN_LABEL,
-    SERVICES_PORT, SHIM_MOUNT, SOCKETS_MOUNT, STDERR_SOCKET, STDOUT_SOCKET, TASK_LABEL,
-    TRIAL_LABEL, WORKSPACE_MOUNT,
+    CONTROL_MOUNT, CONTROL_SOCKET, DockerSandbox, GATEWAY_PORT, HOME_MOUNT, OWNER_LABEL, RUN_LABEL,
+    SERVICES_PORT, SESSION_MOUNT, SHIM_MOUNT, SOCKETS_MOUNT, STDERR_SOCKET, STDOUT_SOCKET,
+    TASK_LABEL, TRIAL_LABEL, WORKSPACE_MOUNT,
 };
 use crate::sandbox::{GATEWAY_SOCKET, Launch, SERVICES_SOCKET};
 
@@ -113,7 +113,7 @@ impl DockerSandbox {
             "--control".into(),
             socket(CONTROL_SOCKET),
             "--timeout".into(),
-            format!("{:.3}", launch.timeout.as_secs_f64()),
+            format!("{:.3}", shim_timeout(launch).as_secs_f64()),
             "--stdout".into(),
             socket(STDOUT_SOCKET),
             "--stderr".into(),
@@ -143,14 +143,19 @@ impl DockerSandbox {
             labels: Some(labels),
             network_disabled: Some(true),
             host_config: Some(HostConfig {
-                binds: Some(vec![
-                    format!("{}:{CONTROL_MOUNT}:ro", control.display()),
-                    // Read-only: connecting to a socket needs no write access, and nothing
-                    // the host reads back lives here for the harness to replace.
-                    format!("{}:{SOCKETS_MOUNT}:ro", sockets.display()),
-                    format!("{}:{WORKSPACE_MOUNT}", workspace.display()),
-                    format!("{}:{SHIM_MOUNT}:ro", self.shim.display()),
-                ]),
+                binds: Some(
+                    vec![
+                        format!("{}:{CONTROL_MOUNT}:ro", control.display()),
+                        // Read-only: connecting to a socket needs no write access, and nothing
+                        // the host reads back lives here for the harness to replace.
+                        format!("{}:{SOCKETS_MOUNT}:ro", sockets.display()),
+                        format!("{}:{WORKSPACE_MOUNT}", workspace.display()),
+                        format!("{}:{SHIM_MOUNT}:ro", self.shim.display()),
+                    ]
+                    .into_iter()
+                    .chain(kept_folders(launch))
+                    .collect(),
+                ),
                 network_mode: Some("none".into()),
                 cap_drop: Some(vec!["ALL".into()]),
                 security_opt: Some(vec!["no-new-privileges".into()]),
@@ -177,6 +182,38 @@ impl DockerSandbox {
     }
 }
 
+/// How long the shim lets the harness run: the round's limit, or a kept session's time over
+/// all rounds (the host ends each round at its own limit).
+fn shim_timeout(launch: &Launch) -> Duration {
+    match launch
+        .setup
+        .round
+        .as_ref()
+        .and_then(|round| round.session.as_ref())
+    {
+        Some(session) => session.lifetime.max(launch.timeout),
+        None => launch.timeout,
+    }
+}
+
+/// The binds of what outlives a round: the home folder, and a kept session's folder.
+fn kept_folders(launch: &Launch) -> Vec<String> {
+    let mut binds = vec![format!(
+        "{}:{HOME_MOUNT}",
+        launch.folder.join("home").display()
+    )];
+    if crate::sandbox::keeps_session(launch) {
+        binds.push(format!(
+            "{}:{SESSION_MOUNT}",
+            launch
+                .folder
+                .join(crate::sandbox::session::SESSION_FOLDER)
+                .display()
+        ));
+    }
+    binds
+}
+
 /// The harness's environment inside the container: the image's own ENV, plus the sandbox
 /// contract and the passthrough names; nothing from the host.
 pub(super) fn environment(launch: &Launch) -> Vec<String> {
@@ -184,7 +221,7 @@ pub(super) fn environment(launch: &Launch) -> Vec<String> {
     let gateway_url = format!("http://127.0.0.1:{GATEWAY_PORT}");
     // PATH is left to the image (its ENV), which knows where its programs are.
     let mut variables = vec![
-        ("HOME", "/tmp".to_string()),
+        ("HOME", HOME_MOUNT.to_string()),
         ("TMPDIR", "/tmp".into()),
         ("LANG", "C.UTF-8".into()),
         ("CLAWTEST_SERVICES_URL", services_url),
@@ -212,6 +249,10 @@ pub(super) fn environment(launch: &Launch) -> Vec<String> {
     ]
     .into_iter()
     .chain(crate::sandbox::shared_environment(launch))
+    .chain(
+        crate::sandbox::keeps_session(launch)
+            .then(|| ("CLAWTEST_SESSION_DIR", SESSION_MOUNT.to_string())),
+    )
     .map(|(name, value)| format!("{name}={value}"))
     .collect::<Vec<_>>();
     variables.extend(

@@ -63,6 +63,12 @@ pub const GATEWAY_PORT: u16 = 9201;
 const CONTROL_MOUNT: &str = "/clawtest";
 const SOCKETS_MOUNT: &str = "/clawtest/sockets";
 const WORKSPACE_MOUNT: &str = "/workspace";
+/// Where the trial folder's `home/` is mounted, the harness's `HOME`: kept from one round of a
+/// closed loop to the next, as on the process backend.
+const HOME_MOUNT: &str = "/home/clawtest";
+/// Where the trial folder's session folder is mounted (`CLAWTEST_SESSION_DIR`) for a harness
+/// that keeps its session.
+const SESSION_MOUNT: &str = "/clawtest-session";
 /// Where the shim is mounted in the container (also the MCP stdio bridge's command).
 pub const SHIM_MOUNT: &str = "/.clawtest-shim";
 const CONTROL_SOCKET: &str = "control.sock";

@@ -24,10 +24,13 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::container::{ContainerGuard, container_name, environment};
-use super::{CONTROL_SOCKET, DockerSandbox, STDERR_SOCKET, STDOUT_SOCKET, WORKSPACE_MOUNT};
+use super::{
+    CONTROL_SOCKET, DockerSandbox, HOME_MOUNT, STDERR_SOCKET, STDOUT_SOCKET, WORKSPACE_MOUNT,
+};
 use crate::sandbox::capture::{self, Tail, read_tail};
 use crate::sandbox::disk::{DiskFull, DiskWatch};
 use crate::sandbox::process::PIPE_GRACE;
+use crate::sandbox::session::Rounds;
 use crate::sandbox::{CheckCommand, CheckOutcome, Endpoints, Finished, Launch, SandboxError};
 use crate::trajectory::HarnessExit;
 
@@ -66,8 +69,13 @@ impl DockerSandbox {
         let folder = launch.folder.clone();
         let control = folder.join("clawtest");
         let workspace = folder.join("workspace");
-        for path in [&control, &workspace, &control.join("sockets")] {
+        let home = folder.join("home");
+        let session = folder.join(crate::sandbox::session::SESSION_FOLDER);
+        for path in [&control, &workspace, &home, &control.join("sockets")] {
             std::fs::create_dir_all(path).map_err(prepare_error)?;
+        }
+        if crate::sandbox::keeps_session(&launch) {
+            std::fs::create_dir_all(&session).map_err(prepare_error)?;
         }
         crate::sandbox::lay_out(&launch, &control, &workspace)?;
         crate::sandbox::write_harness_files(
@@ -77,10 +85,10 @@ impl DockerSandbox {
                 gateway_url: &format!("http://127.0.0.1:{}", super::GATEWAY_PORT),
                 model: launch.setup.model.as_deref().unwrap_or_default(),
                 workspace: WORKSPACE_MOUNT,
-                home: "/tmp",
+                home: HOME_MOUNT,
             },
             &workspace,
-            None,
+            &home,
         )?;
         // A follow-up round binds the sockets the round before it left behind.
         for name in [CONTROL_SOCKET, STDOUT_SOCKET, STDERR_SOCKET] {
@@ -208,31 +216,70 @@ impl DockerSandbox {
             reader.read_line(&mut line).await?;
             Ok::<_, std::io::Error>((line, reader))
         };
+        tokio::pin!(report);
         let mut waiting = self.docker.wait_container(id, None);
-        let ended = tokio::select! {
-            report = report => Some(report.map_err(prepare_error)?),
-            () = disk.passed() => {
-                let options = KillContainerOptionsBuilder::default().signal("SIGKILL").build();
-                let _ = self.docker.kill_container(id, Some(options)).await;
-                return Ok(Supervised {
-                    exit: HarnessExit {
-                        code: None,
-                        timed_out: false,
-                        signal: Some(rustix::process::Signal::KILL.as_raw()),
-                    },
-                    shim_said: String::new(),
-                    checks: Vec::new(),
-                    duration: started.elapsed(),
-                    disk_full: disk.finish(None),
-                });
+        let mut session = crate::sandbox::session_rounds(launch)?;
+        let mut deadline = tokio::time::Instant::now() + launch.timeout + REPORT_GRACE;
+        let mut round_started = started;
+        let ended = loop {
+            let answered = async {
+                match &session {
+                    Some(rounds) => rounds.answered().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                report = &mut report => break Some(report.map_err(prepare_error)?),
+                () = disk.passed() => {
+                    let options = KillContainerOptionsBuilder::default().signal("SIGKILL").build();
+                    let _ = self.docker.kill_container(id, Some(options)).await;
+                    return Ok(Supervised {
+                        exit: HarnessExit {
+                            code: None,
+                            timed_out: false,
+                            signal: Some(rustix::process::Signal::KILL.as_raw()),
+                        },
+                        shim_said: String::new(),
+                        checks: Vec::new(),
+                        duration: started.elapsed(),
+                        disk_full: disk.finish(None),
+                    });
+                }
+                () = tokio::time::sleep_until(deadline) => break None,
+                () = interrupt.cancelled() => return Err(SandboxError::Interrupted),
+                _ = waiting.next() => {
+                    let (_, stderr) = self.logs(id, launch.limits.output_bytes).await;
+                    return Err(SandboxError::Docker {
+                        message: format!("the container ended before the shim reported: {}", stderr.trim()),
+                    });
+                }
+                () = answered => {}
             }
-            () = tokio::time::sleep(launch.timeout + REPORT_GRACE) => None,
-            () = interrupt.cancelled() => return Err(SandboxError::Interrupted),
-            _ = waiting.next() => {
-                let (_, stderr) = self.logs(id, launch.limits.output_bytes).await;
-                return Err(SandboxError::Docker {
-                    message: format!("the container ended before the shim reported: {}", stderr.trim()),
-                });
+            // A kept session's harness answered its round: handed over, it waits for the next.
+            let Some(rounds) = session.as_mut() else {
+                continue;
+            };
+            let round = RoundInContainer {
+                id,
+                launch,
+                environment,
+                started: round_started,
+            };
+            match self.hand_over(round, rounds, interrupt).await? {
+                Some(limit) => {
+                    deadline = tokio::time::Instant::now() + limit;
+                    round_started = Instant::now();
+                }
+                // No round follows: the caller removes the container.
+                None => {
+                    return Ok(Supervised {
+                        exit: crate::sandbox::session::answered_exit(),
+                        shim_said: String::new(),
+                        checks: Vec::new(),
+                        duration: round_started.elapsed(),
+                        disk_full: None,
+                    });
+                }
             }
         };
         let duration = started.elapsed();
@@ -264,6 +311,50 @@ impl DockerSandbox {
             duration,
             disk_full,
         })
+    }
+
+    /// A kept session's answered round collected (the answer, the checks as execs, the
+    /// workspace's files) and handed over; the next round's time limit, or `None` at the end.
+    async fn hand_over(
+        &self,
+        round: RoundInContainer<'_>,
+        rounds: &mut Rounds,
+        interrupt: &CancellationToken,
+    ) -> Result<Option<Duration>, SandboxError> {
+        let limits = &round.launch.limits;
+        let mut notes = Vec::new();
+        let answer = rounds.answer(limits.output_file_bytes, &mut notes);
+        let duration = round.started.elapsed();
+        let mut checks = Vec::with_capacity(round.launch.checks.len());
+        for check in &round.launch.checks {
+            checks.push(
+                self.exec(
+                    round.id,
+                    check,
+                    round.environment,
+                    limits.output_bytes,
+                    interrupt,
+                )
+                .await?,
+            );
+        }
+        let workspace = round.launch.folder.join("workspace");
+        let workspace = capture::snapshot(&workspace, limits, &mut notes).map_err(prepare_error)?;
+        let finished = Finished {
+            exit: crate::sandbox::session::answered_exit(),
+            stdout: String::new(),
+            stderr: String::new(),
+            output_file: Some(answer),
+            workspace,
+            duration,
+            checks,
+            limits_reached: notes,
+            disk_full: None,
+        };
+        tokio::select! {
+            next = rounds.hand_over(finished) => next.map_err(prepare_error),
+            () = interrupt.cancelled() => Err(SandboxError::Interrupted),
+        }
     }
 
     /// The container's log (the shim's own messages), stdout and stderr, each capped.
@@ -350,6 +441,15 @@ impl DockerSandbox {
             stderr,
         })
     }
+}
+
+/// The round of a kept session that was answered in container `id`.
+struct RoundInContainer<'a> {
+    id: &'a str,
+    launch: &'a Launch,
+    environment: &'a [String],
+    /// When the round was started.
+    started: Instant,
 }
 
 /// How the harness's container ran: its exit, what the shim said, the checks' outcomes, how
