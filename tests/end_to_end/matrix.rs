@@ -243,6 +243,20 @@ fn example_with_gates(folder: &Path, gates: &str) {
     }
 }
 
+/// Runs the cells `glob` matches of the suite in `folder`, its results written to `json`.
+fn run_cells(folder: &Path, glob: &str, json: &Path) -> crate::support::Outcome {
+    run_in(
+        folder,
+        &[
+            "--no-build",
+            "--cell",
+            glob,
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    )
+}
+
 const GATES: &str = r#"[gates.cells."retrying/*"]
 min_robustness = 0.9
 
@@ -296,16 +310,7 @@ fn gates_per_cell_and_on_the_change_between_cells_decide_the_exit_code() {
     // The right-tool cell alone passes; merged alone, the change gate has no cell to compare
     // with, and the merge fails on it alone.
     let alone = suite.path().join("alone.json");
-    let outcome = run_in(
-        suite.path(),
-        &[
-            "--no-build",
-            "--cell",
-            "retrying/right-tool",
-            "--json",
-            alone.to_str().unwrap(),
-        ],
-    );
+    let outcome = run_cells(suite.path(), "retrying/right-tool", &alone);
     assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
     assert!(
         outcome
@@ -331,16 +336,7 @@ fn report_writes_the_results_in_clawenvkits_layout() {
     let suite = tempfile::tempdir().unwrap();
     example_with_gates(suite.path(), "");
     let json = suite.path().join("results.json");
-    let outcome = run_in(
-        suite.path(),
-        &[
-            "--no-build",
-            "--cell",
-            "retrying/*",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-    );
+    let outcome = run_cells(suite.path(), "retrying/*", &json);
     assert_eq!(outcome.code, 100, "{}\n{}", outcome.stdout, outcome.stderr);
     let out = suite.path().join("clawenvkit");
     let outcome = run_in(
