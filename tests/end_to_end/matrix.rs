@@ -220,15 +220,21 @@ fn merge_combines_shards_of_several_cells_and_refuses_a_cell_with_a_shard_missin
 }
 
 /// examples/matrix copied to `folder` with `gates` added to its configuration, its harnesses
-/// started from the reference agent built for the tests.
+/// started from the reference agent built for the tests; the cassettes of the retrying
+/// harness's cells only.
 fn example_with_gates(folder: &Path, gates: &str) {
     let agent = reference_agent();
-    let config = std::fs::read_to_string(example().join("clawtest.toml"))
+    // Built already: a copy outside the workspace has no `cargo build -p` to run.
+    let config: String = std::fs::read_to_string(example().join("clawtest.toml"))
         .unwrap()
         .replace(
             "${CARGO_TARGET_DIR}/debug/reference-agent",
             &agent.display().to_string(),
-        );
+        )
+        .lines()
+        .filter(|line| !line.starts_with("build = "))
+        .map(|line| format!("{line}\n"))
+        .collect();
     std::fs::write(folder.join("clawtest.toml"), format!("{config}\n{gates}")).unwrap();
     for part in [
         "tasks",
@@ -368,4 +374,63 @@ fn report_writes_the_results_in_clawenvkits_layout() {
         }
     }
     insta::assert_snapshot!("matrix_clawenvkit", files.join("\n"));
+}
+
+/// `cassettes` acts on each cell's folder: the status replays every cell (or those `--cell`
+/// picks) and names a missing cassette by its cell's path; `prune` removes a cell's unused one.
+#[test]
+fn cassettes_are_checked_and_pruned_per_cell() {
+    let suite = tempfile::tempdir().unwrap();
+    example_with_gates(suite.path(), "");
+    let retrying = run_in(suite.path(), &["cassettes", "--cell", "retrying/*"]);
+    assert_eq!(retrying.code, 0, "{}\n{}", retrying.stdout, retrying.stderr);
+    for cell in ["retrying/right-tool", "retrying/wrong-tool"] {
+        assert!(
+            retrying.stdout.contains(&format!("== cell {cell}")),
+            "{}",
+            retrying.stdout
+        );
+    }
+    assert!(
+        retrying
+            .stdout
+            .contains("cassettes/retrying/wrong-tool/todo-review.yaml"),
+        "{}",
+        retrying.stdout
+    );
+    // The bare harness's cells have no cassettes in this copy.
+    let every = run_in(suite.path(), &["cassettes"]);
+    assert_eq!(every.code, 100, "{}\n{}", every.stdout, every.stderr);
+    assert!(
+        every.stdout.contains("== cell bare/right-tool"),
+        "{}",
+        every.stdout
+    );
+    let missing = every
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("cassettes/bare/right-tool/offsite-reply.yaml"))
+        .unwrap_or_else(|| panic!("{}", every.stdout));
+    assert!(missing.contains("missing"), "{missing}");
+
+    // A cassette of a task the suite no longer has.
+    let unused = suite.path().join("cassettes/retrying/wrong-tool/gone.yaml");
+    let recorded = std::fs::read_to_string(unused.with_file_name("todo-review.yaml")).unwrap();
+    std::fs::write(
+        &unused,
+        recorded.replace("task_id: todo-review", "task_id: gone"),
+    )
+    .unwrap();
+    let pruned = run_in(
+        suite.path(),
+        &["cassettes", "prune", "--cell", "retrying/wrong-tool"],
+    );
+    assert_eq!(pruned.code, 0, "{}\n{}", pruned.stdout, pruned.stderr);
+    assert!(!unused.exists(), "{}", pruned.stdout);
+    assert!(
+        suite
+            .path()
+            .join("cassettes/retrying/wrong-tool/todo-review.yaml")
+            .exists()
+    );
 }
