@@ -434,3 +434,52 @@ fn cassettes_are_checked_and_pruned_per_cell() {
             .exists()
     );
 }
+
+/// `--snapshots` in a matrix: each cell's grade snapshots in its own folder, every new one
+/// named by its cell in the run's result; accepted (as `cargo insta review` does, the
+/// `.snap.new` files renamed), they no longer fail the run.
+#[test]
+fn grade_snapshots_are_compared_and_named_per_cell() {
+    let suite = tempfile::tempdir().unwrap();
+    example_with_gates(suite.path(), "");
+    let arguments = ["--no-build", "--cell", "retrying/*", "--snapshots"];
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"));
+    command
+        .arg("clawtest")
+        .args(arguments)
+        .current_dir(suite.path())
+        // Outside CI insta writes a `.snap.new` for a new snapshot.
+        .env_remove("CI")
+        .env_remove("INSTA_UPDATE");
+    let output = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(100), "{stdout}");
+    let result = stdout
+        .lines()
+        .find(|line| line.starts_with("matrix result:"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        result.contains(
+            "4 new snapshot(s) (retrying/right-tool/offsite-reply, retrying/right-tool/todo-review, retrying/wrong-tool/offsite-reply, retrying/wrong-tool/todo-review)"
+        ),
+        "{result}"
+    );
+    for cell in ["right-tool", "wrong-tool"] {
+        for task in ["offsite-reply", "todo-review"] {
+            let pending = suite
+                .path()
+                .join(format!("snapshots/retrying/{cell}/{task}.snap.new"));
+            assert!(pending.is_file(), "{}", pending.display());
+            std::fs::rename(&pending, pending.with_extension("")).unwrap();
+        }
+    }
+    let output = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let result = stdout
+        .lines()
+        .find(|line| line.starts_with("matrix result:"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    // The wrong tool still fails its tasks; no snapshot fails the run any more.
+    assert!(!result.contains("snapshot"), "{result}");
+    assert!(result.contains("failed pass^3"), "{result}");
+}
