@@ -107,6 +107,10 @@ pub struct CassettesArgs {
     /// Trials the status's replay runs at once (default: the number of CPUs).
     #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
+    /// In a harness × model matrix, only the cells this glob matches, as `HARNESS/MODEL`
+    /// (`retrying/*`); repeatable. Each cell's cassettes are in `<harness>/<model>/`.
+    #[arg(long = "cell", global = true, value_name = "GLOB")]
+    pub cells: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -298,3 +298,123 @@ fn the_step_summary_and_annotations_of_a_failing_run() {
     );
     insta::assert_snapshot!("step_summary", summary);
 }
+
+/// The workflow `init` writes fans out over (cell, shard) and merges: its shard jobs' run step,
+/// as written, on the suite `init` wrote, then its merge step over what they upload, give one
+/// passing run; what the jobs upload is what the merge downloads.
+#[test]
+fn the_workflow_runs_each_cell_and_shard_then_merges_them() {
+    let folder = tempfile::tempdir().unwrap();
+    let binary = std::path::Path::new(env!("CARGO_BIN_EXE_cargo-clawtest"));
+    assert_eq!(run_in(folder.path(), &["init"]).code, 0);
+    let workflow: Value = serde_saphyr::from_str(
+        &std::fs::read_to_string(folder.path().join(".github/workflows/clawtest.yml")).unwrap(),
+    )
+    .unwrap();
+    let shards = &workflow["jobs"]["clawtest"];
+    let merge = &workflow["jobs"]["merge"];
+    assert_eq!(merge["needs"], "clawtest");
+    assert_eq!(shards["strategy"]["fail-fast"], false);
+    let count = shards["strategy"]["matrix"]["shard"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(
+        shards["env"]["SHARDS"],
+        count.to_string(),
+        "SHARDS is the shard axis' length"
+    );
+    let step = |job: &Value, starts: &str| -> Value {
+        job["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|step| {
+                step["run"]
+                    .as_str()
+                    .is_some_and(|run| run.starts_with(starts))
+                    || step["uses"]
+                        .as_str()
+                        .is_some_and(|uses| uses.starts_with(starts))
+            })
+            .unwrap_or_else(|| panic!("no step {starts}"))
+            .clone()
+    };
+    let upload = step(shards, "actions/upload-artifact@");
+    let download = step(merge, "actions/download-artifact@");
+    let pattern = download["with"]["pattern"].as_str().unwrap();
+    assert!(
+        upload["with"]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with(pattern.trim_end_matches('*'))
+    );
+    let downloaded = download["with"]["path"].as_str().unwrap();
+
+    // Each job's run step in the folder init wrote, its results placed where the merge's
+    // download puts each artifact (a folder per artifact).
+    let path = format!(
+        "{}:{}",
+        binary.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let shell = |script: &str, variables: &[(&str, String)]| {
+        let mut command = std::process::Command::new("/bin/sh");
+        command
+            .args(["-c", script])
+            .current_dir(folder.path())
+            .env("PATH", &path)
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY");
+        for (name, value) in variables {
+            command.env(name, value);
+        }
+        let output = command.output().unwrap();
+        (
+            output.status.code(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ),
+        )
+    };
+    let run = step(shards, "cargo clawtest --cell")["run"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cells = shards["strategy"]["matrix"]["cell"].as_array().unwrap();
+    let mut index = 0;
+    for cell in cells {
+        for shard in 1..=count {
+            let (code, output) = shell(
+                &run,
+                &[
+                    ("CELL", cell.as_str().unwrap().to_string()),
+                    ("SHARD", shard.to_string()),
+                    ("SHARDS", count.to_string()),
+                ],
+            );
+            assert_eq!(code, Some(0), "{output}");
+            let artifact = folder
+                .path()
+                .join(downloaded)
+                .join(format!("clawtest-shard-{index}"));
+            std::fs::create_dir_all(artifact.parent().unwrap()).unwrap();
+            std::fs::rename(folder.path().join("target/clawtest"), &artifact).unwrap();
+            index += 1;
+        }
+    }
+    let merged = step(merge, "cargo clawtest merge")["run"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (code, output) = shell(&merged, &[]);
+    assert_eq!(code, Some(0), "{output}");
+    let results: Value = serde_json::from_str(
+        &std::fs::read_to_string(folder.path().join("target/clawtest/results.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(results["tasks_passed"], 2, "{output}");
+    assert_eq!(results["shard"], Value::Null, "the merged run is whole");
+}

@@ -220,15 +220,21 @@ fn merge_combines_shards_of_several_cells_and_refuses_a_cell_with_a_shard_missin
 }
 
 /// examples/matrix copied to `folder` with `gates` added to its configuration, its harnesses
-/// started from the reference agent built for the tests.
+/// started from the reference agent built for the tests; the cassettes of the retrying
+/// harness's cells only.
 fn example_with_gates(folder: &Path, gates: &str) {
     let agent = reference_agent();
-    let config = std::fs::read_to_string(example().join("clawtest.toml"))
+    // Built already: a copy outside the workspace has no `cargo build -p` to run.
+    let config: String = std::fs::read_to_string(example().join("clawtest.toml"))
         .unwrap()
         .replace(
             "${CARGO_TARGET_DIR}/debug/reference-agent",
             &agent.display().to_string(),
-        );
+        )
+        .lines()
+        .filter(|line| !line.starts_with("build = "))
+        .map(|line| format!("{line}\n"))
+        .collect();
     std::fs::write(folder.join("clawtest.toml"), format!("{config}\n{gates}")).unwrap();
     for part in [
         "tasks",
@@ -241,6 +247,20 @@ fn example_with_gates(folder: &Path, gates: &str) {
             std::fs::copy(entry.path(), folder.join(part).join(entry.file_name())).unwrap();
         }
     }
+}
+
+/// Runs the cells `glob` matches of the suite in `folder`, its results written to `json`.
+fn run_cells(folder: &Path, glob: &str, json: &Path) -> crate::support::Outcome {
+    run_in(
+        folder,
+        &[
+            "--no-build",
+            "--cell",
+            glob,
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    )
 }
 
 const GATES: &str = r#"[gates.cells."retrying/*"]
@@ -296,16 +316,7 @@ fn gates_per_cell_and_on_the_change_between_cells_decide_the_exit_code() {
     // The right-tool cell alone passes; merged alone, the change gate has no cell to compare
     // with, and the merge fails on it alone.
     let alone = suite.path().join("alone.json");
-    let outcome = run_in(
-        suite.path(),
-        &[
-            "--no-build",
-            "--cell",
-            "retrying/right-tool",
-            "--json",
-            alone.to_str().unwrap(),
-        ],
-    );
+    let outcome = run_cells(suite.path(), "retrying/right-tool", &alone);
     assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
     assert!(
         outcome
@@ -331,16 +342,7 @@ fn report_writes_the_results_in_clawenvkits_layout() {
     let suite = tempfile::tempdir().unwrap();
     example_with_gates(suite.path(), "");
     let json = suite.path().join("results.json");
-    let outcome = run_in(
-        suite.path(),
-        &[
-            "--no-build",
-            "--cell",
-            "retrying/*",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-    );
+    let outcome = run_cells(suite.path(), "retrying/*", &json);
     assert_eq!(outcome.code, 100, "{}\n{}", outcome.stdout, outcome.stderr);
     let out = suite.path().join("clawenvkit");
     let outcome = run_in(
@@ -372,4 +374,112 @@ fn report_writes_the_results_in_clawenvkits_layout() {
         }
     }
     insta::assert_snapshot!("matrix_clawenvkit", files.join("\n"));
+}
+
+/// `cassettes` acts on each cell's folder: the status replays every cell (or those `--cell`
+/// picks) and names a missing cassette by its cell's path; `prune` removes a cell's unused one.
+#[test]
+fn cassettes_are_checked_and_pruned_per_cell() {
+    let suite = tempfile::tempdir().unwrap();
+    example_with_gates(suite.path(), "");
+    let retrying = run_in(suite.path(), &["cassettes", "--cell", "retrying/*"]);
+    assert_eq!(retrying.code, 0, "{}\n{}", retrying.stdout, retrying.stderr);
+    for cell in ["retrying/right-tool", "retrying/wrong-tool"] {
+        assert!(
+            retrying.stdout.contains(&format!("== cell {cell}")),
+            "{}",
+            retrying.stdout
+        );
+    }
+    assert!(
+        retrying
+            .stdout
+            .contains("cassettes/retrying/wrong-tool/todo-review.yaml"),
+        "{}",
+        retrying.stdout
+    );
+    // The bare harness's cells have no cassettes in this copy.
+    let every = run_in(suite.path(), &["cassettes"]);
+    assert_eq!(every.code, 100, "{}\n{}", every.stdout, every.stderr);
+    assert!(
+        every.stdout.contains("== cell bare/right-tool"),
+        "{}",
+        every.stdout
+    );
+    let missing = every
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("cassettes/bare/right-tool/offsite-reply.yaml"))
+        .unwrap_or_else(|| panic!("{}", every.stdout));
+    assert!(missing.contains("missing"), "{missing}");
+
+    // A cassette of a task the suite no longer has.
+    let unused = suite.path().join("cassettes/retrying/wrong-tool/gone.yaml");
+    let recorded = std::fs::read_to_string(unused.with_file_name("todo-review.yaml")).unwrap();
+    std::fs::write(
+        &unused,
+        recorded.replace("task_id: todo-review", "task_id: gone"),
+    )
+    .unwrap();
+    let pruned = run_in(
+        suite.path(),
+        &["cassettes", "prune", "--cell", "retrying/wrong-tool"],
+    );
+    assert_eq!(pruned.code, 0, "{}\n{}", pruned.stdout, pruned.stderr);
+    assert!(!unused.exists(), "{}", pruned.stdout);
+    assert!(
+        suite
+            .path()
+            .join("cassettes/retrying/wrong-tool/todo-review.yaml")
+            .exists()
+    );
+}
+
+/// `--snapshots` in a matrix: each cell's grade snapshots in its own folder, every new one
+/// named by its cell in the run's result; accepted (as `cargo insta review` does, the
+/// `.snap.new` files renamed), they no longer fail the run.
+#[test]
+fn grade_snapshots_are_compared_and_named_per_cell() {
+    let suite = tempfile::tempdir().unwrap();
+    example_with_gates(suite.path(), "");
+    let arguments = ["--no-build", "--cell", "retrying/*", "--snapshots"];
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"));
+    command
+        .arg("clawtest")
+        .args(arguments)
+        .current_dir(suite.path())
+        // Outside CI insta writes a `.snap.new` for a new snapshot.
+        .env_remove("CI")
+        .env_remove("INSTA_UPDATE");
+    let output = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(100), "{stdout}");
+    let result = stdout
+        .lines()
+        .find(|line| line.starts_with("matrix result:"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        result.contains(
+            "4 new snapshot(s) (retrying/right-tool/offsite-reply, retrying/right-tool/todo-review, retrying/wrong-tool/offsite-reply, retrying/wrong-tool/todo-review)"
+        ),
+        "{result}"
+    );
+    for cell in ["right-tool", "wrong-tool"] {
+        for task in ["offsite-reply", "todo-review"] {
+            let pending = suite
+                .path()
+                .join(format!("snapshots/retrying/{cell}/{task}.snap.new"));
+            assert!(pending.is_file(), "{}", pending.display());
+            std::fs::rename(&pending, pending.with_extension("")).unwrap();
+        }
+    }
+    let output = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let result = stdout
+        .lines()
+        .find(|line| line.starts_with("matrix result:"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    // The wrong tool still fails its tasks; no snapshot fails the run any more.
+    assert!(!result.contains("snapshot"), "{result}");
+    assert!(result.contains("failed pass^3"), "{result}");
 }

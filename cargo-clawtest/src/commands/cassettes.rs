@@ -1,10 +1,13 @@
 //! `cargo clawtest cassettes [status|prune|upgrade]`: the state of the suite's cassettes,
 //! found by a replay run of the whole suite (no model is called, the results are not
-//! written); removing the unused ones; rewriting recorded ones in the current format.
+//! written); removing the unused ones; rewriting recorded ones in the current format. In a
+//! harness × model matrix, each cell's folder (`<harness>/<model>/`), as its own suite run
+//! with that cell's harness and model; `--cell` picks cells.
 
-use clawtest::config::Mode;
+use clawtest::config::{Config, Mode};
 use clawtest::interrupt::{self, Notice};
 use clawtest::report::events::{Event, Reporter};
+use clawtest::run::cells;
 use clawtest::run::session::{self, Request};
 use clawtest::sandbox::select;
 use clawtest::services::Catalogue;
@@ -22,15 +25,42 @@ pub fn run(global: &GlobalArgs, arguments: &CassettesArgs) -> Outcome {
         jobs: arguments.jobs,
         ..Request::default()
     };
-    let folder = session::cassette_folder(&config, &request);
+    if !config.is_matrix() {
+        if !arguments.cells.is_empty() {
+            config
+                .select_cells(&arguments.cells)
+                .map_err(|error| ExpectedError::Session(error.into()))?;
+        }
+        return act(&config, &request, arguments);
+    }
+    // A matrix keeps a cassette folder per cell: each is acted on as a suite of its own,
+    // with that cell's harness and model, and the status fails when any cell's does.
+    let runs =
+        cells::cell_runs(&config, &request, &arguments.cells).map_err(ExpectedError::Session)?;
+    let mut failed = None;
+    for run in runs {
+        sayln!("== cell {}", run.cell.name());
+        if let Err(error) = act(&run.config, &run.request, arguments) {
+            match error {
+                ExpectedError::StaleCassettes => failed = Some(error),
+                other => return Err(other),
+            }
+        }
+    }
+    failed.map_or(Ok(()), Err)
+}
+
+/// The action asked for, on the cassette folder of `request` (a cell's, in a matrix).
+fn act(config: &Config, request: &Request, arguments: &CassettesArgs) -> Outcome {
+    let folder = session::cassette_folder(config, request);
     match arguments
         .action
         .as_ref()
         .unwrap_or(&CassettesAction::Status)
     {
-        CassettesAction::Status => status(&config, &request),
+        CassettesAction::Status => status(config, request),
         CassettesAction::Prune => {
-            let suite = session::load_suite(&config, &request, &Catalogue::builtin())
+            let suite = session::load_suite(config, request, &Catalogue::builtin())
                 .map_err(ExpectedError::Session)?;
             let task_ids: Vec<String> = suite.tasks.iter().map(|task| task.id.clone()).collect();
             // A task file that does not load still names its cassette: never prune then.
@@ -47,36 +77,40 @@ pub fn run(global: &GlobalArgs, arguments: &CassettesArgs) -> Outcome {
             sayln!("{} unused cassette(s) removed", removed.len());
             Ok(())
         }
-        CassettesAction::Upgrade => {
-            let upgraded = clawtest::cassettes::upgrade(&folder)
-                .map_err(|error| ExpectedError::CassetteFolder(folder.clone(), error))?;
-            let (mut before, mut after) = (0, 0);
-            for file in &upgraded {
-                before += file.before;
-                after += file.after;
-                let what = match &file.outcome {
-                    clawtest::cassettes::Upgrade::Rewritten { marked_whole } => format!(
-                        "rewritten, {} → {} bytes, {marked_whole} request(s) marked whole",
-                        file.before, file.after
-                    ),
-                    clawtest::cassettes::Upgrade::Unchanged => "already current".into(),
-                    clawtest::cassettes::Upgrade::HandWritten => {
-                        "hand-written (it has comments): left as it is".into()
-                    }
-                    clawtest::cassettes::Upgrade::Unreadable(reason) => {
-                        format!("not read, left as it is: {reason}")
-                    }
-                };
-                sayln!("{}: {what}", file.path.display());
-            }
-            sayln!("{} file(s), {before} → {after} bytes", upgraded.len());
-            Ok(())
-        }
+        CassettesAction::Upgrade => upgrade(&folder),
     }
 }
 
+/// Rewrites the recorded cassettes of `folder` in the current format, saying what became of
+/// each.
+fn upgrade(folder: &std::path::Path) -> Outcome {
+    let upgraded = clawtest::cassettes::upgrade(folder)
+        .map_err(|error| ExpectedError::CassetteFolder(folder.to_path_buf(), error))?;
+    let (mut before, mut after) = (0, 0);
+    for file in &upgraded {
+        before += file.before;
+        after += file.after;
+        let what = match &file.outcome {
+            clawtest::cassettes::Upgrade::Rewritten { marked_whole } => format!(
+                "rewritten, {} → {} bytes, {marked_whole} request(s) marked whole",
+                file.before, file.after
+            ),
+            clawtest::cassettes::Upgrade::Unchanged => "already current".into(),
+            clawtest::cassettes::Upgrade::HandWritten => {
+                "hand-written (it has comments): left as it is".into()
+            }
+            clawtest::cassettes::Upgrade::Unreadable(reason) => {
+                format!("not read, left as it is: {reason}")
+            }
+        };
+        sayln!("{}: {what}", file.path.display());
+    }
+    sayln!("{} file(s), {before} → {after} bytes", upgraded.len());
+    Ok(())
+}
+
 /// The replay run, then each cassette's state; fails when one needs recording.
-fn status(config: &clawtest::config::Config, request: &Request) -> Outcome {
+fn status(config: &Config, request: &Request) -> Outcome {
     let folder = session::cassette_folder(config, request);
     let (task_ids, executed) = runtime()?.block_on(async {
         let chosen = select::choose(config, request.backend)

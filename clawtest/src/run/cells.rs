@@ -75,6 +75,12 @@ pub fn combine(
         for verdict in &mut summary.verdicts {
             verdict.cell = Some(cell.clone());
         }
+        // A task's snapshot is the cell's (`snapshots/<harness>/<model>/<task>.snap`): named
+        // by its cell too, or the same task's new snapshots in two cells would count once.
+        let snapshots = &mut summary.snapshots;
+        for name in snapshots.new.iter_mut().chain(snapshots.changed.iter_mut()) {
+            *name = format!("{}/{name}", cell.name());
+        }
         summary.cells = vec![cell.clone()];
         warnings.extend(
             executed
