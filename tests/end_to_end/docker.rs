@@ -167,15 +167,21 @@ fn demo_copy(extra_config: &str) -> tempfile::TempDir {
 fn example_copy(example: &str, extra_config: &str, trials: u32) -> tempfile::TempDir {
     let folder = tempfile::tempdir().expect("temporary folder");
     let demo = repository().join("examples").join(example);
-    for sub in ["tasks", "cassettes"] {
+    // Cassettes may keep their images in `cassettes/blobs/`: one level of folders is copied.
+    for sub in ["tasks", "cassettes", "cassettes/blobs"] {
+        let Ok(entries) = std::fs::read_dir(demo.join(sub)) else {
+            continue;
+        };
         std::fs::create_dir_all(folder.path().join(sub)).expect("folder");
-        for entry in std::fs::read_dir(demo.join(sub)).expect("demo folder") {
+        for entry in entries {
             let entry = entry.expect("entry");
-            std::fs::copy(
-                entry.path(),
-                folder.path().join(sub).join(entry.file_name()),
-            )
-            .expect("copy");
+            if entry.file_type().expect("file type").is_file() {
+                std::fs::copy(
+                    entry.path(),
+                    folder.path().join(sub).join(entry.file_name()),
+                )
+                .expect("copy");
+            }
         }
     }
     let config = format!(

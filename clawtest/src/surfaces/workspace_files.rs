@@ -63,14 +63,7 @@ impl WorkspaceFiles {
         let root = self.open_root(path)?;
         let fd = beneath(&root, &relative, OFlags::RDONLY | OFlags::NONBLOCK)
             .map_err(|error| failure(path, error))?;
-        if FileType::from_raw_mode(
-            rustix::fs::fstat(&fd)
-                .map_err(|e| failure(path, e))?
-                .st_mode,
-        ) != FileType::RegularFile
-        {
-            return Err(format!("`{path}` is not a file"));
-        }
+        regular(&fd, path)?;
         let mut bytes = Vec::new();
         std::fs::File::from(fd)
             .take(READ_LIMIT as u64 + 1)
@@ -129,14 +122,7 @@ impl WorkspaceFiles {
             ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS,
         )
         .map_err(|error| failure(path, error))?;
-        if FileType::from_raw_mode(
-            rustix::fs::fstat(&fd)
-                .map_err(|e| failure(path, e))?
-                .st_mode,
-        ) != FileType::RegularFile
-        {
-            return Err(format!("`{path}` is not a file"));
-        }
+        regular(&fd, path)?;
         std::fs::File::from(fd)
             .write_all(content.as_bytes())
             .map_err(|error| format!("`{path}`: {error}"))?;
@@ -201,6 +187,15 @@ fn inside(path: &str) -> Result<PathBuf, String> {
         ));
     }
     Ok(relative.to_path_buf())
+}
+
+/// Refuses an opened `fd` that is not a regular file (a FIFO, a device, a folder).
+fn regular(fd: &OwnedFd, path: &str) -> Result<(), String> {
+    let stat = rustix::fs::fstat(fd).map_err(|error| failure(path, error))?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return Err(format!("`{path}` is not a file"));
+    }
+    Ok(())
 }
 
 /// `relative` opened under `root`, never leaving it (links inside it are followed).

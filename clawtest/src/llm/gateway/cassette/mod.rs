@@ -39,7 +39,12 @@
 //! leaves out are the previous's), and a trial identical to an earlier one is written as
 //! `same_as: N`. The file is read into whole requests and trials ([`Cassette`]); version 1,
 //! where every request is whole, still reads.
+//!
+//! A large binary part of a call (an image shown to the model, as base64) is kept once by its
+//! SHA-256 in `blobs/` beside the cassettes, `{{blob:<sha256>.png}}` in the YAML
+//! (`blobs.rs`): written by [`Cassette::save`], put back by [`Cassette::load`].
 
+mod blobs;
 mod compact;
 
 use std::path::{Path, PathBuf};
@@ -203,7 +208,23 @@ impl Cassette {
                 });
             }
         };
-        let cassette = Cassette::parse(&text, &path)?;
+        let mut cassette = Cassette::parse(&text, &path)?;
+        for interaction in cassette
+            .trials
+            .iter_mut()
+            .flat_map(|trial| trial.interactions.iter_mut())
+        {
+            for value in [
+                &mut interaction.request.body,
+                &mut interaction.response.body,
+            ] {
+                blobs::restore(value, folder).map_err(|message| CassetteError::Invalid {
+                    path: path.clone(),
+                    line: None,
+                    message,
+                })?;
+            }
+        }
         if cassette.task_id != task_id {
             return Err(CassetteError::Invalid {
                 path,
@@ -260,7 +281,19 @@ impl Cassette {
             path: path.clone(),
             message,
         };
-        let text = self.to_text().map_err(unwritable)?;
+        // Large binary parts go to `blobs/`, once each, before the YAML that names them.
+        let mut stowed = self.clone();
+        let mut found = std::collections::BTreeMap::new();
+        for interaction in stowed
+            .trials
+            .iter_mut()
+            .flat_map(|trial| trial.interactions.iter_mut())
+        {
+            blobs::stow(&mut interaction.request.body, &mut found);
+            blobs::stow(&mut interaction.response.body, &mut found);
+        }
+        blobs::write(folder, &found).map_err(|error| unwritable(error.to_string()))?;
+        let text = stowed.to_text().map_err(unwritable)?;
         // A recording is the user's: synced, and never written through a link the suite holds
         // (the folder, created if needed, included).
         crate::persist::write(

@@ -543,6 +543,45 @@ mod tests {
         assert_eq!(stateful.status, 400);
     }
 
+    /// A conversation that shows the model an image (an OpenAI `image_url` part after the
+    /// tool results, an Anthropic image block in a `tool_result`) is claimed by its prompt and
+    /// moves the script on, in both wire formats.
+    #[test]
+    fn image_parts_in_either_wire_format_are_read_past() {
+        let folder = tempfile::tempdir().unwrap();
+        std::fs::write(
+            folder.path().join("label.yaml"),
+            "prompt_contains: the label\nturns:\n  - tool_calls: [{name: read_file, arguments: {path: label.png}}]\n  - text: SHIP-4471\n",
+        )
+        .unwrap();
+        std::fs::write(
+            folder.path().join("other.yaml"),
+            "turns:\n  - text: other\n",
+        )
+        .unwrap();
+        let model = ScriptedModel::load(folder.path()).unwrap();
+        let image = json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}});
+        let chat = json!({"model": "m", "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Read the label"}, image]},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "an image"},
+            {"role": "user", "content": [{"type": "text", "text": "The image:"}, image]},
+        ]});
+        let answer = model.answer("/v1/chat/completions", chat.to_string().as_bytes());
+        assert_eq!(
+            whole(answer)["choices"][0]["message"]["content"],
+            "SHIP-4471"
+        );
+        let block = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}});
+        let messages = json!({"model": "m", "max_tokens": 100, "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Read the label"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [block]}]},
+        ]});
+        let answer = model.answer("/v1/messages", messages.to_string().as_bytes());
+        assert_eq!(whole(answer)["content"][0]["text"], "SHIP-4471");
+    }
+
     #[test]
     fn a_folder_of_scripts_answers_each_conversation_from_the_script_that_claims_it() {
         let folder = tempfile::tempdir().unwrap();
