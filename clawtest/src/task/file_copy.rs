@@ -57,8 +57,8 @@ pub(crate) fn resolve(folder: &Path, relative: &Path) -> Result<FileCopy, Source
 
 impl FileCopy {
     /// What an agent can read of the file as text, from at most `limit` bytes of it: a PDF's
-    /// pages (as `documents` answers them), any other file its bytes as UTF-8 (what `cat`
-    /// shows of a CSV, a JSON file or a SQLite database's text values). Empty when it cannot
+    /// pages (as `documents` answers them), a SQLite database its rows' values, any other file
+    /// its bytes as UTF-8 (what `cat` shows of a CSV or a JSON file). Empty when it cannot
     /// be read: coverage and the feasibility proof look for words in it, they do not judge it.
     pub fn readable_text(&self, limit: u64) -> String {
         use std::io::Read as _;
@@ -79,6 +79,10 @@ impl FileCopy {
             if let Ok(pages) = crate::pdf::page_texts(&bytes, limits) {
                 return pages.join("\n");
             }
+        }
+        // A database's values as a query shows them, not run together as its pages store them.
+        if let Some(values) = crate::workspace_files::sqlite_values_text(&bytes) {
+            return values;
         }
         String::from_utf8_lossy(&bytes).into_owned()
     }

@@ -17,6 +17,7 @@ mod sqlite;
 mod table;
 
 pub use spec::{FIELD, read_all};
+pub use sqlite::values_text as sqlite_values_text;
 
 /// What a description may ask for: a model writes it.
 #[derive(Debug, Clone, Copy)]
