@@ -316,7 +316,7 @@ fn coverage_reports_each_uncovered_atom() {
         gaps,
         [
             "action `create_task` is not offered as a tool",
-            "object `invoice` appears nowhere in the fixtures, prompt or rubrics",
+            "object `invoice` appears nowhere in the fixtures, files, prompt or rubrics",
             "constraint `no emails` is enforced by no safety check or scoring component",
         ]
     );

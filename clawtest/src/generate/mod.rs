@@ -19,6 +19,7 @@
 //! is grouped (`grouping.rs`: its category and capability when the answer named none). The
 //! same cassette and seed write the same bytes.
 
+mod files;
 mod grouping;
 mod ingest;
 pub mod model;
@@ -381,8 +382,8 @@ impl Run<'_> {
                 .for_origin(crate::sandbox::commands::Origin::Model),
         };
         let outcome = self.ask_task(number, &task_prompt, &context, &path).await?;
-        let (task, attempts) = match outcome {
-            (Ok(task), attempts) => (task, attempts),
+        let ((task, staged), attempts) = match outcome {
+            (Ok(accepted), attempts) => (accepted, attempts),
             (Err(problems), _) => {
                 self.retries += ATTEMPTS - 1;
                 return Ok(Err(Dropped { number, problems }));
@@ -406,6 +407,10 @@ impl Run<'_> {
             intent,
             faults: &self.config.faults,
         };
+        // The files first: the task is loaded again from where it is written, with them.
+        if let Some(staged) = &staged {
+            staged.write(&path, &id)?;
+        }
         let task = write::write(&task, &written, &provenance, &path)?;
         let entry = Written {
             number,
@@ -417,16 +422,16 @@ impl Run<'_> {
         Ok(Ok((entry, task)))
     }
 
-    /// The model's answers to task `number`'s prompt, each loaded as the task file `path` and
-    /// validated in `context`, until one passes: the task, or the last problems; and how many
-    /// answers were read.
+    /// The model's answers to task `number`'s prompt, each loaded as the task file `path` (with
+    /// the workspace files it describes, staged) and validated in `context`, until one passes:
+    /// the task and its files, or the last problems; and how many answers were read.
     async fn ask_task(
         &mut self,
         number: u32,
         task_prompt: &prompt::TaskPrompt<'_>,
         context: &validate::Context<'_>,
         path: &Path,
-    ) -> Result<(Result<Task, Vec<String>>, u32), ModelError> {
+    ) -> Result<(Result<(Task, Option<files::Staged>), Vec<String>>, u32), ModelError> {
         // Problems name the file by its name alone: they are fed back to the model, which must
         // be asked the same thing wherever `--out` puts the file, or a cassette recorded with
         // one `--out` would not replay with another.
@@ -434,6 +439,10 @@ impl Run<'_> {
             || shown(path, &self.config.root),
             |name| name.to_string_lossy().into_owned(),
         );
+        let id = path
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let progress = &mut *self.progress;
         let mut rejected = |attempt: u32, problems: &[String]| {
             progress(Progress::Rejected {
@@ -448,11 +457,16 @@ impl Run<'_> {
             task_prompt.text(),
             &mut rejected,
             |answer| {
-                let task = ingest(answer, path, context.catalogue)
+                let (text, staged) = files::stage(strip_fences(answer), &id)
+                    .map_err(|problems| plain_all(&problems, &path_shown))?;
+                let load_path = staged
+                    .as_ref()
+                    .map_or_else(|| path.to_path_buf(), |staged| staged.task_path(path));
+                let task = ingest(&text, &load_path, context.catalogue)
                     .map_err(|invalid| plain_all(&invalid.problems, &path_shown))?;
-                let problems = validate::check(&task, strip_fences(answer), context);
+                let problems = validate::check(&task, strip_fences(&text), context);
                 if problems.is_empty() {
-                    Ok(task)
+                    Ok((task, staged))
                 } else {
                     Err(plain_all(&problems, &path_shown))
                 }

@@ -837,3 +837,142 @@ fn answers_shaped_like_real_models_are_read_or_refused_with_located_problems() {
         }
     }
 }
+
+/// Every file under `folder`, by its path relative to it, with its bytes.
+fn tree(folder: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut found = Vec::new();
+    let mut pending = vec![folder.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                found.push((path.strip_prefix(folder).unwrap().to_path_buf(), bytes));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[tokio::test]
+async fn a_request_that_needs_files_replays_to_tasks_with_their_rendered_files() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/generate-files");
+    // The example's suite without its tasks (which a replay must not take for known ones).
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        example.join("clawtest.toml"),
+        folder.path().join("clawtest.toml"),
+    )
+    .unwrap();
+    std::fs::create_dir(folder.path().join("cassettes")).unwrap();
+    let cassette = "cassettes/generate-shop_files.yaml";
+    std::fs::copy(example.join(cassette), folder.path().join(cassette)).unwrap();
+    let config = Config::load(Some(&folder.path().join("clawtest.toml")), folder.path()).unwrap();
+    let text = config.generate.request.clone().unwrap();
+    let replay = Request {
+        mode: Some(Mode::Replay),
+        seed: 7,
+        ..request(folder.path(), &text, 3, "shop_files")
+    };
+    let (outcome, seen) = run(&config, &replay).await;
+    let summary = outcome.unwrap();
+    assert_eq!(summary.written.len(), 3, "{seen:#?}");
+    // The malformed file description is sent back at its field and the block's line.
+    assert!(
+        seen[1].starts_with("task 1 attempt 1")
+            && seen[1].contains("shop_files-001.yaml:5:1: workspace_files[0].csv.rows[2]: 3 values; the columns are 4"),
+        "{seen:#?}"
+    );
+    // The committed tasks and files, byte for byte.
+    let written = tree(&replay.out);
+    let committed = tree(&example.join("tasks/generated"));
+    let differing: Vec<_> = written
+        .iter()
+        .zip(&committed)
+        .filter(|(one, other)| one != other)
+        .map(|(one, _)| one.0.clone())
+        .collect();
+    assert!(
+        differing.is_empty() && written.len() == committed.len(),
+        "{differing:?}"
+    );
+    let names: Vec<String> = written
+        .iter()
+        .map(|(path, _)| path.display().to_string())
+        .filter(|name| name.starts_with("fixtures/"))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "fixtures/shop_files-001/sales.csv",
+            "fixtures/shop_files-002/inventory.db",
+            "fixtures/shop_files-003/travel_policy.pdf"
+        ]
+    );
+    // Each task copies its files in, and is feasible with them; the PDF's text is what
+    // `documents` answers, and the database's values are what the proof looked words up in.
+    for number in 1..=3 {
+        let path = replay.out.join(format!("shop_files-00{number}.yaml"));
+        let task = crate::task::load(&path, &Catalogue::builtin()).unwrap();
+        assert_eq!(task.files.len(), 1);
+        let rule = crate::sandbox::commands::CommandRule::host()
+            .for_origin(crate::sandbox::commands::Origin::Model);
+        let proof = crate::oracle::check(&task, &Catalogue::builtin(), 0.75, &rule);
+        assert!(proof.is_feasible(), "{number}: {:#?}", proof.problems);
+    }
+    let pdf = crate::task::load(
+        &replay.out.join("shop_files-003.yaml"),
+        &Catalogue::builtin(),
+    )
+    .unwrap();
+    assert!(
+        pdf.documents[0]
+            .to_string()
+            .contains("Maria Alvarez, Operations Director")
+    );
+    let database = std::fs::read(replay.out.join("fixtures/shop_files-002/inventory.db")).unwrap();
+    let values = crate::workspace_files::sqlite_values_text(&database).unwrap();
+    assert!(
+        values.contains("HX-1003\nCordless drill\n2\n5\n129.0\n"),
+        "{values}"
+    );
+}
+
+#[test]
+fn a_files_block_keeps_every_other_line_where_the_model_wrote_it() {
+    let answer = "task_id: t-001\nworkspace_files:\n- path: a.txt\n  text: hi\nprompt: Read /workspace/a.txt\n";
+    let (text, staged) = files::stage(answer, "t-001").unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        &lines[..5],
+        [
+            "task_id: t-001",
+            "#",
+            "#",
+            "#",
+            "prompt: Read /workspace/a.txt"
+        ]
+    );
+    assert!(
+        text.ends_with(
+            "files:\n  - {source: \"fixtures/t-001/a.txt\", target: \"/workspace/a.txt\"}"
+        ),
+        "{text}"
+    );
+    assert!(staged.is_some());
+    // `files:` beside `workspace_files`, and a block not at the top level, are refused.
+    let both = format!("{answer}files: []\n");
+    let problems = files::stage(&both, "t-001").err().unwrap();
+    assert_eq!(problems[0].field, "files");
+    let nested = "task_id: t\nextra: {workspace_files: []}\n";
+    let problems = files::stage(nested, "t").err().unwrap();
+    assert!(
+        problems[0].message.contains("top-level block"),
+        "{problems:?}"
+    );
+    // No block: the answer as it is.
+    assert_eq!(files::stage("task_id: t\n", "t").unwrap().0, "task_id: t\n");
+}

@@ -5,7 +5,7 @@
 //!
 //! The rules are ClawEnvKit's `verify_coverage`, case-insensitive, substrings allowed:
 //! an action atom is offered as a tool and scored (a scoring action or a rubric names it);
-//! an object atom is visible (fixtures, prompt or a rubric); a constraint is enforced (a
+//! an object atom is visible (fixtures, a workspace file, prompt or a rubric); a constraint is enforced (a
 //! safety check, a scoring action or keyword, or a rubric).
 
 use std::path::{Path, PathBuf};
@@ -15,6 +15,9 @@ use serde::Deserialize;
 use super::check::Check;
 use super::error::{Position, Problem};
 use super::{SafetyCheck, Task};
+
+/// How much of each workspace file is searched for an object atom.
+const FILE_READ: u64 = 1 << 20;
 
 /// One intent atom.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -141,7 +144,15 @@ pub fn coverage(task: &Task, atoms: &[Atom]) -> Vec<Problem> {
             }
         }
     }
-    let fixtures = lower(&task.fixtures.to_string());
+    // What the agent works on may be in the fixtures or in a workspace file (a CSV's column,
+    // a table of a database, a PDF's heading).
+    let mut fixtures = lower(&task.fixtures.to_string());
+    for file in &task.files {
+        fixtures.push('\n');
+        fixtures.push_str(&lower(&file.target.to_string_lossy()));
+        fixtures.push('\n');
+        fixtures.push_str(&lower(&file.readable_text(FILE_READ)));
+    }
     let prompt = lower(&task.prompt);
     let contains_name = |list: &[String], name: &str| list.iter().any(|item| item.contains(name));
     let position = Some(Position {
@@ -176,8 +187,8 @@ pub fn coverage(task: &Task, atoms: &[Atom]) -> Vec<Problem> {
                 && !rubrics.contains(&name))
             .then(|| {
                 (
-                    format!("object `{}` appears nowhere in the fixtures, prompt or rubrics", atom.name),
-                    "seed it in `fixtures` or mention it in the prompt",
+                    format!("object `{}` appears nowhere in the fixtures, files, prompt or rubrics", atom.name),
+                    "seed it in `fixtures` or a file, or mention it in the prompt",
                 )
             }),
             AtomKind::Constraint => (!contains_name(&safety_targets, &name)

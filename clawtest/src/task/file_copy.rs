@@ -56,6 +56,37 @@ pub(crate) fn resolve(folder: &Path, relative: &Path) -> Result<FileCopy, Source
 }
 
 impl FileCopy {
+    /// What an agent can read of the file as text, from at most `limit` bytes of it: a PDF's
+    /// pages (as `documents` answers them), a SQLite database its rows' values, any other file
+    /// its bytes as UTF-8 (what `cat` shows of a CSV or a JSON file). Empty when it cannot
+    /// be read: coverage and the feasibility proof look for words in it, they do not judge it.
+    pub fn readable_text(&self, limit: u64) -> String {
+        use std::io::Read as _;
+
+        let mut bytes = Vec::new();
+        if self
+            .open_source()
+            .and_then(|source| source.take(limit).read_to_end(&mut bytes))
+            .is_err()
+        {
+            return String::new();
+        }
+        if bytes.starts_with(b"%PDF-") {
+            let limits = crate::pdf::Limits {
+                file_bytes: limit as usize,
+                ..crate::pdf::Limits::default()
+            };
+            if let Ok(pages) = crate::pdf::page_texts(&bytes, limits) {
+                return pages.join("\n");
+            }
+        }
+        // A database's values as a query shows them, not run together as its pages store them.
+        if let Some(values) = crate::workspace_files::sqlite_values_text(&bytes) {
+            return values;
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
     /// Opens the source for copying, checking again what validation checked: the file may
     /// have been replaced by a link since (a harness on the process backend can write the
     /// task's folder). The path must still resolve to itself inside the root, its last part

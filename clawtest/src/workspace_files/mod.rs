@@ -6,17 +6,21 @@
 //! model controls is bounded ([`Limits`]): a description that asks for more is an error naming
 //! its field, never a large allocation.
 //!
-//! `spec.rs` reads the description (raw JSON value → [`FileSpec`], each mistake at its field);
+//! `spec.rs` reads the description (raw JSON value → [`FileSpec`], each mistake at its field;
+//! `fields.rs` the shapes of its fields, `picture.rs` an image's);
 //! `table.rs` renders text, CSV and JSON; `sqlite.rs` writes the SQLite file format; `pdf.rs`
 //! a PDF of text pages; `image.rs` draws and encodes PNG and JPEG.
 
+mod fields;
 mod image;
 mod pdf;
+mod picture;
 mod spec;
 mod sqlite;
 mod table;
 
 pub use spec::{FIELD, read_all};
+pub use sqlite::values_text as sqlite_values_text;
 
 /// What a description may ask for: a model writes it.
 #[derive(Debug, Clone, Copy)]

@@ -322,6 +322,113 @@ fn varint(value: u64, out: &mut Vec<u8>) {
     }
 }
 
+/// The values of every row a SQLite file's table leaf pages hold, one a line (text as
+/// written, numbers in decimal): what an agent that queries the database can see, for the
+/// feasibility proof and coverage to look words up in. `None` when `bytes` is not a SQLite
+/// file. It reads any database, not only those written here, within its bytes: a cell that
+/// runs past its page is cut there (its overflow pages are not followed).
+pub fn values_text(bytes: &[u8]) -> Option<String> {
+    if !bytes.starts_with(b"SQLite format 3\0") || bytes.len() < 100 {
+        return None;
+    }
+    let size = match u16::from_be_bytes([bytes[16], bytes[17]]) {
+        1 => 65_536,
+        size if size >= 512 && size.is_power_of_two() => usize::from(size),
+        _ => return None,
+    };
+    let mut text = String::new();
+    for (number, page) in bytes.chunks(size).enumerate() {
+        let header = if number == 0 { 100 } else { 0 };
+        if page.get(header) != Some(&13) || page.len() < header + 8 {
+            continue;
+        }
+        let cells = usize::from(u16::from_be_bytes([page[header + 3], page[header + 4]]));
+        for cell in 0..cells {
+            let at = header + 8 + 2 * cell;
+            let Some(pointer) = page.get(at..at + 2) else {
+                break;
+            };
+            let start = usize::from(u16::from_be_bytes([pointer[0], pointer[1]]));
+            if let Some(cell) = page.get(start..) {
+                record_values(cell, &mut text);
+            }
+        }
+    }
+    Some(text)
+}
+
+/// A table leaf cell's values (after its payload size and rowid), each on a line of `text`.
+fn record_values(cell: &[u8], text: &mut String) {
+    let Some((_, used)) = read_varint(cell) else {
+        return;
+    };
+    let Some((_, rowid)) = read_varint(&cell[used..]) else {
+        return;
+    };
+    let record = &cell[used + rowid..];
+    let Some((header_size, mut at)) = read_varint(record) else {
+        return;
+    };
+    let header_size = (header_size as usize).min(record.len());
+    let mut body = header_size;
+    while at < header_size {
+        let Some((serial, used)) = read_varint(&record[at..]) else {
+            return;
+        };
+        at += used;
+        let width = match serial {
+            0 | 8 | 9 => 0,
+            1..=4 => serial as usize,
+            5 => 6,
+            6 | 7 => 8,
+            serial if serial >= 12 => ((serial - 12) / 2) as usize,
+            _ => return,
+        };
+        let Some(value) = record.get(body..body.saturating_add(width).min(record.len())) else {
+            return;
+        };
+        match serial {
+            8 | 9 => text.push_str(if serial == 8 { "0" } else { "1" }),
+            1..=6 => {
+                let mut integer: i64 = if value.first().is_some_and(|byte| byte & 0x80 != 0) {
+                    -1
+                } else {
+                    0
+                };
+                for byte in value {
+                    integer = (integer << 8) | i64::from(*byte);
+                }
+                text.push_str(&integer.to_string());
+            }
+            7 if value.len() == 8 => {
+                let real = f64::from_be_bytes(value.try_into().unwrap_or_default());
+                text.push_str(&super::table::real_text(real));
+            }
+            serial if serial >= 13 && serial % 2 == 1 => {
+                text.push_str(&String::from_utf8_lossy(value))
+            }
+            _ => {}
+        }
+        text.push('\n');
+        body = body.saturating_add(width);
+    }
+}
+
+/// A varint at the start of `bytes`: its value and its length.
+fn read_varint(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    for (index, byte) in bytes.iter().take(9).enumerate() {
+        if index == 8 {
+            return Some(((value << 8) | u64::from(*byte), 9));
+        }
+        value = (value << 7) | u64::from(byte & 0x7f);
+        if byte & 0x80 == 0 {
+            return Some((value, index + 1));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::varint;

@@ -13,8 +13,6 @@
 mod facts;
 mod grounds;
 
-use std::io::Read as _;
-
 use grounds::Grounds;
 
 use super::PlannedFile;
@@ -114,12 +112,8 @@ fn world_grounds(
     let mut grounds = Grounds::default();
     grounds.value(&task.fixtures);
     for file in &task.files {
-        let mut text = Vec::new();
-        if let Ok(source) = file.open_source() {
-            let _ = source.take(FILE_READ).read_to_end(&mut text);
-        }
         grounds.text(&file.target.to_string_lossy());
-        grounds.text(&String::from_utf8_lossy(&text));
+        grounds.text(&file.readable_text(FILE_READ));
     }
     for entry in &oracle.audit {
         grounds.value(&entry.params);
@@ -165,6 +159,11 @@ fn ungrounded_keywords(
         visible.push('\n');
         visible.push_str(&words(&entry.response.to_string()));
     }
+    // A fact the agent reads in a workspace file (a CSV's total, a PDF's figure).
+    for file in &task.files {
+        visible.push('\n');
+        visible.push_str(&words(&file.readable_text(FILE_READ)));
+    }
     keywords
         .iter()
         .filter(|keyword| !visible.contains(&words(keyword)))
@@ -172,9 +171,9 @@ fn ungrounded_keywords(
             field: format!("scoring_components[{index}]"),
             line: task.components[index].line,
             message: format!(
-                "the keyword `{keyword}` appears nowhere an agent can see it (the prompt, the fixtures, the answers of the oracle's calls)"
+                "the keyword `{keyword}` appears nowhere an agent can see it (the prompt, the fixtures, the task's files, the answers of the oracle's calls)"
             ),
-            help: "an agent could only guess it: put it in the prompt or the fixtures, or drop it".into(),
+            help: "an agent could only guess it: put it in the prompt, the fixtures or a file, or drop it".into(),
         })
         .collect()
 }
