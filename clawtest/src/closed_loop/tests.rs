@@ -312,8 +312,8 @@ async fn the_strict_template_says_only_what_the_attempt_state_lets_it() {
 
 #[tokio::test]
 async fn the_attempt_state_moves_from_incomplete_to_complete_but_failed_to_passed() {
-    // A second checkpoint wants psi and chi: round 1 has no goal at all (incomplete), round 2
-    // a quarter of the second (everything attempted, not well enough), round 3 all.
+    // A second checkpoint wants psi, chi, rho and tau: round 1 meets no goal (incomplete),
+    // round 2 a quarter of the second (everything attempted, not well enough), round 3 all.
     let task = task(
         "  - name: said_psi_and_chi\n    check: {type: keywords_present, keywords: [psi, chi, rho, tau]}\nfeedback: {max_rounds: 3}",
     );
