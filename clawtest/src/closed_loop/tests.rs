@@ -66,6 +66,8 @@ impl Harness for Scripted {
                 RobustnessRule::InjectedFaults,
             );
             trajectory.duration = duration.min(timeout);
+            // A round that takes its whole time is stopped there, as the sandbox stops it.
+            trajectory.exit.timed_out = duration >= timeout;
             Ok(trajectory)
         })
     }
@@ -308,6 +310,20 @@ async fn the_strict_template_says_only_what_the_attempt_state_lets_it() {
         harness.seen[1].1,
         "That is not everything I asked for yet. Please finish the rest of the request."
     );
+}
+
+#[tokio::test]
+async fn a_round_cut_off_at_its_time_limit_is_in_progress_and_asked_to_continue() {
+    let task = task(
+        "    feedback: \"Please say the last letter.\"\nfeedback: {max_rounds: 2, barrier: strict, round_timeout_seconds: 10}",
+    );
+    let mut harness = Scripted::new(&[("alpha", 10), ("alpha omega", 1)]);
+    let outcome = run_loop(&task, &mut harness).await.unwrap();
+    assert_eq!(
+        rounds(&outcome).rounds[0].attempt_state,
+        AttemptState::InProgress
+    );
+    assert_eq!(harness.seen[1].1, super::simulator::CONTINUE);
 }
 
 #[tokio::test]
