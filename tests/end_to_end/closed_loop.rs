@@ -53,8 +53,9 @@ fn the_closed_loop_example_passes_in_round_two_after_the_feedback() {
     }
 }
 
-/// A harness that tells the model everything it was given: its whole environment and every
-/// file of its control folder, workspace and home, with the round's prompt. What it was given
+/// A harness that tells the model everything it was given: its whole environment, every
+/// file of its control folder, workspace and home, and what a tool call answers, with the
+/// round's prompt. What it was given
 /// thus ends up in the trajectory's model calls, where the test reads it.
 const TELL_ALL: &str = r#"
 import json, os, pathlib, sys, urllib.request
@@ -64,6 +65,9 @@ for root in (os.environ["CLAWTEST_DIR"], os.environ["CLAWTEST_WORKSPACE"], os.en
         if path.is_file():
             seen.append(f"== {path}")
             seen.append(path.read_text(errors="replace"))
+tool = urllib.request.Request(os.environ["CLAWTEST_SERVICES_URL"] + "/todo/tasks",
+    data=b"{}", headers={"content-type": "application/json"})
+seen.append("== list_tasks: " + urllib.request.urlopen(tool).read().decode())
 body = {"model": "gpt-4o-mini", "messages": [
     {"role": "system", "content": "\n".join(seen)},
     {"role": "user", "content": os.environ["CLAWTEST_PROMPT"]}]}
@@ -174,7 +178,7 @@ fn barrier_run(barrier: &str) -> BarrierRun {
     let (judge_url, judge_requests) = judge();
     let cassette = json!({"version": 1, "task_id": "barrier", "trials": [{"interactions": [
         {"round": 1, "request": {"body": {"model": "gpt-4o-mini"}}, "response": answer("Sunny all day.")},
-        {"round": 2, "simulator": true, "request": {"body": {"model": "gpt-4o-mini"}}, "response": answer("Please say the word.")},
+        {"round": 2, "simulator": true, "request": {"body": {"model": "gpt-4o-mini"}}, "response": answer(r#"{"mode": "instruction", "tone": "firm", "candidate_feedback": "Please say the word.", "public_feedback_points": ["say the word"]}"#)},
         {"round": 2, "request": {"body": {"model": "gpt-4o-mini"}}, "response": answer("Still sunny.")},
     ]}]});
     let suite = Suite::new();
@@ -244,6 +248,8 @@ fn assert_no_canary(run: &BarrierRun) {
     for seen in [
         "Tell me about the weather.",
         "Sunny all day.",
+        "- list_tasks: {",
+        "-> 200",
         "verdict: continue",
         "attempt_state: ",
         "recoverable: true",

@@ -25,7 +25,7 @@ use crate::judge::Judge;
 use crate::sandbox::RoundSetup;
 use crate::task::{Feedback, SimulatorKind, Task};
 use crate::trajectory::Trajectory;
-use crate::trajectory::rounds::{Round, RoundVerdict, Rounds, StopReason};
+use crate::trajectory::rounds::{Round, RoundVerdict, Rounds, StopReason, UserTurn};
 
 /// The loop's result: the best round's grade, and the last round's trajectory with the
 /// rounds in it.
@@ -86,6 +86,8 @@ pub(crate) async fn run<H: Harness>(
     let mut elapsed = Duration::ZERO;
     let mut best: Option<(u32, Grade)> = None;
     let mut calls_before = 0;
+    let mut audit_before = 0;
+    let mut user_turn = None;
     let mut number = 1;
     let (stop, trajectory) = loop {
         harness.begin_round(number);
@@ -107,12 +109,14 @@ pub(crate) async fn run<H: Harness>(
         };
         rounds.push(record(
             number,
-            &message,
+            (&message, user_turn.take()),
             &supervision,
             &trajectory,
             calls_before,
         ));
         calls_before = trajectory.model_calls.len();
+        let tool_calls = trajectory.audit.get(audit_before..).unwrap_or_default();
+        audit_before = trajectory.audit.len();
         if best
             .as_ref()
             .is_none_or(|(_, grade)| supervision.grade.final_score > grade.final_score)
@@ -130,18 +134,25 @@ pub(crate) async fn run<H: Harness>(
         }
         // The follow-up belongs to the next round: the llm simulator's call is recorded there.
         harness.begin_round(number + 1);
-        let next = follow_up(
+        let visible = simulator::Visible {
+            earlier: &conversation,
+            tool_calls,
+            answer: &trajectory.output,
+        };
+        let (next, turn) = follow_up(
             &setting,
             &feedback,
             harness,
             number + 1,
-            &trajectory,
+            &visible,
             &supervision,
         )
-        .await?;
+        .await
+        .map_err(|error| error.with_trajectory(&trajectory))?;
         if next.is_empty() {
             break (StopReason::EmptyFeedback, trajectory);
         }
+        user_turn = turn;
         for (role, content) in [
             ("user", message.as_str()),
             ("assistant", &trajectory.output),
@@ -214,11 +225,11 @@ fn stop_reason(
     }
 }
 
-/// The record of round `number`, asked with `message`; `calls_before` model calls were made
-/// before it.
+/// The record of round `number`, asked with `message` (and the simulated user's structured
+/// turn it came from); `calls_before` model calls were made before it.
 fn record(
     number: u32,
-    message: &str,
+    (message, user_turn): (&str, Option<UserTurn>),
     supervision: &supervisor::Supervision,
     trajectory: &Trajectory,
     calls_before: usize,
@@ -226,6 +237,7 @@ fn record(
     Round {
         number,
         message: message.to_string(),
+        user_turn,
         verdict: supervision.handoff.verdict,
         attempt_state: supervision.handoff.attempt_state,
         score: supervision.grade.final_score,
@@ -239,20 +251,23 @@ fn record(
     }
 }
 
-/// The simulated user's message for round `next` (empty: nothing more to say), from the
-/// briefing the task's barrier draws only: the template's, or the llm simulator's answer
-/// through the trial's gateway.
+/// The simulated user's message for round `next` (empty: nothing more to say), from what the
+/// user could see and the briefing the task's barrier draws only: the template's, or the llm
+/// simulator's structured answer through the trial's gateway (with that answer's turn).
 async fn follow_up<H: Harness>(
     setting: &Setting<'_>,
     feedback: &Feedback,
     harness: &mut H,
     next: u32,
-    trajectory: &Trajectory,
+    visible: &simulator::Visible<'_>,
     supervision: &supervisor::Supervision,
-) -> Result<String, LoopError<H::Error>> {
+) -> Result<(String, Option<UserTurn>), LoopError<H::Error>> {
     let briefing = supervision.briefing(feedback.barrier);
     match feedback.simulator {
-        SimulatorKind::Template => Ok(simulator::template(&feedback.messages, &briefing, next)),
+        SimulatorKind::Template => Ok((
+            simulator::template(&feedback.messages, &briefing, next),
+            None,
+        )),
         SimulatorKind::Llm => {
             let chat = simulator::chat(
                 setting.provider,
@@ -261,17 +276,30 @@ async fn follow_up<H: Harness>(
             let conversation = simulator::conversation(
                 feedback.persona.as_deref().unwrap_or_default(),
                 &setting.task.prompt,
-                &trajectory.output,
+                visible,
                 &briefing,
             );
             match harness.ask_simulated_user(chat, conversation).await {
                 Err(error) => Err(LoopError::Round(error)),
-                Ok(Ok(reply)) => Ok(reply.unwrap_or_default().trim().to_string()),
-                Ok(Err(message)) => Err(LoopError::Message(
-                    message,
-                    Some(Box::new(trajectory.clone())),
-                )),
+                Ok(Ok(None)) => Ok((String::new(), None)),
+                Ok(Ok(Some(text))) => match simulator::user_turn(&text) {
+                    Ok((message, turn)) => Ok((message, Some(turn))),
+                    Err(message) => Err(LoopError::Message(message, None)),
+                },
+                Ok(Err(message)) => Err(LoopError::Message(message, None)),
             }
+        }
+    }
+}
+
+impl<E> LoopError<E> {
+    /// The error with `trajectory` as the trial's, when it has none yet.
+    fn with_trajectory(self, trajectory: &Trajectory) -> LoopError<E> {
+        match self {
+            LoopError::Message(message, None) => {
+                LoopError::Message(message, Some(Box::new(trajectory.clone())))
+            }
+            other => other,
         }
     }
 }

@@ -7,12 +7,20 @@
 //! `template` is deterministic: the task's fixed `messages` in order, then the briefing's
 //! public points, else a sentence for the attempt's state. `llm` asks a model through the
 //! trial's gateway (recorded and replayed like the harness's calls) with `llm`'s one chat
-//! client: [`chat`] says how, [`conversation`] what.
+//! client: [`chat`] says how, [`conversation`] what (the persona, the public task, the
+//! visible trajectory — earlier turns, this round's tool calls and results, the answer —
+//! bounded, and the briefing); [`user_turn`] reads its structured answer (UniClawBench's
+//! `mode`, `tone`, `candidate_feedback`, `public_feedback_points`) into the next message.
+
+use std::fmt::Write;
+
+use serde::Deserialize;
 
 use super::supervisor::Briefing;
 use crate::config::Provider;
 use crate::llm::client::{Chat, Message};
-use crate::trajectory::rounds::{AttemptState, RoundVerdict};
+use crate::trajectory::AuditEntry;
+use crate::trajectory::rounds::{AttemptState, RoundVerdict, UserMode, UserTone, UserTurn};
 
 /// The model the llm simulator asks in `provider`'s wire format when neither the task nor the
 /// harness names one.
@@ -69,12 +77,35 @@ fn by_state(state: AttemptState) -> &'static str {
     }
 }
 
+/// What the user could see of the agent's work: the earlier turns, this round's tool calls
+/// (the World's audit entries of the round) and its last answer.
+pub(crate) struct Visible<'a> {
+    /// The earlier rounds, one `{"role", "content"}` JSON object per line.
+    pub(crate) earlier: &'a str,
+    /// The tool calls of the round just run, in order.
+    pub(crate) tool_calls: &'a [AuditEntry],
+    /// The agent's last answer.
+    pub(crate) answer: &'a str,
+}
+
+/// How much of the visible trajectory the llm simulator is shown: the most tool calls, and
+/// the characters of a call's arguments or result, of the earlier turns and of the answer
+/// (a round of thousands of calls, or megabytes of output, stays one bounded request).
+const MOST_TOOL_CALLS: usize = 30;
+const CALL_CHARACTERS: usize = 400;
+const EARLIER_CHARACTERS: usize = 6000;
+const ANSWER_CHARACTERS: usize = 4000;
+
+/// The instructions of the llm simulator: its persona, the rules of a user who knows only
+/// what users know, and the structured answer UniClawBench's user simulator gives.
+const RULES: &str = "You are the user of an AI assistant. You know what you asked for and what you can see the assistant did (its messages, the tools it used and what they returned), nothing more. Judge from that whether you got what you asked for, then write your next message in your own words: what is still missing or wrong, at most three sentences. Never invent requirements beyond your request. Answer with one JSON object and nothing else: {\"mode\": \"silent\" | \"nudge\" | \"instruction\", \"tone\": \"neutral\" | \"firm\" | \"urgent\", \"candidate_feedback\": \"<your message to the assistant>\", \"public_feedback_points\": [\"<each point you make>\"]}. Use mode silent, with an empty candidate_feedback, when there is nothing to add.";
+
 /// The llm simulator's conversation: the persona and the rules as the instructions, then the
-/// public prompt, the agent's last answer and the briefing.
+/// public prompt, the visible trajectory and the briefing.
 pub(crate) fn conversation(
     persona: &str,
     prompt: &str,
-    last_answer: &str,
+    visible: &Visible<'_>,
     briefing: &Briefing,
 ) -> Vec<Message> {
     let handoff = &briefing.handoff;
@@ -83,10 +114,35 @@ pub(crate) fn conversation(
         RoundVerdict::Continue => "continue",
         RoundVerdict::Fail => "fail",
     };
-    let mut user = format!(
-        "## What you asked for\n{}\n\n## The assistant's last answer\n{}\n\n## Where it stands\nverdict: {verdict}\nattempt_state: {}\nrecoverable: {}\nscore: {:.2}\n",
-        prompt.trim(),
-        last_answer.trim(),
+    let mut user = format!("## What you asked for\n{}\n\n", prompt.trim());
+    if !visible.earlier.is_empty() {
+        user.push_str("## The conversation before\n");
+        user.push_str(&tail(visible.earlier.trim(), EARLIER_CHARACTERS));
+        user.push_str("\n\n");
+    }
+    user.push_str("## What the assistant did this round\n");
+    if visible.tool_calls.is_empty() {
+        user.push_str("(no tool calls)\n");
+    }
+    for entry in visible.tool_calls.iter().take(MOST_TOOL_CALLS) {
+        let _ = writeln!(
+            user,
+            "- {}: {} -> {} {}",
+            entry.action,
+            head(&entry.params.to_string(), CALL_CHARACTERS),
+            entry.status,
+            head(&entry.response.to_string(), CALL_CHARACTERS),
+        );
+    }
+    if let Some(more) = visible.tool_calls.len().checked_sub(MOST_TOOL_CALLS)
+        && more > 0
+    {
+        let _ = writeln!(user, "- … and {more} more tool calls");
+    }
+    let _ = write!(
+        user,
+        "\n## The assistant's last answer\n{}\n\n## Where it stands\nverdict: {verdict}\nattempt_state: {}\nrecoverable: {}\nscore: {:.2}\n",
+        head(visible.answer.trim(), ANSWER_CHARACTERS),
         handoff.attempt_state.name(),
         handoff.recoverable,
         handoff.score,
@@ -94,17 +150,82 @@ pub(crate) fn conversation(
     if !briefing.points.is_empty() {
         user.push_str("not done yet:\n");
         for point in &briefing.points {
-            user.push_str(&format!("- {point}\n"));
+            let _ = writeln!(user, "- {point}");
         }
     }
-    user.push_str("\nWrite your next message to the assistant.");
+    user.push_str("\nAnswer with the JSON object.");
     vec![
-        Message::system(format!(
-            "{}\n\nYou are the user of an AI assistant, talking to it in your own words. Say what is still missing from what you asked for, in at most three sentences. Never invent requirements. Reply with the message only; reply with nothing if there is nothing to add.",
-            persona.trim()
-        )),
+        Message::system(format!("{}\n\n{RULES}", persona.trim())),
         Message::user(user),
     ]
+}
+
+/// The first `most` characters of `text`, marked when cut.
+fn head(text: &str, most: usize) -> String {
+    match text.char_indices().nth(most) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// The last `most` characters of `text`, marked when cut.
+fn tail(text: &str, most: usize) -> String {
+    let count = text.chars().count();
+    match count.checked_sub(most).filter(|skip| *skip > 0) {
+        Some(skip) => {
+            let start = text.char_indices().nth(skip).map_or(0, |(start, _)| start);
+            format!("…{}", &text[start..])
+        }
+        None => text.to_string(),
+    }
+}
+
+/// The llm simulator's answer as written: all four fields, nothing else.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Answer {
+    mode: UserMode,
+    tone: UserTone,
+    candidate_feedback: String,
+    public_feedback_points: Vec<String>,
+}
+
+/// The most points a simulated user's answer may make, and their characters.
+const MOST_POINTS: usize = 20;
+
+/// The next message and the structured turn it came from, out of the llm simulator's answer
+/// `text`: one JSON object (a Markdown code fence around it is allowed); the message is its
+/// `candidate_feedback` (UniClawBench's default `candidate_only` rewrite), empty when the
+/// mode is `silent`. Anything else is the reason the answer is of no use.
+pub(crate) fn user_turn(text: &str) -> Result<(String, UserTurn), String> {
+    let trimmed = text.trim();
+    let json = trimmed
+        .strip_prefix("```json")
+        .or_else(|| trimmed.strip_prefix("```"))
+        .and_then(|inner| inner.trim_end().strip_suffix("```"))
+        .unwrap_or(trimmed);
+    let answer: Answer = serde_json::from_str(json.trim()).map_err(|error| {
+        format!(
+            "the simulated user's answer is not the JSON object asked for ({error}): {}; expected {{\"mode\": \"silent\"|\"nudge\"|\"instruction\", \"tone\": \"neutral\"|\"firm\"|\"urgent\", \"candidate_feedback\": \"…\", \"public_feedback_points\": [\"…\"]}}",
+            head(trimmed, 200)
+        )
+    })?;
+    if answer.public_feedback_points.len() > MOST_POINTS {
+        return Err(format!(
+            "the simulated user's answer makes {} public_feedback_points, more than {MOST_POINTS}",
+            answer.public_feedback_points.len()
+        ));
+    }
+    let message = match answer.mode {
+        UserMode::Silent => String::new(),
+        UserMode::Nudge | UserMode::Instruction => answer.candidate_feedback.trim().to_string(),
+    };
+    let turn = UserTurn {
+        mode: answer.mode,
+        tone: answer.tone,
+        public_feedback_points: answer.public_feedback_points,
+    };
+    Ok((message, turn))
 }
 
 #[cfg(test)]
@@ -161,7 +282,11 @@ mod tests {
         let conversation = conversation(
             "A terse user.",
             "Say hi.",
-            "hello",
+            &Visible {
+                earlier: "",
+                tool_calls: &[],
+                answer: "hello",
+            },
             &briefing(AttemptState::Incomplete, &[]),
         );
         let (path, openai) = chat(Provider::OpenAi, None).request(&conversation);
@@ -176,5 +301,60 @@ mod tests {
         assert_eq!(anthropic["system"], openai["messages"][0]["content"]);
         assert_eq!(anthropic["messages"], json!([openai["messages"][1]]));
         assert!(anthropic["max_tokens"].as_u64().is_some(), "{anthropic}");
+    }
+
+    #[test]
+    fn the_structured_answer_gives_the_message_and_a_silent_one_nothing() {
+        let (message, turn) = user_turn(
+            "```json\n{\"mode\": \"nudge\", \"tone\": \"firm\", \"candidate_feedback\": \" Add the reboot task. \", \"public_feedback_points\": [\"reboot task\"]}\n```",
+        )
+        .unwrap();
+        assert_eq!(message, "Add the reboot task.");
+        assert_eq!((turn.mode, turn.tone), (UserMode::Nudge, UserTone::Firm));
+        assert_eq!(turn.public_feedback_points, ["reboot task"]);
+        let (message, turn) = user_turn(
+            r#"{"mode": "silent", "tone": "neutral", "candidate_feedback": "ignored", "public_feedback_points": []}"#,
+        )
+        .unwrap();
+        assert_eq!((message.as_str(), turn.mode), ("", UserMode::Silent));
+    }
+
+    #[test]
+    fn an_answer_that_is_not_the_structured_form_is_a_clear_error() {
+        for bad in [
+            "Please add the reboot task.",
+            r#"{"mode": "shout", "tone": "neutral", "candidate_feedback": "", "public_feedback_points": []}"#,
+            r#"{"mode": "nudge", "tone": "neutral", "candidate_feedback": "x"}"#,
+            r#"{"mode": "nudge", "tone": "neutral", "candidate_feedback": "x", "public_feedback_points": [], "score": 1}"#,
+        ] {
+            let error = user_turn(bad).unwrap_err();
+            assert!(error.contains("not the JSON object asked for"), "{error}");
+        }
+    }
+
+    #[test]
+    fn the_visible_trajectory_is_bounded() {
+        let entry: AuditEntry = serde_json::from_value(json!({
+            "seq": 1, "service": "todo", "action": "list_tasks", "endpoint": "/todo/tasks",
+            "params": {"q": "x".repeat(5000)}, "status": 200, "response": {"tasks": []},
+            "at": "2026-01-01T00:00:00Z"
+        }))
+        .unwrap();
+        let calls = vec![entry; 100];
+        let long = "y".repeat(100_000);
+        let conversation = conversation(
+            "A user.",
+            "Do it.",
+            &Visible {
+                earlier: &long,
+                tool_calls: &calls,
+                answer: &long,
+            },
+            &briefing(AttemptState::Incomplete, &[]),
+        );
+        let asked = &conversation[1].text;
+        assert!(asked.contains("- list_tasks: {\"q\":\"xxx"), "{asked}");
+        assert!(asked.contains("and 70 more tool calls"), "{asked}");
+        assert!(asked.chars().count() < 40_000, "{}", asked.len());
     }
 }

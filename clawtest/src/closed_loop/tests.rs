@@ -37,7 +37,9 @@ impl Scripted {
                 .collect(),
             seen: Vec::new(),
             simulator_requests: Vec::new(),
-            simulator_answer: Ok(Some(" Say the word, please. ".into())),
+            simulator_answer: Ok(Some(
+                r#"{"mode": "instruction", "tone": "neutral", "candidate_feedback": " Say the word, please. ", "public_feedback_points": ["the word"]}"#.into(),
+            )),
             budget_exhausted: false,
         }
     }
@@ -64,6 +66,8 @@ impl Harness for Scripted {
                 RobustnessRule::InjectedFaults,
             );
             trajectory.duration = duration.min(timeout);
+            // A round that takes its whole time is stopped there, as the sandbox stops it.
+            trajectory.exit.timed_out = duration >= timeout;
             Ok(trajectory)
         })
     }
@@ -247,6 +251,11 @@ async fn the_strict_llm_simulator_is_given_the_four_fields_only_and_its_answer_i
     let outcome = run_loop(&task, &mut harness).await.unwrap();
     assert_eq!(rounds(&outcome).stop, StopReason::Passed);
     assert_eq!(harness.seen[1].1, "Say the word, please.");
+    // The structured turn the message came from is round 2's record.
+    let turn = rounds(&outcome).rounds[1].user_turn.clone().unwrap();
+    assert_eq!(turn.mode, crate::trajectory::rounds::UserMode::Instruction);
+    assert_eq!(turn.public_feedback_points, ["the word"]);
+    assert_eq!(rounds(&outcome).rounds[0].user_turn, None);
     let (path, request) = &harness.simulator_requests[0];
     assert_eq!(*path, "/v1/chat/completions");
     let request = request.to_string();
@@ -304,9 +313,23 @@ async fn the_strict_template_says_only_what_the_attempt_state_lets_it() {
 }
 
 #[tokio::test]
+async fn a_round_cut_off_at_its_time_limit_is_in_progress_and_asked_to_continue() {
+    let task = task(
+        "    feedback: \"Please say the last letter.\"\nfeedback: {max_rounds: 2, barrier: strict, round_timeout_seconds: 10}",
+    );
+    let mut harness = Scripted::new(&[("alpha", 10), ("alpha omega", 1)]);
+    let outcome = run_loop(&task, &mut harness).await.unwrap();
+    assert_eq!(
+        rounds(&outcome).rounds[0].attempt_state,
+        AttemptState::InProgress
+    );
+    assert_eq!(harness.seen[1].1, super::simulator::CONTINUE);
+}
+
+#[tokio::test]
 async fn the_attempt_state_moves_from_incomplete_to_complete_but_failed_to_passed() {
-    // A second checkpoint wants psi and chi: round 1 has no goal at all (incomplete), round 2
-    // a quarter of the second (everything attempted, not well enough), round 3 all.
+    // A second checkpoint wants psi, chi, rho and tau: round 1 meets no goal (incomplete),
+    // round 2 a quarter of the second (everything attempted, not well enough), round 3 all.
     let task = task(
         "  - name: said_psi_and_chi\n    check: {type: keywords_present, keywords: [psi, chi, rho, tau]}\nfeedback: {max_rounds: 3}",
     );
@@ -338,6 +361,33 @@ async fn an_unusable_simulator_answer_is_the_trials_error_not_a_stop() {
     harness.simulator_answer = Err("the simulated user's answer has no text: {}".into());
     let error = run_loop(&task, &mut harness).await.unwrap_err();
     assert!(matches!(error, LoopError::Message(message, Some(_)) if message.contains("no text")));
+}
+
+#[tokio::test]
+async fn a_simulator_answer_not_in_the_structured_form_is_the_trials_error() {
+    let task = task("feedback: {max_rounds: 2, simulator: llm, persona: \"A terse user.\"}");
+    let mut harness = Scripted::new(&[("alpha", 1)]);
+    harness.simulator_answer = Ok(Some("Say the word.".into()));
+    let error = run_loop(&task, &mut harness).await.unwrap_err();
+    let LoopError::Message(message, Some(trajectory)) = error else {
+        panic!("not the trial's error with its trajectory: {error:?}");
+    };
+    assert!(
+        message.contains("not the JSON object asked for"),
+        "{message}"
+    );
+    assert_eq!(trajectory.output, "alpha");
+}
+
+#[tokio::test]
+async fn a_silent_mode_ends_the_loop_like_silence() {
+    let task = task("feedback: {max_rounds: 3, simulator: llm, persona: \"A terse user.\"}");
+    let mut harness = Scripted::new(&[("alpha", 1)]);
+    harness.simulator_answer = Ok(Some(
+        r#"{"mode": "silent", "tone": "neutral", "candidate_feedback": "", "public_feedback_points": []}"#.into(),
+    ));
+    let outcome = run_loop(&task, &mut harness).await.unwrap();
+    assert_eq!(rounds(&outcome).stop, StopReason::EmptyFeedback);
 }
 
 #[tokio::test]

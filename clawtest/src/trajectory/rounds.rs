@@ -39,6 +39,10 @@ pub struct Round {
     pub number: u32,
     /// The user message the harness was given (the prompt, then the simulator's follow-ups).
     pub message: String,
+    /// The llm simulator's structured answer this round's message was taken from (none for
+    /// the prompt and for the template simulator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_turn: Option<UserTurn>,
     /// What the supervisor decided after the round.
     pub verdict: RoundVerdict,
     /// Where the attempt stands after the round (UniClawBench's `attempt_state`).
@@ -64,6 +68,42 @@ pub enum RoundVerdict {
     Continue,
     /// Unrecoverable (a safety check was violated): no further round can mend it.
     Fail,
+}
+
+/// The llm simulated user's structured answer (UniClawBench's user simulator output): how it
+/// speaks, and the public points it makes; the message itself is its `candidate_feedback`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserTurn {
+    /// Whether and how firmly it steps in.
+    pub mode: UserMode,
+    /// How it sounds.
+    pub tone: UserTone,
+    /// The points it makes, in its own public words.
+    pub public_feedback_points: Vec<String>,
+}
+
+/// How the simulated user steps in (`mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UserMode {
+    /// It says nothing: the loop ends (`empty_feedback`).
+    Silent,
+    /// A light push.
+    Nudge,
+    /// A concrete request.
+    Instruction,
+}
+
+/// How the simulated user sounds (`tone`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UserTone {
+    /// Matter-of-fact.
+    Neutral,
+    /// Insistent.
+    Firm,
+    /// Pressed for time.
+    Urgent,
 }
 
 /// Where an attempt stands after a round (UniClawBench's `attempt_state`): with the verdict,
