@@ -342,19 +342,43 @@ prompt: "Leave a note."
 feedback:
   max_rounds: 3
 "#;
+    let task = task.replace("{COMMON}", COMMON);
+    let suite = harness_suite(
+        ("harness.py", harness),
+        &["python3"],
+        "",
+        ("follow-up", &task),
+    );
+    passes_in_round_two(&suite);
+}
+
+/// A suite of one task (its id and text) whose harness is a program of the suite (its file
+/// name and text), started by `interpreter` (none: itself), with `extra_harness` lines.
+fn harness_suite(
+    (file, text): (&str, &str),
+    interpreter: &[&str],
+    extra_harness: &str,
+    (task_id, task): (&str, &str),
+) -> Suite {
     let suite = Suite::new();
-    let script = suite.path("harness.py");
-    let suite = suite
+    let mut command: Vec<String> = interpreter.iter().map(|word| word.to_string()).collect();
+    command.push(suite.path(file).display().to_string());
+    suite
         .config(&format!(
-            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"python3\", {script:?}]\n[run]\ntrials = 1\n"
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = {command:?}\n{extra_harness}\n[run]\ntrials = 1\n"
         ))
-        .file("harness.py", harness)
-        .task("follow-up", &task.replace("{COMMON}", COMMON));
+        .program(file, text)
+        .task(task_id, task)
+}
+
+/// Runs `suite`, whose one trial must pass in round 2 after a `continue` in round 1.
+fn passes_in_round_two(suite: &Suite) {
     let json = suite.path("results.json");
     let outcome = suite.run(&["--json", json.to_str().unwrap()]);
     assert_eq!(outcome.code, 0, "{outcome:#?}");
     let rounds = &results(&json)["verdicts"][0]["trials"][0]["rounds"];
     assert_eq!(rounds["used"], 2, "{rounds:#}");
+    assert_eq!(rounds["rounds"][0]["verdict"], "continue");
     assert_eq!(rounds["stop"], "passed");
 }
 
@@ -436,21 +460,9 @@ fn a_restarted_harness_remembers_what_it_kept_in_its_home_folder() {
     let harness = r#"#!/bin/sh
 if [ -f "$HOME/memory.txt" ]; then cat "$HOME/memory.txt"; else printf '%s' "$CLAWTEST_PROMPT" > "$HOME/memory.txt"; echo noted; fi
 "#;
-    let suite = Suite::new();
-    let script = suite.path("harness.sh");
-    let suite = suite
-        .config(&format!(
-            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{script:?}]\n[run]\ntrials = 1\n"
-        ))
-        .program("harness.sh", harness)
-        .task("code-word", &CODE_WORD_TASK.replace("{COMMON}", COMMON));
-    let json = suite.path("results.json");
-    let outcome = suite.run(&["--json", json.to_str().unwrap()]);
-    assert_eq!(outcome.code, 0, "{outcome:#?}");
-    let rounds = &results(&json)["verdicts"][0]["trials"][0]["rounds"];
-    assert_eq!(rounds["used"], 2, "{rounds:#}");
-    assert_eq!(rounds["rounds"][0]["verdict"], "continue");
-    assert_eq!(rounds["stop"], "passed");
+    let task = CODE_WORD_TASK.replace("{COMMON}", COMMON);
+    let suite = harness_suite(("harness.sh", harness), &[], "", ("code-word", &task));
+    passes_in_round_two(&suite);
 }
 
 #[test]
@@ -467,14 +479,12 @@ exec sleep 600
         "  max_rounds: 2\n",
         "  max_rounds: 2\n  round_timeout_seconds: 2\n",
     );
-    let suite = Suite::new();
-    let script = suite.path("harness.sh");
-    let suite = suite
-        .config(&format!(
-            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{script:?}]\nfollow_up = \"session\"\n[run]\ntrials = 1\n"
-        ))
-        .program("harness.sh", harness)
-        .task("code-word", &task);
+    let suite = harness_suite(
+        ("harness.sh", harness),
+        &[],
+        "follow_up = \"session\"",
+        ("code-word", &task),
+    );
     let outcome = suite.run(&[]);
     assert_eq!(outcome.code, 102, "{outcome:#?}");
     assert!(

@@ -229,14 +229,9 @@ fn scores(path: &Path) -> BTreeMap<String, f64> {
 fn the_closed_loop_example_passes_on_docker_round_after_round() {
     // The same follow-up protocol as on the process backend: a container per round on the
     // same workspace, the conversation file read by the reference agent.
-    let Some(ready) = ready() else { return };
-    let suite = example_copy("closed-loop", "", 1);
-    let (outcome, document) = results_on_docker(ready, suite.path());
-    assert_eq!(outcome.code, 0, "docker run failed:\n{}", outcome.stderr);
-    let rounds = &document["verdicts"][0]["trials"][0]["rounds"];
-    assert_eq!(rounds["used"], 2, "{rounds:#}");
-    assert_eq!(rounds["stop"], "passed");
-    assert_eq!(rounds["rounds"][0]["verdict"], "continue");
+    if let Some(ready) = ready() {
+        passes_in_round_two(ready, "closed-loop", "");
+    }
 }
 
 /// The file tasks of examples/files on docker: the reference agent in the container reads and
@@ -283,8 +278,15 @@ fn the_files_example_passes_on_docker_replayed_and_by_its_oracle() {
 fn the_reference_agent_keeps_its_session_across_rounds_on_docker() {
     // One container for both rounds: round 2's request must carry round 1's tool result,
     // which the cassette of examples/session checks, and which only a kept session has.
-    let Some(ready) = ready() else { return };
-    let suite = example_copy("session", "follow_up = \"session\"", 1);
+    if let Some(ready) = ready() {
+        passes_in_round_two(ready, "session", "follow_up = \"session\"");
+    }
+}
+
+/// Runs `example` (its harness with `extra_config`) on docker, one trial, which must pass in
+/// round 2 after a `continue` in round 1.
+fn passes_in_round_two(ready: &Ready, example: &str, extra_config: &str) {
+    let suite = example_copy(example, extra_config, 1);
     let (outcome, document) = results_on_docker(ready, suite.path());
     assert_eq!(outcome.code, 0, "docker run failed:\n{}", outcome.stderr);
     let rounds = &document["verdicts"][0]["trials"][0]["rounds"];

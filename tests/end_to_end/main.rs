@@ -2,6 +2,7 @@
 //! services and gateway on loopback, scripted model answers from cassettes.
 
 mod bounds;
+mod capabilities;
 mod cassettes;
 mod closed_loop;
 mod commands;

@@ -161,6 +161,7 @@ impl<W: Write> TerminalReporter<W> {
             score(summary.mean_score),
             measured(summary.mean_robustness),
         );
+        table.push_str(&capability_lines(summary));
         table.push_str(&super::recovery::terminal(summary));
         if summary.tasks_not_run > 0 {
             let _ = writeln!(
@@ -204,6 +205,41 @@ impl<W: Write> TerminalReporter<W> {
         self.line(&table);
     }
 }
+
+/// The tasks by capability (UniClawBench's taxonomy: pass^k and mean per capability), when
+/// the suite's tasks carry more than one; nothing otherwise.
+fn capability_lines(summary: &RunSummary) -> String {
+    let groups = &summary.groups.by_capability;
+    if groups.len() < 2 {
+        return String::new();
+    }
+    let k = summary.k;
+    let width = groups
+        .keys()
+        .map(String::len)
+        .chain([CAPABILITY.len()])
+        .max()
+        .unwrap_or_default();
+    let mut text = format!(
+        "\n{CAPABILITY:<width$}  {:>5}  {:>7}  {:>6}\n",
+        "tasks",
+        format!("pass^{k}"),
+        "mean"
+    );
+    for (name, group) in groups {
+        let _ = writeln!(
+            text,
+            "{name:<width$}  {:>5}  {:>7}  {:>6}",
+            group.tasks,
+            format!("{}/{}", group.passed, group.tasks),
+            score(group.mean_score)
+        );
+    }
+    text
+}
+
+/// The capability table's first column.
+const CAPABILITY: &str = "capability";
 
 /// One line per gate: its value, threshold, and whether it held.
 pub(crate) fn gate_lines(summary: &RunSummary) -> String {

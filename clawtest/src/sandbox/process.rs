@@ -257,21 +257,14 @@ impl SessionRounds<'_> {
         }
         let workspace =
             capture::snapshot(self.workspace, limits, &mut notes).map_err(prepare_error)?;
-        let finished = Finished {
-            exit: session::answered_exit(),
-            stdout: String::new(),
-            stderr: String::new(),
-            output_file: Some(answer),
+        let answered = session::Answered {
+            answer,
             workspace,
             duration,
             checks,
-            limits_reached: notes,
-            disk_full: None,
+            notes,
         };
-        let next = tokio::select! {
-            next = self.rounds.hand_over(finished) => next.map_err(prepare_error)?,
-            () = interrupt.cancelled() => return Err(SandboxError::Interrupted),
-        };
+        let next = self.rounds.hand_over(answered, interrupt).await?;
         self.started = Instant::now();
         self.ended = next.is_none();
         Ok(next)

@@ -16,8 +16,12 @@ use std::time::Duration;
 
 use tokio::sync::{Mutex, mpsc};
 
-use super::Finished;
-use crate::trajectory::HarnessExit;
+use std::collections::BTreeMap;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{CheckOutcome, Finished, SandboxError};
+use crate::trajectory::{HarnessExit, WorkspaceFile};
 
 /// The trial folder's folder of the follow-up protocol (`CLAWTEST_SESSION_DIR`).
 pub const SESSION_FOLDER: &str = "session";
@@ -89,8 +93,40 @@ impl SessionControl {
     }
 }
 
-/// How an answered round ends in a trajectory: as a normal end (the harness said it
-/// answered), though it keeps running.
+/// What a backend collected of an answered round while the harness waits.
+pub(crate) struct Answered {
+    /// The answer file's text.
+    pub(crate) answer: String,
+    /// The workspace's files.
+    pub(crate) workspace: BTreeMap<String, WorkspaceFile>,
+    /// How long the round took, from its message to its answer.
+    pub(crate) duration: Duration,
+    /// The launch's checks, run in the workspace beside the waiting harness.
+    pub(crate) checks: Vec<CheckOutcome>,
+    /// The caps that bit on the way.
+    pub(crate) notes: Vec<String>,
+}
+
+impl Answered {
+    /// The round as the trial sees it: ended normally (the harness said it answered, though
+    /// it keeps running), its answer the answer file.
+    fn finished(self) -> Finished {
+        Finished {
+            exit: answered_exit(),
+            stdout: String::new(),
+            stderr: String::new(),
+            output_file: Some(self.answer),
+            workspace: self.workspace,
+            duration: self.duration,
+            checks: self.checks,
+            limits_reached: self.notes,
+            disk_full: None,
+        }
+    }
+}
+
+/// How an answered round ends in a trajectory, and a session the trial ended: as a normal end
+/// (the harness said it answered).
 pub(crate) fn answered_exit() -> HarnessExit {
     HarnessExit {
         code: Some(0),
@@ -134,31 +170,39 @@ impl Rounds {
             .unwrap_or_default()
     }
 
-    /// Hands the answered round to the trial, waits for what follows and tells the harness:
-    /// the next round's message (its time limit returned), or the end (`None`).
+    /// Hands the answered round to the trial, waits for what follows (or `interrupt`) and
+    /// tells the harness: the next round's message (its time limit returned), or the end
+    /// (`None`).
     pub(crate) async fn hand_over(
         &mut self,
-        finished: Finished,
-    ) -> std::io::Result<Option<Duration>> {
-        let next = match self.link.answered.send(finished) {
-            Ok(()) => self.link.next.lock().await.recv().await.flatten(),
-            Err(_) => None,
+        answered: Answered,
+        interrupt: &CancellationToken,
+    ) -> Result<Option<Duration>, SandboxError> {
+        let waited = async {
+            match self.link.answered.send(answered.finished()) {
+                Ok(()) => self.link.next.lock().await.recv().await.flatten(),
+                Err(_) => None,
+            }
         };
-        match next {
-            Some(next) => {
-                write(
-                    &self.folder,
-                    &prompt_file(next.number),
-                    next.message.as_bytes(),
-                )?;
-                self.round = next.number;
-                Ok(Some(next.timeout))
-            }
-            None => {
-                write(&self.folder, END_FILE, b"")?;
-                Ok(None)
-            }
-        }
+        let next = tokio::select! {
+            next = waited => next,
+            () = interrupt.cancelled() => return Err(SandboxError::Interrupted),
+        };
+        let written = match &next {
+            Some(next) => write(
+                &self.folder,
+                &prompt_file(next.number),
+                next.message.as_bytes(),
+            ),
+            None => write(&self.folder, END_FILE, b""),
+        };
+        written.map_err(|error| SandboxError::Prepare {
+            message: format!("writing the session's next message: {error}"),
+        })?;
+        Ok(next.map(|next| {
+            self.round = next.number;
+            next.timeout
+        }))
     }
 }
 

@@ -30,7 +30,7 @@ use super::{
 use crate::sandbox::capture::{self, Tail, read_tail};
 use crate::sandbox::disk::{DiskFull, DiskWatch};
 use crate::sandbox::process::PIPE_GRACE;
-use crate::sandbox::session::Rounds;
+use crate::sandbox::session::{Answered, Rounds};
 use crate::sandbox::{CheckCommand, CheckOutcome, Endpoints, Finished, Launch, SandboxError};
 use crate::trajectory::HarnessExit;
 
@@ -340,21 +340,14 @@ impl DockerSandbox {
         }
         let workspace = round.launch.folder.join("workspace");
         let workspace = capture::snapshot(&workspace, limits, &mut notes).map_err(prepare_error)?;
-        let finished = Finished {
-            exit: crate::sandbox::session::answered_exit(),
-            stdout: String::new(),
-            stderr: String::new(),
-            output_file: Some(answer),
+        let answered = Answered {
+            answer,
             workspace,
             duration,
             checks,
-            limits_reached: notes,
-            disk_full: None,
+            notes,
         };
-        tokio::select! {
-            next = rounds.hand_over(finished) => next.map_err(prepare_error),
-            () = interrupt.cancelled() => Err(SandboxError::Interrupted),
-        }
+        rounds.hand_over(answered, interrupt).await
     }
 
     /// The container's log (the shim's own messages), stdout and stderr, each capped.
