@@ -159,10 +159,19 @@ fn the_workflow_installs_cargo_clawtest_from_git_at_a_pinned_commit_then_runs_th
             "{variable}"
         );
     }
+    // The suite runs once per (cell, shard); the merge job makes one verdict and one JUnit
+    // report of every shard.
     assert!(
         runs.iter()
-            .any(|run| run.contains("cargo clawtest --junit"))
+            .any(|run| run.starts_with("cargo clawtest --cell \"$CELL\" --partition"))
     );
+    let merged = document["jobs"]["merge"]["steps"]
+        .as_array()
+        .expect("a merge job")
+        .iter()
+        .filter_map(|step| step["run"].as_str())
+        .any(|run| run.starts_with("cargo clawtest merge") && run.contains("--junit"));
+    assert!(merged);
     // cargo is cached, keyed by the commit installed.
     let cached = document["jobs"]["clawtest"]["steps"]
         .as_array()

@@ -1042,10 +1042,11 @@ safety_checks:\n  - {type: tool_not_called, tool_name: list_tasks, reason: not n
     assert_eq!(score_on_docker(ready, suite.path(), "env-setup", &[]), 1.0);
 }
 
-/// `[harness] files` on docker: a workspace target is written; a `~/` target cannot be (the
-/// container's home is a fresh tmpfs) and the trial says so instead of running without it.
+/// `[harness] files` on docker: a workspace target is written, and so is a `~/` target (the
+/// container's home is the trial's home folder, mounted, since it outlives a closed loop's
+/// rounds), both filled in with the values as the container sees them.
 #[test]
-fn harness_files_go_to_the_workspace_and_a_home_target_is_refused_on_docker() {
+fn harness_files_go_to_the_workspace_and_the_home_folder_on_docker() {
     let Some(ready) = ready() else { return };
     let task = probe_task("files-probe", 60, &["written", "written"], &["missing"]);
     let template = "{\"mcp\": \"{mcp_url}\", \"workspace\": \"{workspace}\"}";
@@ -1083,21 +1084,24 @@ fn harness_files_go_to_the_workspace_and_a_home_target_is_refused_on_docker() {
         "{trajectory:#}"
     );
 
+    // `remember` prints the home folder's file: the template as the container sees it.
+    let home_task = probe_task(
+        "files-probe",
+        60,
+        &[
+            "\"mcp\": \"http://127.0.0.1:9100/mcp\"",
+            "\"workspace\": \"/workspace\"",
+        ],
+        &["noted"],
+    );
     let in_home = probe_suite(
-        &["/clawtest-probe", "env"],
+        &["/clawtest-probe", "remember", ".agent.json"],
         "[harness.files]\n\"~/.agent.json\" = \"agent.json\"",
         1,
         "files-probe",
-        &task,
+        &home_task,
     );
     std::fs::write(in_home.path().join("agent.json"), template).expect("template");
     let outcome = clawtest(ready, in_home.path(), &["--backend", "docker"], &[]);
-    assert_eq!(outcome.code, 102, "{}", outcome.stderr);
-    assert!(
-        outcome
-            .stderr
-            .contains("harness.files: `~/.agent.json` is in the home folder"),
-        "{}",
-        outcome.stderr
-    );
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
 }
