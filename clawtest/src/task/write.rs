@@ -73,24 +73,7 @@ pub(crate) fn document(task: &Task) -> Result<Value, WriteError> {
             })
             .collect(),
     );
-    let mut files = Vec::new();
-    for file in &task.files {
-        let relative =
-            file.source
-                .strip_prefix(&file.root)
-                .map_err(|_| WriteError::SourceOutsideFolder {
-                    source_path: file.source.clone(),
-                    folder: file.root.clone(),
-                })?;
-        files.push(Value::Object(sorted([
-            ("source", Value::from(relative.to_string_lossy().as_ref())),
-            (
-                "target",
-                Value::from(format!("/workspace/{}", file.target.to_string_lossy())),
-            ),
-        ])));
-    }
-    top.insert("files", Value::Array(files));
+    top.insert("files", files_entry(task)?);
     top.insert(
         "scoring_components",
         task.components
@@ -162,36 +145,7 @@ pub(crate) fn document(task: &Task) -> Result<Value, WriteError> {
         );
     }
     if let Some(feedback) = &task.feedback {
-        let mut entry = Map::new();
-        entry.insert("max_rounds".into(), Value::from(feedback.max_rounds));
-        if !feedback.messages.is_empty() {
-            entry.insert("messages".into(), Value::from(feedback.messages.clone()));
-        }
-        if let Some(persona) = &feedback.persona {
-            entry.insert("persona".into(), Value::from(persona.as_str()));
-        }
-        if feedback.simulator == super::SimulatorKind::Llm {
-            entry.insert("simulator".into(), Value::from("llm"));
-        }
-        if feedback.barrier != super::Barrier::default_for(feedback.simulator) {
-            let barrier = match feedback.barrier {
-                super::Barrier::Strict => "strict",
-                super::Barrier::Guided => "guided",
-            };
-            entry.insert("barrier".into(), Value::from(barrier));
-        }
-        if let Some(model) = &feedback.model {
-            entry.insert("model".into(), Value::from(model.as_str()));
-        }
-        for (key, limit) in [
-            ("round_timeout_seconds", feedback.round_timeout),
-            ("total_timeout_seconds", feedback.total_timeout),
-        ] {
-            if let Some(limit) = limit {
-                entry.insert(key.into(), Value::from(limit.as_secs_f64()));
-            }
-        }
-        top.insert("feedback", Value::Object(sort(entry)));
+        top.insert("feedback", feedback_entry(feedback));
     }
     if let Some(oracle) = &task.oracle {
         top.insert("oracle", oracle_entry(oracle));
@@ -201,6 +155,62 @@ pub(crate) fn document(task: &Task) -> Result<Value, WriteError> {
             .map(|(key, value)| (key.to_string(), value))
             .collect(),
     ))
+}
+
+/// `files:`, each source relative to the folder it was found in.
+fn files_entry(task: &Task) -> Result<Value, WriteError> {
+    let mut files = Vec::new();
+    for file in &task.files {
+        let relative =
+            file.source
+                .strip_prefix(&file.root)
+                .map_err(|_| WriteError::SourceOutsideFolder {
+                    source_path: file.source.clone(),
+                    folder: file.root.clone(),
+                })?;
+        files.push(Value::Object(sorted([
+            ("source", Value::from(relative.to_string_lossy().as_ref())),
+            (
+                "target",
+                Value::from(format!("/workspace/{}", file.target.to_string_lossy())),
+            ),
+        ])));
+    }
+    Ok(Value::Array(files))
+}
+
+/// `feedback:` with the keys that differ from their defaults.
+fn feedback_entry(feedback: &super::Feedback) -> Value {
+    let mut entry = Map::new();
+    entry.insert("max_rounds".into(), Value::from(feedback.max_rounds));
+    if !feedback.messages.is_empty() {
+        entry.insert("messages".into(), Value::from(feedback.messages.clone()));
+    }
+    if let Some(persona) = &feedback.persona {
+        entry.insert("persona".into(), Value::from(persona.as_str()));
+    }
+    if feedback.simulator == super::SimulatorKind::Llm {
+        entry.insert("simulator".into(), Value::from("llm"));
+    }
+    if feedback.barrier != super::Barrier::default_for(feedback.simulator) {
+        let barrier = match feedback.barrier {
+            super::Barrier::Strict => "strict",
+            super::Barrier::Guided => "guided",
+        };
+        entry.insert("barrier".into(), Value::from(barrier));
+    }
+    if let Some(model) = &feedback.model {
+        entry.insert("model".into(), Value::from(model.as_str()));
+    }
+    for (key, limit) in [
+        ("round_timeout_seconds", feedback.round_timeout),
+        ("total_timeout_seconds", feedback.total_timeout),
+    ] {
+        if let Some(limit) = limit {
+            entry.insert(key.into(), Value::from(limit.as_secs_f64()));
+        }
+    }
+    Value::Object(sort(entry))
 }
 
 /// `oracle:` with the parts its author wrote.
