@@ -162,21 +162,14 @@ impl Turns<'_> {
             }));
             // Images the model read, shown after the tool results in one user message.
             let mut shown = Vec::new();
-            for call in &calls {
+            for raw in &calls {
+                let call = Call::of(raw);
                 let result = match self.mcp {
                     Some(client) => {
-                        let name = call
-                            .pointer("/function/name")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default();
-                        let arguments = tools::parse_arguments(call.pointer("/function/arguments"));
-                        eprintln!(
-                            "turn {turn}: calling {name} over MCP {}",
-                            shorten(&arguments.body.to_string())
-                        );
-                        client.call(name, &arguments.body)
+                        call.log(turn, " over MCP");
+                        client.call(call.name, &call.arguments.body)
                     }
-                    None => match image_read(call, self.tools, &self.config.workspace) {
+                    None => match image_read(&call, self.tools, &self.config.workspace) {
                         Some(Ok(image)) => {
                             eprintln!(
                                 "turn {turn}: showing {} ({}, {} bytes)",
@@ -191,14 +184,14 @@ impl Turns<'_> {
                         Some(Err(error)) => format!("error: {error}"),
                         None => execute_call(
                             turn,
-                            call,
+                            &call,
                             self.tools,
                             self.runner,
                             &self.config.workspace,
                         ),
                     },
                 };
-                let id = call.get("id").cloned().unwrap_or_else(|| json!(""));
+                let id = raw.get("id").cloned().unwrap_or_else(|| json!(""));
                 messages.push(json!({"role": "tool", "tool_call_id": id, "content": result}));
             }
             if !shown.is_empty() {
@@ -210,38 +203,57 @@ impl Turns<'_> {
     }
 }
 
+/// One tool call of the model's message, read once: its name and its arguments (anything
+/// unusable becomes `{}` with a note for the model).
+struct Call<'a> {
+    name: &'a str,
+    arguments: tools::Arguments,
+}
+
+impl<'a> Call<'a> {
+    fn of(call: &'a Value) -> Call<'a> {
+        Call {
+            name: call
+                .pointer("/function/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+            arguments: tools::parse_arguments(call.pointer("/function/arguments")),
+        }
+    }
+
+    /// The call's line in the agent's log (`how`: by which way it is made, e.g. " over MCP").
+    fn log(&self, turn: u32, how: &str) {
+        eprintln!(
+            "turn {turn}: calling {}{how} {}",
+            self.name,
+            shorten(&self.arguments.body.to_string())
+        );
+    }
+}
+
 /// The image a `read_file` call of the workspace tools names, if the file is one.
 fn image_read(
-    call: &Value,
+    call: &Call<'_>,
     tools: &[Tool],
     workspace: &crate::workspace::Workspace,
 ) -> Option<Result<crate::image::Image, String>> {
-    let name = call.pointer("/function/name").and_then(Value::as_str)?;
     tools
         .iter()
-        .find(|tool| tool.name == name && tool.workspace && name == "read_file")?;
-    let arguments = tools::parse_arguments(call.pointer("/function/arguments"));
-    let path = arguments.body.get("path").and_then(Value::as_str)?;
+        .find(|tool| tool.name == call.name && tool.workspace && call.name == "read_file")?;
+    let path = call.arguments.body.get("path").and_then(Value::as_str)?;
     workspace.image(path)
 }
 
 /// Executes one tool call and returns the tool result text for the model.
 fn execute_call(
     turn: u32,
-    call: &Value,
+    call: &Call<'_>,
     tools: &[Tool],
     runner: &ToolRunner,
     workspace: &crate::workspace::Workspace,
 ) -> String {
-    let name = call
-        .pointer("/function/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let arguments = tools::parse_arguments(call.pointer("/function/arguments"));
-    eprintln!(
-        "turn {turn}: calling {name} {}",
-        shorten(&arguments.body.to_string())
-    );
+    let name = call.name;
+    call.log(turn, "");
 
     let Some(tool) = tools.iter().find(|tool| tool.name == name) else {
         let available: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
@@ -253,10 +265,10 @@ fn execute_call(
     };
 
     let result = match tool.workspace {
-        true => workspace.call(&tool.name, &arguments.body),
-        false => runner.call(tool, &arguments.body),
+        true => workspace.call(&tool.name, &call.arguments.body),
+        false => runner.call(tool, &call.arguments.body),
     };
-    match arguments.problem {
+    match &call.arguments.problem {
         Some(problem) => format!("note: {problem}, so {{}} was sent instead.\n{result}"),
         None => result,
     }
