@@ -237,9 +237,10 @@ pub enum Upgrade {
 }
 
 /// Rewrites every cassette clawtest recorded in `folder` in the format a fresh recording
-/// writes: compact (version 2), every request `whole: true` (a recording holds the whole
-/// request; files recorded before `whole` existed replay with looser matching). A file with a
-/// comment line is hand-written and left as it is. Files in name order.
+/// writes: compact (version 3, speakers named), every request `whole: true` (a recording
+/// holds the whole request; files recorded before `whole` existed replay with looser
+/// matching). A file with a comment line is hand-written and left as it is. Files in name
+/// order.
 pub fn upgrade(folder: &Path) -> std::io::Result<Vec<Upgraded>> {
     // A folder that cannot be read is an error, not a folder without cassettes.
     std::fs::read_dir(folder)?;

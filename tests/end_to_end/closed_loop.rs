@@ -203,8 +203,9 @@ fn barrier_run(barrier: &str) -> BarrierRun {
     .unwrap();
     assert_eq!(trajectory["rounds"]["stop"], "max_rounds", "{trajectory:#}");
     let calls = trajectory["model_calls"].as_array().unwrap();
-    let (simulator, harness): (Vec<&Value>, Vec<&Value>) =
-        calls.iter().partition(|call| call["simulator"] == true);
+    let (simulator, harness): (Vec<&Value>, Vec<&Value>) = calls
+        .iter()
+        .partition(|call| call["speaker"] == "simulated_user");
     assert_eq!((harness.len(), simulator.len()), (2, 1), "{calls:#?}");
     // The supervisor's rubric went through the judge once per round, and its answers are
     // cached: the same run again asks the judge nothing.

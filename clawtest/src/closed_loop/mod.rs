@@ -13,7 +13,7 @@ mod seam;
 pub(crate) mod simulator;
 pub(crate) mod supervisor;
 
-pub(crate) use seam::{Harness, SimulatedReply, Step};
+pub(crate) use seam::{Harness, ModelReply, Step};
 
 use std::time::Duration;
 
@@ -279,7 +279,7 @@ async fn follow_up<H: Harness>(
                 visible,
                 &briefing,
             );
-            match harness.ask_simulated_user(chat, conversation).await {
+            match harness.ask_model(chat, conversation).await {
                 Err(error) => Err(LoopError::Round(error)),
                 Ok(Ok(None)) => Ok((String::new(), None)),
                 Ok(Ok(Some(text))) => match simulator::user_turn(&text) {

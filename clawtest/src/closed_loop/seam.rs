@@ -1,6 +1,6 @@
 //! The loop's seam: [`Harness`], what the loop asks of the trial it runs in (a round of the
-//! harness, the simulated user's model, the budget, the round's start on the gateway), with
-//! the future type its methods return. The trial implements it; the loop's tests fake it.
+//! harness, the models of the loop's own speakers (the simulated user's, the supervisor's),
+//! the budget, the round's start on the gateway), with the future type its methods return. The trial implements it; the loop's tests fake it.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -13,9 +13,9 @@ use crate::trajectory::Trajectory;
 /// A future of the loop's seam.
 pub(crate) type Step<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// What the llm simulator's model said: its text (`None`: silence), or why the answer is of
-/// no use.
-pub(crate) type SimulatedReply = Result<Option<String>, String>;
+/// What a model of the loop's said: its text (`None`: silence), or why the answer is of no
+/// use.
+pub(crate) type ModelReply = Result<Option<String>, String>;
 
 /// What the loop asks of the trial it runs in.
 pub(crate) trait Harness: Send {
@@ -32,14 +32,16 @@ pub(crate) trait Harness: Send {
         timeout: Duration,
     ) -> Step<'_, Result<Trajectory, Self::Error>>;
 
-    /// Asks the llm simulator's model, with `chat`, through the trial's gateway: the trial's
-    /// error when the gateway failed (a replay miss, the cost limit, the provider); else the
-    /// answer's text (`None`: silence), or why the answer is of no use.
-    fn ask_simulated_user(
+    /// Asks one of the loop's models with `chat` (the simulated user's or the supervisor's:
+    /// `chat.speaker` says whose, and so how the call is logged, recorded and replayed)
+    /// through the trial's gateway: the trial's error when the gateway failed (a replay miss,
+    /// the cost limit, the provider); else the answer's text (`None`: silence), or why the
+    /// answer is of no use.
+    fn ask_model(
         &mut self,
         chat: Chat,
         conversation: Vec<Message>,
-    ) -> Step<'_, Result<SimulatedReply, Self::Error>>;
+    ) -> Step<'_, Result<ModelReply, Self::Error>>;
 
     /// Whether the run's cost limit is reached (no further round is started then).
     fn budget_exhausted(&self) -> bool;

@@ -19,8 +19,8 @@ use serde::Deserialize;
 use super::supervisor::Briefing;
 use crate::config::Provider;
 use crate::llm::client::{Chat, Message};
-use crate::trajectory::AuditEntry;
 use crate::trajectory::rounds::{AttemptState, RoundVerdict, UserMode, UserTone, UserTurn};
+use crate::trajectory::{AuditEntry, Speaker};
 
 /// The model the llm simulator asks in `provider`'s wire format when neither the task nor the
 /// harness names one.
@@ -39,8 +39,7 @@ pub(crate) fn chat(provider: Provider, model: Option<&str>) -> Chat {
         model: model.unwrap_or(default_model(provider)).to_string(),
         // The user's message is a few sentences; the provider's default length is enough.
         max_tokens: None,
-        speaker: "the simulated user",
-        simulated_user: true,
+        speaker: Speaker::SimulatedUser,
     }
 }
 

@@ -24,7 +24,7 @@ struct Scripted {
     seen: Vec<(RoundSetup, String, Duration)>,
     /// The simulator's requests as they would go on the wire: (endpoint, body).
     simulator_requests: Vec<(&'static str, Value)>,
-    simulator_answer: super::SimulatedReply,
+    simulator_answer: super::ModelReply,
     budget_exhausted: bool,
 }
 
@@ -72,11 +72,11 @@ impl Harness for Scripted {
         })
     }
 
-    fn ask_simulated_user(
+    fn ask_model(
         &mut self,
         chat: Chat,
         conversation: Vec<Message>,
-    ) -> Step<'_, Result<crate::closed_loop::SimulatedReply, String>> {
+    ) -> Step<'_, Result<crate::closed_loop::ModelReply, String>> {
         self.simulator_requests.push(chat.request(&conversation));
         let answer = self.simulator_answer.clone();
         Box::pin(async move { Ok(answer) })

@@ -65,8 +65,7 @@ impl Model {
                 provider,
                 model: model.into(),
                 max_tokens: Some(MAX_TOKENS),
-                speaker: "the model",
-                simulated_user: false,
+                speaker: crate::trajectory::Speaker::Harness,
             },
             gateways: BTreeMap::new(),
         }

@@ -10,6 +10,7 @@ use super::gateway::Gateway;
 use super::gateway::routes::Route;
 use crate::config::Provider;
 use crate::http::HttpRequest;
+use crate::trajectory::Speaker;
 
 /// Who said a message of a conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,17 +69,23 @@ pub(crate) struct Chat {
     /// How long an answer may be; `None` leaves it to the provider where the format allows
     /// (OpenAI), and asks for [`DEFAULT_MAX_TOKENS`] where it does not (Anthropic).
     pub(crate) max_tokens: Option<u32>,
-    /// Who answers, in error messages (`the model`, `the judge`).
-    pub(crate) speaker: &'static str,
-    /// The calls are the closed loop's simulated user's: logged, recorded and replayed as its
-    /// own, apart from the harness's calls of the same round.
-    pub(crate) simulated_user: bool,
+    /// Who asks: the calls are logged, recorded and replayed as this speaker's, apart from
+    /// the other speakers' calls (generation's are [`Speaker::Harness`], the default one).
+    pub(crate) speaker: Speaker,
 }
 
 /// The answer length asked for when none is set and the wire format requires one.
 pub(crate) const DEFAULT_MAX_TOKENS: u32 = 1024;
 
 impl Chat {
+    /// Who answers, in error messages (`the model`, `the judge`).
+    fn answerer(&self) -> &'static str {
+        match self.speaker {
+            Speaker::Harness => "the model",
+            speaker => speaker.described(),
+        }
+    }
+
     /// The endpoint and the request body for `conversation`.
     pub(crate) fn request(&self, conversation: &[Message]) -> (&'static str, Value) {
         let role = |role: Role| match role {
@@ -123,7 +130,7 @@ impl Chat {
     ) -> Result<String, String> {
         self.reply(gateway, conversation)
             .await?
-            .ok_or_else(|| format!("{}'s answer has no text", self.speaker))
+            .ok_or_else(|| format!("{}'s answer has no text", self.answerer()))
     }
 
     /// As [`Chat::ask`], but an answer that says nothing on purpose (OpenAI's `content: null`)
@@ -134,15 +141,12 @@ impl Chat {
         conversation: &[Message],
     ) -> Result<Option<String>, String> {
         let (path, body) = self.request(conversation);
-        let mut route = Route::of("POST", path, &[])?;
-        if self.simulated_user {
-            route = route.for_simulator();
-        }
+        let route = Route::of("POST", path, &[])?.for_speaker(self.speaker);
         let (status, bytes) = send(gateway, route, &body).await;
         if let Some(failure) = gateway.failure() {
             return Err(failure.to_string());
         }
-        let speaker = self.speaker;
+        let speaker = self.answerer();
         if !(200..300).contains(&status) {
             return Err(format!(
                 "{speaker} answered HTTP {status}: {}",

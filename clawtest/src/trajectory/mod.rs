@@ -24,7 +24,7 @@ pub const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
 pub use audit::{AuditEntry, FaultKind, RecordedBody};
 
 pub(crate) use clawenvkit::from_clawenvkit;
-pub use model_call::ModelCall;
+pub use model_call::{ModelCall, Speaker};
 
 /// One trial's record.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -1,6 +1,6 @@
 //! The call log of one trial's gateway ([`CallLog`]): every call answered or refused, in call
 //! order, the first failure (which stops the trial), the exchanges kept for the cassette when
-//! recording, the closed loop's round and its replay counters, and the streams still being
+//! recording, the closed loop's round and the replay counters per round and speaker, and the streams still being
 //! read. Its state is private: the gateway's files change it through its methods. A refused
 //! call is answered in its provider's error shape with `x-should-retry: false`, so the
 //! official SDKs neither retry it nor misreport it.
@@ -16,7 +16,7 @@ use super::failure::GatewayFailure;
 use super::routes::Route;
 use crate::config::Provider;
 use crate::http::HttpResponse;
-use crate::trajectory::ModelCall;
+use crate::trajectory::{ModelCall, Speaker};
 
 /// What a trial's gateway has seen so far, shared by its requests (behind its lock).
 #[derive(Debug)]
@@ -29,8 +29,8 @@ pub(super) struct CallLog {
     streams: Vec<JoinHandle<()>>,
     /// The closed-loop round the calls belong to (`None`: a task without rounds).
     round: Option<u32>,
-    /// The calls replayed so far per (round, the simulator's or the harness's).
-    replayed: BTreeMap<(u32, bool), usize>,
+    /// The calls replayed so far per round (`None`: a task without rounds) and speaker.
+    replayed: BTreeMap<(Option<u32>, Speaker), usize>,
     /// Becomes true with the first failure: the trial is stopped there.
     failed: watch::Sender<bool>,
     /// The calls answered from the cassette so far.
@@ -139,10 +139,10 @@ impl CallLog {
         self.round = Some(number);
     }
 
-    /// The number, within `round`, of the call of the simulator's (or the harness's) that
-    /// arrives now (from 0).
-    pub(super) fn next_in_round(&mut self, round: u32, simulator: bool) -> usize {
-        let counter = self.replayed.entry((round, simulator)).or_default();
+    /// The number, within the current round (or the whole trial, without rounds), of
+    /// `speaker`'s call that arrives now (from 0).
+    pub(super) fn next_of(&mut self, speaker: Speaker) -> usize {
+        let counter = self.replayed.entry((self.round, speaker)).or_default();
         *counter += 1;
         *counter - 1
     }
@@ -185,7 +185,7 @@ pub(super) fn refuse(
         input_tokens: 0,
         output_tokens: 0,
         cost_usd: None,
-        simulator: route.simulator,
+        speaker: route.speaker,
     });
     log.fail(failure);
     response

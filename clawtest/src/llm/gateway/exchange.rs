@@ -11,7 +11,7 @@ use super::failure::FailureKind;
 use super::server::Gateway;
 use super::usage::{self, Tokens};
 use crate::llm::money::Money;
-use crate::trajectory::ModelCall;
+use crate::trajectory::{ModelCall, Speaker};
 
 impl Gateway {
     /// Logs an answered call (and records it when recording), counting its cost.
@@ -19,7 +19,7 @@ impl Gateway {
         let Exchange {
             call,
             path,
-            simulator,
+            speaker,
             request,
             response,
         } = exchange;
@@ -46,7 +46,7 @@ impl Gateway {
             input_tokens: tokens.input,
             output_tokens: tokens.output,
             cost_usd,
-            simulator,
+            speaker,
         });
         if record {
             let round = log.round();
@@ -71,7 +71,7 @@ impl Gateway {
                     },
                     response,
                     round,
-                    simulator,
+                    speaker,
                 },
             );
         }
@@ -124,8 +124,8 @@ impl Gateway {
 pub(super) struct Exchange {
     pub(super) call: usize,
     pub(super) path: String,
-    /// The closed loop's simulated user made the call, not the harness.
-    pub(super) simulator: bool,
+    /// Who made the call.
+    pub(super) speaker: Speaker,
     pub(super) request: Value,
     pub(super) response: RecordedResponse,
 }

@@ -5,6 +5,8 @@
 
 use serde::Serialize;
 
+use crate::trajectory::Speaker;
+
 /// A call the gateway could not answer, and where it was.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct GatewayFailure {
@@ -21,15 +23,19 @@ pub(crate) struct GatewayFailure {
 /// What went wrong with a call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
 pub(crate) enum FailureKind {
-    /// The harness made more calls than the cassette records for the trial.
-    #[error("the cassette records only {recorded} call(s) for this trial")]
-    Exhausted { recorded: usize },
+    /// A speaker made more calls than the cassette records of it for the trial.
+    #[error("the cassette records only {recorded} call(s) of {} for this trial", speaker.described())]
+    Exhausted {
+        speaker: Speaker,
+        /// The call's number among the speaker's, from 0.
+        number: usize,
+        recorded: usize,
+    },
     /// A closed loop's round made more calls of one speaker than the cassette records.
     #[error("the cassette records only {recorded} such call(s) for this round")]
     RoundExhausted {
         round: u32,
-        /// `the harness` or `the simulated user`.
-        speaker: &'static str,
+        speaker: Speaker,
         /// The call's number within the round and speaker, from 0.
         in_round: usize,
         recorded: usize,
@@ -76,9 +82,22 @@ impl std::fmt::Display for GatewayFailure {
             kind,
         } = self;
         match kind {
-            FailureKind::Exhausted { recorded } => write!(
+            FailureKind::Exhausted {
+                speaker: Speaker::Harness,
+                number,
+                recorded,
+            } => write!(
                 formatter,
-                "task `{task_id}` trial {trial}: the harness made model call {call} but the cassette records only {recorded} call(s) for this trial"
+                "task `{task_id}` trial {trial}: the harness made model call {number} but the cassette records only {recorded} call(s) for this trial"
+            ),
+            FailureKind::Exhausted {
+                speaker,
+                number,
+                recorded,
+            } => write!(
+                formatter,
+                "task `{task_id}` trial {trial}: {} made its model call {number} but the cassette records only {recorded} such call(s) for this trial",
+                speaker.described()
             ),
             FailureKind::RoundExhausted {
                 round,
@@ -87,7 +106,8 @@ impl std::fmt::Display for GatewayFailure {
                 recorded,
             } => write!(
                 formatter,
-                "task `{task_id}` trial {trial} round {round}: {speaker} made model call {in_round} of the round but the cassette records only {recorded} such call(s) for this round"
+                "task `{task_id}` trial {trial} round {round}: {} made model call {in_round} of the round but the cassette records only {recorded} such call(s) for this round",
+                speaker.described()
             ),
             FailureKind::NoTrial { .. } => {
                 write!(formatter, "task `{task_id}` trial {trial}: {kind}")

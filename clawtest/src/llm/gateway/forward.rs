@@ -92,11 +92,11 @@ impl Gateway {
         let encoding = header("content-encoding").filter(|value| value != "identity");
         let (status, retried, body) = (response.status, response.retried, response.body);
         let limit = self.rules.max_answer_bytes;
-        let (path, simulator) = (route.path.clone(), route.simulator);
+        let (path, speaker) = (route.path.clone(), route.speaker);
         let exchange = move |body: Value, events: Option<Vec<String>>| Exchange {
             call,
             path: path.clone(),
-            simulator,
+            speaker,
             request: request_value.clone(),
             response: RecordedResponse {
                 status,

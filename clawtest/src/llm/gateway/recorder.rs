@@ -109,7 +109,7 @@ mod tests {
                     retried: vec![],
                 },
                 round: None,
-                simulator: false,
+                speaker: crate::trajectory::Speaker::Harness,
             }],
         }
     }

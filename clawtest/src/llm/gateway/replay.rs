@@ -144,7 +144,7 @@ impl Gateway {
                     Exchange {
                         call,
                         path: route.path.clone(),
-                        simulator: route.simulator,
+                        speaker: route.speaker,
                         request,
                         response: response.clone(),
                     },
@@ -171,8 +171,9 @@ impl Gateway {
     }
 
     /// The recorded answer for call `call` (its request `hidden`, the trial's values as
-    /// placeholders): the next recorded call of the trial, or of the round and speaker in a
-    /// closed loop, if it matches; else why not.
+    /// placeholders): the next recorded call of the route's speaker in the trial (in a closed
+    /// loop, in the round), if it matches; else why not. Each speaker replays in its own call
+    /// order: the judge's calls never take the harness's answers, whatever the interleaving.
     fn recorded(
         &self,
         log: &mut CallLog,
@@ -194,42 +195,36 @@ impl Gateway {
                     message: message.clone(),
                 },
             )),
-            Ok(script) => match log.round() {
-                None => match script.get(call) {
-                    None => Err(self.failure_at(
-                        call,
-                        FailureKind::Exhausted {
-                            recorded: script.len(),
-                        },
-                    )),
+            Ok(script) => {
+                let (round, speaker) = (log.round(), route.speaker);
+                let recorded = || {
+                    script.iter().filter(move |interaction| {
+                        interaction.speaker == speaker
+                            && round.is_none_or(|round| interaction.round.unwrap_or(1) == round)
+                    })
+                };
+                let number = log.next_of(speaker);
+                match recorded().nth(number) {
                     Some(interaction) => self.matched(interaction, route, hidden, call),
-                },
-                Some(round) => {
-                    let speaker = route.simulator;
-                    let of_round = || {
-                        script.iter().filter(move |interaction| {
-                            interaction.round.unwrap_or(1) == round
-                                && interaction.simulator == speaker
-                        })
-                    };
-                    let in_round = log.next_in_round(round, speaker);
-                    match of_round().nth(in_round) {
-                        None => Err(self.failure_at(
-                            call,
-                            FailureKind::RoundExhausted {
-                                round,
-                                speaker: match speaker {
-                                    true => "the simulated user",
-                                    false => "the harness",
-                                },
-                                in_round,
-                                recorded: of_round().count(),
+                    None => {
+                        let recorded = recorded().count();
+                        let kind = match round {
+                            None => FailureKind::Exhausted {
+                                speaker,
+                                number,
+                                recorded,
                             },
-                        )),
-                        Some(interaction) => self.matched(interaction, route, hidden, call),
+                            Some(round) => FailureKind::RoundExhausted {
+                                round,
+                                speaker,
+                                in_round: number,
+                                recorded,
+                            },
+                        };
+                        Err(self.failure_at(call, kind))
                     }
                 }
-            },
+            }
         }
     }
 

@@ -2,9 +2,12 @@
 //! real key is never sent to any other path of the provider). A request is routed by its
 //! method and path (`/v1/v1/...`, which a harness that appends `/v1` to `OPENAI_BASE_URL`
 //! sends, counts as `/v1/...`); `GET /v1/models` goes to Anthropic when the request carries
-//! Anthropic's headers, else to OpenAI.
+//! Anthropic's headers, else to OpenAI. A request over HTTP is the harness's; clawtest's own
+//! speakers (the simulated user, the supervisor, the judge) ask in-process with their route
+//! marked ([`Route::for_speaker`]).
 
 use crate::config::Provider;
+use crate::trajectory::Speaker;
 
 /// The model endpoints, with their provider.
 const CALLS: &[(&str, Provider)] = &[
@@ -23,9 +26,10 @@ pub(crate) struct Route {
     pub(crate) provider: Provider,
     /// A model call or the model list.
     pub(crate) kind: RouteKind,
-    /// The closed loop's simulated user asks ([`Route::for_simulator`]), not the harness: its
-    /// calls are logged, recorded and replayed as its own.
-    pub(crate) simulator: bool,
+    /// Who asks: the harness over HTTP, or clawtest's own speakers in-process
+    /// ([`Route::for_speaker`]); each speaker's calls are logged, recorded and replayed as its
+    /// own.
+    pub(crate) speaker: Speaker,
 }
 
 /// What a route is for.
@@ -61,7 +65,7 @@ impl Route {
                     Provider::OpenAi
                 },
                 kind: RouteKind::Models,
-                simulator: false,
+                speaker: Speaker::Harness,
             });
         }
         let Some((_, provider)) = CALLS.iter().find(|(call, _)| *call == path) else {
@@ -81,16 +85,13 @@ impl Route {
             path,
             provider: *provider,
             kind: RouteKind::Call,
-            simulator: false,
+            speaker: Speaker::Harness,
         })
     }
 
-    /// The same route, asked by the closed loop's simulated user.
-    pub(crate) fn for_simulator(self) -> Route {
-        Route {
-            simulator: true,
-            ..self
-        }
+    /// The same route, asked by `speaker`.
+    pub(crate) fn for_speaker(self, speaker: Speaker) -> Route {
+        Route { speaker, ..self }
     }
 }
 

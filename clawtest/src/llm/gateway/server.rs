@@ -396,7 +396,7 @@ mod tests {
                 retried: Vec::new(),
             },
             round: None,
-            simulator: false,
+            speaker: crate::trajectory::Speaker::Harness,
         };
         Cassette {
             version: 1,
@@ -426,7 +426,11 @@ mod tests {
             gateway.failure(),
             Some(GatewayFailure {
                 call: 1,
-                kind: FailureKind::Exhausted { recorded: 1 },
+                kind: FailureKind::Exhausted {
+                    number: 1,
+                    recorded: 1,
+                    ..
+                },
                 ..
             })
         ));

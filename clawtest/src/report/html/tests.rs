@@ -106,6 +106,24 @@ fn the_page_shows_the_suite_each_trial_its_components_and_its_trajectory() {
 }
 
 #[test]
+fn a_call_of_clawtests_own_speakers_is_named_and_the_prompt_is_the_harnesss() {
+    let page = render(&summary("Confirm attendance"), &mut |_, trial| {
+        let mut trajectory = trajectory(trial, "Replied.", 2);
+        trajectory.model_calls[0].speaker = crate::trajectory::Speaker::Judge;
+        trajectory.model_calls[0].request =
+            json!({"messages": [{"role": "user", "content": "Score the rubric"}]});
+        Found::Read(Box::new(trajectory))
+    });
+    assert!(
+        page.contains("<b>model call 1</b> <span class=\"muted\">by the judge</span>"),
+        "{page}"
+    );
+    assert!(page.contains("<b>model call 2</b> <code>"), "{page}");
+    assert!(page.contains("[user] Reply to the offsite email"), "{page}");
+    assert!(!page.contains("[user] Score the rubric"), "{page}");
+}
+
+#[test]
 fn nothing_of_the_run_is_interpreted_as_markup() {
     let page = page_of(&summary(HOSTILE), HOSTILE, 1);
     // The page's one script is its own; the agent's and the task's text shows escaped.

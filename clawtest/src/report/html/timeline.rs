@@ -67,7 +67,12 @@ pub(super) fn render(page: &mut String, trajectory: &Trajectory) {
 /// Every item of the timeline, in order, as HTML.
 fn items(trajectory: &Trajectory) -> Vec<String> {
     let mut items = Vec::new();
-    if let Some(first) = trajectory.model_calls.first() {
+    // The prompt is the harness's: a simulated user's or a judge's call asks another model.
+    if let Some(first) = trajectory
+        .model_calls
+        .iter()
+        .find(|call| call.speaker.is_harness())
+    {
         items.push(prompt(first));
     }
     let audit = &trajectory.audit;
@@ -203,8 +208,12 @@ fn answer_text(response: &Value) -> String {
 
 fn model_call(call: &ModelCall, requested: &[(String, String)]) -> String {
     let mut item = format!(
-        "<li class=\"model\"><b>model call {}</b> <code>{}</code> → {} · {} in / {} out tokens{}",
+        "<li class=\"model\"><b>model call {}</b>{} <code>{}</code> → {} · {} in / {} out tokens{}",
         call.index + 1,
+        match call.speaker {
+            crate::trajectory::Speaker::Harness => String::new(),
+            speaker => format!(" <span class=\"muted\">by {}</span>", speaker.described()),
+        },
         escape::html(&call.path),
         call.status,
         call.input_tokens,

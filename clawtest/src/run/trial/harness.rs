@@ -356,11 +356,11 @@ impl crate::closed_loop::Harness for TrialHarness<'_> {
         Box::pin(async move { self.run_once(launch).await })
     }
 
-    fn ask_simulated_user(
+    fn ask_model(
         &mut self,
         chat: Chat,
         conversation: Vec<Message>,
-    ) -> Step<'_, Result<crate::closed_loop::SimulatedReply, TrialOutcome>> {
+    ) -> Step<'_, Result<crate::closed_loop::ModelReply, TrialOutcome>> {
         Box::pin(async move {
             let reply = chat.reply(self.gateway, &conversation).await;
             match self.gateway.failure() {

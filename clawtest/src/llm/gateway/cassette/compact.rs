@@ -1,5 +1,6 @@
-//! The cassette file as written (version 2) and read (versions 1 and 2): the raw form of a
-//! [`Cassette`]. A request may be the difference from the previous call of its trial
+//! The cassette file as written (version 3) and read (versions 1 to 3): the raw form of a
+//! [`Cassette`]. Versions 1 and 2 mark the simulated user's calls `simulator: true`; version 3
+//! names every call's speaker but the harness's (`speaker: judge`). A request may be the difference from the previous call of its trial
 //! (`continues: true`), a trial may be `same_as` an earlier one; [`CassetteFile::expand`]
 //! makes every request and trial whole, [`CassetteFile::compact`] writes them back as small as
 //! these two rules allow. Expanding what `compact` wrote gives the cassette back, equal.
@@ -8,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{Cassette, Interaction, RecordedRequest, RecordedResponse, TrialRecording, VERSION};
+use crate::trajectory::Speaker;
 
 /// A cassette file as written.
 #[derive(Debug, Serialize, Deserialize)]
@@ -39,8 +41,12 @@ struct InteractionFile {
     response: RecordedResponse,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     round: Option<u32>,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// Versions 1 and 2: the simulated user made the call (never written now).
+    #[serde(default, skip_serializing)]
     simulator: bool,
+    /// Version 3: who made the call (absent: the harness).
+    #[serde(default, skip_serializing_if = "Speaker::is_harness")]
+    speaker: Speaker,
 }
 
 /// A request as written.
@@ -92,7 +98,8 @@ impl CassetteFile {
                 }
                 (None, Some(interactions)) => {
                     let before = budget.left;
-                    let interactions = expand_trial(number, interactions, &mut budget)?;
+                    let interactions =
+                        expand_trial(self.version, number, interactions, &mut budget)?;
                     weights.push(before - budget.left);
                     TrialRecording { interactions }
                 }
@@ -178,7 +185,31 @@ fn weight(value: &Value) -> u64 {
     }
 }
 
+/// Who made call `call` of trial `trial`, as a file of `version` says it.
+fn speaker_of(
+    version: u32,
+    (trial, call): (usize, usize),
+    interaction: &InteractionFile,
+) -> Result<Speaker, String> {
+    let field = format!("trials[{trial}].interactions[{call}]");
+    match (version, interaction.simulator, interaction.speaker) {
+        (..=2, simulator, Speaker::Harness) => Ok(match simulator {
+            true => Speaker::SimulatedUser,
+            false => Speaker::Harness,
+        }),
+        (..=2, _, speaker) => Err(format!(
+            "{field}.speaker: a version-{version} cassette has no speakers (its simulated user's calls say `simulator: true`); `speaker: {}` is version {VERSION}'s: write `version: {VERSION}`",
+            speaker.name()
+        )),
+        (_, true, _) => Err(format!(
+            "{field}.simulator: version {version} names each call's speaker: write `speaker: simulated_user` instead"
+        )),
+        (_, false, speaker) => Ok(speaker),
+    }
+}
+
 fn expand_trial(
+    version: u32,
     trial: usize,
     interactions: Vec<InteractionFile>,
     budget: &mut Budget,
@@ -189,6 +220,7 @@ fn expand_trial(
     // more).
     let mut previous_weight = 0;
     for (call, interaction) in interactions.into_iter().enumerate() {
+        let speaker = speaker_of(version, (trial, call), &interaction)?;
         let request = interaction.request;
         let request_weight = match request.continues {
             true => previous_weight + weight(&request.body),
@@ -225,7 +257,7 @@ fn expand_trial(
             },
             response: interaction.response,
             round: interaction.round,
-            simulator: interaction.simulator,
+            speaker,
         });
     }
     Ok(whole)
@@ -273,7 +305,8 @@ fn compact_trial(interactions: &[Interaction]) -> Vec<InteractionFile> {
                 },
                 response: interaction.response.clone(),
                 round: interaction.round,
-                simulator: interaction.simulator,
+                simulator: false,
+                speaker: interaction.speaker,
             }
         })
         .collect()
@@ -329,7 +362,7 @@ mod tests {
                 retried: Vec::new(),
             },
             round: None,
-            simulator: false,
+            speaker: Speaker::Harness,
         }
     }
 
@@ -411,9 +444,9 @@ mod tests {
             error.contains("trials[0].same_as: 0 is not an earlier trial"),
             "{error}"
         );
-        let version = "version: 3\ntask_id: t\ntrials: []\n";
+        let version = "version: 4\ntask_id: t\ntrials: []\n";
         let error = Cassette::parse(version, path).unwrap_err().to_string();
-        assert!(error.contains("version 3 is not supported"), "{error}");
+        assert!(error.contains("version 4 is not supported"), "{error}");
     }
 
     #[test]

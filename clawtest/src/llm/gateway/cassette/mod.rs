@@ -21,10 +21,13 @@
 //! (`{{services_url}}`, `{{trial_folder}}`, see `placeholders.rs`), volatile text is
 //! normalised, a map matches on the keys the cassette names, a list on its trailing items.
 //!
-//! A closed-loop task's interactions carry their `round:` (absent means round 1): call i of
-//! round r of trial t answers with the i-th interaction of round r in `trials[t]`, so that a
-//! round that calls the model once more or once less than recorded fails there, and never
-//! takes the next round's answers.
+//! Each interaction names its `speaker:` (absent: the harness; else `simulated_user`,
+//! `supervisor` or `judge`, clawtest's own model calls): the i-th call of a speaker answers
+//! with the i-th interaction of that speaker, so the judge's calls never take the harness's
+//! answers. A closed-loop task's interactions also carry their `round:` (absent means round
+//! 1): call i of a speaker in round r of trial t answers with that speaker's i-th interaction
+//! of round r in `trials[t]`, so that a round that calls the model once more or once less
+//! than recorded fails there, and never takes the next round's answers.
 //!
 //! A streamed answer (server-sent events) is recorded as `response.events`, one entry per
 //! event as the provider sent it, and replayed event by event; `response.retried` lists the
@@ -32,13 +35,15 @@
 //! optional, so version-1 files written before streaming existed still read. Headers are never
 //! recorded: API keys and volatile headers stay out of the repository.
 //!
-//! Version 2 (what this build writes) is compact: a request whose body is the previous
+//! Version 2 is compact: a request whose body is the previous
 //! call's of the trial with items appended to its lists (the conversation grown by the answer
 //! and the tool results) is written as that difference (`continues: true`: its lists are
 //! appended to the previous request's, its other keys replace the previous's, the keys it
 //! leaves out are the previous's), and a trial identical to an earlier one is written as
-//! `same_as: N`. The file is read into whole requests and trials ([`Cassette`]); version 1,
-//! where every request is whole, still reads.
+//! `same_as: N`. Version 3 (what this build writes) is version 2 with speakers named
+//! (`speaker:`; versions 1 and 2 marked the simulated user's calls `simulator: true`, and
+//! still do when read). The file is read into whole requests and trials ([`Cassette`]);
+//! versions 1 and 2 still read.
 //!
 //! A large binary part of a call (an image shown to the model, as base64) is kept once by its
 //! SHA-256 in `blobs/` beside the cassettes, `{{blob:<sha256>.png}}` in the YAML
@@ -52,11 +57,15 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The cassette file format version this build writes (it reads this one and version 1).
-pub const VERSION: u32 = 2;
+use crate::trajectory::Speaker;
 
-/// The versions this build reads: 1 (every request and trial whole) and 2 (compact).
-const READ_VERSIONS: [u32; 2] = [1, 2];
+/// The cassette file format version this build writes (it reads this one and versions 1
+/// and 2).
+pub const VERSION: u32 = 3;
+
+/// The versions this build reads: 1 (every request and trial whole), 2 (compact) and 3
+/// (compact, every call's speaker named).
+const READ_VERSIONS: [u32; 3] = [1, 2, 3];
 
 /// All recorded calls of one task, every request and trial whole (as read, or to be written).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,10 +105,11 @@ pub struct Interaction {
     /// without rounds). A round replays only its own interactions, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round: Option<u32>,
-    /// The closed loop's simulated user made the call (`simulator: llm`), not the harness: a
-    /// harness's call never replays it, nor the simulator a harness's.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub simulator: bool,
+    /// Who made the call (absent: the harness): a call is replayed only by its own speaker's,
+    /// in that speaker's order (versions 1 and 2 wrote `simulator: true` for the simulated
+    /// user).
+    #[serde(default, skip_serializing_if = "Speaker::is_harness")]
+    pub speaker: Speaker,
 }
 
 /// The request of an interaction, as the replay matches it.
@@ -237,7 +247,7 @@ impl Cassette {
 }
 
 impl Cassette {
-    /// A cassette file's text (version 1 or 2) read into whole requests and trials; `path`
+    /// A cassette file's text (version 1, 2 or 3) read into whole requests and trials; `path`
     /// names the file in errors. The task id is not checked here ([`Cassette::load`] does).
     pub fn parse(text: &str, path: &Path) -> Result<Cassette, CassetteError> {
         let file: compact::CassetteFile =
@@ -256,7 +266,7 @@ impl Cassette {
                 path: path.to_path_buf(),
                 line: None,
                 message: format!(
-                    "version {} is not supported (this build reads versions 1 and 2)",
+                    "version {} is not supported (this build reads versions 1 to 3)",
                     file.version
                 ),
             });
@@ -268,7 +278,7 @@ impl Cassette {
         })
     }
 
-    /// The cassette as the YAML this build writes (version 2, compact).
+    /// The cassette as the YAML this build writes (version 3, compact).
     pub fn to_text(&self) -> Result<String, String> {
         serde_saphyr::to_string(&compact::CassetteFile::compact(self))
             .map_err(|error| error.to_string())
@@ -332,7 +342,7 @@ mod tests {
                         retried: vec![429],
                     },
                     round: None,
-                    simulator: false,
+                    speaker: Speaker::Harness,
                 }],
             }],
         };
@@ -354,5 +364,78 @@ mod tests {
             Cassette::load(folder.path(), "absent"),
             Err(CassetteError::Missing { .. })
         ));
+    }
+
+    fn speakers(text: &str) -> Result<Vec<Speaker>, String> {
+        Cassette::parse(text, Path::new("t.yaml"))
+            .map(|cassette| {
+                cassette.trials[0]
+                    .interactions
+                    .iter()
+                    .map(|interaction| interaction.speaker)
+                    .collect()
+            })
+            .map_err(|error| error.to_string())
+    }
+
+    fn file(version: u32, marks: &[&str]) -> String {
+        let interactions: String = marks
+            .iter()
+            .map(|mark| {
+                format!("  - {{{mark}request: {{body: {{}}}}, response: {{body: {{}}}}}}\n")
+            })
+            .collect();
+        format!("version: {version}\ntask_id: t\ntrials:\n- interactions:\n{interactions}")
+    }
+
+    #[test]
+    fn an_older_cassettes_simulator_mark_reads_as_the_simulated_users_speaker() {
+        for version in [1, 2] {
+            assert_eq!(
+                speakers(&file(version, &["", "simulator: true, "])).unwrap(),
+                [Speaker::Harness, Speaker::SimulatedUser]
+            );
+        }
+        assert_eq!(
+            speakers(&file(3, &["speaker: judge, ", "speaker: supervisor, ", ""])).unwrap(),
+            [Speaker::Judge, Speaker::Supervisor, Speaker::Harness]
+        );
+    }
+
+    #[test]
+    fn each_version_refuses_the_other_spelling_of_a_speaker_naming_the_interaction() {
+        let error = speakers(&file(2, &["", "speaker: judge, "])).unwrap_err();
+        assert!(
+            error.contains("trials[0].interactions[1].speaker")
+                && error.contains("write `version: 3`"),
+            "{error}"
+        );
+        let error = speakers(&file(3, &["simulator: true, "])).unwrap_err();
+        assert!(
+            error.contains("trials[0].interactions[0].simulator")
+                && error.contains("speaker: simulated_user"),
+            "{error}"
+        );
+        let error = speakers(&file(3, &["speaker: auditor, "])).unwrap_err();
+        assert!(error.contains("auditor"), "{error}");
+        let error = speakers(&file(4, &[])).unwrap_err();
+        assert!(error.contains("reads versions 1 to 3"), "{error}");
+    }
+
+    #[test]
+    fn a_cassette_is_written_as_version_3_with_its_speakers_named() {
+        let mut cassette =
+            Cassette::parse(&file(2, &["", "simulator: true, "]), Path::new("t.yaml")).unwrap();
+        let text = cassette.to_text().unwrap();
+        assert!(text.starts_with("version: 3\n"), "{text}");
+        assert!(
+            text.contains("speaker: simulated_user") && !text.contains("simulator"),
+            "{text}"
+        );
+        cassette.version = VERSION;
+        assert_eq!(
+            Cassette::parse(&text, Path::new("t.yaml")).unwrap(),
+            cassette
+        );
     }
 }

@@ -30,6 +30,7 @@ use super::scripted::{Script, ScriptedModel};
 use super::{Endpoint, Gateway, RetryPolicy, Rules, TrialValues, Upstream};
 use crate::http::{Handler, HttpRequest, HttpResponse, Reply, ResponseBody};
 use crate::llm::client::{Chat, Message};
+use crate::trajectory::Speaker;
 
 /// A served handler, stopped when dropped.
 pub(super) struct Served {
@@ -187,7 +188,7 @@ pub(super) fn interaction(path: &str, request: Value, answer: Value) -> Interact
             retried: Vec::new(),
         },
         round: None,
-        simulator: false,
+        speaker: Speaker::Harness,
     }
 }
 
@@ -442,15 +443,19 @@ async fn a_recording_holds_placeholders_where_the_trial_had_its_own_values() {
     assert_eq!((status, replaying.failure()), (200, None));
 }
 
-/// The closed loop's simulated user's client, as the loop builds it.
-fn simulated_user() -> Chat {
+/// A client of clawtest's own asking as `speaker`, as the loop and the judge build theirs.
+fn asking_as(speaker: Speaker) -> Chat {
     Chat {
         provider: crate::config::Provider::OpenAi,
         model: "m".into(),
         max_tokens: None,
-        speaker: "the simulated user",
-        simulated_user: true,
+        speaker,
     }
+}
+
+/// The closed loop's simulated user's client, as the loop builds it.
+fn simulated_user() -> Chat {
+    asking_as(Speaker::SimulatedUser)
 }
 
 #[tokio::test]
@@ -468,19 +473,27 @@ async fn a_closed_loops_calls_are_recorded_with_their_round_and_speaker_and_repl
         .unwrap();
     post(&recorder.url, "/v1/chat/completions", ask).await;
     let recorded = recording.recording();
-    let tags: Vec<(Option<u32>, bool)> = recorded
+    let tags: Vec<(Option<u32>, Speaker)> = recorded
         .interactions
         .iter()
-        .map(|interaction| (interaction.round, interaction.simulator))
+        .map(|interaction| (interaction.round, interaction.speaker))
         .collect();
-    assert_eq!(tags, [(Some(1), false), (Some(2), true), (Some(2), false)]);
+    use Speaker::{Harness, SimulatedUser};
+    assert_eq!(
+        tags,
+        [
+            (Some(1), Harness),
+            (Some(2), SimulatedUser),
+            (Some(2), Harness)
+        ]
+    );
     assert_eq!(
         recording
             .calls()
             .iter()
-            .map(|call| call.simulator)
+            .map(|call| call.speaker)
             .collect::<Vec<_>>(),
-        [false, true, false]
+        [Harness, SimulatedUser, Harness]
     );
 
     // Replayed: round 1 calling twice gets no answer of round 2's; it fails in round 1.
@@ -525,4 +538,79 @@ async fn a_closed_loops_calls_are_recorded_with_their_round_and_speaker_and_repl
         .await;
     assert!(simulated.is_ok(), "{simulated:?}");
     assert_eq!(replaying.failure(), None);
+}
+
+#[tokio::test]
+async fn each_speaker_replays_its_own_calls_in_its_own_order_whatever_the_interleaving() {
+    let model = serve(Arc::new(scripted())).await;
+    let recording = Gateway::upstream("t", 0, upstream(&model.url), true);
+    let recorder = serve(Arc::new(recording.clone())).await;
+    let ask = |text: &str| {
+        json!({"model": "m", "messages": [{"role": "user", "content": text}]}).to_string()
+    };
+    // Recorded: the harness, the supervisor, the harness again, then the judge.
+    post(&recorder.url, "/v1/chat/completions", &ask("first")).await;
+    asking_as(Speaker::Supervisor)
+        .reply(&recording, &[Message::user("judge the round")])
+        .await
+        .unwrap();
+    post(&recorder.url, "/v1/chat/completions", &ask("second")).await;
+    asking_as(Speaker::Judge)
+        .reply(&recording, &[Message::user("score the rubric")])
+        .await
+        .unwrap();
+    let recorded = recording.recording();
+    let speakers: Vec<Speaker> = recorded
+        .interactions
+        .iter()
+        .map(|interaction| interaction.speaker)
+        .collect();
+    assert_eq!(
+        speakers,
+        [
+            Speaker::Harness,
+            Speaker::Supervisor,
+            Speaker::Harness,
+            Speaker::Judge
+        ]
+    );
+    // The file names them, and reads them back.
+    let cassette = one_trial(recorded.interactions.clone());
+    let text = cassette.to_text().unwrap();
+    assert!(
+        text.contains("speaker: supervisor") && text.contains("speaker: judge"),
+        "{text}"
+    );
+    assert_eq!(
+        Cassette::parse(&text, std::path::Path::new("t.yaml")).unwrap(),
+        cassette
+    );
+
+    // Replayed in another interleaving: the judge first, then both harness calls, then the
+    // supervisor: each speaker still gets its own answers.
+    let replaying = Gateway::replay(&cassette, 0);
+    let replayer = serve(Arc::new(replaying.clone())).await;
+    asking_as(Speaker::Judge)
+        .reply(&replaying, &[Message::user("score the rubric")])
+        .await
+        .unwrap();
+    for text in ["first", "second"] {
+        let (status, _) = post(&replayer.url, "/v1/chat/completions", &ask(text)).await;
+        assert_eq!(status, 200, "{:?}", replaying.failure());
+    }
+    asking_as(Speaker::Supervisor)
+        .reply(&replaying, &[Message::user("judge the round")])
+        .await
+        .unwrap();
+    assert_eq!(replaying.failure(), None);
+
+    // A speaker asking once more than recorded fails, named, without taking another's answer.
+    let error = asking_as(Speaker::Judge)
+        .reply(&replaying, &[Message::user("score the rubric")])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error,
+        "task `t` trial 0: the judge made its model call 1 but the cassette records only 1 such call(s) for this trial"
+    );
 }
