@@ -57,7 +57,7 @@ fn the_closed_loop_example_passes_in_round_two_after_the_feedback() {
 /// file of its control folder, workspace and home, and what a tool call answers, with the
 /// round's prompt. What it was given
 /// thus ends up in the trajectory's model calls, where the test reads it.
-const TELL_ALL: &str = r#"
+pub(crate) const TELL_ALL: &str = r#"
 import json, os, pathlib, sys, urllib.request
 seen = ["== environment"] + [f"{name}={value}" for name, value in sorted(os.environ.items())]
 for root in (os.environ["CLAWTEST_DIR"], os.environ["CLAWTEST_WORKSPACE"], os.environ["HOME"]):
@@ -89,7 +89,7 @@ const CANARIES: [&str; 4] = [
 
 /// The tools, scoring components and safety check both tasks here share: a loop's grade is
 /// decided by its checkpoints.
-const COMMON: &str = r#"tools:
+pub(crate) const COMMON: &str = r#"tools:
   - {name: list_tasks, service: todo, endpoint: /todo/tasks, method: POST}
 scoring_components:
   - {name: answered, weight: 0.4, check: {type: min_length, min_length: 1}}
@@ -119,7 +119,7 @@ feedback:
 {BARRIER}"#;
 
 /// One chat completion answering `text`.
-fn answer(text: &str) -> Value {
+pub(crate) fn answer(text: &str) -> Value {
     json!({"body": {"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}], "usage": {"prompt_tokens": 10, "completion_tokens": 2}}})
 }
 

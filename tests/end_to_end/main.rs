@@ -21,6 +21,7 @@ mod kubernetes;
 mod matrix;
 mod oracle;
 mod serve;
+mod supervised;
 mod support;
 mod validate;
 mod variants;

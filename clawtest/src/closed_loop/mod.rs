@@ -1,6 +1,7 @@
 //! Closed-loop tasks (UniClawBench's Executor, Hidden Supervisor and User Simulator): round 1
-//! runs the harness on the prompt; the supervisor (`supervisor.rs`) grades the round on the
-//! World's audit and the output so far and says `pass`, `continue` or `fail`; on `continue`
+//! runs the harness on the prompt; the supervisor (`supervisor.rs`, or with `supervisor:
+//! model` a model reading the hidden evaluation spec, `model_supervisor.rs`) grades the round
+//! on the World's audit and the output so far and says `pass`, `continue` or `fail`; on `continue`
 //! the simulated user (`simulator.rs`) writes the next message from what a user may know; the
 //! harness runs again on the same World and workspace. The loop stops on a pass, an
 //! unrecoverable fail, the most rounds, an empty follow-up, the total time, or the run's cost
@@ -9,9 +10,11 @@
 //! The loop owns the order of things and the budgets; running one round (the sandbox, the
 //! gateway, the World) is the executor's, behind [`Harness`].
 
+pub(crate) mod model_supervisor;
 mod seam;
 pub(crate) mod simulator;
 pub(crate) mod supervisor;
+pub(crate) mod visible;
 
 pub(crate) use seam::{Harness, ModelReply, Step};
 
@@ -24,8 +27,8 @@ use crate::grade::Grade;
 use crate::judge::Judge;
 use crate::sandbox::RoundSetup;
 use crate::task::{Feedback, SimulatorKind, Task};
-use crate::trajectory::Trajectory;
 use crate::trajectory::rounds::{Round, RoundVerdict, Rounds, StopReason, UserTurn};
+use crate::trajectory::{Speaker, Trajectory};
 
 /// The loop's result: the best round's grade, and the last round's trajectory with the
 /// rounds in it.
@@ -40,7 +43,8 @@ pub(crate) struct Outcome {
 pub(crate) enum LoopError<E> {
     /// A round failed in the trial (sandbox, gateway, harness): the trial's error.
     Round(E),
-    /// The judge could not answer a rubric, or the simulator's model answered nothing usable.
+    /// The judge could not answer a rubric, or the simulator's or the supervisor's model
+    /// answered nothing usable.
     Message(String, Option<Box<Trajectory>>),
 }
 
@@ -61,9 +65,11 @@ pub(crate) struct Setting<'a> {
     pub(crate) prompt: &'a str,
     pub(crate) judge: &'a dyn Judge,
     pub(crate) threshold: f64,
-    /// The model the llm simulator asks when the task names none (`harness.model`).
+    /// The model the llm simulator and the model supervisor ask when the task names none
+    /// (`harness.model`).
     pub(crate) model: Option<&'a str>,
-    /// The wire format the llm simulator speaks (see `ModelAccess::simulator_provider`).
+    /// The wire format the llm simulator and the model supervisor speak (see
+    /// `ModelAccess::simulator_provider`).
     pub(crate) provider: Provider,
 }
 
@@ -78,8 +84,12 @@ pub(crate) async fn run<H: Harness>(
     let total_limit = feedback
         .total_timeout
         .unwrap_or_else(|| round_limit.saturating_mul(feedback.max_rounds));
-    // Every round is graded as the supervisor sees the task: with its checkpoints.
-    let supervised = supervisor::supervised_task(task);
+    // Every round is graded as the supervisor sees the task: with its checkpoints, or the
+    // model supervisor's caps and unrecoverable outcomes.
+    let supervised = match &feedback.evaluation {
+        Some(evaluation) => model_supervisor::supervised_task(task, evaluation),
+        None => supervisor::supervised_task(task),
+    };
     let mut rounds: Vec<Round> = Vec::new();
     let mut conversation = String::new();
     let mut message = setting.prompt.to_string();
@@ -103,10 +113,23 @@ pub(crate) async fn run<H: Harness>(
             .await
             .map_err(LoopError::Round)?;
         elapsed += trajectory.duration;
-        let supervision = match supervise(&setting, &supervised, &trajectory, number).await {
-            Ok(supervision) => supervision,
-            Err(message) => return Err(LoopError::Message(message, Some(Box::new(trajectory)))),
+        let tool_calls = trajectory.audit.get(audit_before..).unwrap_or_default();
+        let asked = Asked {
+            number,
+            message: &message,
+            conversation: &conversation,
+            tool_calls,
         };
+        let supervision = supervise(
+            &setting,
+            &feedback,
+            &supervised,
+            harness,
+            &trajectory,
+            asked,
+        )
+        .await
+        .map_err(|error| error.with_trajectory(&trajectory))?;
         rounds.push(record(
             number,
             (&message, user_turn.take()),
@@ -115,7 +138,6 @@ pub(crate) async fn run<H: Harness>(
             calls_before,
         ));
         calls_before = trajectory.model_calls.len();
-        let tool_calls = trajectory.audit.get(audit_before..).unwrap_or_default();
         audit_before = trajectory.audit.len();
         if best
             .as_ref()
@@ -134,7 +156,7 @@ pub(crate) async fn run<H: Harness>(
         }
         // The follow-up belongs to the next round: the llm simulator's call is recorded there.
         harness.begin_round(number + 1);
-        let visible = simulator::Visible {
+        let visible = visible::Visible {
             earlier: &conversation,
             tool_calls,
             answer: &trajectory.output,
@@ -178,24 +200,94 @@ pub(crate) async fn run<H: Harness>(
     Ok(Outcome { grade, trajectory })
 }
 
-/// Grades round `number` as the supervisor sees the task (`supervised`) and decides; a judge
-/// that cannot answer is the loop's error.
-async fn supervise(
-    setting: &Setting<'_>,
-    supervised: &Task,
-    trajectory: &Trajectory,
+/// What round `number` asked of the harness: its message, the conversation before it, and
+/// the tool calls it made.
+struct Asked<'a> {
     number: u32,
-) -> Result<supervisor::Supervision, String> {
+    message: &'a str,
+    conversation: &'a str,
+    tool_calls: &'a [crate::trajectory::AuditEntry],
+}
+
+/// Grades round `asked.number` as the supervisor sees the task (`supervised`) and decides:
+/// by the checkpoints, or by the supervisor's model through the trial's gateway. A judge that
+/// cannot answer, or a supervisor's answer of no use, is the loop's error.
+async fn supervise<H: Harness>(
+    setting: &Setting<'_>,
+    feedback: &Feedback,
+    supervised: &Task,
+    harness: &mut H,
+    trajectory: &Trajectory,
+    asked: Asked<'_>,
+) -> Result<supervisor::Supervision, LoopError<H::Error>> {
     let grade =
         crate::judge::grade_trajectory(supervised, trajectory, setting.judge, setting.threshold)
             .await
-            .map_err(|error| error.to_string())?;
-    Ok(supervisor::supervise(
-        setting.task,
-        grade,
-        number,
-        trajectory.exit.timed_out,
-    ))
+            .map_err(|error| LoopError::Message(error.to_string(), None))?;
+    let Some(evaluation) = &feedback.evaluation else {
+        return Ok(supervisor::supervise(
+            setting.task,
+            grade,
+            asked.number,
+            trajectory.exit.timed_out,
+        ));
+    };
+    let evidence = model_supervisor::Evidence {
+        round: (asked.number, feedback.max_rounds),
+        message: asked.message,
+        visible: visible::Visible {
+            earlier: asked.conversation,
+            tool_calls: asked.tool_calls,
+            answer: &trajectory.output,
+        },
+        files: evidence_files(harness, trajectory),
+    };
+    let chat = model_supervisor::chat(
+        setting.provider,
+        feedback.supervisor_model.as_deref().or(setting.model),
+    );
+    let conversation = model_supervisor::conversation(evaluation, &setting.task.prompt, &evidence);
+    let text = match harness.ask_model(chat, conversation).await {
+        Err(error) => return Err(LoopError::Round(error)),
+        Ok(Ok(Some(text))) => text,
+        Ok(Ok(None)) => {
+            return Err(LoopError::Message(
+                "the supervisor's model answered nothing (an empty message); it must answer the JSON object".into(),
+                None,
+            ));
+        }
+        Ok(Err(message)) => return Err(LoopError::Message(message, None)),
+    };
+    let answer = model_supervisor::answer(&text).map_err(|message| {
+        LoopError::Message(format!("round {}: {message}", asked.number), None)
+    })?;
+    Ok(model_supervisor::decide(evaluation, grade, answer))
+}
+
+/// The workspace's files as the model supervisor is shown them: every one listed, the text
+/// of the first few read through the trial (never through a link, bounded); a file that is
+/// not text is listed only.
+fn evidence_files<H: Harness>(
+    harness: &H,
+    trajectory: &Trajectory,
+) -> Vec<model_supervisor::EvidenceFile> {
+    let mut read = 0;
+    trajectory
+        .workspace
+        .iter()
+        .map(|(path, file)| {
+            let text = (read < model_supervisor::READ_FILES)
+                .then(|| harness.workspace_text(path))
+                .flatten()
+                .filter(|text| !text.contains(['\0', '\u{FFFD}']));
+            read += usize::from(text.is_some());
+            model_supervisor::EvidenceFile {
+                path: path.clone(),
+                size: file.size,
+                text,
+            }
+        })
+        .collect()
 }
 
 /// What the loop has used after a round.
@@ -246,8 +338,16 @@ fn record(
             .iter()
             .map(|missing| missing.name.clone())
             .collect(),
+        supervisor: supervision.model.clone(),
         duration_ms: trajectory.duration.as_millis() as u64,
-        model_calls: trajectory.model_calls.len().saturating_sub(calls_before),
+        // The harness's own: the simulated user's and the supervisor's calls are not the round's.
+        model_calls: trajectory
+            .model_calls
+            .get(calls_before..)
+            .unwrap_or_default()
+            .iter()
+            .filter(|call| call.speaker == Speaker::Harness)
+            .count(),
     }
 }
 
@@ -259,7 +359,7 @@ async fn follow_up<H: Harness>(
     feedback: &Feedback,
     harness: &mut H,
     next: u32,
-    visible: &simulator::Visible<'_>,
+    visible: &visible::Visible<'_>,
     supervision: &supervisor::Supervision,
 ) -> Result<(String, Option<UserTurn>), LoopError<H::Error>> {
     let briefing = supervision.briefing(feedback.barrier);
@@ -304,5 +404,7 @@ impl<E> LoopError<E> {
     }
 }
 
+#[cfg(test)]
+mod supervised_tests;
 #[cfg(test)]
 mod tests;

@@ -43,6 +43,10 @@ pub(crate) trait Harness: Send {
         conversation: Vec<Message>,
     ) -> Step<'_, Result<ModelReply, Self::Error>>;
 
+    /// The text of the workspace file at `path` (relative to the workspace) as the round left
+    /// it, read without following a link and cut at a bound; `None` when it cannot be read.
+    fn workspace_text(&self, path: &str) -> Option<String>;
+
     /// Whether the run's cost limit is reached (no further round is started then).
     fn budget_exhausted(&self) -> bool;
 

@@ -17,10 +17,11 @@ use std::fmt::Write;
 use serde::Deserialize;
 
 use super::supervisor::Briefing;
+use super::visible::{ANSWER_CHARACTERS, EARLIER_CHARACTERS, Visible, head, tail};
 use crate::config::Provider;
 use crate::llm::client::{Chat, Message};
+use crate::trajectory::Speaker;
 use crate::trajectory::rounds::{AttemptState, RoundVerdict, UserMode, UserTone, UserTurn};
-use crate::trajectory::{AuditEntry, Speaker};
 
 /// The model the llm simulator asks in `provider`'s wire format when neither the task nor the
 /// harness names one.
@@ -76,25 +77,6 @@ fn by_state(state: AttemptState) -> &'static str {
     }
 }
 
-/// What the user could see of the agent's work: the earlier turns, this round's tool calls
-/// (the World's audit entries of the round) and its last answer.
-pub(crate) struct Visible<'a> {
-    /// The earlier rounds, one `{"role", "content"}` JSON object per line.
-    pub(crate) earlier: &'a str,
-    /// The tool calls of the round just run, in order.
-    pub(crate) tool_calls: &'a [AuditEntry],
-    /// The agent's last answer.
-    pub(crate) answer: &'a str,
-}
-
-/// How much of the visible trajectory the llm simulator is shown: the most tool calls, and
-/// the characters of a call's arguments or result, of the earlier turns and of the answer
-/// (a round of thousands of calls, or megabytes of output, stays one bounded request).
-const MOST_TOOL_CALLS: usize = 30;
-const CALL_CHARACTERS: usize = 400;
-const EARLIER_CHARACTERS: usize = 6000;
-const ANSWER_CHARACTERS: usize = 4000;
-
 /// The instructions of the llm simulator: its persona, the rules of a user who knows only
 /// what users know, and the structured answer UniClawBench's user simulator gives.
 const RULES: &str = "You are the user of an AI assistant. You know what you asked for and what you can see the assistant did (its messages, the tools it used and what they returned), nothing more. Judge from that whether you got what you asked for, then write your next message in your own words: what is still missing or wrong, at most three sentences. Never invent requirements beyond your request. Answer with one JSON object and nothing else: {\"mode\": \"silent\" | \"nudge\" | \"instruction\", \"tone\": \"neutral\" | \"firm\" | \"urgent\", \"candidate_feedback\": \"<your message to the assistant>\", \"public_feedback_points\": [\"<each point you make>\"]}. Use mode silent, with an empty candidate_feedback, when there is nothing to add.";
@@ -120,24 +102,7 @@ pub(crate) fn conversation(
         user.push_str("\n\n");
     }
     user.push_str("## What the assistant did this round\n");
-    if visible.tool_calls.is_empty() {
-        user.push_str("(no tool calls)\n");
-    }
-    for entry in visible.tool_calls.iter().take(MOST_TOOL_CALLS) {
-        let _ = writeln!(
-            user,
-            "- {}: {} -> {} {}",
-            entry.action,
-            head(&entry.params.to_string(), CALL_CHARACTERS),
-            entry.status,
-            head(&entry.response.to_string(), CALL_CHARACTERS),
-        );
-    }
-    if let Some(more) = visible.tool_calls.len().checked_sub(MOST_TOOL_CALLS)
-        && more > 0
-    {
-        let _ = writeln!(user, "- … and {more} more tool calls");
-    }
+    visible.write_tool_calls(&mut user);
     let _ = write!(
         user,
         "\n## The assistant's last answer\n{}\n\n## Where it stands\nverdict: {verdict}\nattempt_state: {}\nrecoverable: {}\nscore: {:.2}\n",
@@ -157,26 +122,6 @@ pub(crate) fn conversation(
         Message::system(format!("{}\n\n{RULES}", persona.trim())),
         Message::user(user),
     ]
-}
-
-/// The first `most` characters of `text`, marked when cut.
-fn head(text: &str, most: usize) -> String {
-    match text.char_indices().nth(most) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_string(),
-    }
-}
-
-/// The last `most` characters of `text`, marked when cut.
-fn tail(text: &str, most: usize) -> String {
-    let count = text.chars().count();
-    match count.checked_sub(most).filter(|skip| *skip > 0) {
-        Some(skip) => {
-            let start = text.char_indices().nth(skip).map_or(0, |(start, _)| start);
-            format!("…{}", &text[start..])
-        }
-        None => text.to_string(),
-    }
 }
 
 /// The llm simulator's answer as written: all four fields, nothing else.
@@ -233,6 +178,7 @@ mod tests {
 
     use super::*;
     use crate::closed_loop::supervisor::Handoff;
+    use crate::trajectory::AuditEntry;
 
     fn briefing(state: AttemptState, points: &[&str]) -> Briefing {
         Briefing {

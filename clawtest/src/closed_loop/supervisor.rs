@@ -8,11 +8,12 @@
 //! component's reason: the rationale) and the missed checkpoints stay with the harness's
 //! host; only the [`Briefing`] the task's barrier draws from it may reach the simulated user:
 //! UniClawBench's four-field [`Handoff`] (`strict`), and with `guided` the missed
-//! checkpoints' public words.
+//! checkpoints' public words. The model supervisor (`model_supervisor.rs`) decides into the
+//! same [`Supervision`].
 
 use crate::grade::Grade;
 use crate::task::{Barrier, Check, Checkpoint, Component, Task};
-use crate::trajectory::rounds::{AttemptState, RoundVerdict};
+use crate::trajectory::rounds::{AttemptState, ModelSupervision, RoundVerdict};
 
 /// What the supervisor decided about one round.
 #[derive(Debug, Clone)]
@@ -24,6 +25,12 @@ pub(crate) struct Supervision {
     /// The checkpoints not met whose round has come, with their public words: the round's
     /// record names them; only the guided barrier lets their words through.
     pub(crate) missing: Vec<Missing>,
+    /// What the guided barrier lets through besides the handoff, one public sentence each:
+    /// the missed checkpoints' words, or the model supervisor's guidance tags' hints.
+    pub(crate) guided: Vec<String>,
+    /// The model supervisor's answer and what bound it (none for the deterministic one):
+    /// hidden, for the round's record.
+    pub(crate) model: Option<ModelSupervision>,
 }
 
 /// UniClawBench's handoff to the simulated user, exactly its four fields: never a check, a
@@ -65,7 +72,7 @@ impl Supervision {
     pub(crate) fn briefing(&self, barrier: Barrier) -> Briefing {
         let points = match barrier {
             Barrier::Strict => Vec::new(),
-            Barrier::Guided => self.missing.iter().map(Missing::sentence).collect(),
+            Barrier::Guided => self.guided.clone(),
         };
         Briefing {
             handoff: self.handoff,
@@ -147,7 +154,7 @@ pub(crate) fn supervise(task: &Task, mut grade: Grade, round: u32, timed_out: bo
         RoundVerdict::Fail
     };
     let attempt_state = attempt_state(verdict, &grade, &pending, timed_out);
-    let missing = named
+    let missing: Vec<Missing> = named
         .into_iter()
         .map(|checkpoint| Missing {
             name: checkpoint.name.clone(),
@@ -155,6 +162,8 @@ pub(crate) fn supervise(task: &Task, mut grade: Grade, round: u32, timed_out: bo
         })
         .collect();
     Supervision {
+        guided: missing.iter().map(Missing::sentence).collect(),
+        model: None,
         handoff: Handoff {
             verdict,
             attempt_state,

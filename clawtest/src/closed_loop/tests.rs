@@ -19,17 +19,22 @@ use crate::trajectory::{RobustnessRule, Trajectory};
 
 /// A harness whose rounds answer from a list, each taking the given time; it remembers what
 /// each round was given.
-struct Scripted {
+pub(super) struct Scripted {
     answers: VecDeque<(&'static str, Duration)>,
-    seen: Vec<(RoundSetup, String, Duration)>,
+    pub(super) seen: Vec<(RoundSetup, String, Duration)>,
     /// The simulator's requests as they would go on the wire: (endpoint, body).
-    simulator_requests: Vec<(&'static str, Value)>,
-    simulator_answer: super::ModelReply,
+    pub(super) simulator_requests: Vec<(&'static str, Value)>,
+    pub(super) simulator_answer: super::ModelReply,
+    /// The model supervisor's answers, one per round, and its requests.
+    pub(super) supervisor_answers: VecDeque<super::ModelReply>,
+    pub(super) supervisor_requests: Vec<(&'static str, Value)>,
     budget_exhausted: bool,
+    /// The workspace files' text, by path, as the trial would read them.
+    pub(super) files: std::collections::BTreeMap<String, String>,
 }
 
 impl Scripted {
-    fn new(answers: &[(&'static str, u64)]) -> Scripted {
+    pub(super) fn new(answers: &[(&'static str, u64)]) -> Scripted {
         Scripted {
             answers: answers
                 .iter()
@@ -40,7 +45,10 @@ impl Scripted {
             simulator_answer: Ok(Some(
                 r#"{"mode": "instruction", "tone": "neutral", "candidate_feedback": " Say the word, please. ", "public_feedback_points": ["the word"]}"#.into(),
             )),
+            supervisor_answers: VecDeque::new(),
+            supervisor_requests: Vec::new(),
             budget_exhausted: false,
+            files: Default::default(),
         }
     }
 }
@@ -56,13 +64,24 @@ impl Harness for Scripted {
     ) -> Step<'_, Result<Trajectory, String>> {
         self.seen.push((round, message, timeout));
         let next = self.answers.pop_front();
+        let workspace = self
+            .files
+            .iter()
+            .map(|(path, text)| {
+                let file = crate::trajectory::WorkspaceFile {
+                    size: text.len() as u64,
+                    sha256: String::new(),
+                };
+                (path.clone(), file)
+            })
+            .collect();
         Box::pin(async move {
             let (output, duration) = next.ok_or("more rounds than scripted")?;
             let mut trajectory = Trajectory::without_harness(
                 "loop",
                 Vec::new(),
                 output.into(),
-                Default::default(),
+                workspace,
                 RobustnessRule::InjectedFaults,
             );
             trajectory.duration = duration.min(timeout);
@@ -77,9 +96,23 @@ impl Harness for Scripted {
         chat: Chat,
         conversation: Vec<Message>,
     ) -> Step<'_, Result<crate::closed_loop::ModelReply, String>> {
-        self.simulator_requests.push(chat.request(&conversation));
-        let answer = self.simulator_answer.clone();
+        let answer = match chat.speaker {
+            crate::trajectory::Speaker::Supervisor => {
+                self.supervisor_requests.push(chat.request(&conversation));
+                self.supervisor_answers
+                    .pop_front()
+                    .unwrap_or(Err("more supervisor calls than scripted".into()))
+            }
+            _ => {
+                self.simulator_requests.push(chat.request(&conversation));
+                self.simulator_answer.clone()
+            }
+        };
         Box::pin(async move { Ok(answer) })
+    }
+
+    fn workspace_text(&self, path: &str) -> Option<String> {
+        self.files.get(path).cloned()
     }
 
     fn budget_exhausted(&self) -> bool {
@@ -91,7 +124,7 @@ impl Harness for Scripted {
 
 /// A closed-loop task: the output must hold `alpha` and (a hidden checkpoint) `omega`, and
 /// never `forbidden`; `feedback` is the task's feedback block.
-fn task(feedback: &str) -> Task {
+pub(super) fn task(feedback: &str) -> Task {
     let text = format!(
         r#"
 task_id: loop
@@ -115,7 +148,7 @@ checkpoints:
         .unwrap_or_else(|invalid| panic!("{invalid}"))
 }
 
-async fn run_loop(
+pub(super) async fn run_loop(
     task: &Task,
     harness: &mut Scripted,
 ) -> Result<super::Outcome, LoopError<String>> {

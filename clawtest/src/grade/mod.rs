@@ -141,7 +141,7 @@ pub fn grade(
 }
 
 /// The score a verdict compares with its threshold: the final score at 4 decimal places.
-fn verdict_score(final_score: f64) -> f64 {
+pub(crate) fn verdict_score(final_score: f64) -> f64 {
     (final_score * 10_000.0).round() / 10_000.0
 }
 

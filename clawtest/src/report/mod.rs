@@ -71,6 +71,7 @@ pub(crate) fn trial_lines(verdict: &Verdict) -> String {
                 if !round.missing.is_empty() {
                     let _ = write!(text, ", missing {}", round.missing.join(", "));
                 }
+                text.push_str(&model_note(round));
                 text.push('\n');
             }
         }
@@ -154,6 +155,27 @@ pub(crate) fn rounds_phrase(rounds: &crate::results::RoundsSummary) -> String {
 }
 
 /// A supervisor's verdict as reports write it.
+/// What a round's model supervisor said beside the round's decision (its own verdict and
+/// score) and what bound it (the spec's caps, its unrecoverable outcomes); empty for the
+/// deterministic supervisor.
+pub(crate) fn model_note(round: &crate::trajectory::rounds::Round) -> String {
+    let Some(model) = &round.supervisor else {
+        return String::new();
+    };
+    let mut note = format!(
+        "; the supervisor's model said {} {}",
+        verdict_name(model.verdict),
+        score(model.score)
+    );
+    if !model.caps.is_empty() {
+        let _ = write!(note, ", capped by {}", model.caps.join(", "));
+    }
+    if !model.unrecoverable.is_empty() {
+        let _ = write!(note, ", unrecoverable: {}", model.unrecoverable.join(", "));
+    }
+    note
+}
+
 pub(crate) fn verdict_name(verdict: crate::trajectory::rounds::RoundVerdict) -> &'static str {
     match verdict {
         crate::trajectory::rounds::RoundVerdict::Pass => "pass",

@@ -238,12 +238,13 @@ pub fn content(verdict: &Verdict) -> String {
                     for round in &rounds.rounds {
                         let _ = writeln!(
                             text,
-                            "  round {}: {} ({}) {} missing {}; message: {}",
+                            "  round {}: {} ({}) {} missing {}{}; message: {}",
                             round.number,
                             super::verdict_name(round.verdict),
                             round.attempt_state.name(),
                             score(round.score),
                             listed(&round.missing),
+                            super::model_note(round),
                             round.message
                         );
                     }

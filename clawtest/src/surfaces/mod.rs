@@ -7,7 +7,7 @@ pub mod eval_tools;
 pub mod mcp;
 pub(crate) mod skill;
 mod workspace;
-mod workspace_files;
+pub(crate) mod workspace_files;
 
 use serde_json::{Value, json};
 

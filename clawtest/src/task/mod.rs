@@ -10,6 +10,7 @@ pub mod check;
 pub mod coverage;
 mod documents;
 pub(crate) mod error;
+pub mod evaluation;
 mod file_copy;
 pub mod library;
 pub(crate) mod raw;
@@ -28,6 +29,7 @@ use serde::{Deserialize, Serialize};
 pub use capability::Capability;
 pub use check::{Check, OutputSource, SafetyCheck, SequenceStep};
 pub use error::{InvalidTask, Position, Problem};
+pub use evaluation::{Evaluation, SupervisorKind};
 pub use file_copy::FileCopy;
 pub(crate) use read::yaml;
 pub use read::{MAX_DEPTH, MAX_NODES, MAX_TASK_BYTES};
@@ -210,7 +212,8 @@ impl Barrier {
 /// harness run, so a trial's rounds (and a run's, `trials` times this per task) stay bounded.
 pub const MAX_ROUNDS: u32 = 20;
 
-/// Closed-loop: the simulated user between rounds, and the rounds' budgets.
+/// Closed-loop: the supervisor of the rounds, the simulated user between them, and the
+/// rounds' budgets.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Feedback {
     /// The most rounds in all, the first included (default 3: one prompt, two follow-ups).
@@ -231,6 +234,14 @@ pub struct Feedback {
     /// The harness's time over all rounds (`total_timeout_seconds`; default the round limit
     /// times `max_rounds`): reaching it ends the trial as `global_timeout`.
     pub total_timeout: Option<Duration>,
+    /// Who decides each round (`supervisor`; default the deterministic checkpoints).
+    pub supervisor: SupervisorKind,
+    /// The model the model supervisor asks (`supervisor_model`; default `harness.model`, else
+    /// its wire format's default).
+    pub supervisor_model: Option<String>,
+    /// The model supervisor's hidden evaluation spec (`evaluation`: a map, or a file beside
+    /// the task); required by, and only with, `supervisor: model`.
+    pub evaluation: Option<Evaluation>,
 }
 
 impl Default for Feedback {
@@ -246,6 +257,9 @@ impl Default for Feedback {
             model: None,
             round_timeout: None,
             total_timeout: None,
+            supervisor: SupervisorKind::Deterministic,
+            supervisor_model: None,
+            evaluation: None,
         }
     }
 }

@@ -437,4 +437,114 @@ struct FeedbackEntry {
     round_timeout_seconds: Option<f64>,
     /// The harness's time over all rounds.
     total_timeout_seconds: Option<f64>,
+    /// Who decides each round (default `deterministic`: the checkpoints).
+    supervisor: Option<SupervisorKind>,
+    /// The model the model supervisor asks.
+    supervisor_model: Option<String>,
+    /// Hidden: the model supervisor's evaluation spec, or the name of a YAML file beside the
+    /// task holding it.
+    evaluation: Option<EvaluationEntry>,
+}
+
+/// Who decides a closed loop's rounds.
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum SupervisorKind {
+    /// The checkpoints, graded by clawtest (reproducible without a model).
+    Deterministic,
+    /// A model reading the hidden evaluation spec, through the gateway.
+    Model,
+}
+
+/// The evaluation spec, or the file beside the task that holds it.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum EvaluationEntry {
+    File(String),
+    Spec(Box<EvaluationSpec>),
+}
+
+/// UniClawBench's eval_rule.md as YAML (docs/closed-loop.md, "The model supervisor").
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct EvaluationSpec {
+    /// §1 What the supervisor cares about most.
+    philosophy: Option<String>,
+    /// §2 The public task in the supervisor's terms, and what completes it.
+    contract: String,
+    /// §3 Which source to use, how to resolve ambiguity.
+    sources: Option<String>,
+    /// §4 The hidden values the evidence is checked against (text, or structured values).
+    ground_truth: serde_json::Value,
+    /// §5 Weighted rubric lines summing to 1.
+    checkpoints: Vec<RubricEntry>,
+    /// §6 Caps that bind while their check is not met.
+    score_caps: Option<Vec<ScoreCapEntry>>,
+    /// §6 The least score (after caps) a pass needs (default: the task's pass threshold).
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pass_at: Option<f64>,
+    /// §7 Continue vs fail guidance.
+    continue_vs_fail: Option<GuidanceEntry>,
+    /// §8 Hidden reference assets, in words.
+    references: Option<String>,
+    /// §9 Values that may change between the capture and the run.
+    dynamic_content: Option<String>,
+    /// Task-specific instructions to the supervisor.
+    instructions: Option<String>,
+}
+
+/// One weighted rubric line.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct RubricEntry {
+    name: String,
+    #[schemars(range(min = 0.0, max = 1.0))]
+    weight: f64,
+    /// What satisfies it.
+    criterion: String,
+}
+
+/// A score cap: while `check` is not met, the round scores at most `cap`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ScoreCapEntry {
+    name: String,
+    #[schemars(range(min = 0.0, max = 1.0))]
+    cap: f64,
+    /// The failure mode, in words.
+    when: String,
+    check: CheckEntry,
+}
+
+/// Continue vs fail guidance.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct GuidanceEntry {
+    /// Where another round can help.
+    #[serde(rename = "continue")]
+    continue_when: Option<Vec<String>>,
+    /// Where it cannot.
+    fail: Option<Vec<String>>,
+    /// A score (after caps) below it fails the round.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    fail_below: Option<f64>,
+    /// Outcomes no later round mends: while the check is not met, the round fails.
+    unrecoverable: Option<Vec<UnrecoverableEntry>>,
+}
+
+/// An unrecoverable outcome.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct UnrecoverableEntry {
+    name: String,
+    /// The outcome, in words.
+    when: String,
+    check: CheckEntry,
 }

@@ -52,10 +52,58 @@ pub struct Round {
     /// The names of the checkpoints not met after the round (public names only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
+    /// The model supervisor's answer and what bound it (`feedback.supervisor: model` only):
+    /// hidden from the harness and the simulated user, kept for the reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supervisor: Option<ModelSupervision>,
     /// The harness's time in this round, in milliseconds.
     pub duration_ms: u64,
     /// The harness's model calls in this round.
     pub model_calls: usize,
+}
+
+/// The model supervisor's answer on a round, as it gave it, and what clawtest applied on top
+/// (UniClawBench's `score.json` fields): the round's own `verdict`, `attempt_state` and
+/// `score` are the decided ones, after the spec's caps and continue-vs-fail guidance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelSupervision {
+    /// The model's verdict.
+    pub verdict: RoundVerdict,
+    /// The model's attempt state.
+    pub attempt_state: AttemptState,
+    /// Whether the model thought another round worth trying.
+    pub recoverable: bool,
+    /// The model's score, before the caps, 0..=1.
+    pub score: f64,
+    /// How sure the model was.
+    pub confidence: Confidence,
+    /// Its hidden analysis (never shown to the harness or the simulated user).
+    pub rationale: String,
+    /// The visible evidence it found missing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_artifacts: Vec<String>,
+    /// The task-agnostic guidance labels it chose.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guidance_tags: Vec<String>,
+    /// The spec's score caps that bound the round (their checks not met).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub caps: Vec<String>,
+    /// The spec's unrecoverable outcomes that happened (their checks not met): the round
+    /// failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unrecoverable: Vec<String>,
+}
+
+/// How sure the model supervisor is (`confidence`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    /// Unsure.
+    Low,
+    /// Fairly sure.
+    Medium,
+    /// Sure.
+    High,
 }
 
 /// The supervisor's verdict on a round (UniClawBench's `verdict`).
@@ -66,7 +114,8 @@ pub enum RoundVerdict {
     Pass,
     /// Not yet: the user gives feedback and another round runs, budgets allowing.
     Continue,
-    /// Unrecoverable (a safety check was violated): no further round can mend it.
+    /// Unrecoverable (a safety check violated, an unrecoverable goal missed, or the model
+    /// supervisor's judgement): no further round can mend it.
     Fail,
 }
 

@@ -374,6 +374,14 @@ impl crate::closed_loop::Harness for TrialHarness<'_> {
         })
     }
 
+    fn workspace_text(&self, path: &str) -> Option<String> {
+        // The MCP server's file reader: beneath the workspace (no link leads out), regular
+        // files only, cut at its bound.
+        crate::surfaces::workspace_files::WorkspaceFiles::new(self.launch.folder.join("workspace"))
+            .call("read_file", &serde_json::json!({ "path": path }))
+            .ok()
+    }
+
     fn budget_exhausted(&self) -> bool {
         self.provisions.models.budget.exhausted()
     }

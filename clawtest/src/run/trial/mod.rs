@@ -182,7 +182,11 @@ async fn run_harness(
     // Whatever stopped the loop, a kept session ends with it.
     harness.end_session().await;
     match looped {
-        Ok(outcome) => Ok((Some(outcome.grade), outcome.trajectory)),
+        Ok(mut outcome) => {
+            // The supervisor's last call came after the last round's trajectory was taken.
+            outcome.trajectory.model_calls = harness.gateway.calls();
+            Ok((Some(outcome.grade), outcome.trajectory))
+        }
         Err(LoopError::Round(outcome)) => Err(outcome),
         Err(LoopError::Message(message, trajectory)) => Err(TrialOutcome::Error {
             message,

@@ -3,12 +3,16 @@
 use std::time::Duration;
 
 use serde_json::Value;
+use serde_saphyr::Spanned;
 
+use super::evaluation::{Context, validate_evaluation};
 use super::{Findings, at, percentage, suggestion};
 use crate::task::check;
 use crate::task::error::Problem;
 use crate::task::raw::{Node, RawTask};
-use crate::task::{Barrier, ErrorInjection, Feedback, InjectionMode, SimulatorKind, TaskLimits};
+use crate::task::{
+    Barrier, ErrorInjection, Feedback, InjectionMode, SimulatorKind, SupervisorKind, TaskLimits,
+};
 
 /// The longest time limit a task may set, in seconds (a week): a longer one is a mistake, and
 /// deadlines past it would overflow the clocks they are added to.
@@ -160,7 +164,7 @@ pub(super) fn validate_error_injection(
 }
 
 /// The keys of a `feedback` block.
-const FEEDBACK_KEYS: [&str; 8] = [
+const FEEDBACK_KEYS: [&str; 11] = [
     "max_rounds",
     "simulator",
     "barrier",
@@ -169,14 +173,19 @@ const FEEDBACK_KEYS: [&str; 8] = [
     "model",
     "round_timeout_seconds",
     "total_timeout_seconds",
+    "supervisor",
+    "supervisor_model",
+    "evaluation",
 ];
 
 /// `feedback: {max_rounds, messages, persona, simulator, barrier, model, round_timeout_seconds,
-/// total_timeout_seconds}` for the closed loop; `has_checkpoints` says whether the template
-/// simulator has public checkpoint names to speak from.
+/// total_timeout_seconds, supervisor, supervisor_model, evaluation}` for the closed loop;
+/// `has_checkpoints` says whether the template simulator has public checkpoint names to
+/// speak from; `context` is what the model supervisor's evaluation spec is read against.
 pub(super) fn validate_feedback(
     raw: &RawTask,
     has_checkpoints: bool,
+    context: &Context<'_>,
     findings: &mut Findings,
 ) -> Option<Feedback> {
     let block = raw.feedback.as_ref()?;
@@ -184,7 +193,7 @@ pub(super) fn validate_feedback(
         findings.error(
             Problem::new(
                 "feedback",
-                "expected a map `{max_rounds?, simulator?, barrier?, messages?, persona?, model?, round_timeout_seconds?, total_timeout_seconds?}`",
+                "expected a map `{max_rounds?, simulator?, barrier?, messages?, persona?, model?, round_timeout_seconds?, total_timeout_seconds?, supervisor?, supervisor_model?, evaluation?}`",
                 at(block),
             )
             .with_help("e.g. `feedback: {max_rounds: 2, messages: [\"Please also email Bob.\"]}`"),
@@ -193,6 +202,7 @@ pub(super) fn validate_feedback(
     };
     let mut feedback = Feedback::default();
     let mut barrier = None;
+    let mut evaluation_at = None;
     let before = findings.errors.len();
     for (key, value) in entries {
         let field = format!("feedback.{}", key.value);
@@ -267,6 +277,32 @@ pub(super) fn validate_feedback(
                     at(value),
                 )),
             },
+            "supervisor" => match json.as_str() {
+                Some("deterministic") => feedback.supervisor = SupervisorKind::Deterministic,
+                Some("model") => feedback.supervisor = SupervisorKind::Model,
+                _ => findings.error(
+                    Problem::new(
+                        field,
+                        format!("must be `deterministic` or `model`, found {json}"),
+                        at(value),
+                    )
+                    .with_help("`deterministic` grades the checkpoints (reproducible without a model); `model` asks a model with the hidden `evaluation` spec, through the gateway"),
+                ),
+            },
+            "supervisor_model" => match json.as_str() {
+                Some(text) if !text.trim().is_empty() => {
+                    feedback.supervisor_model = Some(text.to_string())
+                }
+                _ => findings.error(Problem::new(
+                    field,
+                    "expected the name of the model the model supervisor asks",
+                    at(value),
+                )),
+            },
+            "evaluation" => {
+                evaluation_at = at(key);
+                feedback.evaluation = validate_evaluation(value, context, findings);
+            }
             "round_timeout_seconds" | "total_timeout_seconds" => {
                 match json.as_f64().filter(|seconds| *seconds > 0.0) {
                     Some(seconds) if seconds > MAX_SECONDS => findings.error(
@@ -297,8 +333,14 @@ pub(super) fn validate_feedback(
         }
     }
     feedback.barrier = barrier.unwrap_or(Barrier::default_for(feedback.simulator));
+    supervisor_consistent(&feedback, (block, evaluation_at), has_checkpoints, findings);
+    // The model supervisor's attempt state always gives the template something to say.
     let silent = match feedback.simulator {
-        SimulatorKind::Template => feedback.messages.is_empty() && !has_checkpoints,
+        SimulatorKind::Template => {
+            feedback.messages.is_empty()
+                && !has_checkpoints
+                && feedback.supervisor == SupervisorKind::Deterministic
+        }
         SimulatorKind::Llm => feedback.persona.is_none(),
     };
     if silent && findings.errors.len() == before {
@@ -324,4 +366,42 @@ pub(super) fn validate_feedback(
         ));
     }
     (findings.errors.len() == before).then_some(feedback)
+}
+
+/// The supervisor and what it reads agree: `supervisor: model` with an `evaluation` (written
+/// at `evaluation_at`) and no `checkpoints` (the deterministic supervisor's goals), and an
+/// `evaluation` only for it.
+fn supervisor_consistent(
+    feedback: &Feedback,
+    (block, evaluation_at): (&Spanned<Node>, Option<crate::task::Position>),
+    has_checkpoints: bool,
+    findings: &mut Findings,
+) {
+    match feedback.supervisor {
+        SupervisorKind::Model if evaluation_at.is_none() => findings.error(
+            Problem::new(
+                "feedback.supervisor",
+                "`supervisor: model` needs `evaluation`: the hidden spec the model judges by",
+                at(block),
+            )
+            .with_help("add `evaluation: eval_rule.yaml` (a file beside the task) or an `evaluation:` map"),
+        ),
+        SupervisorKind::Model if has_checkpoints => findings.error(
+            Problem::new(
+                "checkpoints",
+                "are the deterministic supervisor's goals; with `supervisor: model` the evaluation spec's `checkpoints` are the rubric",
+                at(block),
+            )
+            .with_help("move them into the evaluation spec (a `score_caps` or `continue_vs_fail.unrecoverable` entry keeps a check that must bind)"),
+        ),
+        SupervisorKind::Deterministic if evaluation_at.is_some() => findings.error(
+            Problem::new(
+                "feedback.evaluation",
+                "is read by the model supervisor only",
+                evaluation_at,
+            )
+            .with_help("add `supervisor: model`, or remove `evaluation`"),
+        ),
+        _ => {}
+    }
 }

@@ -8,7 +8,8 @@
 //!
 //! The required fields and the top-level values are checked here; the rest by field:
 //! `components` (scoring), `checkpoints`, `safety`, `services` (services and tools),
-//! `files`, `extensions` (limits, error injection, feedback). A check map of a component or
+//! `files`, `extensions` (limits, error injection, feedback), `evaluation` (the model
+//! supervisor's hidden spec, in the task or a file beside it). A check map of a component or
 //! a checkpoint is read by `checks`, its parameter problems located by `parameters`, the
 //! request fields it names judged against its route by `fields` and its regex judged by
 //! `patterns`.
@@ -16,6 +17,7 @@
 mod checkpoints;
 mod checks;
 mod components;
+mod evaluation;
 mod extensions;
 mod fields;
 mod files;
@@ -205,13 +207,22 @@ pub(crate) fn validate(
     let checkpoints = validate_checkpoints(raw, &components, catalogue, &mut findings, &mut checks);
     validate_task_services(raw, &tools, &declared, &checks, catalogue, &mut findings);
     let safety = validate_safety(raw, &tools, &checks, catalogue, &mut findings);
-    let feedback = validate_feedback(raw, !checkpoints.is_empty(), &mut findings);
+    let folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let context = evaluation::Context {
+        folder: &folder,
+        catalogue,
+        taken: components
+            .iter()
+            .map(|component| component.name.clone())
+            .collect(),
+    };
+    let feedback = validate_feedback(raw, !checkpoints.is_empty(), &context, &mut findings);
     let oracle = oracle::validate_oracle(raw, &tools, catalogue, &mut findings);
 
     let services = task_services(&tools, &declared, &checks, catalogue);
 
-    let folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let files = validate_files(raw, &folder, dataset, &mut findings);
+    evaluation::kept_out_of_the_workspace(raw, feedback.as_ref(), &folder, &mut findings);
     workspace_references(raw, document, &mut findings);
 
     let limits = validate_limits(raw, &mut findings);
