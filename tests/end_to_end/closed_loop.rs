@@ -4,10 +4,6 @@
 //! barrier — what the harness and the simulated user's model receive, inspected, with
 //! canaries planted in every hidden part of the task.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
-
 use serde_json::{Value, json};
 
 use crate::support::{Suite, reference_agent, repository, run_in};
@@ -123,50 +119,13 @@ fn answer(text: &str) -> Value {
     json!({"body": {"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}], "usage": {"prompt_tokens": 10, "completion_tokens": 2}}})
 }
 
-/// A judge on loopback that keeps every request and answers each with a low score and a
-/// rationale carrying a canary.
-fn judge() -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let kept = Arc::clone(&requests);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
-            kept.lock()
-                .unwrap()
-                .push(String::from_utf8_lossy(&body).into_owned());
-            let reply = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "{\"score\": 0.2, \"reasoning\": \"CANARYRATIONALE: no rain mentioned\"}"}}]}).to_string();
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
-                reply.len()
-            );
-        }
-    });
-    (url, requests)
-}
-
 /// The checkpoint's public words: under the strict barrier they are hidden too.
 const PUBLIC_WORDS: [&str; 2] = ["said_the_word", "Please say the word I asked for."];
 
 /// The barrier task's model calls after a run with `barrier` (a line of its `feedback`
-/// block, or nothing for the default), split into the harness's and the simulated user's, and
-/// the judge's requests; the run asked the judge each round's rubric once, and a second run
-/// asked it nothing (its answers are cached).
+/// block, or nothing for the default), by speaker: the harness's, the simulated user's and
+/// the judge's (the checkpoint's rubric, asked through the trial's gateway each round and
+/// replayed from the cassette, which is all the judge there is: no judge cache).
 struct BarrierRun {
     harness: Vec<String>,
     simulator: Vec<String>,
@@ -175,11 +134,13 @@ struct BarrierRun {
 }
 
 fn barrier_run(barrier: &str) -> BarrierRun {
-    let (judge_url, judge_requests) = judge();
-    let cassette = json!({"version": 1, "task_id": "barrier", "trials": [{"interactions": [
+    let judged = answer(r#"{"score": 0.2, "reasoning": "CANARYRATIONALE: no rain mentioned"}"#);
+    let cassette = json!({"version": 3, "task_id": "barrier", "trials": [{"interactions": [
         {"round": 1, "request": {"body": {"model": "gpt-4o-mini"}}, "response": answer("Sunny all day.")},
-        {"round": 2, "simulator": true, "request": {"body": {"model": "gpt-4o-mini"}}, "response": answer(r#"{"mode": "instruction", "tone": "firm", "candidate_feedback": "Please say the word.", "public_feedback_points": ["say the word"]}"#)},
+        {"round": 1, "speaker": "judge", "request": {"body": {"model": "gpt-4o-mini"}}, "response": judged},
+        {"round": 2, "speaker": "simulated_user", "request": {"body": {"model": "gpt-4o-mini"}}, "response": answer(r#"{"mode": "instruction", "tone": "firm", "candidate_feedback": "Please say the word.", "public_feedback_points": ["say the word"]}"#)},
         {"round": 2, "request": {"body": {"model": "gpt-4o-mini"}}, "response": answer("Still sunny.")},
+        {"round": 2, "speaker": "judge", "request": {"body": {"model": "gpt-4o-mini"}}, "response": judged},
     ]}]});
     let suite = Suite::new();
     let script = suite.path("tell_all.py");
@@ -188,7 +149,7 @@ fn barrier_run(barrier: &str) -> BarrierRun {
         .replace("{BARRIER}", barrier);
     let suite = suite
         .config(&format!(
-            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"python3\", {script:?}]\n[run]\ntrials = 1\n[judge]\nprovider = \"openai\"\nbase_url = \"{judge_url}\"\nmodel = \"judge-model\"\ncache = \"judge-cache\"\n"
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"python3\", {script:?}]\n[run]\ntrials = 1\n"
         ))
         .file("tell_all.py", TELL_ALL)
         .task("barrier", &task)
@@ -203,28 +164,27 @@ fn barrier_run(barrier: &str) -> BarrierRun {
     .unwrap();
     assert_eq!(trajectory["rounds"]["stop"], "max_rounds", "{trajectory:#}");
     let calls = trajectory["model_calls"].as_array().unwrap();
-    let (simulator, harness): (Vec<&Value>, Vec<&Value>) = calls
-        .iter()
-        .partition(|call| call["speaker"] == "simulated_user");
-    assert_eq!((harness.len(), simulator.len()), (2, 1), "{calls:#?}");
-    // The supervisor's rubric went through the judge once per round, and its answers are
-    // cached: the same run again asks the judge nothing.
-    assert_eq!(judge_requests.lock().unwrap().len(), 2);
-    let again = suite.run(&[]);
-    assert_eq!(again.code, 100, "{again:#?}");
-    assert_eq!(judge_requests.lock().unwrap().len(), 2, "{again:#?}");
-    let requests = |calls: Vec<&Value>| {
+    let spoken = |speaker: &str| -> Vec<String> {
         calls
-            .into_iter()
+            .iter()
+            .filter(|call| call["speaker"].as_str().unwrap_or("harness") == speaker)
             .map(|call| call["request"].to_string())
             .collect()
     };
-    let judged = judge_requests.lock().unwrap().join("\n");
+    let (harness, simulator, judge) =
+        (spoken("harness"), spoken("simulated_user"), spoken("judge"));
+    // The supervisor's rubric went to the judge once per round, as the judge's own calls.
+    assert_eq!(
+        (harness.len(), simulator.len(), judge.len()),
+        (2, 1, 2),
+        "{calls:#?}"
+    );
+    assert!(!suite.path("judge-cache").exists());
     BarrierRun {
-        harness: requests(harness),
-        simulator: requests(simulator),
+        harness,
+        simulator,
         output: trajectory["output"].as_str().unwrap().to_string(),
-        judged,
+        judged: judge.join("\n"),
     }
 }
 
@@ -258,6 +218,7 @@ fn assert_no_canary(run: &BarrierRun) {
     ] {
         assert!(asked.contains(seen), "{seen} not in {asked}");
     }
+    // The judge's requests, and only they, hold the rubric and the hidden reference.
     for planted in ["CANARYRUBRIC", "CANARYREFERENCE"] {
         assert!(
             run.judged.contains(planted),
