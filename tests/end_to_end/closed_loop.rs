@@ -278,6 +278,144 @@ fn under_the_guided_barrier_only_the_declared_public_feedback_reaches_the_simula
     }
 }
 
+/// A closed loop whose checkpoint is a rubric with a hidden reference: round 1 says nothing
+/// of the rain, the template user asks, round 2 says when it rains.
+const RAIN_TASK: &str = r#"
+task_id: rain
+task_name: When it rains, judged
+prompt: "Tell me about the weather."
+{COMMON}checkpoints:
+  - name: says_when_it_rains
+    weight: 1
+    check: {type: llm_judge, rubric: "Does the answer say when it rains?"}
+    reference: "It rains in the afternoon."
+feedback:
+  max_rounds: 2
+  messages: ["What about the rain?"]
+"#;
+
+/// A harness that asks the model its prompt and prints the answer.
+const ASK_THE_MODEL: &str = r#"
+import json, os, urllib.request
+body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": os.environ["CLAWTEST_PROMPT"]}]}
+request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+    data=json.dumps(body).encode(), headers={"content-type": "application/json"})
+print(json.load(urllib.request.urlopen(request))["choices"][0]["message"]["content"])
+"#;
+
+/// The scripted model of the rain task, one script per speaker and round, chosen by a phrase
+/// of the conversation (in file-name order: the judge's first, since its question quotes
+/// the task's prompt).
+const RAIN_SCRIPTS: [(&str, &str); 4] = [
+    (
+        "1-judge-round-two.yaml",
+        "prompt_contains: \"Rain comes at three.\"\nturns:\n  - text: '{\"score\": 1.0, \"reasoning\": \"Says when it rains.\"}'\n",
+    ),
+    (
+        "2-judge.yaml",
+        "prompt_contains: You are grading\nturns:\n  - text: '{\"score\": 0.0, \"reasoning\": \"Nothing about the rain.\"}'\n",
+    ),
+    (
+        "3-round-one.yaml",
+        "prompt_contains: Tell me about the weather.\nturns:\n  - text: Sunny all day.\n",
+    ),
+    (
+        "4-round-two.yaml",
+        "prompt_contains: What about the rain?\nturns:\n  - text: Rain comes at three.\n",
+    ),
+];
+
+#[test]
+fn a_checkpoints_rubric_is_recorded_as_the_judges_calls_round_by_round_and_replayed_from_them() {
+    let mut suite = Suite::new();
+    for (name, script) in RAIN_SCRIPTS {
+        suite = suite.file(&format!("model-scripts/{name}"), script);
+    }
+    let model = crate::gateway::ScriptedServer::serve(
+        clawtest::llm::gateway::scripted::ScriptedModel::load(&suite.path("model-scripts"))
+            .expect("the scripts load"),
+    );
+    let (harness, url) = (suite.path("ask.py"), model.url.clone());
+    let config = |mode: &str| {
+        format!(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"python3\", {harness:?}]\n[run]\ntrials = 2\n[llm]\nmode = \"{mode}\"\n[llm.openai]\nbase_url = \"{url}\"\n"
+        )
+    };
+    let suite = suite
+        .config(&config("record"))
+        .file("ask.py", ASK_THE_MODEL)
+        .task("rain", &RAIN_TASK.replace("{COMMON}", COMMON));
+    let recorded = suite.run(&[]);
+    assert_eq!(recorded.code, 0, "{recorded:#?}");
+    let cassette = clawtest::llm::gateway::Cassette::load(&suite.path("cassettes"), "rain")
+        .expect("the cassette was written");
+    for trial in &cassette.trials {
+        let judged: Vec<(Option<u32>, String)> = trial
+            .interactions
+            .iter()
+            .filter(|interaction| interaction.speaker.name() == "judge")
+            .map(|interaction| {
+                let question = interaction.request.body["messages"][0]["content"].to_string();
+                (interaction.round, question)
+            })
+            .collect();
+        assert_eq!(
+            judged.iter().map(|(round, _)| *round).collect::<Vec<_>>(),
+            [Some(1), Some(2)]
+        );
+        for (_, question) in &judged {
+            assert!(
+                question.contains("It rains in the afternoon."),
+                "{question}"
+            );
+        }
+    }
+    assert!(!suite.path("judge-cache").exists());
+
+    // Replayed (the scripted model stopped): the same results, byte for byte, twice (but for
+    // the rounds' measured durations, which the results keep).
+    drop(model);
+    let suite = suite.config(&config("replay"));
+    let mut written = Vec::new();
+    for _ in 0..2 {
+        let replayed = suite.run(&["--json", "results.json"]);
+        assert_eq!(replayed.code, 0, "{replayed:#?}");
+        let text = std::fs::read_to_string(suite.path("results.json")).unwrap();
+        let timeless: Vec<&str> = text
+            .lines()
+            .filter(|line| !line.trim_start().starts_with("\"duration_ms\":"))
+            .collect();
+        written.push(timeless.join("\n"));
+    }
+    assert_eq!(written[0], written[1]);
+    let trials = &serde_json::from_str::<Value>(
+        &std::fs::read_to_string(suite.path("results.json")).unwrap(),
+    )
+    .unwrap()["verdicts"][0]["trials"];
+    for trial in trials.as_array().unwrap() {
+        assert_eq!(trial["rounds"]["stop"], "passed", "{trial:#}");
+        assert_eq!(trial["rounds"]["used"], 2, "{trial:#}");
+    }
+
+    // Round 2's judge call taken out of the cassette: the replay fails there, naming the judge.
+    let mut cassette = cassette;
+    for trial in &mut cassette.trials {
+        trial.interactions.retain(|interaction| {
+            !(interaction.speaker.name() == "judge" && interaction.round == Some(2))
+        });
+    }
+    cassette.save(&suite.path("cassettes")).unwrap();
+    let missed = suite.run(&[]);
+    assert_eq!(missed.code, 102, "{missed:#?}");
+    assert!(
+        missed.stdout.contains(
+            "task `rain` trial 0 round 2: the judge made model call 0 of the round but the cassette records only 0 such call(s) for this round"
+        ),
+        "{}",
+        missed.stdout
+    );
+}
+
 #[test]
 fn a_follow_up_round_finds_the_workspace_the_last_one_left_and_the_conversation() {
     // Round 1 leaves a note; round 2 answers with it and with the conversation file: a

@@ -22,9 +22,14 @@ pub(crate) struct ScriptedServer {
 
 impl ScriptedServer {
     pub(crate) fn start(script: &str) -> ScriptedServer {
-        let model = Arc::new(ScriptedModel::new(
+        ScriptedServer::serve(ScriptedModel::new(
             Script::parse(script).expect("valid script"),
-        ));
+        ))
+    }
+
+    /// Serves `model` (one script, or a folder of them: `ScriptedModel::load`).
+    pub(crate) fn serve(model: ScriptedModel) -> ScriptedServer {
+        let model = Arc::new(model);
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("loopback port");
         listener.set_nonblocking(true).expect("non-blocking");
         let url = format!("http://{}", listener.local_addr().expect("address"));
