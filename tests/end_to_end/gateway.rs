@@ -268,13 +268,31 @@ fn a_configured_judge_is_recorded_into_the_trials_cassette_and_replayed_from_it(
     ));
     let mut written = Vec::new();
     for _ in 0..2 {
-        let again = offline.run(&["--trials", "1", "--json", "results.json"]);
+        let again = offline.run(&[
+            "--trials",
+            "1",
+            "--json",
+            "results.json",
+            "--trajectories",
+            "saved",
+        ]);
         assert_eq!(again.code, 0, "{again:#?}");
         written.push(std::fs::read(offline.path("results.json")).unwrap());
     }
     assert_eq!(written[0], written[1]);
     let results: Value = serde_json::from_slice(&written[0]).unwrap();
     assert_eq!(results["verdicts"][0]["trials"][0]["final_score"], 0.968);
+    // A re-grade of the saved trajectory takes the judge's answer from its own calls.
+    let regraded = offline.run(&["grade", "saved"]);
+    assert_eq!(regraded.code, 0, "{regraded:#?}");
+    assert!(
+        regraded.stdout.contains("final 0.968")
+            && regraded.stdout.contains(
+                "summary_is_useful                0.800 × weight 0.2   llm_judge: judge: clear and complete"
+            ),
+        "{}",
+        regraded.stdout
+    );
     // The judge's model is part of its question: another judge is not answered.
     let other = offline.config(&format!(
         "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{agent:?}]\n"

@@ -3,7 +3,8 @@
 //! ([`trial::TrialJudge`]) asks through the trial's gateway, so its questions are
 //! recorded in the trial's cassette and replayed from it; [`CachedJudge`] keeps answers on
 //! disk by request key, for what has no cassette (`run --oracle`, a re-grade) and as the
-//! read-only answers of cassettes recorded before the judge's calls were. A judge that
+//! read-only answers of cassettes recorded before the judge's calls were; a re-grade reads
+//! the answers of the trajectory's own judge calls first ([`Recorded`]). A judge that
 //! cannot answer is an error, never a default score. [`from_config`] builds a suite's cached
 //! judge from its `[judge]` section.
 
@@ -15,8 +16,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 
 pub(crate) mod http;
+mod recorded;
 pub(crate) mod trial;
 
+pub(crate) use recorded::Recorded;
 pub(crate) use trial::Judging;
 
 use crate::config::{Config, Provider};
