@@ -1,9 +1,11 @@
 //! The LLM judge over HTTP: OpenAI-compatible chat completions or Anthropic messages, at
-//! temperature 0, asked through a gateway in-process like every model call (the upstream
-//! client's TLS and retries with backoff on 429 and 5xx; priced from `[llm.prices]` and
-//! charged to the run's budget, so no question is asked once the cost limit is reached). The
-//! key is read from the variable the configuration names, only when a question actually has
-//! to be asked: a run whose answers are all in the cache needs no key.
+//! temperature 0 ([`chat`], the one client of the judge's, a trial's too), `[judge]`'s own
+//! provider ([`upstream`]). [`HttpJudge`] is the judge behind the cache of a run without
+//! cassettes (`run --oracle`, a re-grade): asked through a gateway in-process like every model
+//! call (the upstream client's TLS and retries with backoff on 429 and 5xx; priced from
+//! `[llm.prices]` and charged to the run's budget, so no question is asked once the cost limit
+//! is reached). The key is read from the variable the configuration names; a missing one fails
+//! only a question that has to be asked.
 
 use std::sync::Arc;
 
