@@ -395,6 +395,11 @@ fn a_checkpoints_rubric_is_recorded_as_the_judges_calls_round_by_round_and_repla
     for trial in trials.as_array().unwrap() {
         assert_eq!(trial["rounds"]["stop"], "passed", "{trial:#}");
         assert_eq!(trial["rounds"]["used"], 2, "{trial:#}");
+        // Each round counts the harness's call, not the judge's before it.
+        for round in trial["rounds"]["rounds"].as_array().unwrap() {
+            assert_eq!(round["model_calls"], 1, "{trial:#}");
+        }
+        assert_eq!(trial["model_calls"], 4, "{trial:#}");
     }
 
     // Round 2's judge call taken out of the cassette: the replay fails there, naming the judge.

@@ -247,7 +247,15 @@ fn record(
             .map(|missing| missing.name.clone())
             .collect(),
         duration_ms: trajectory.duration.as_millis() as u64,
-        model_calls: trajectory.model_calls.len().saturating_sub(calls_before),
+        // The judge's and the simulated user's calls since the last round are the gateway's
+        // too: the round counts the harness's.
+        model_calls: trajectory
+            .model_calls
+            .get(calls_before..)
+            .unwrap_or_default()
+            .iter()
+            .filter(|call| call.speaker.is_harness())
+            .count(),
     }
 }
 
