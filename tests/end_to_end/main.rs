@@ -559,6 +559,34 @@ fn a_judge_question_the_cassette_does_not_record_fails_the_trial_and_an_old_judg
         results["verdicts"][0]["trials"][0]["deductions"][0]["reason"],
         "judge: names the task but not every status"
     );
+
+    // `cassettes` names the trial whose judge answer is not in its cassette, and
+    // `record-missing` moves it there without asking anyone (the provider answers nothing).
+    let status = suite.run(&["cassettes"]);
+    assert!(
+        status
+            .stdout
+            .contains("cassettes/todo-triage.yaml  diverged at trial 0 call 3")
+            && status
+                .stdout
+                .contains("the judge's answer came from the judge cache"),
+        "{status:#?}"
+    );
+    let agent = support::reference_agent().display().to_string();
+    let plain = format!("tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{agent:?}]\n");
+    let suite = suite.config(&format!(
+        "{plain}[llm.openai]\nbase_url = \"http://127.0.0.1:9\"\n"
+    ));
+    let moved = suite.run(&["--mode", "record-missing", "--trials", "1"]);
+    assert_eq!(moved.code, 0, "{moved:#?}");
+    std::fs::remove_dir_all(suite.path("judge-cache")).unwrap();
+    let suite = suite.config(&plain);
+    let replayed = suite.run(&["--trials", "1", "--json", "results.json"]);
+    assert_eq!(replayed.code, 0, "{replayed:#?}");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
+            .unwrap();
+    assert_eq!(results["verdicts"][0]["trials"][0]["final_score"], 0.92);
 }
 
 /// The SHA-256 of `text`, in hex (coreutils' `sha256sum`).
