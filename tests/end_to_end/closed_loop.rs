@@ -4,10 +4,6 @@
 //! barrier — what the harness and the simulated user's model receive, inspected, with
 //! canaries planted in every hidden part of the task.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
-
 use serde_json::{Value, json};
 
 use crate::support::{Suite, reference_agent, repository, run_in};
@@ -123,50 +119,13 @@ pub(crate) fn answer(text: &str) -> Value {
     json!({"body": {"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}], "usage": {"prompt_tokens": 10, "completion_tokens": 2}}})
 }
 
-/// A judge on loopback that keeps every request and answers each with a low score and a
-/// rationale carrying a canary.
-fn judge() -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let kept = Arc::clone(&requests);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
-            kept.lock()
-                .unwrap()
-                .push(String::from_utf8_lossy(&body).into_owned());
-            let reply = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "{\"score\": 0.2, \"reasoning\": \"CANARYRATIONALE: no rain mentioned\"}"}}]}).to_string();
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
-                reply.len()
-            );
-        }
-    });
-    (url, requests)
-}
-
 /// The checkpoint's public words: under the strict barrier they are hidden too.
 const PUBLIC_WORDS: [&str; 2] = ["said_the_word", "Please say the word I asked for."];
 
 /// The barrier task's model calls after a run with `barrier` (a line of its `feedback`
-/// block, or nothing for the default), split into the harness's and the simulated user's, and
-/// the judge's requests; the run asked the judge each round's rubric once, and a second run
-/// asked it nothing (its answers are cached).
+/// block, or nothing for the default), by speaker: the harness's, the simulated user's and
+/// the judge's (the checkpoint's rubric, asked through the trial's gateway each round and
+/// replayed from the cassette, which is all the judge there is: no judge cache).
 struct BarrierRun {
     harness: Vec<String>,
     simulator: Vec<String>,
@@ -175,11 +134,13 @@ struct BarrierRun {
 }
 
 fn barrier_run(barrier: &str) -> BarrierRun {
-    let (judge_url, judge_requests) = judge();
-    let cassette = json!({"version": 1, "task_id": "barrier", "trials": [{"interactions": [
+    let judged = answer(r#"{"score": 0.2, "reasoning": "CANARYRATIONALE: no rain mentioned"}"#);
+    let cassette = json!({"version": 3, "task_id": "barrier", "trials": [{"interactions": [
         {"round": 1, "request": {"body": {"model": "gpt-4o-mini"}}, "response": answer("Sunny all day.")},
-        {"round": 2, "simulator": true, "request": {"body": {"model": "gpt-4o-mini"}}, "response": answer(r#"{"mode": "instruction", "tone": "firm", "candidate_feedback": "Please say the word.", "public_feedback_points": ["say the word"]}"#)},
+        {"round": 1, "speaker": "judge", "request": {"body": {"model": "gpt-4o-mini"}}, "response": judged},
+        {"round": 2, "speaker": "simulated_user", "request": {"body": {"model": "gpt-4o-mini"}}, "response": answer(r#"{"mode": "instruction", "tone": "firm", "candidate_feedback": "Please say the word.", "public_feedback_points": ["say the word"]}"#)},
         {"round": 2, "request": {"body": {"model": "gpt-4o-mini"}}, "response": answer("Still sunny.")},
+        {"round": 2, "speaker": "judge", "request": {"body": {"model": "gpt-4o-mini"}}, "response": judged},
     ]}]});
     let suite = Suite::new();
     let script = suite.path("tell_all.py");
@@ -188,7 +149,7 @@ fn barrier_run(barrier: &str) -> BarrierRun {
         .replace("{BARRIER}", barrier);
     let suite = suite
         .config(&format!(
-            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"python3\", {script:?}]\n[run]\ntrials = 1\n[judge]\nprovider = \"openai\"\nbase_url = \"{judge_url}\"\nmodel = \"judge-model\"\ncache = \"judge-cache\"\n"
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"python3\", {script:?}]\n[run]\ntrials = 1\n"
         ))
         .file("tell_all.py", TELL_ALL)
         .task("barrier", &task)
@@ -203,28 +164,27 @@ fn barrier_run(barrier: &str) -> BarrierRun {
     .unwrap();
     assert_eq!(trajectory["rounds"]["stop"], "max_rounds", "{trajectory:#}");
     let calls = trajectory["model_calls"].as_array().unwrap();
-    let (simulator, harness): (Vec<&Value>, Vec<&Value>) = calls
-        .iter()
-        .partition(|call| call["speaker"] == "simulated_user");
-    assert_eq!((harness.len(), simulator.len()), (2, 1), "{calls:#?}");
-    // The supervisor's rubric went through the judge once per round, and its answers are
-    // cached: the same run again asks the judge nothing.
-    assert_eq!(judge_requests.lock().unwrap().len(), 2);
-    let again = suite.run(&[]);
-    assert_eq!(again.code, 100, "{again:#?}");
-    assert_eq!(judge_requests.lock().unwrap().len(), 2, "{again:#?}");
-    let requests = |calls: Vec<&Value>| {
+    let spoken = |speaker: &str| -> Vec<String> {
         calls
-            .into_iter()
+            .iter()
+            .filter(|call| call["speaker"].as_str().unwrap_or("harness") == speaker)
             .map(|call| call["request"].to_string())
             .collect()
     };
-    let judged = judge_requests.lock().unwrap().join("\n");
+    let (harness, simulator, judge) =
+        (spoken("harness"), spoken("simulated_user"), spoken("judge"));
+    // The supervisor's rubric went to the judge once per round, as the judge's own calls.
+    assert_eq!(
+        (harness.len(), simulator.len(), judge.len()),
+        (2, 1, 2),
+        "{calls:#?}"
+    );
+    assert!(!suite.path("judge-cache").exists());
     BarrierRun {
-        harness: requests(harness),
-        simulator: requests(simulator),
+        harness,
+        simulator,
         output: trajectory["output"].as_str().unwrap().to_string(),
-        judged,
+        judged: judge.join("\n"),
     }
 }
 
@@ -258,6 +218,7 @@ fn assert_no_canary(run: &BarrierRun) {
     ] {
         assert!(asked.contains(seen), "{seen} not in {asked}");
     }
+    // The judge's requests, and only they, hold the rubric and the hidden reference.
     for planted in ["CANARYRUBRIC", "CANARYREFERENCE"] {
         assert!(
             run.judged.contains(planted),
@@ -315,6 +276,149 @@ fn under_the_guided_barrier_only_the_declared_public_feedback_reaches_the_simula
             "the feedback reached {request}"
         );
     }
+}
+
+/// A closed loop whose checkpoint is a rubric with a hidden reference: round 1 says nothing
+/// of the rain, the template user asks, round 2 says when it rains.
+const RAIN_TASK: &str = r#"
+task_id: rain
+task_name: When it rains, judged
+prompt: "Tell me about the weather."
+{COMMON}checkpoints:
+  - name: says_when_it_rains
+    weight: 1
+    check: {type: llm_judge, rubric: "Does the answer say when it rains?"}
+    reference: "It rains in the afternoon."
+feedback:
+  max_rounds: 2
+  messages: ["What about the rain?"]
+"#;
+
+/// A harness that asks the model its prompt and prints the answer.
+const ASK_THE_MODEL: &str = r#"
+import json, os, urllib.request
+body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": os.environ["CLAWTEST_PROMPT"]}]}
+request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+    data=json.dumps(body).encode(), headers={"content-type": "application/json"})
+print(json.load(urllib.request.urlopen(request))["choices"][0]["message"]["content"])
+"#;
+
+/// The scripted model of the rain task, one script per speaker and round, chosen by a phrase
+/// of the conversation (in file-name order: the judge's first, since its question quotes
+/// the task's prompt).
+const RAIN_SCRIPTS: [(&str, &str); 4] = [
+    (
+        "1-judge-round-two.yaml",
+        "prompt_contains: \"Rain comes at three.\"\nturns:\n  - text: '{\"score\": 1.0, \"reasoning\": \"Says when it rains.\"}'\n",
+    ),
+    (
+        "2-judge.yaml",
+        "prompt_contains: You are grading\nturns:\n  - text: '{\"score\": 0.0, \"reasoning\": \"Nothing about the rain.\"}'\n",
+    ),
+    (
+        "3-round-one.yaml",
+        "prompt_contains: Tell me about the weather.\nturns:\n  - text: Sunny all day.\n",
+    ),
+    (
+        "4-round-two.yaml",
+        "prompt_contains: What about the rain?\nturns:\n  - text: Rain comes at three.\n",
+    ),
+];
+
+#[test]
+fn a_checkpoints_rubric_is_recorded_as_the_judges_calls_round_by_round_and_replayed_from_them() {
+    let mut suite = Suite::new();
+    for (name, script) in RAIN_SCRIPTS {
+        suite = suite.file(&format!("model-scripts/{name}"), script);
+    }
+    let model = crate::gateway::ScriptedServer::serve(
+        clawtest::llm::gateway::scripted::ScriptedModel::load(&suite.path("model-scripts"))
+            .expect("the scripts load"),
+    );
+    let (harness, url) = (suite.path("ask.py"), model.url.clone());
+    let config = |mode: &str| {
+        format!(
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [\"python3\", {harness:?}]\n[run]\ntrials = 2\n[llm]\nmode = \"{mode}\"\n[llm.openai]\nbase_url = \"{url}\"\n"
+        )
+    };
+    let suite = suite
+        .config(&config("record"))
+        .file("ask.py", ASK_THE_MODEL)
+        .task("rain", &RAIN_TASK.replace("{COMMON}", COMMON));
+    let recorded = suite.run(&[]);
+    assert_eq!(recorded.code, 0, "{recorded:#?}");
+    let cassette = clawtest::llm::gateway::Cassette::load(&suite.path("cassettes"), "rain")
+        .expect("the cassette was written");
+    for trial in &cassette.trials {
+        let judged: Vec<(Option<u32>, String)> = trial
+            .interactions
+            .iter()
+            .filter(|interaction| interaction.speaker.name() == "judge")
+            .map(|interaction| {
+                let question = interaction.request.body["messages"][0]["content"].to_string();
+                (interaction.round, question)
+            })
+            .collect();
+        assert_eq!(
+            judged.iter().map(|(round, _)| *round).collect::<Vec<_>>(),
+            [Some(1), Some(2)]
+        );
+        for (_, question) in &judged {
+            assert!(
+                question.contains("It rains in the afternoon."),
+                "{question}"
+            );
+        }
+    }
+    assert!(!suite.path("judge-cache").exists());
+
+    // Replayed (the scripted model stopped): the same results, byte for byte, twice (but for
+    // the rounds' measured durations, which the results keep).
+    drop(model);
+    let suite = suite.config(&config("replay"));
+    let mut written = Vec::new();
+    for _ in 0..2 {
+        let replayed = suite.run(&["--json", "results.json"]);
+        assert_eq!(replayed.code, 0, "{replayed:#?}");
+        let text = std::fs::read_to_string(suite.path("results.json")).unwrap();
+        let timeless: Vec<&str> = text
+            .lines()
+            .filter(|line| !line.trim_start().starts_with("\"duration_ms\":"))
+            .collect();
+        written.push(timeless.join("\n"));
+    }
+    assert_eq!(written[0], written[1]);
+    let trials = &serde_json::from_str::<Value>(
+        &std::fs::read_to_string(suite.path("results.json")).unwrap(),
+    )
+    .unwrap()["verdicts"][0]["trials"];
+    for trial in trials.as_array().unwrap() {
+        assert_eq!(trial["rounds"]["stop"], "passed", "{trial:#}");
+        assert_eq!(trial["rounds"]["used"], 2, "{trial:#}");
+        // Each round counts the harness's call, not the judge's before it.
+        for round in trial["rounds"]["rounds"].as_array().unwrap() {
+            assert_eq!(round["model_calls"], 1, "{trial:#}");
+        }
+        assert_eq!(trial["model_calls"], 4, "{trial:#}");
+    }
+
+    // Round 2's judge call taken out of the cassette: the replay fails there, naming the judge.
+    let mut cassette = cassette;
+    for trial in &mut cassette.trials {
+        trial.interactions.retain(|interaction| {
+            !(interaction.speaker.name() == "judge" && interaction.round == Some(2))
+        });
+    }
+    cassette.save(&suite.path("cassettes")).unwrap();
+    let missed = suite.run(&[]);
+    assert_eq!(missed.code, 102, "{missed:#?}");
+    assert!(
+        missed.stdout.contains(
+            "task `rain` trial 0 round 2: the judge made model call 0 of the round but the cassette records only 0 such call(s) for this round"
+        ),
+        "{}",
+        missed.stdout
+    );
 }
 
 #[test]

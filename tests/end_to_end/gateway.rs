@@ -22,9 +22,14 @@ pub(crate) struct ScriptedServer {
 
 impl ScriptedServer {
     pub(crate) fn start(script: &str) -> ScriptedServer {
-        let model = Arc::new(ScriptedModel::new(
+        ScriptedServer::serve(ScriptedModel::new(
             Script::parse(script).expect("valid script"),
-        ));
+        ))
+    }
+
+    /// Serves `model` (one script, or a folder of them: `ScriptedModel::load`).
+    pub(crate) fn serve(model: ScriptedModel) -> ScriptedServer {
+        let model = Arc::new(model);
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("loopback port");
         listener.set_nonblocking(true).expect("non-blocking");
         let url = format!("http://{}", listener.local_addr().expect("address"));
@@ -218,49 +223,89 @@ fn live_mode_names_an_unset_key_variable_before_any_trial() {
 }
 
 #[test]
-fn a_configured_judge_answers_misses_over_http_and_fills_the_cache() {
+fn a_configured_judge_is_recorded_into_the_trials_cassette_and_replayed_from_it() {
     let judge = ScriptedServer::start(
         "turns:\n  - text: '{\"score\": 0.8, \"reasoning\": \"clear and complete\"}'\n",
     );
-    let task = std::fs::read_to_string(crate::support::repository().join("examples/demo/tasks/todo-triage.yaml"))
-        .unwrap()
-        .replace("    weight: 0.4\n    check: {type: keywords_present", "    weight: 0.2\n    check: {type: keywords_present")
-        .replace(
-            "safety_checks:",
-            "  - name: summary_is_useful\n    weight: 0.2\n    check: {type: llm_judge, rubric: \"The summary groups the tasks by status.\"}\nsafety_checks:",
-        );
+    let task = crate::judged_triage("The summary groups the tasks by status.");
     let agent = reference_agent().display().to_string();
+    // `record-missing`: the harness's calls are replayed (the run's provider answers nothing),
+    // the judge's question, which the cassette does not record, goes to [judge]'s provider.
     let with_judge = format!(
-        "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{agent:?}]\n[judge]\nprovider = \"openai\"\nbase_url = {:?}\nmodel = \"judge-model\"\n",
+        "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{agent:?}]\n[llm.openai]\nbase_url = \"http://127.0.0.1:9\"\n[judge]\nprovider = \"openai\"\nbase_url = {:?}\nmodel = \"judge-model\"\n",
         judge.url
     );
     let suite = Suite::new()
         .config(&with_judge)
         .task("todo-triage", &task)
         .cassette("todo-triage", vec![crate::good_triage()]);
-    let outcome = suite.run(&["--trials", "1", "--json", "results.json"]);
+    let outcome = suite.run(&[
+        "--mode",
+        "record-missing",
+        "--trials",
+        "1",
+        "--json",
+        "results.json",
+    ]);
     assert_eq!(outcome.code, 0, "{outcome:#?}");
     let results: Value =
         serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
             .unwrap();
     // 0.8 × (0.2 + 0.4 + 0.2 + 0.2 × 0.8) + 0.2 × 1 = 0.968
     assert_eq!(results["verdicts"][0]["trials"][0]["final_score"], 0.968);
-    let cached: Vec<_> = std::fs::read_dir(suite.path("judge-cache"))
-        .unwrap()
-        .collect();
-    assert_eq!(cached.len(), 1, "one answer cached");
+    let cassette = std::fs::read_to_string(suite.path("cassettes/todo-triage.yaml")).unwrap();
+    assert!(
+        cassette.contains("speaker: judge") && cassette.contains("judge-model"),
+        "{cassette}"
+    );
+    assert!(!suite.path("judge-cache").exists());
 
-    // Without the judge (as in CI), the cache answers the same question the same way.
+    // Without the judge (as in CI: [judge] says which model answered, nothing is asked), the
+    // cassette answers the same question the same way, and two replays write the same bytes.
     drop(judge);
     let offline = suite.config(&format!(
+        "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{agent:?}]\n[judge]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\nmodel = \"judge-model\"\n"
+    ));
+    let mut written = Vec::new();
+    for _ in 0..2 {
+        let again = offline.run(&[
+            "--trials",
+            "1",
+            "--json",
+            "results.json",
+            "--trajectories",
+            "saved",
+        ]);
+        assert_eq!(again.code, 0, "{again:#?}");
+        written.push(std::fs::read(offline.path("results.json")).unwrap());
+    }
+    assert_eq!(written[0], written[1]);
+    let results: Value = serde_json::from_slice(&written[0]).unwrap();
+    assert_eq!(results["verdicts"][0]["trials"][0]["final_score"], 0.968);
+    // A re-grade of the saved trajectory takes the judge's answer from its own calls.
+    let regraded = offline.run(&["grade", "saved"]);
+    assert_eq!(regraded.code, 0, "{regraded:#?}");
+    assert!(
+        regraded.stdout.contains("final 0.968")
+            && regraded.stdout.contains(
+                "summary_is_useful                0.800 × weight 0.2   llm_judge: judge: clear and complete"
+            ),
+        "{}",
+        regraded.stdout
+    );
+    // The judge's model is part of its question: another judge is not answered.
+    let other = offline.config(&format!(
         "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{agent:?}]\n"
     ));
-    let again = offline.run(&["--trials", "1", "--json", "results.json"]);
-    assert_eq!(again.code, 0, "{again:#?}");
-    let results: Value =
-        serde_json::from_str(&std::fs::read_to_string(offline.path("results.json")).unwrap())
-            .unwrap();
-    assert_eq!(results["verdicts"][0]["trials"][0]["final_score"], 0.968);
+    let outcome = other.run(&["--trials", "1"]);
+    assert_eq!(outcome.code, 102, "{outcome:#?}");
+    assert!(
+        outcome.stdout.contains(
+            "call 3: request diverges from the cassette: body.model differs at character 0 (line 1): recorded \"⟦judge-model\", got \"⟦gpt-4o-mini\""
+        ),
+        "{}",
+        outcome.stdout
+    );
 }
 
 #[test]
@@ -268,23 +313,13 @@ fn the_judges_calls_are_priced_and_none_is_made_past_the_cost_limit() {
     let judge = ScriptedServer::start(
         "turns:\n  - text: '{\"score\": 0.8, \"reasoning\": \"clear and complete\"}'\n",
     );
-    let triage = std::fs::read_to_string(
-        crate::support::repository().join("examples/demo/tasks/todo-triage.yaml"),
-    )
-    .unwrap()
-    .replace(
-        "    weight: 0.4\n    check: {type: keywords_present",
-        "    weight: 0.2\n    check: {type: keywords_present",
-    )
-    .replace(
-        "safety_checks:",
-        "  - name: summary_is_useful\n    weight: 0.2\n    check: {type: llm_judge, rubric: \"The summary groups the tasks by status.\"}\nsafety_checks:",
-    );
+    let triage = crate::judged_triage("The summary groups the tasks by status.");
     let agent = reference_agent().display().to_string();
-    // The judge's tokens cost a dollar each: its first answer spends the whole limit.
+    // The judge's tokens cost a dollar each: its first answer spends the whole limit. The
+    // harness's calls are replayed; the judge's (not in the cassettes) are asked.
     let suite = Suite::new()
         .config(&format!(
-            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{agent:?}]\n[judge]\nprovider = \"openai\"\nbase_url = {:?}\nmodel = \"judge-model\"\n[llm.prices.\"judge-model\"]\ninput_per_million = 1000000.0\noutput_per_million = 0.0\n",
+            "tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{agent:?}]\n[llm.openai]\nbase_url = \"http://127.0.0.1:9\"\n[judge]\nprovider = \"openai\"\nbase_url = {:?}\nmodel = \"judge-model\"\n[llm.prices.\"judge-model\"]\ninput_per_million = 1000000.0\noutput_per_million = 0.0\n",
             judge.url
         ))
         .task("a-triage", &triage.replace("task_id: todo-triage", "task_id: a-triage"))
@@ -292,6 +327,8 @@ fn the_judges_calls_are_priced_and_none_is_made_past_the_cost_limit() {
         .cassette("a-triage", vec![crate::good_triage()])
         .cassette("b-triage", vec![crate::good_triage()]);
     let outcome = suite.run(&[
+        "--mode",
+        "record-missing",
         "--trials",
         "1",
         "-j",

@@ -493,40 +493,61 @@ fn saved_trajectories_regrade_to_the_same_scores_and_follow_edited_checks() {
     );
 }
 
-#[test]
-fn llm_judge_components_are_answered_from_the_judge_cache_or_the_trial_is_an_error() {
-    let task = std::fs::read_to_string(repository().join("examples/demo/tasks/todo-triage.yaml"))
+/// The demo's `todo-triage` with an `llm_judge` component (`rubric`) of weight 0.2 beside its
+/// checks, the summary's keywords weighing 0.2 instead of 0.4.
+pub(crate) fn judged_triage(rubric: &str) -> String {
+    std::fs::read_to_string(repository().join("examples/demo/tasks/todo-triage.yaml"))
         .unwrap()
         .replace(
             "    weight: 0.4\n    check: {type: keywords_present",
             "    weight: 0.2\n    check: {type: keywords_present",
-        );
-    let task = task.replace(
-        "safety_checks:",
-        "  - name: summary_is_useful\n    weight: 0.2\n    check: {type: llm_judge, rubric: \"The summary groups the tasks by status and names the raised task.\"}\nsafety_checks:",
-    );
+        )
+        .replace(
+            "safety_checks:",
+            &format!("  - name: summary_is_useful\n    weight: 0.2\n    check: {{type: llm_judge, rubric: {rubric:?}}}\nsafety_checks:"),
+        )
+}
+
+#[test]
+fn a_judge_question_the_cassette_does_not_record_fails_the_trial_and_an_old_judge_cache_answers_it()
+{
+    let task = judged_triage("The summary groups the tasks by status and names the raised task.");
     let suite = Suite::new()
         .task("todo-triage", &task)
         .cassette("todo-triage", vec![good_triage()]);
-    let missing = suite.run(&["--trials", "1"]);
+    let missing = suite.run(&["--trials", "1", "--trajectories", "saved"]);
     assert_eq!(missing.code, 102, "{missing:#?}");
     assert!(
-        missing
-            .stdout
-            .contains("the LLM judge could not answer for `summary_is_useful`"),
+        missing.stdout.contains(
+            "model gateway (replay): task `todo-triage` trial 0: the judge made its model call 0 but the cassette records only 0 such call(s) for this trial; if the agent or the task changed on purpose, record it again"
+        ),
         "{}",
         missing.stdout
     );
-    let key = missing
-        .stdout
-        .split("(key ")
-        .nth(1)
-        .and_then(|rest| rest.split(')').next())
-        .expect("the message names the cache key")
-        .to_string();
-    assert_eq!(key.len(), 64, "{key}");
+    // The refused question is in the trajectory, the judge's: its SHA-256 is the key of a
+    // judge cache written before the judge's calls were recorded.
+    let saved: Value = serde_json::from_str(
+        &std::fs::read_to_string(suite.path("saved/todo-triage/trial-0.json")).unwrap(),
+    )
+    .unwrap();
+    let refused = saved["model_calls"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (refused["speaker"].as_str(), refused["status"].as_u64()),
+        (Some("judge"), Some(400)),
+        "{refused:#}"
+    );
+    let question = refused["request"]["messages"][0]["content"]
+        .as_str()
+        .unwrap();
+    assert!(question.contains("names the raised task"), "{question}");
+    let key = sha256(question);
 
-    // With the judge's answer in the committed cache, the trial is graded with it.
+    // With that answer in the judge cache, the cassette's trial is graded with it.
     let suite = suite.file(&format!("judge-cache/{key}.json"), r#"{"component": "summary_is_useful", "rubric": "…", "score": 0.5, "reasoning": "names the task but not every status"}"#);
     let graded = suite.run(&["--trials", "1", "--json", "results.json"]);
     assert_eq!(graded.code, 0, "{graded:#?}");
@@ -539,6 +560,53 @@ fn llm_judge_components_are_answered_from_the_judge_cache_or_the_trial_is_an_err
         results["verdicts"][0]["trials"][0]["deductions"][0]["reason"],
         "judge: names the task but not every status"
     );
+
+    // `cassettes` names the trial whose judge answer is not in its cassette, and
+    // `record-missing` moves it there without asking anyone (the provider answers nothing).
+    let status = suite.run(&["cassettes"]);
+    assert!(
+        status
+            .stdout
+            .contains("cassettes/todo-triage.yaml  diverged at trial 0 call 3")
+            && status
+                .stdout
+                .contains("the judge's answer came from the judge cache"),
+        "{status:#?}"
+    );
+    let agent = support::reference_agent().display().to_string();
+    let plain = format!("tasks = [\"tasks/*.yaml\"]\n[harness]\ncommand = [{agent:?}]\n");
+    let suite = suite.config(&format!(
+        "{plain}[llm.openai]\nbase_url = \"http://127.0.0.1:9\"\n"
+    ));
+    let moved = suite.run(&["--mode", "record-missing", "--trials", "1"]);
+    assert_eq!(moved.code, 0, "{moved:#?}");
+    std::fs::remove_dir_all(suite.path("judge-cache")).unwrap();
+    let suite = suite.config(&plain);
+    let replayed = suite.run(&["--trials", "1", "--json", "results.json"]);
+    assert_eq!(replayed.code, 0, "{replayed:#?}");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.path("results.json")).unwrap())
+            .unwrap();
+    assert_eq!(results["verdicts"][0]["trials"][0]["final_score"], 0.92);
+}
+
+/// The SHA-256 of `text`, in hex (coreutils' `sha256sum`).
+fn sha256(text: &str) -> String {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("sha256sum runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let hex = String::from_utf8(output.stdout).unwrap();
+    hex.split_whitespace().next().unwrap().to_string()
 }
 
 /// A task in ClawEnvKit's format, for the audit imports.

@@ -28,7 +28,7 @@ use crate::judge::Judge;
 use crate::sandbox::RoundSetup;
 use crate::task::{Feedback, SimulatorKind, Task};
 use crate::trajectory::rounds::{Round, RoundVerdict, Rounds, StopReason, UserTurn};
-use crate::trajectory::{Speaker, Trajectory};
+use crate::trajectory::Trajectory;
 
 /// The loop's result: the best round's grade, and the last round's trajectory with the
 /// rounds in it.
@@ -340,13 +340,14 @@ fn record(
             .collect(),
         supervisor: supervision.model.clone(),
         duration_ms: trajectory.duration.as_millis() as u64,
-        // The harness's own: the simulated user's and the supervisor's calls are not the round's.
+        // The harness's own: the simulated user's, the supervisor's and the judge's calls since
+        // the last round are the gateway's too, not the round's.
         model_calls: trajectory
             .model_calls
             .get(calls_before..)
             .unwrap_or_default()
             .iter()
-            .filter(|call| call.speaker == Speaker::Harness)
+            .filter(|call| call.speaker.is_harness())
             .count(),
     }
 }

@@ -26,10 +26,7 @@ use crate::trajectory::rounds::{AttemptState, RoundVerdict, UserMode, UserTone, 
 /// The model the llm simulator asks in `provider`'s wire format when neither the task nor the
 /// harness names one.
 pub(crate) fn default_model(provider: Provider) -> &'static str {
-    match provider {
-        Provider::OpenAi => "gpt-4o-mini",
-        Provider::Anthropic => "claude-3-5-haiku-latest",
-    }
+    crate::llm::client::default_model(provider)
 }
 
 /// The llm simulator's client: `model` in `provider`'s wire format, its calls marked as the

@@ -13,22 +13,24 @@ use super::choice::UnknownChoice;
 use super::llm::Provider;
 use crate::difficulty::Difficulty;
 
-/// `[judge]`: the LLM judge of `llm_judge` components.
+/// `[judge]`: the LLM judge of `llm_judge` components and checkpoints, whose questions are
+/// the trials' own model calls (recorded in their cassettes, replayed from them).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JudgeConfig {
-    /// Folder of cached judge answers, relative to the suite root. Commit it: CI then grades
-    /// `llm_judge` components from it, free and deterministic.
+    /// Folder of cached judge answers, relative to the suite root: the answers of `run
+    /// --oracle` (which has no cassette), and those of cassettes recorded before the judge's
+    /// calls were (read only; `record-missing` moves them into the cassettes).
     #[serde(default = "default_judge_cache")]
     pub cache: PathBuf,
-    /// Who answers questions the cache lacks: `openai` (chat completions) or `anthropic`
-    /// (messages). Unset: only the cache answers.
+    /// The judge's wire format and provider: `openai` (chat completions) or `anthropic`
+    /// (messages). Unset: the run's.
     #[serde(default)]
     pub provider: Option<Provider>,
     /// The provider's base URL (the `/v1/...` path is appended).
     #[serde(default)]
     pub base_url: Option<String>,
-    /// The judge model.
+    /// The judge model (unset: `[harness] model`, else the provider's default).
     #[serde(default)]
     pub model: Option<String>,
     /// The NAME of the variable holding the key (never the key itself).

@@ -1,8 +1,12 @@
 //! Answering judge requests (the I/O half of `llm_judge`; planning and scoring are pure, in
-//! [`crate::grade::judge`]). A [`Judge`] answers one request; [`CachedJudge`] keeps every
-//! answer on disk by request key, so a rerun — and CI, from a committed cache — costs nothing
-//! and grades the same. A judge that cannot answer is an error, never a default score.
-//! [`from_config`] builds a suite's judge from its `[judge]` section.
+//! [`crate::grade::judge`]). A [`Judge`] answers one request. A trial's judge
+//! ([`trial::TrialJudge`]) asks through the trial's gateway, so its questions are
+//! recorded in the trial's cassette and replayed from it; [`CachedJudge`] keeps answers on
+//! disk by request key, for what has no cassette (`run --oracle`, a re-grade) and as the
+//! read-only answers of cassettes recorded before the judge's calls were; a re-grade reads
+//! the answers of the trajectory's own judge calls first ([`Recorded`]). A judge that
+//! cannot answer is an error, never a default score. [`from_config`] builds a suite's cached
+//! judge from its `[judge]` section.
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -12,6 +16,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 
 pub(crate) mod http;
+mod recorded;
+pub(crate) mod trial;
+
+pub(crate) use recorded::Recorded;
+pub(crate) use trial::Judging;
 
 use crate::config::{Config, Provider};
 use crate::grade::Grade;
@@ -87,22 +96,34 @@ impl CachedJudge {
     }
 }
 
+impl CachedJudge {
+    /// The answer the cache holds for `request`, if it holds one; a corrupt entry is the
+    /// error.
+    pub(crate) fn cached(&self, request: &JudgeRequest) -> Result<Option<JudgeAnswer>, JudgeError> {
+        let path = self.folder.join(format!("{}.json", request.key));
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return Ok(None);
+        };
+        let entry: CacheEntry = serde_json::from_str(&text).map_err(|error| {
+            JudgeError(format!(
+                "judge cache {} is corrupt: {error} (delete it to ask again)",
+                path.display()
+            ))
+        })?;
+        Ok(Some(JudgeAnswer {
+            score: entry.score,
+            reasoning: entry.reasoning,
+        }))
+    }
+}
+
 impl Judge for CachedJudge {
     fn answer<'a>(&'a self, request: &'a JudgeRequest) -> Answer<'a> {
         Box::pin(async move {
-            let path = self.folder.join(format!("{}.json", request.key));
-            if let Ok(text) = std::fs::read_to_string(&path) {
-                let entry: CacheEntry = serde_json::from_str(&text).map_err(|error| {
-                    JudgeError(format!(
-                        "judge cache {} is corrupt: {error} (delete it to ask again)",
-                        path.display()
-                    ))
-                })?;
-                return Ok(JudgeAnswer {
-                    score: entry.score,
-                    reasoning: entry.reasoning,
-                });
+            if let Some(answer) = self.cached(request)? {
+                return Ok(answer);
             }
+            let path = self.folder.join(format!("{}.json", request.key));
             let answer = self.inner.answer(request).await?;
             let entry = CacheEntry {
                 component: request.component.clone(),
@@ -153,28 +174,39 @@ pub(crate) fn with_costs(
     budget: Arc<Budget>,
 ) -> Arc<CachedJudge> {
     let section = &config.judge;
-    let inner: Arc<dyn Judge> = match section.provider {
-        None => Arc::new(NoJudge),
-        Some(provider) => {
-            let default_url = match provider {
-                Provider::OpenAi => "https://api.openai.com",
-                Provider::Anthropic => "https://api.anthropic.com",
-            };
-            // The judge retries as the gateway does: `[llm] retries` and `retry_backoff_ms`.
-            let retry = RetryPolicy {
-                retries: config.llm.retries,
-                backoff: std::time::Duration::from_millis(config.llm.retry_backoff_ms),
-            };
-            Arc::new(http::HttpJudge::new(
-                (provider, section.model.as_deref().unwrap_or_default()),
-                section.base_url.as_deref().unwrap_or(default_url),
-                section.api_key_env.as_deref(),
-                retry,
-                (prices, budget),
-            ))
-        }
+    let inner: Arc<dyn Judge> = match (section.provider, own_upstream(config)) {
+        (Some(provider), Some(upstream)) => Arc::new(http::HttpJudge::new(
+            http::chat(provider, section.model.as_deref().unwrap_or_default()),
+            upstream,
+            (prices, budget),
+        )),
+        _ => Arc::new(NoJudge),
     };
     Arc::new(CachedJudge::new(config.root.join(&section.cache), inner))
+}
+
+/// The client of `[judge]`'s own provider when it names one (its default URL unless
+/// `base_url` says otherwise; retrying as the gateway does: `[llm] retries` and
+/// `retry_backoff_ms`), or why it cannot be had; `None` when `[judge]` names no provider.
+pub(crate) fn own_upstream(
+    config: &Config,
+) -> Option<Result<Arc<crate::llm::gateway::Upstream>, String>> {
+    let section = &config.judge;
+    let provider = section.provider?;
+    let default_url = match provider {
+        Provider::OpenAi => "https://api.openai.com",
+        Provider::Anthropic => "https://api.anthropic.com",
+    };
+    let retry = RetryPolicy {
+        retries: config.llm.retries,
+        backoff: std::time::Duration::from_millis(config.llm.retry_backoff_ms),
+    };
+    Some(http::upstream(
+        provider,
+        section.base_url.as_deref().unwrap_or(default_url),
+        section.api_key_env.as_deref(),
+        retry,
+    ))
 }
 
 /// Grades `trajectory` against `task`: plans the judge requests of its `llm_judge`

@@ -192,6 +192,35 @@ async fn send(gateway: &Gateway, route: Route, body: &Value) -> (u16, hyper::bod
     (response.status, bytes)
 }
 
+/// The model asked in `provider`'s wire format when neither the task nor the configuration
+/// names one (the simulated user's, the judge's without `[judge] model`).
+pub(crate) fn default_model(provider: Provider) -> &'static str {
+    match provider {
+        Provider::OpenAi => "gpt-4o-mini",
+        Provider::Anthropic => "claude-3-5-haiku-latest",
+    }
+}
+
+/// A whole answer of `provider`'s holding `text`, reporting no tokens (none were spent):
+/// what [`reply_text`] reads `text` back from. An answer kept outside a cassette (the judge
+/// cache's) is written into one in this shape.
+pub(crate) fn answer_body(provider: Provider, text: &str) -> Value {
+    match provider {
+        Provider::OpenAi => json!({
+            "object": "chat.completion",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0},
+        }),
+        Provider::Anthropic => json!({
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        }),
+    }
+}
+
 /// The reply text of an OpenAI or Anthropic answer.
 pub(crate) fn reply_text(provider: Provider, answer: &Value) -> Option<String> {
     match provider {

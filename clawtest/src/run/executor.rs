@@ -31,8 +31,8 @@ pub(crate) struct Resources {
     pub(crate) catalogue: Arc<Catalogue>,
     /// Where the harness runs (`process` or `docker`).
     pub(crate) sandbox: Arc<dyn Sandbox>,
-    /// Answers the tasks' `llm_judge` components.
-    pub(crate) judge: Arc<dyn crate::judge::Judge>,
+    /// Answers the tasks' `llm_judge` components and checkpoints.
+    pub(crate) judge: Arc<crate::judge::Judging>,
 }
 
 /// What every trial shares, and what a task's plan is made from, behind one `Arc`.
@@ -147,7 +147,7 @@ pub(crate) async fn execute_streamed(
 /// (`trials`: a graded stdout that looks like a log). `cargo clawtest run` and a task test
 /// (`cargo_test`) both gather them here.
 pub(crate) fn closing_warnings(
-    judge: &crate::judge::CachedJudge,
+    judge: &crate::judge::Judging,
     budget: &crate::llm::gateway::Budget,
     trials: Vec<String>,
 ) -> Vec<String> {

@@ -134,8 +134,8 @@ impl TrialPlan {
 pub(crate) struct Provisions {
     /// Where the harness runs.
     pub(crate) sandbox: Arc<dyn Sandbox>,
-    /// Answers the tasks' `llm_judge` components.
-    pub(crate) judge: Arc<dyn crate::judge::Judge>,
+    /// Answers the tasks' `llm_judge` components and checkpoints.
+    pub(crate) judge: Arc<crate::judge::Judging>,
     /// How to start the harness.
     pub(crate) harness: HarnessLaunch,
     /// The prices, budget and rules of every trial's gateway.

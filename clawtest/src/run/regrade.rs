@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{Config, ConfigError, DEFAULT_PASS_THRESHOLD};
 use crate::grade::Grade;
-use crate::judge::{Judge, JudgeError, NoJudge, grade_trajectory};
+use crate::judge::{Judge, JudgeError, NoJudge, Recorded, grade_trajectory};
 use crate::services::Catalogue;
 use crate::task::{InvalidTask, Task};
 use crate::trajectory::{Trajectory, from_clawenvkit};
@@ -43,7 +43,8 @@ pub fn trajectory_files(paths: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// Re-grades each file against the task of the same id in `tasks`; `llm_judge` components are
-/// answered by `judge` (normally the suite's judge cache, which holds the run's answers).
+/// answered by the trajectory's own judge calls (the run's answers), else by `judge`
+/// (normally the suite's judge cache).
 pub async fn regrade(
     files: &[PathBuf],
     tasks: &[Task],
@@ -209,7 +210,8 @@ pub async fn grade_one(
         .pass_threshold
         .or(config.map(|config| config.run.pass_threshold))
         .unwrap_or(DEFAULT_PASS_THRESHOLD);
-    let grade = grade_trajectory(&task, &trajectory, judge, threshold).await?;
+    let judge = Recorded::new(&trajectory.model_calls, judge);
+    let grade = grade_trajectory(&task, &trajectory, &judge, threshold).await?;
     let warnings = cached
         .map(|cached| cached.take_warnings())
         .unwrap_or_default();
@@ -238,7 +240,8 @@ async fn one(
             )
         })?;
     let threshold = task.pass_threshold.unwrap_or(default_threshold);
-    let grade = grade_trajectory(task, &trajectory, judge, threshold)
+    let judge = Recorded::new(&trajectory.model_calls, judge);
+    let grade = grade_trajectory(task, &trajectory, &judge, threshold)
         .await
         .map_err(|error| format!("{}: {error}", path.display()))?;
     Ok((trajectory, grade))

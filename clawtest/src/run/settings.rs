@@ -278,14 +278,17 @@ impl RunSettings {
         })
     }
 
-    /// The suite's judge in this run: its questions priced and charged to the run's budget,
-    /// like every other model call, so none is asked past the limit.
-    pub(crate) fn judge(&self, config: &Config) -> Arc<crate::judge::CachedJudge> {
-        crate::judge::with_costs(
+    /// The suite's judge in this run: its questions asked through each trial's gateway
+    /// (priced and charged to the run's budget, like every other model call, so none is asked
+    /// past the limit; recorded in the trial's cassette), or through the judge cache when the
+    /// run has no cassettes (`run --oracle`).
+    pub(crate) fn judge(&self, config: &Config) -> Arc<crate::judge::Judging> {
+        Arc::new(crate::judge::Judging::new(
             config,
-            Arc::clone(&self.models.prices),
-            Arc::clone(&self.models.budget),
-        )
+            &self.models,
+            self.harness.model.as_deref(),
+            self.cassettes.is_some(),
+        ))
     }
 }
 

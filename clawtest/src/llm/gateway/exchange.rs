@@ -8,12 +8,61 @@ use serde_json::Value;
 use super::call_log::CallLog;
 use super::cassette::{Interaction, RecordedRequest, RecordedResponse};
 use super::failure::FailureKind;
-use super::server::Gateway;
+use super::routes::Route;
+use super::server::{Gateway, Source};
+use super::stale::StaleTrial;
 use super::usage::{self, Tokens};
 use crate::llm::money::Money;
 use crate::trajectory::{ModelCall, Speaker};
 
 impl Gateway {
+    /// A call of `route` with `request` answered from outside the cassette (the judge cache
+    /// of a suite recorded before the judge's calls were): logged as answered with `body`,
+    /// nothing asked of the provider; recorded when the gateway records what it replays
+    /// (`record-missing`, which so moves the answer into the cassette); and the trial noted
+    /// stale with `reason`, so that `record-missing` writes it and `cassettes` names it.
+    pub(crate) fn answered_elsewhere(
+        &self,
+        route: &Route,
+        request: Value,
+        body: Value,
+        reason: &str,
+    ) {
+        let record = matches!(
+            self.source,
+            Source::Replay {
+                fallback: Some(_),
+                ..
+            }
+        );
+        let mut log = self.lock();
+        let call = log.next_call();
+        let response = RecordedResponse {
+            status: 200,
+            body,
+            events: None,
+            retried: Vec::new(),
+        };
+        let exchange = Exchange {
+            call,
+            path: route.path.clone(),
+            speaker: route.speaker,
+            request,
+            response,
+        };
+        self.log(&mut log, exchange, record);
+        drop(log);
+        self.stale.note(
+            &self.task_id,
+            StaleTrial {
+                trial: self.trial,
+                call,
+                reason: reason.to_string(),
+                diff: None,
+            },
+        );
+    }
+
     /// Logs an answered call (and records it when recording), counting its cost.
     pub(super) fn log(&self, log: &mut CallLog, exchange: Exchange, record: bool) {
         let Exchange {

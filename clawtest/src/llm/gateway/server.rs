@@ -21,7 +21,7 @@ use super::stale::{StaleLog, StaleTrial};
 use super::upstream::Upstream;
 use super::usage::{Budget, Prices};
 use crate::http::{Handler, HttpRequest, HttpResponse, Reply};
-use crate::trajectory::ModelCall;
+use crate::trajectory::{ModelCall, Speaker};
 
 /// How long a trial's end waits for a stream the harness abandoned to finish recording.
 const SETTLE_LIMIT: Duration = Duration::from_secs(10);
@@ -66,6 +66,9 @@ pub(crate) struct Gateway {
     pub(super) token: Option<String>,
     /// Where a replay notes that the cassette no longer answers the trial.
     pub(super) stale: Arc<StaleLog>,
+    /// `[judge]`'s own provider, when it names one (or why it cannot be asked): the judge's
+    /// calls that are forwarded go there instead of to the trial's provider.
+    judge_upstream: Option<Result<Arc<Upstream>, String>>,
     log: Arc<Mutex<CallLog>>,
 }
 
@@ -176,6 +179,7 @@ impl Gateway {
             values: Arc::default(),
             token: None,
             stale: Arc::default(),
+            judge_upstream: None,
             log: Arc::default(),
         }
     }
@@ -212,6 +216,50 @@ impl Gateway {
     pub(crate) fn with_stale(mut self, stale: Arc<StaleLog>) -> Gateway {
         self.stale = stale;
         self
+    }
+
+    /// Forwards the judge's calls to `upstream` (`[judge]`'s provider) instead of the trial's;
+    /// when it cannot be had, a judge's call that would be forwarded fails with why.
+    pub(crate) fn with_judge_upstream(
+        mut self,
+        upstream: Result<Arc<Upstream>, String>,
+    ) -> Gateway {
+        self.judge_upstream = Some(upstream);
+        self
+    }
+
+    /// Whether the trial's recording holds any call of `speaker` (false unless replaying).
+    pub(crate) fn records(&self, speaker: Speaker) -> bool {
+        match &self.source {
+            Source::Replay {
+                script: Ok(script), ..
+            } => script
+                .iter()
+                .any(|interaction| interaction.speaker == speaker),
+            _ => false,
+        }
+    }
+
+    /// The provider a forwarded call of `route` goes to: `[judge]`'s for the judge's, when it
+    /// names one (or why it cannot be asked), else `trial`'s (the trial's own).
+    fn upstream_of(&self, route: &Route, trial: &Arc<Upstream>) -> Result<Arc<Upstream>, String> {
+        match (&self.judge_upstream, route.speaker) {
+            (Some(judge), Speaker::Judge) => judge.clone(),
+            _ => Ok(Arc::clone(trial)),
+        }
+    }
+
+    /// Call `call` of `route`, refused: its provider cannot be asked (`message` says why).
+    fn unreachable(
+        &self,
+        call: usize,
+        route: &Route,
+        request: &HttpRequest,
+        message: String,
+    ) -> HttpResponse {
+        let failure = self.failure_at(call, FailureKind::Upstream { message });
+        let body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        refuse(&mut self.lock(), call, route, body, failure)
     }
 
     /// Answers only requests whose path starts with `/<token>`.
@@ -330,15 +378,21 @@ impl Gateway {
                 ..
             } => match self.replay_or_miss(&route, &request) {
                 Ok(response) => response,
-                Err(call) => {
-                    self.forward_call(Arc::clone(upstream), true, route, request, call)
-                        .await
+                Err(call) => match self.upstream_of(&route, upstream) {
+                    Ok(upstream) => {
+                        self.forward_call(upstream, true, route, request, call)
+                            .await
+                    }
+                    Err(message) => self.unreachable(call, &route, &request, message),
+                },
+            },
+            Source::Upstream { upstream, record } => match self.upstream_of(&route, upstream) {
+                Ok(upstream) => self.forward(upstream, *record, route, request).await,
+                Err(message) => {
+                    let call = self.lock().next_call();
+                    self.unreachable(call, &route, &request, message)
                 }
             },
-            Source::Upstream { upstream, record } => {
-                self.forward(Arc::clone(upstream), *record, route, request)
-                    .await
-            }
         }
     }
 }

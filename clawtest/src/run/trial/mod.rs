@@ -152,6 +152,7 @@ fn gateway(
     let gateway = answers
         .gateway(&plan.task.id, trial, &provisions.models)
         .with_values(values);
+    let gateway = provisions.judge.equip(gateway);
     match &opened.token {
         Some(token) => gateway.with_token(token.clone()),
         None => gateway,
@@ -170,10 +171,14 @@ async fn run_harness(
         return Ok((None, trajectory));
     }
     let first_prompt = harness.launch.prompt.clone();
+    // The checkpoints' rubrics are the judge's calls through the trial's gateway.
+    let judge = provisions
+        .judge
+        .for_trial(harness.gateway, provisions.models.mode);
     let setting = crate::closed_loop::Setting {
         task: &plan.task,
         prompt: &first_prompt,
-        judge: provisions.judge.as_ref(),
+        judge: &judge,
         threshold: plan.threshold,
         model: provisions.harness.model.as_deref(),
         provider: provisions.models.simulator_provider,
@@ -188,6 +193,16 @@ async fn run_harness(
             Ok((Some(outcome.grade), outcome.trajectory))
         }
         Err(LoopError::Round(outcome)) => Err(outcome),
+        // The judge's call failed at the gateway (a replay miss, the cost limit): said as
+        // any speaker's failure is.
+        Err(LoopError::Message(_, trajectory)) if harness.gateway.failure().is_some() => {
+            let mode = provisions.models.mode;
+            Err(failed_at_the_gateway(
+                harness.gateway,
+                mode,
+                trajectory.map(|t| *t),
+            ))
+        }
         Err(LoopError::Message(message, trajectory)) => Err(TrialOutcome::Error {
             message,
             trajectory,
@@ -195,8 +210,10 @@ async fn run_harness(
     }
 }
 
-/// The trial after its harness: its exchanges recorded (record mode), then graded (a closed
-/// loop's grade is given).
+/// The trial after its harness: graded (a closed loop's grade is given; else its
+/// `llm_judge` components asked of the judge through the trial's gateway), then its exchanges,
+/// the judge's among them, recorded (record mode). Its trajectory holds every model call,
+/// the judge's too.
 async fn finish(
     plan: &TrialPlan,
     trial: u32,
@@ -204,11 +221,34 @@ async fn finish(
     gateway: &Gateway,
     (graded, trajectory): (Option<Grade>, Trajectory),
 ) -> TrialOutcome {
+    let mode = provisions.models.mode;
+    let grade = match graded {
+        Some(grade) => Ok(grade),
+        None => {
+            let judge = provisions.judge.for_trial(gateway, mode);
+            crate::judge::grade_trajectory(&plan.task, &trajectory, &judge, plan.threshold).await
+        }
+    };
+    let mut trajectory = trajectory;
+    trajectory.model_calls = gateway.calls();
+    let grade = match grade {
+        Ok(grade) => grade,
+        Err(_) if gateway.failure().is_some() => {
+            return failed_at_the_gateway(gateway, mode, Some(trajectory));
+        }
+        // Never a silent default score: a trial whose judge cannot answer is not graded.
+        Err(error) => {
+            return TrialOutcome::Error {
+                message: error.to_string(),
+                trajectory: Some(Box::new(trajectory)),
+            };
+        }
+    };
     // Record mode records every trial; `record-missing` the tasks with a trial the cassette
     // no longer answered (and, in any mode, a trial that made fewer calls than recorded is
     // noted for `cargo clawtest cassettes`).
     let stale = gateway.check_complete();
-    let changed = provisions.models.mode == crate::config::Mode::Record || stale;
+    let changed = mode == crate::config::Mode::Record || stale;
     if let Some(recorder) = &provisions.recorder
         && let Err(error) = recorder.add(
             &plan.task.id,
@@ -223,24 +263,25 @@ async fn finish(
             trajectory: Some(Box::new(trajectory)),
         };
     }
-    let grade = match graded {
-        Some(grade) => Ok(grade),
-        None => {
-            let judge = provisions.judge.as_ref();
-            crate::judge::grade_trajectory(&plan.task, &trajectory, judge, plan.threshold).await
-        }
-    };
-    match grade {
-        Ok(grade) => TrialOutcome::Graded {
-            grade,
-            trajectory: Box::new(trajectory),
-        },
-        // Never a silent default score: a trial whose judge cannot answer is not graded.
-        Err(error) => TrialOutcome::Error {
-            message: error.to_string(),
-            trajectory: Some(Box::new(trajectory)),
-        },
+    TrialOutcome::Graded {
+        grade,
+        trajectory: Box::new(trajectory),
     }
+}
+
+/// The trial's outcome when its gateway failed after the harness ended (the judge's call:
+/// a replay miss, the cost limit, the provider), with `trajectory` holding every call, the
+/// refused one too.
+fn failed_at_the_gateway(
+    gateway: &Gateway,
+    mode: crate::config::Mode,
+    trajectory: Option<Trajectory>,
+) -> TrialOutcome {
+    let trajectory = trajectory.map(|mut trajectory| {
+        trajectory.model_calls = gateway.calls();
+        trajectory
+    });
+    harness::gateway_error(gateway, mode, trajectory)
 }
 
 /// A trial ended by its gateway's failure, with what the fault settings have to do with it:
