@@ -17,9 +17,14 @@
 //! Usage: `clawtest-shim [--forward PORT=SOCKET]… [--control SOCKET] [--timeout SECONDS]
 //! [--stdout SOCKET] [--stderr SOCKET] -- COMMAND [ARGUMENT…]`, or `clawtest-shim mcp-stdio [URL]`
 //! (see [`mcp_stdio`]), or `clawtest-shim none`: a harness that exits 0 at once, for the
-//! container that only runs a task's commands (a feasibility proof, `run --oracle`'s checks).
+//! container that only runs a task's commands (a feasibility proof, `run --oracle`'s checks),
+//! or `clawtest-shim [--forward PORT=SOCKET]… --worker SOCKET [--host-empties PATH]…`: a
+//! worker container that runs one trial after another, each asked for on SOCKET (see
+//! [`worker`]).
 
 mod mcp_stdio;
+mod reset;
+mod worker;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -27,7 +32,7 @@ use std::os::unix::net::UnixStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 use std::time::Duration;
 
 const SIGINT: i32 = 2;
@@ -46,6 +51,26 @@ static HARNESS_GROUP: AtomicI32 = AtomicI32::new(0);
 static STOPPING: AtomicBool = AtomicBool::new(false);
 /// Set once the harness has ended: a stop request then ends the shim at once.
 static HARNESS_DONE: AtomicBool = AtomicBool::new(false);
+/// Set in a worker container: what the shim says is kept for the trial's report ([`SAID`]).
+static IN_WORKER: AtomicBool = AtomicBool::new(false);
+/// What the shim said since a worker's last report (a one-shot container's log holds it).
+static SAID: Mutex<String> = Mutex::new(String::new());
+/// The most a worker keeps of what it said for one report.
+const SAID_CAP: usize = 64 * 1024;
+
+/// Says `message` on the shim's stderr (the container's log) and, in a worker, keeps it for
+/// the trial's report.
+fn say(message: &str) {
+    eprintln!("clawtest-shim: {message}");
+    if IN_WORKER.load(Ordering::SeqCst)
+        && let Ok(mut said) = SAID.lock()
+        && said.len() < SAID_CAP
+    {
+        said.push_str("clawtest-shim: ");
+        said.push_str(message);
+        said.push('\n');
+    }
+}
 
 extern "C" fn on_signal(signum: i32) {
     STOPPING.store(true, Ordering::SeqCst);
@@ -65,20 +90,32 @@ extern "C" fn on_signal(signum: i32) {
 struct Options {
     forwards: Vec<(u16, String)>,
     control: Option<String>,
+    /// A worker's socket (`--worker`): trials are asked for there, one after another.
+    worker: Option<String>,
+    /// Folders the host empties between a worker's trials (`--host-empties`), which the
+    /// worker leaves alone.
+    host_empties: Vec<String>,
+    harness: Harness,
+}
+
+/// One harness to run: its command, where its output goes, its time limit and the variables
+/// it gets besides the shim's own.
+#[derive(Debug, Default, PartialEq)]
+struct Harness {
+    command: Vec<String>,
     timeout: Option<Duration>,
     stdout: Option<String>,
     stderr: Option<String>,
-    command: Vec<String>,
+    env: Vec<(String, String)>,
 }
 
 fn parse(arguments: Vec<String>) -> Result<Options, String> {
     let mut options = Options {
         forwards: Vec::new(),
         control: None,
-        timeout: None,
-        stdout: None,
-        stderr: None,
-        command: Vec::new(),
+        worker: None,
+        host_empties: Vec::new(),
+        harness: Harness::default(),
     };
     let mut arguments = arguments.into_iter();
     while let Some(argument) = arguments.next() {
@@ -99,29 +136,30 @@ fn parse(arguments: Vec<String>) -> Result<Options, String> {
                 options.forwards.push((port, socket.to_string()));
             }
             "--control" => options.control = Some(value("--control")?),
-            "--stdout" => options.stdout = Some(value("--stdout")?),
-            "--stderr" => options.stderr = Some(value("--stderr")?),
-            "--timeout" => {
-                let text = value("--timeout")?;
-                let seconds: f64 = text
-                    .parse()
-                    .map_err(|_| format!("--timeout {text}: not a number of seconds"))?;
-                options.timeout = Some(
-                    Duration::try_from_secs_f64(seconds)
-                        .map_err(|_| format!("--timeout {text}: not a duration"))?,
-                );
-            }
+            "--worker" => options.worker = Some(value("--worker")?),
+            "--host-empties" => options.host_empties.push(value("--host-empties")?),
+            "--stdout" => options.harness.stdout = Some(value("--stdout")?),
+            "--stderr" => options.harness.stderr = Some(value("--stderr")?),
+            "--timeout" => options.harness.timeout = Some(seconds(&value("--timeout")?)?),
             "--" => {
-                options.command = arguments.collect();
+                options.harness.command = arguments.collect();
                 break;
             }
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
-    if options.command.is_empty() {
+    if options.harness.command.is_empty() && options.worker.is_none() {
         return Err("no harness command after `--`".into());
     }
     Ok(options)
+}
+
+/// A time limit given in seconds (`--timeout`, a worker's `timeout` line).
+fn seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("--timeout {text}: not a number of seconds"))?;
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("--timeout {text}: not a duration"))
 }
 
 fn main() {
@@ -159,6 +197,9 @@ fn main() {
             }
         }
     }
+    if let Some(socket) = &options.worker {
+        worker::run(socket, &options.host_empties);
+    }
     // Connected before the harness starts, so the host knows the container came up.
     let control = options.control.as_ref().map(|path| {
         UnixStream::connect(path).unwrap_or_else(|error| {
@@ -181,7 +222,7 @@ fn main() {
             std::process::exit(0);
         });
     }
-    let report = run_harness(&options);
+    let report = run_harness(&options.harness);
     HARNESS_DONE.store(true, Ordering::SeqCst);
     let Some(mut control) = control else {
         std::process::exit(match report {
@@ -229,7 +270,7 @@ fn output(path: Option<&String>) -> Result<Stdio, String> {
     }
 }
 
-fn run_harness(options: &Options) -> Report {
+fn run_harness(options: &Harness) -> Report {
     let (stdout, stderr) = match (
         output(options.stdout.as_ref()),
         output(options.stderr.as_ref()),
@@ -237,8 +278,13 @@ fn run_harness(options: &Options) -> Report {
         (Ok(stdout), Ok(stderr)) => (stdout, stderr),
         (Err(message), _) | (_, Err(message)) => return Report::NotStarted(message),
     };
-    let mut child = match Command::new(&options.command[0])
+    let Some(program) = options.command.first() else {
+        return Report::NotStarted("no harness command".into());
+    };
+    // A worker's harness: the shim's own variables (the image's) with the trial's over them.
+    let mut child = match Command::new(program)
         .args(&options.command[1..])
+        .envs(options.env.iter().map(|(name, value)| (name, value)))
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(stderr)
@@ -247,8 +293,8 @@ fn run_harness(options: &Options) -> Report {
     {
         Ok(child) => child,
         Err(error) => {
-            let message = format!("cannot start `{}`: {error}", options.command[0]);
-            eprintln!("clawtest-shim: {message}");
+            let message = format!("cannot start `{program}`: {error}");
+            say(&message);
             return Report::NotStarted(message);
         }
     };
@@ -303,7 +349,7 @@ fn forward_all(listener: TcpListener, socket: String) {
                 std::thread::spawn(move || splice(client, upstream));
             }
             Err(error) => {
-                eprintln!("clawtest-shim: cannot reach {socket}: {error}");
+                say(&format!("cannot reach {socket}: {error}"));
                 let _ = client.shutdown(Shutdown::Both);
             }
         }

@@ -522,6 +522,18 @@ pub enum Operation {
     },
 }
 
+impl Operation {
+    /// The side collection a successful call appends an entry to (`log_to`).
+    pub(crate) fn log_to(&self) -> Option<&str> {
+        match self {
+            Operation::Create { log_to, .. }
+            | Operation::Update { log_to, .. }
+            | Operation::Delete { log_to, .. } => log_to.as_deref(),
+            Operation::List { .. } | Operation::Get { .. } | Operation::Hook { .. } => None,
+        }
+    }
+}
+
 /// When an update writes a parameter.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,

@@ -46,7 +46,7 @@ use crate::trajectory::{AuditEntry, RecordedBody};
 pub use faults::FaultPlan;
 use faults::Injector;
 use fixtures::seed_fixtures;
-use routes::{Answered, Call};
+use routes::{Answered, Call, Logged};
 
 /// The default trial clock.
 const DEFAULT_CLOCK: &str = "2026-01-02T09:00:00Z";
@@ -361,10 +361,16 @@ impl World {
 
     /// Answers one request. Never panics.
     pub fn handle(&mut self, method: &str, path: &str, body: &[u8]) -> ServiceResponse {
-        let Answered { response, call, .. } = self.answer(method, path, body, false);
+        let Answered {
+            response,
+            call,
+            logged,
+            ..
+        } = self.answer(method, path, body, false);
         if let Some(call) = call {
             let text = json_text(&response.body);
-            self.record(call, response.status, response.delay, text);
+            let recorded = self.record(call, response.status, response.delay, text);
+            self.keep_logged(recorded, logged);
         }
         response
     }
@@ -381,10 +387,12 @@ impl World {
             response,
             text,
             call,
+            logged,
         } = self.answer(method, path, body, true);
         let text = text.unwrap_or_else(|| json_text(&response.body));
         if let Some(call) = call {
-            self.record(call, response.status, response.delay, Arc::clone(&text));
+            let recorded = self.record(call, response.status, response.delay, Arc::clone(&text));
+            self.keep_logged(recorded, logged);
         }
         SerializedResponse {
             status: response.status,
@@ -395,27 +403,54 @@ impl World {
         }
     }
 
-    /// Records `call`, answered with `status` and the JSON text `response`.
+    /// A call's entry in a side list (`logged`) goes with its audit entry: when the audit's
+    /// caps dropped the call (`recorded` false), the entry is taken back, so that a harness
+    /// calling in a loop grows neither (todo's `updated_tasks` gains one record per update).
+    fn keep_logged(&mut self, recorded: bool, logged: Option<Logged>) {
+        if recorded {
+            return;
+        }
+        if let Some(Logged {
+            service,
+            collection,
+        }) = logged
+            && let Some(list) = self
+                .services
+                .get_mut(service)
+                .and_then(|state| state.current.get_mut(&collection))
+        {
+            list.pop();
+        }
+    }
+
+    /// Records `call`, answered with `status` and the JSON text `response`; false when the
+    /// audit's caps dropped it.
     fn record(
         &mut self,
         call: Call,
         status: u16,
         delay: Option<std::time::Duration>,
         response: Arc<[u8]>,
-    ) {
+    ) -> bool {
         // Bounded: a harness calling in a loop must not grow the host's memory without end.
-        let size = response.len() + call.params.to_string().len();
         let cap = &mut self.audit_cap;
-        if self.audit.len() >= cap.entries || cap.held_bytes.saturating_add(size) > cap.bytes {
+        let full = self.audit.len() >= cap.entries || {
+            let size = response.len() + json_length(&call.params);
+            let fits = cap.held_bytes.saturating_add(size) <= cap.bytes;
+            if fits {
+                cap.held_bytes += size;
+            }
+            !fits
+        };
+        if full {
             cap.dropped += 1;
             if !cap.announced {
                 cap.announced = true;
                 let note = self.audit_cap_note().unwrap_or_default();
                 self.observe(Observed::CapReached(note));
             }
-            return;
+            return false;
         }
-        cap.held_bytes += size;
         let seq = self.next_seq;
         self.next_seq += 1;
         let entry = AuditEntry {
@@ -430,8 +465,11 @@ impl World {
             delay_ms: delay.map(|d| d.as_millis() as u64),
             at: time::format_z(self.clock + i128::from(seq) * SECOND),
         };
-        self.observe(Observed::Entry(Box::new(entry.clone())));
+        if self.observer.is_some() {
+            self.observe(Observed::Entry(Box::new(entry.clone())));
+        }
         self.audit.push(entry);
+        true
     }
 
     /// Tells the subscriber, if one still listens.
@@ -442,6 +480,23 @@ impl World {
             self.observer = None;
         }
     }
+}
+
+/// The length of `value` as compact JSON text, counted without writing it.
+fn json_length(value: &Value) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
 }
 
 #[cfg(test)]

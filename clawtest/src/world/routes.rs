@@ -14,12 +14,21 @@ use crate::services::time::{self, SECOND};
 use crate::trajectory::FaultKind;
 
 /// What [`World::answer`] produced: the answer, its body as JSON text when it was written
-/// straight to text (`response.body` is then null), and the call to record (none for a
-/// utility route or a path under no service of the task).
+/// straight to text (`response.body` is then null), the call to record (none for a
+/// utility route or a path under no service of the task), and the side list the call added
+/// an entry to.
 pub(super) struct Answered {
     pub(super) response: ServiceResponse,
     pub(super) text: Option<Arc<[u8]>>,
     pub(super) call: Option<Call>,
+    pub(super) logged: Option<Logged>,
+}
+
+/// A side list (`log_to`: todo's `updated_tasks`) that a call added its last entry to: the
+/// service's index and the collection.
+pub(super) struct Logged {
+    pub(super) service: usize,
+    pub(super) collection: String,
 }
 
 impl Answered {
@@ -28,6 +37,7 @@ impl Answered {
             response,
             text: None,
             call,
+            logged: None,
         }
     }
 }
@@ -132,14 +142,16 @@ impl World {
         let mut resp;
         let params;
         let mut text = None;
+        let mut logged = None;
         match engine::validate(route, body) {
             Err(rejected) => {
                 params = rejected.received;
                 resp = ServiceResponse::json(rejected.status, json!({"detail": rejected.detail}));
             }
             Ok(validated) => {
-                params = Value::Object(validated.clone());
                 let now = self.clock + i128::from(self.next_seq) * SECOND;
+                // Once the audit records no more calls, a call adds nothing to a side list.
+                let log = self.audit.len() < self.audit_cap.entries;
                 let state = &mut self.services[index];
                 let outcome = engine::execute(
                     route,
@@ -147,15 +159,28 @@ impl World {
                     &mut state.current,
                     validated,
                     now,
+                    log,
                 );
                 let status = outcome.status.unwrap_or(200);
+                logged = route
+                    .operation
+                    .log_to()
+                    .filter(|_| log && outcome.found)
+                    .map(|collection| Logged {
+                        service: index,
+                        collection: collection.to_owned(),
+                    });
                 if as_text {
                     let buffer = &mut self.text_buffer;
                     buffer.clear();
-                    engine::respond_text(route, outcome, buffer);
+                    engine::respond_text(route, &outcome, buffer);
                     text = Some(Arc::from(buffer.as_slice()));
                     resp = ServiceResponse::json(status, Value::Null);
+                    // The parameters as validated (an operation only reads them) go on to
+                    // the audit.
+                    params = Value::Object(outcome.vars.params);
                 } else {
+                    params = Value::Object(outcome.vars.params.clone());
                     resp = ServiceResponse::json(status, engine::respond(route, outcome));
                 }
             }
@@ -168,6 +193,7 @@ impl World {
             response: resp,
             text,
             call: call(action, params, fault),
+            logged,
         }
     }
 

@@ -527,3 +527,50 @@ fn the_audit_and_its_answers_are_capped_and_say_so() {
     let kept = answer.body["entries"].as_array().unwrap().len();
     assert!(kept < 3, "{kept} entries in a 400-byte answer");
 }
+
+/// Before: `updated_tasks` (and every `log_to` side list) gained a record per call past the
+/// audit's caps, so a harness updating in a loop grew the host's memory without end (and
+/// the services slowed down allocating it).
+#[test]
+fn a_side_list_keeps_no_entry_for_a_call_past_the_audit_s_caps() {
+    let options = WorldOptions {
+        audit_entries: 3,
+        ..WorldOptions::default()
+    };
+    let mut w = World::new(
+        &Catalogue::builtin(),
+        &["todo".to_string()],
+        &todo_fixtures(),
+        &[],
+        options,
+    )
+    .unwrap();
+    for priority in ["low", "medium", "high", "low", "medium"] {
+        let answered = post(
+            &mut w,
+            "/todo/tasks/update",
+            json!({"task_id": "t1", "priority": priority}),
+        );
+        assert_eq!(answered.body["status"], "updated", "still answered");
+        let text = w.handle_serialized(
+            "POST",
+            "/todo/tasks/update",
+            json!({"task_id": "t2", "priority": priority})
+                .to_string()
+                .as_bytes(),
+        );
+        assert_eq!(text.status, 200);
+    }
+    assert_eq!(w.audit().len(), 3);
+    // The three recorded updates' entries, and the state of every call.
+    assert_eq!(
+        w.records("todo", "updated_tasks").map(<[Value]>::len),
+        Some(3)
+    );
+    assert_eq!(w.records("todo", "tasks").unwrap()[0]["priority"], "medium");
+    assert_eq!(w.records("todo", "tasks").unwrap()[1]["priority"], "medium");
+    // Deleting a task past the caps still deletes it, and keeps nothing in `deleted`.
+    post(&mut w, "/todo/tasks/delete", json!({"task_id": "t2"}));
+    assert_eq!(w.records("todo", "tasks").map(<[Value]>::len), Some(1));
+    assert_eq!(w.records("todo", "deleted").map(<[Value]>::len), Some(0));
+}

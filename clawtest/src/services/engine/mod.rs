@@ -21,6 +21,8 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value, json};
 
+use super::time::{self, Instant};
+
 pub(crate) use operations::execute;
 pub(crate) use render::{render, respond, respond_text};
 pub(crate) use request::validate;
@@ -41,9 +43,12 @@ pub(crate) struct Outcome<'s> {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct Vars<'s> {
     pub params: Map<String, Value>,
-    pub now: String,
+    /// The request's instant, written out only when a template asks for `now` or `today`.
+    pub now: Option<Instant>,
     pub id: Option<Value>,
-    pub record: Option<Value>,
+    /// The record the operation found, made or changed: borrowed from the store when it is
+    /// still there (an update's), until an answer needs it as a value.
+    pub record: Option<Cow<'s, Value>>,
     /// A list's records: borrowed from the store until an answer needs them as values
     /// ([`respond_text`] never copies them).
     pub items: Option<Vec<Cow<'s, Value>>>,
@@ -62,9 +67,10 @@ impl Vars<'_> {
                 .cloned()
                 .unwrap_or(Value::Null);
         }
+        let now = || self.now.map(time::format_python_iso).unwrap_or_default();
         match name {
-            "now" => Value::String(self.now.clone()),
-            "today" => Value::String(self.now.get(..10).unwrap_or_default().to_owned()),
+            "now" => Value::String(now()),
+            "today" => Value::String(now().get(..10).unwrap_or_default().to_owned()),
             "params_set" => Value::Object(
                 self.params
                     .iter()
@@ -73,7 +79,7 @@ impl Vars<'_> {
                     .collect(),
             ),
             "id" => self.id.clone().unwrap_or(Value::Null),
-            "record" => self.record.clone().unwrap_or(Value::Null),
+            "record" => self.record.as_deref().cloned().unwrap_or(Value::Null),
             "items" => self.items.as_ref().map_or(Value::Null, |items| {
                 Value::Array(items.iter().map(|item| item.as_ref().clone()).collect())
             }),

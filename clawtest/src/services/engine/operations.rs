@@ -15,17 +15,19 @@ use crate::services::python::{self, truthy};
 use crate::services::store::Collections;
 use crate::services::time::{self, DAY, Instant};
 
-/// Runs a validated request's operation. `now` is the request instant.
+/// Runs a validated request's operation. `now` is the request instant; `log` false leaves
+/// the side lists (`log_to`) as they are (the audit records no more calls).
 pub(crate) fn execute<'s>(
     route: &RouteDescription,
     collections_desc: &[CollectionDescription],
     store: &'s mut Collections,
     params: Map<String, Value>,
     now: Instant,
+    log: bool,
 ) -> Outcome<'s> {
     let mut vars = Vars {
         params,
-        now: time::format_python_iso(now),
+        now: Some(now),
         ..Vars::default()
     };
     let description = |name: &str| collections_desc.iter().find(|c| c.name == name);
@@ -59,6 +61,8 @@ pub(crate) fn execute<'s>(
             key,
             also_match,
         } => {
+            // A get only reads: its outcome borrows the record it found.
+            let store: &'s Collections = store;
             let records = store.get(collection).map(Vec::as_slice).unwrap_or(&[]);
             let found = keyed(
                 records,
@@ -67,7 +71,7 @@ pub(crate) fn execute<'s>(
                 &vars.params,
                 key,
             );
-            vars.record = found.map(|i| records[i].clone());
+            vars.record = found.map(|i| Cow::Borrowed(&records[i]));
             found.is_some()
         }
         Operation::Create {
@@ -81,7 +85,7 @@ pub(crate) fn execute<'s>(
                 collection,
                 format,
                 record,
-                log_to.as_deref(),
+                side_list(log_to, log),
                 &mut vars,
             );
             true
@@ -100,15 +104,23 @@ pub(crate) fn execute<'s>(
             let records = store.entry(collection.clone()).or_default();
             match keyed(records, &field, also_match, &vars.params, key) {
                 Some(i) => {
-                    let updated = update(&mut records[i], set, *set_when, also, &vars);
-                    vars.record = Some(updated.clone());
-                    if let Some(log) = log_to {
+                    update(&mut records[i], set, *set_when, also, &vars);
+                    if let Some(log) = side_list(log_to, log) {
                         let entry = match log_record {
-                            Some(template) => render(template, &vars),
-                            None => updated,
+                            Some(template) => {
+                                vars.record = Some(Cow::Owned(records[i].clone()));
+                                render(template, &vars)
+                            }
+                            None => records[i].clone(),
                         };
-                        store.entry(log.clone()).or_default().push(entry);
+                        store.entry(log.to_owned()).or_default().push(entry);
                     }
+                    // The answer borrows the updated record from the store.
+                    let store: &'s Collections = store;
+                    vars.record = store
+                        .get(collection)
+                        .and_then(|records| records.get(i))
+                        .map(Cow::Borrowed);
                     true
                 }
                 None => false,
@@ -123,7 +135,7 @@ pub(crate) fn execute<'s>(
             collection,
             &id_field(collection),
             key,
-            log_to.as_deref(),
+            side_list(log_to, log),
             &mut vars,
         ),
         Operation::Hook { hook, collection } => {
@@ -136,6 +148,11 @@ pub(crate) fn execute<'s>(
         body: None,
         vars,
     }
+}
+
+/// The side list a call appends to, unless `log` is false.
+fn side_list(log_to: &Option<String>, log: bool) -> Option<&str> {
+    log_to.as_deref().filter(|_| log)
 }
 
 /// `hook`: the named behaviour decides everything, its status and whole body included.
@@ -155,7 +172,7 @@ fn run_hook<'s>(
         },
         store,
     );
-    vars.record = result.record;
+    vars.record = result.record.map(Cow::Owned);
     vars.items = result
         .items
         .map(|items| items.into_iter().map(Cow::Owned).collect());
@@ -247,7 +264,7 @@ fn create(
     if let Some(log) = log_to {
         store.entry(log.to_owned()).or_default().push(new.clone());
     }
-    vars.record = Some(new);
+    vars.record = Some(Cow::Owned(new));
 }
 
 /// `delete`: the keyed record goes (to `log_to`, if named); false when none has the key.
@@ -270,19 +287,19 @@ fn delete(
             .or_default()
             .push(removed.clone());
     }
-    vars.record = Some(removed);
+    vars.record = Some(Cow::Owned(removed));
     true
 }
 
 /// `update` of one record: the `set` parameters given (per `set_when`), then `also`'s
-/// templates; the record as it is after.
+/// templates.
 fn update(
     record: &mut Value,
     set: &[String],
     set_when: SetWhen,
     also: &Map<String, Value>,
     vars: &Vars<'_>,
-) -> Value {
+) {
     let extra: Vec<(String, Value)> = also
         .iter()
         .map(|(k, t)| (k.clone(), render(t, vars)))
@@ -300,7 +317,6 @@ fn update(
             r.insert(k, v);
         }
     }
-    record.clone()
 }
 
 /// Whether one record field passes a filter against a (non-null) parameter.

@@ -35,7 +35,7 @@ pub(crate) fn respond(route: &RouteDescription, outcome: Outcome) -> Value {
         "items" if move_items => vars.items.take().map_or(Value::Null, |items| {
             Value::Array(items.into_iter().map(Cow::into_owned).collect())
         }),
-        "record" if move_record => vars.record.take().unwrap_or(Value::Null),
+        "record" if move_record => vars.record.take().map_or(Value::Null, Cow::into_owned),
         "count" => count.clone().unwrap_or(Value::Null),
         _ => vars.get(name),
     })
@@ -43,8 +43,8 @@ pub(crate) fn respond(route: &RouteDescription, outcome: Outcome) -> Value {
 
 /// [`respond`], written as JSON text into `out`: the same text as serializing its value,
 /// without copying the records the outcome borrows (a list's records go from the store
-/// straight into the text).
-pub(crate) fn respond_text(route: &RouteDescription, outcome: Outcome, out: &mut Vec<u8>) {
+/// straight into the text). The outcome is only read: its parameters go on to the audit.
+pub(crate) fn respond_text(route: &RouteDescription, outcome: &Outcome, out: &mut Vec<u8>) {
     if let Some(body) = &outcome.body {
         write_json(out, body);
         return;
@@ -75,7 +75,7 @@ fn write_rendered(template: &Value, vars: &Vars, out: &mut Vec<u8>) {
                 out.push(b']');
             }
             Some("record") if vars.record.is_some() => {
-                write_json(out, vars.record.as_ref().unwrap_or(&Value::Null));
+                write_json(out, vars.record.as_deref().unwrap_or(&Value::Null));
             }
             _ => write_json(out, &render_str(s, &mut |name| vars.get(name))),
         },
@@ -216,7 +216,7 @@ mod tests {
         params.insert("n".into(), json!(3));
         Vars {
             params,
-            now: "NOW".into(),
+            now: crate::services::time::parse("2026-01-02T09:00:00Z"),
             ..Vars::default()
         }
     }
@@ -236,7 +236,7 @@ mod tests {
         );
         assert_eq!(
             render(&json!({"a": ["${now}", 1]}), &v),
-            json!({"a": ["NOW", 1]})
+            json!({"a": ["2026-01-02T09:00:00+00:00", 1]})
         );
     }
 }
