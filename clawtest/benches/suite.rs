@@ -8,7 +8,9 @@
 //! mode and 3 trials. The bench first builds the release `cargo-clawtest` and `reference-agent`
 //! (what a user runs), then runs `cargo-clawtest clawtest run` in that folder (process backend,
 //! one job a core) and takes the run's figures from `wait4`: wall time, CPU (user + system, the
-//! agents' included, since clawtest waits for them), CPU per trial and clawtest's max RSS. The
+//! agents' included, since clawtest waits for them), CPU per trial and clawtest's max RSS; and
+//! clawtest's own CPU apart from its children's, read from its `/proc/PID/stat` once it has
+//! ended but before it is reaped (`waitid` with `WNOWAIT`). The
 //! rest of the machine's CPU during the run and the load average are printed beside them, so
 //! a figure from a busy machine is read as such. It asserts nothing but that the run passed.
 //!
@@ -102,12 +104,15 @@ fn write_suite(folder: &Path, tasks: usize, agent: &Path) {
     }
 }
 
-/// A finished child's figures, from `wait4`.
+/// A finished child's figures, from `wait4` (itself and its children), and its own CPU
+/// apart from its children's, from its `/proc/PID/stat` while it is a zombie.
 struct Usage {
     success: bool,
     user: Duration,
     system: Duration,
     max_rss_kib: i64,
+    /// clawtest's own user and system time (its children's not included).
+    own: Option<(Duration, Duration)>,
 }
 
 fn duration(time: libc::timeval) -> Duration {
@@ -115,8 +120,38 @@ fn duration(time: libc::timeval) -> Duration {
         + Duration::from_micros(u64::try_from(time.tv_usec).unwrap_or_default())
 }
 
+/// A zombie's own user and system time (fields 14 and 15 of its `stat`, in clock ticks): its
+/// threads' together, its children's apart (fields 16 and 17).
+fn own_times(pid: libc::pid_t) -> Option<(Duration, Duration)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, fields) = stat.rsplit_once(')')?;
+    let fields: Vec<u64> = fields
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .map(|field| field.parse().ok())
+        .collect::<Option<_>>()?;
+    // SAFETY: sysconf reads a constant.
+    let ticks = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).ok()?;
+    let time = |value: u64| Duration::from_micros(value * 1_000_000 / ticks);
+    Some((time(fields[0]), time(fields[1])))
+}
+
 fn wait_for(child: &std::process::Child) -> Usage {
     let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+    // Waited for without reaping first: the zombie's `stat` still holds its own times.
+    // SAFETY: waitid writes into the siginfo given, which lives across the call.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let waited = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            libc::id_t::try_from(pid).expect("a pid"),
+            &mut info,
+            libc::WEXITED | libc::WNOWAIT,
+        )
+    };
+    assert_eq!(waited, 0, "waitid: {}", std::io::Error::last_os_error());
+    let own = own_times(pid);
     let mut status = 0;
     // SAFETY: wait4 writes into the two values given, which live across the call.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -127,6 +162,7 @@ fn wait_for(child: &std::process::Child) -> Usage {
         user: duration(usage.ru_utime),
         system: duration(usage.ru_stime),
         max_rss_kib: usage.ru_maxrss,
+        own,
     }
 }
 
@@ -158,6 +194,46 @@ fn load_average() -> String {
         .join(" ")
 }
 
+/// The cgroup v2 folder this process is in (the run's trial groups are made there), from
+/// `/proc/self/cgroup` and the cgroup2 mount of `/proc/self/mountinfo`.
+fn own_cgroup() -> Option<PathBuf> {
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let own = cgroups.lines().find_map(|line| line.strip_prefix("0::"))?;
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = mounts.lines().find_map(|line| {
+        let (fields, filesystem) = line.split_once(" - ")?;
+        (filesystem.split_whitespace().next() == Some("cgroup2"))
+            .then(|| fields.split_whitespace().nth(4))
+            .flatten()
+    })?;
+    Some(Path::new(mount).join(own.trim_start_matches('/')))
+}
+
+/// Counts, until `done`, the trial cgroups (`clawtest-<pid>-<n>`) the run of `pid` makes: none
+/// seen means its trials were held by the fallback (a mark and `/proc` scans).
+fn watch_groups(
+    pid: u32,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let Some(base) = own_cgroup() else {
+            return 0;
+        };
+        let prefix = format!("clawtest-{pid}-");
+        let mut seen = std::collections::BTreeSet::new();
+        while !done.load(std::sync::atomic::Ordering::Relaxed) {
+            for entry in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with(&prefix) {
+                    seen.insert(name);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        seen.len()
+    })
+}
+
 // The child is waited for by `wait_for` (wait4, for its figures), which clippy cannot see.
 #[allow(clippy::zombie_processes)]
 fn measure(tasks: usize, clawtest: &Path, agent: &Path) {
@@ -176,13 +252,18 @@ fn measure(tasks: usize, clawtest: &Path, agent: &Path) {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("cargo-clawtest starts");
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let groups = watch_groups(child.id(), std::sync::Arc::clone(&done));
     let usage = wait_for(&child);
     let wall = started.elapsed();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let groups = groups.join().unwrap_or_default();
     let busy = machine_busy().saturating_sub(busy_before);
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     let tail: Vec<&str> = text.lines().rev().take(3).collect();
     let cpu = usage.user + usage.system;
     let trials = tasks * TRIALS;
+    let per_trial = |time: Duration| time.as_secs_f64() * 1000.0 / trials as f64;
     println!(
         "{tasks} tasks × {TRIALS} trials: wall {:.1} s, CPU {:.1} s ({:.1} user + {:.1} system), \
          {:.2} ms CPU a trial, max RSS {} MB; other CPU on the machine {:.1} s; \
@@ -191,11 +272,32 @@ fn measure(tasks: usize, clawtest: &Path, agent: &Path) {
         cpu.as_secs_f64(),
         usage.user.as_secs_f64(),
         usage.system.as_secs_f64(),
-        cpu.as_secs_f64() * 1000.0 / trials as f64,
+        per_trial(cpu),
         usage.max_rss_kib / 1000,
         busy.saturating_sub(cpu).as_secs_f64(),
         load_average(),
     );
+    println!(
+        "  trial cgroups seen (every 100 ms): {groups}{}",
+        if groups == 0 {
+            " — the fallback held the trials (a mark and /proc scans)"
+        } else {
+            " — the cgroup path held the trials"
+        }
+    );
+    if let Some((user, system)) = usage.own {
+        let agents = cpu.saturating_sub(user + system);
+        println!(
+            "  clawtest alone: {:.1} s ({:.1} user + {:.1} system), {:.2} ms a trial; \
+             its children (agents, checks): {:.1} s, {:.2} ms a trial",
+            (user + system).as_secs_f64(),
+            user.as_secs_f64(),
+            system.as_secs_f64(),
+            per_trial(user + system),
+            agents.as_secs_f64(),
+            per_trial(agents),
+        );
+    }
     if !usage.success {
         eprintln!("the run did not pass; its last lines:");
         for line in tail.iter().rev() {

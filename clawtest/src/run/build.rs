@@ -26,7 +26,7 @@ pub(crate) async fn build_harness(
         .stderr(std::process::Stdio::inherit())
         .process_group(0)
         .kill_on_drop(true);
-    crate::sandbox::process::die_with_parent(&mut build);
+    crate::sandbox::spawn::die_with_parent(&mut build);
     let mut child = build.spawn().map_err(|error| {
         format!(
             "the harness build command `{}` could not be started: {error}",

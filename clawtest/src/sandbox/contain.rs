@@ -6,19 +6,22 @@
 //! which reads the environment of every process of the machine, so it costs more the more
 //! runs beside clawtest.
 //!
-//! A child joins the trial's group between fork and exec (it writes `0` to the group's
-//! `cgroup.procs`, opened before the fork), so nothing it starts can be born outside it.
-//! Whether the machine allows it is found once per process, by a probe child that joins a
-//! group and exits before exec; groups a crashed clawtest left behind (their process gone)
-//! are killed and removed then too.
+//! A child is born in the trial's group (`clone3` with `CLONE_INTO_CGROUP`, `spawn`), or, when
+//! forked, joins it between fork and exec (it writes `0` to the group's `cgroup.procs`, opened
+//! before the fork): either way nothing it starts can be born outside it. Whether the machine
+//! allows it is found once per process, by a probe child that joins a group and exits before
+//! exec; groups a crashed clawtest left behind (their process gone) are killed and removed
+//! then too.
 
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rustix::fs::{Mode, OFlags};
+
+use super::spawn::{Child, GroupFds, Launcher, Spawn};
 
 /// The variable holding a trial's mark in the environment of everything it starts (the
 /// fallback).
@@ -46,25 +49,41 @@ pub(crate) enum Mechanism {
     Mark,
 }
 
-/// One trial's hold on its processes: [`prepare`](Self::prepare) each command before it is
-/// spawned, [`kill`](Self::kill) to end everything started so far, [`release`](Self::release)
-/// at the end (dropping it kills too).
+/// One trial's hold on its processes: [`start`](Self::start) each child through it,
+/// [`kill`](Self::kill) to end everything started so far, [`release`](Self::release) at the
+/// end (dropping it kills too).
 #[derive(Debug)]
 pub(crate) struct Containment {
     hold: Hold,
+    /// How its children are made.
+    launcher: Launcher,
 }
 
 #[derive(Debug)]
 enum Hold {
-    Group(Group),
+    Groups(std::sync::Mutex<Groups>),
     Mark(String),
     Released,
+}
+
+/// A trial's cgroups: the one its next child is born in (the last), and those before it. A
+/// group that was killed is not cloned into again: Linux (6.1x) kills a child cloned into a
+/// cgroup whose `cgroup.kill` was written before (its kill count is not its parent's), so the
+/// next child after a kill gets a new group, and every group is killed and removed with the
+/// trial.
+#[derive(Debug)]
+struct Groups {
+    held: Vec<Group>,
+    /// The last group was killed since its child started.
+    killed: bool,
 }
 
 #[derive(Debug)]
 struct Group {
     directory: PathBuf,
-    /// The group's `cgroup.procs`, opened for writing: a child writes `0` to it to join.
+    /// The group's folder, opened: a cloned child is born in it (`CLONE_INTO_CGROUP`).
+    opened: OwnedFd,
+    /// The group's `cgroup.procs`, opened for writing: a forked child writes `0` to it to join.
     procs: OwnedFd,
 }
 
@@ -78,70 +97,118 @@ impl Containment {
         };
         Containment {
             hold: match group {
-                Some(group) => Hold::Group(group),
+                Some(group) => Hold::Groups(std::sync::Mutex::new(Groups {
+                    held: vec![group],
+                    killed: false,
+                })),
                 None => Hold::Mark(crate::http::random_token()),
             },
+            launcher: Launcher::default(),
         }
+    }
+
+    /// The same, its children made by `launcher` (for tests of the fork).
+    #[cfg(test)]
+    pub(crate) fn made_by(mut self, launcher: Launcher) -> Containment {
+        self.launcher = launcher;
+        self
     }
 
     /// Whether the trial's processes are in a cgroup of its own (not the mark).
     #[cfg(test)]
     pub(crate) fn is_cgroup(&self) -> bool {
-        matches!(self.hold, Hold::Group(_))
+        matches!(self.hold, Hold::Groups(_))
     }
 
-    /// The cgroup's folder, when the hold is one.
+    /// The folders of the trial's cgroups so far, when the hold is one.
     #[cfg(test)]
-    pub(crate) fn group_directory(&self) -> Option<&Path> {
+    pub(crate) fn group_directories(&self) -> Vec<PathBuf> {
         match &self.hold {
-            Hold::Group(group) => Some(&group.directory),
-            _ => None,
+            Hold::Groups(groups) => groups
+                .lock()
+                .map(|groups| {
+                    groups
+                        .held
+                        .iter()
+                        .map(|group| group.directory.clone())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            _ => Vec::new(),
         }
     }
 
-    /// Has `command`, and all it starts, held: born in the group, or carrying the mark.
-    pub(crate) fn prepare(&self, command: &mut tokio::process::Command) {
+    /// Starts `spawn`'s child held, and all it starts: born in the trial's group, or carrying
+    /// the mark.
+    pub(crate) fn start(&self, spawn: &mut Spawn) -> std::io::Result<Child> {
         match &self.hold {
-            Hold::Group(group) => {
-                let procs = group.procs.as_raw_fd();
-                // SAFETY: between fork and exec the closure makes one system call (write),
-                // which is async-signal-safe, on a descriptor this value keeps open until the
-                // command is spawned (the trial holds it), and allocates nothing.
-                unsafe {
-                    command.pre_exec(move || {
-                        rustix::io::write(BorrowedFd::borrow_raw(procs), b"0")?;
-                        Ok(())
-                    });
+            Hold::Groups(groups) => {
+                let mut groups = groups
+                    .lock()
+                    .map_err(|_| std::io::Error::other("a trial's cgroups were poisoned"))?;
+                let mut launcher = self.launcher;
+                if groups.killed {
+                    match cgroup_base().map(Group::make) {
+                        Some(Ok(group)) => {
+                            groups.held.push(group);
+                            groups.killed = false;
+                        }
+                        // No new group: a forked child joins the killed one by a write, which
+                        // its kill count does not stop.
+                        _ => launcher = Launcher::Fork,
+                    }
                 }
+                let Some(group) = groups.held.last() else {
+                    return spawn.start(launcher, None);
+                };
+                let fds = GroupFds {
+                    directory: group.opened.as_fd(),
+                    procs: group.procs.as_fd(),
+                };
+                spawn.start(launcher, Some(fds))
             }
             Hold::Mark(mark) => {
-                command.env(MARK_VARIABLE, mark);
+                spawn.env(MARK_VARIABLE, mark);
+                spawn.start(self.launcher, None)
             }
-            Hold::Released => {}
+            Hold::Released => spawn.start(self.launcher, None),
         }
     }
 
     /// Kills every process held so far (what the trial started, escaped or not).
     pub(crate) fn kill(&self) {
         match &self.hold {
-            Hold::Group(group) => group.kill(),
+            Hold::Groups(groups) => {
+                if let Ok(mut groups) = groups.lock() {
+                    groups.held.iter().for_each(Group::kill);
+                    groups.killed = true;
+                }
+            }
             Hold::Mark(mark) => kill_marked(mark),
             Hold::Released => {}
         }
     }
 
-    /// Kills what is left and removes the group, once its processes have gone (waiting for
+    /// Kills what is left and removes the groups, once their processes have gone (waiting for
     /// them at most [`RELEASE_WAIT`]).
     pub(crate) async fn release(mut self) {
         self.kill();
-        if let Hold::Group(group) = std::mem::replace(&mut self.hold, Hold::Released) {
+        if let Hold::Groups(groups) = std::mem::replace(&mut self.hold, Hold::Released) {
+            let mut held = groups
+                .into_inner()
+                .map(|groups| groups.held)
+                .unwrap_or_default();
             let mut waited = Duration::ZERO;
             let mut pause = Duration::from_millis(1);
-            while !group.remove() && waited < RELEASE_WAIT {
+            loop {
+                held.retain(|group| !group.remove());
+                if held.is_empty() || waited >= RELEASE_WAIT {
+                    break;
+                }
                 tokio::time::sleep(pause).await;
                 waited += pause;
                 pause = (pause * 2).min(Duration::from_millis(100));
-                group.kill();
+                held.iter().for_each(Group::kill);
             }
         }
     }
@@ -150,8 +217,12 @@ impl Containment {
 impl Drop for Containment {
     fn drop(&mut self) {
         self.kill();
-        if let Hold::Group(group) = &self.hold {
-            group.remove();
+        if let Hold::Groups(groups) = &self.hold
+            && let Ok(groups) = groups.lock()
+        {
+            for group in &groups.held {
+                group.remove();
+            }
         }
     }
 }
@@ -167,12 +238,26 @@ impl Group {
         );
         let directory = base.join(name);
         std::fs::create_dir(&directory)?;
-        match rustix::fs::open(
-            directory.join("cgroup.procs"),
-            OFlags::WRONLY | OFlags::CLOEXEC,
+        let opened = rustix::fs::open(
+            &directory,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
-        ) {
-            Ok(procs) => Ok(Group { directory, procs }),
+        )
+        .and_then(|opened| {
+            let procs = rustix::fs::openat(
+                &opened,
+                "cgroup.procs",
+                OFlags::WRONLY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            Ok((opened, procs))
+        });
+        match opened {
+            Ok((opened, procs)) => Ok(Group {
+                directory,
+                opened,
+                procs,
+            }),
             Err(error) => {
                 let _ = std::fs::remove_dir(&directory);
                 Err(error.into())
@@ -324,4 +409,22 @@ fn kill_marked(mark: &str) {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
         }
     }
+}
+
+#[cfg(test)]
+/// Whether this machine gives trials a cgroup; when not, a cgroup test is skipped, or
+/// fails under `CLAWTEST_REQUIRE_CGROUP=1` (set by `.ci/run`).
+#[allow(clippy::print_stderr)]
+pub(crate) fn cgroups_here() -> bool {
+    if Containment::new(Mechanism::Cgroup).is_cgroup() {
+        return true;
+    }
+    assert!(
+        std::env::var("CLAWTEST_REQUIRE_CGROUP").as_deref() != Ok("1"),
+        "CLAWTEST_REQUIRE_CGROUP=1 but this machine gives clawtest no cgroup v2 of its own"
+    );
+    eprintln!(
+        "\n!!!!!!!! SKIPPED: no cgroup v2 clawtest may use here; set CLAWTEST_REQUIRE_CGROUP=1 to make this a failure !!!!!!!!\n"
+    );
+    false
 }

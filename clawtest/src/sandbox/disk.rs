@@ -122,26 +122,6 @@ pub(crate) fn measure(root: &Path, cap: u64) -> Option<Seen> {
     None
 }
 
-/// Has the command's files bounded at `cap` bytes each (`RLIMIT_FSIZE`, soft and hard, so the
-/// harness cannot raise it): a write past it fails, and sends SIGXFSZ.
-pub(crate) fn cap_file_size(command: &mut tokio::process::Command, cap: u64) {
-    use rustix::process::{Resource, Rlimit, setrlimit};
-    // SAFETY: between fork and exec the closure makes one system call (setrlimit), which is
-    // async-signal-safe, and allocates nothing.
-    unsafe {
-        command.pre_exec(move || {
-            setrlimit(
-                Resource::Fsize,
-                Rlimit {
-                    current: Some(cap),
-                    maximum: Some(cap),
-                },
-            )?;
-            Ok(())
-        });
-    }
-}
-
 /// Measures a trial's folder every [`POLL`] while its harness runs; [`passed`](Self::passed)
 /// completes when the cap is passed. Dropping it stops the measuring.
 pub(crate) struct DiskWatch {

@@ -15,6 +15,7 @@ pub(crate) mod process;
 pub mod scratch;
 pub mod select;
 pub mod session;
+pub(crate) mod spawn;
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -3,7 +3,7 @@
 //! cleared environment (only the sandbox contract's variables, PATH, and the names listed in
 //! `harness.env`), in its own process group, with a death signal (`PR_SET_PDEATHSIG`: it is
 //! killed if clawtest dies), held by the trial's [`Containment`] (a cgroup of its own, else a
-//! mark in the environment: see `contain`). One deadline holds for it and its pipes: at the
+//! mark in the environment: see `contain`), started without a copy of clawtest (`spawn`). One deadline holds for it and its pipes: at the
 //! time limit its group is killed; once it has ended its pipes get a short grace, then are
 //! dropped, and every process still held (descendants that left the group with `setsid`) is
 //! killed too. The launch's checks then run the same way, in the same workspace.
@@ -12,17 +12,16 @@
 //! network. It is for trusted agents; docker is the boundary (docs/reliability.md).
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use tokio::process::Command;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::{self, Tail, read_tail};
 use super::contain::{Containment, Mechanism};
-use super::disk::{self, DiskFull, DiskWatch};
+use super::disk::{DiskFull, DiskWatch};
 use super::session;
+use super::spawn::{Child, Spawn};
 use super::{
     CheckCommand, CheckOutcome, Endpoints, Finished, Launch, Running, Sandbox, SandboxError,
 };
@@ -118,28 +117,24 @@ async fn run(
         gateway_url,
     );
     // Checks see what the harness saw: same folder, same environment.
-    let environment: Vec<(std::ffi::OsString, std::ffi::OsString)> = command
-        .as_std()
-        .get_envs()
-        .filter_map(|(name, value)| Some((name.to_os_string(), value?.to_os_string())))
-        .collect();
-    supervised(&mut command);
-    disk::cap_file_size(&mut command, launch.limits.workspace_disk_bytes);
-    containment.prepare(&mut command);
+    let environment = command.environment().to_vec();
+    command.cap_file_size(launch.limits.workspace_disk_bytes);
 
     // Made before the harness starts, which may answer at once.
     let rounds = super::session_rounds(&launch)?;
     let mut disk_watch = DiskWatch::start(folder.clone(), launch.limits.workspace_disk_bytes);
     let started = Instant::now();
-    let child = command.spawn().map_err(|error| match error.kind() {
-        std::io::ErrorKind::NotFound => SandboxError::CommandNotFound {
-            program: program.clone(),
-        },
-        _ => SandboxError::CannotStart {
-            program: program.clone(),
-            message: error.to_string(),
-        },
-    })?;
+    let child = containment
+        .start(&mut command)
+        .map_err(|error| match error.kind() {
+            std::io::ErrorKind::NotFound => SandboxError::CommandNotFound {
+                program: program.clone(),
+            },
+            _ => SandboxError::CannotStart {
+                program: program.clone(),
+                message: error.to_string(),
+            },
+        })?;
     let cap = launch.limits.output_bytes;
     let mut session = rounds.map(|rounds| SessionRounds {
         rounds,
@@ -279,20 +274,17 @@ struct Folders<'a> {
     home: &'a Path,
 }
 
-/// The harness's command: its program and arguments, in the workspace, with a cleared
-/// environment holding the sandbox contract's variables (docs/sandbox.md) and the names
+/// The harness's command: its program and arguments, in the workspace, with an environment
+/// holding only the sandbox contract's variables (docs/sandbox.md) and the names
 /// `[harness] env` passes through.
 fn harness_command(
     launch: &Launch,
     folders: &Folders<'_>,
     services_url: &str,
     gateway_url: &str,
-) -> Command {
-    let mut command = Command::new(&launch.command[0]);
+) -> Spawn {
+    let mut command = Spawn::new(&launch.command[0], &launch.command[1..], folders.workspace);
     command
-        .args(&launch.command[1..])
-        .current_dir(folders.workspace)
-        .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", folders.home)
         .env("TMPDIR", folders.trial)
@@ -348,39 +340,6 @@ fn exit_of(status: Option<std::process::ExitStatus>, timed_out: bool) -> Harness
     }
 }
 
-/// What every child of a trial is started with: no stdin, piped output, its own process
-/// group, killed when the handle is dropped, and a death signal so that it does not outlive
-/// clawtest.
-fn supervised(command: &mut Command) {
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    die_with_parent(command);
-}
-
-/// Has the kernel kill the command when this process dies, however it dies (a second Ctrl-C
-/// that exits at once, SIGKILL): its process group is its own, so no terminal signal reaches it.
-pub(crate) fn die_with_parent(command: &mut Command) {
-    use rustix::process::{Signal, getpid, getppid, set_parent_process_death_signal};
-    let parent = getpid();
-    // SAFETY: between fork and exec the closure makes only system calls (prctl, getppid),
-    // which are async-signal-safe, and allocates nothing (an `Errno` is a number).
-    unsafe {
-        command.pre_exec(move || {
-            let _ = set_parent_process_death_signal(Some(Signal::KILL));
-            // The parent died before the death signal was set: it will never be sent. The error
-            // makes the child exit (status 1) before exec.
-            if getppid() != Some(parent) {
-                return Err(rustix::io::Errno::SRCH.into());
-            }
-            Ok(())
-        });
-    }
-}
-
 /// Runs one check in `workspace` with the harness's environment, killed at its time limit,
 /// held by `containment` (the caller kills what it left).
 pub(crate) async fn run_check(
@@ -406,15 +365,9 @@ pub(crate) async fn run_check(
         .iter()
         .map(|argument| argument.replace("/workspace", &here))
         .collect();
-    let mut command = Command::new(program);
-    command
-        .args(&arguments)
-        .current_dir(workspace)
-        .env_clear()
-        .envs(environment.iter().map(|(name, value)| (name, value)));
-    supervised(&mut command);
-    containment.prepare(&mut command);
-    let child = match command.spawn() {
+    let mut command = Spawn::new(program, arguments, workspace);
+    command.envs(environment.iter().map(|(name, value)| (name, value)));
+    let child = match containment.start(&mut command) {
         Ok(child) => child,
         Err(error) => {
             return Ok(CheckOutcome {
@@ -465,14 +418,14 @@ enum Waited {
 /// is handed over and the next round gets its own time limit, until the end is sent (then it
 /// is killed).
 async fn supervise(
-    mut child: tokio::process::Child,
+    mut child: Child,
     timeout: Duration,
     cap: usize,
     interrupt: &CancellationToken,
     disk: Option<&mut DiskWatch>,
     mut session: Option<&mut SessionRounds<'_>>,
 ) -> Result<Supervised, SandboxError> {
-    let group = child.id();
+    let group = Some(child.id());
     let (stop_stdout, stdout_stopped) = oneshot::channel::<()>();
     let (stop_stderr, stderr_stopped) = oneshot::channel::<()>();
     let until = |stopped: oneshot::Receiver<()>| async move {
@@ -580,6 +533,7 @@ mod tests {
 
     use super::*;
     use crate::sandbox::CheckCommand;
+    use crate::sandbox::contain::cgroups_here;
 
     fn words(text: &[&str]) -> Vec<String> {
         text.iter().map(|word| word.to_string()).collect()
@@ -671,23 +625,6 @@ mod tests {
             )
     }
 
-    /// Whether this machine gives trials a cgroup; when not, a cgroup test is skipped, or
-    /// fails under `CLAWTEST_REQUIRE_CGROUP=1` (set by `.ci/run`).
-    #[allow(clippy::print_stderr)]
-    fn cgroups_here() -> bool {
-        if Containment::new(Mechanism::Cgroup).is_cgroup() {
-            return true;
-        }
-        assert!(
-            std::env::var("CLAWTEST_REQUIRE_CGROUP").as_deref() != Ok("1"),
-            "CLAWTEST_REQUIRE_CGROUP=1 but this machine gives clawtest no cgroup v2 of its own"
-        );
-        eprintln!(
-            "\n!!!!!!!! SKIPPED: no cgroup v2 clawtest may use here; set CLAWTEST_REQUIRE_CGROUP=1 to make this a failure !!!!!!!!\n"
-        );
-        false
-    }
-
     #[tokio::test]
     async fn in_a_cgroup_one_deadline_holds_for_the_harness_its_escaped_children_and_its_checks() {
         if cgroups_here() {
@@ -768,12 +705,11 @@ mod tests {
             return;
         }
         let containment = Containment::new(Mechanism::Cgroup);
-        let directory = containment.group_directory().unwrap().to_path_buf();
-        let mut command = tokio::process::Command::new("sh");
-        command.args(["-c", "setsid sleep 600 & exit 0"]);
-        supervised(&mut command);
-        containment.prepare(&mut command);
-        let mut child = command.spawn().unwrap();
+        let directory = containment.group_directories()[0].clone();
+        let here = std::env::current_dir().unwrap();
+        let mut command = Spawn::new("/bin/sh", ["-c", "setsid sleep 600 & exit 0"], &here);
+        command.env("PATH", std::env::var_os("PATH").unwrap());
+        let mut child = containment.start(&mut command).unwrap();
         child.wait().await.unwrap();
         let procs = std::fs::read_to_string(directory.join("cgroup.procs")).unwrap();
         assert_eq!(
