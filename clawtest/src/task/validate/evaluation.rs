@@ -67,7 +67,7 @@ pub(super) fn validate_evaluation(
                     "expected the evaluation spec: a map, or the name of a YAML file beside the task",
                     at(value),
                 )
-                .with_help("e.g. `evaluation: eval_rule.yaml` (a file the harness never sees), or `evaluation: {contract: ..., ground_truth: ..., checkpoints: [...]}`"),
+                .with_help("e.g. `evaluation: eval_rule.yml` (a file the harness never sees), or `evaluation: {contract: ..., ground_truth: ..., checkpoints: [...]}`"),
             );
             None
         }
@@ -92,7 +92,7 @@ fn from_file(
             format!(
                 "`{name}` is an absolute path; the evaluation file is named relative to the task's folder"
             ),
-            "write the file's name beside the task, e.g. `evaluation: eval_rule.yaml`",
+            "write the file's name beside the task, e.g. `evaluation: eval_rule.yml`",
         );
         return None;
     }

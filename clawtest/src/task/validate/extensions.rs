@@ -384,7 +384,7 @@ fn supervisor_consistent(
                 "`supervisor: model` needs `evaluation`: the hidden spec the model judges by",
                 at(block),
             )
-            .with_help("add `evaluation: eval_rule.yaml` (a file beside the task) or an `evaluation:` map"),
+            .with_help("add `evaluation: eval_rule.yml` (a file beside the task) or an `evaluation:` map"),
         ),
         SupervisorKind::Model if has_checkpoints => findings.error(
             Problem::new(
