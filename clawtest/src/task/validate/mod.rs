@@ -18,6 +18,7 @@ mod checkpoints;
 mod checks;
 mod components;
 mod evaluation;
+mod evaluation_spec;
 mod extensions;
 mod fields;
 mod files;
