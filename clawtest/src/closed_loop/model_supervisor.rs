@@ -342,12 +342,7 @@ const RATIONALE_CHARACTERS: usize = 8000;
 /// guidance tags. Anything else is why the answer is of no use: never a guess.
 pub(crate) fn answer(text: &str) -> Result<Answer, String> {
     let trimmed = text.trim();
-    let json = trimmed
-        .strip_prefix("```json")
-        .or_else(|| trimmed.strip_prefix("```"))
-        .and_then(|inner| inner.trim_end().strip_suffix("```"))
-        .unwrap_or(trimmed);
-    let answer: Answer = serde_json::from_str(json.trim()).map_err(|error| {
+    let answer: Answer = serde_json::from_str(super::simulator::unfenced(trimmed)).map_err(|error| {
         format!(
             "the supervisor's answer is not the JSON object asked for ({error}): {}; expected {{\"verdict\": \"pass\"|\"continue\"|\"fail\", \"attempt_state\": \"in_progress\"|\"incomplete\"|\"complete_but_failed\"|\"complete_and_passed\"|\"terminal_failure\", \"recoverable\": true|false, \"score\": 0.0-1.0, \"confidence\": \"low\"|\"medium\"|\"high\", \"rationale\": \"…\", \"missing_artifacts\": [\"…\"], \"guidance_tags\": [\"…\"]}}",
             head(trimmed, 200)

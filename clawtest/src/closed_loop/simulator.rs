@@ -134,18 +134,24 @@ struct Answer {
 /// The most points a simulated user's answer may make, and their characters.
 const MOST_POINTS: usize = 20;
 
+/// A model's answer with a Markdown code fence around it (```` ```json ````) taken off, trimmed.
+pub(crate) fn unfenced(text: &str) -> &str {
+    let trimmed = text.trim();
+    trimmed
+        .strip_prefix("```json")
+        .or_else(|| trimmed.strip_prefix("```"))
+        .and_then(|inner| inner.trim_end().strip_suffix("```"))
+        .unwrap_or(trimmed)
+        .trim()
+}
+
 /// The next message and the structured turn it came from, out of the llm simulator's answer
 /// `text`: one JSON object (a Markdown code fence around it is allowed); the message is its
 /// `candidate_feedback` (UniClawBench's default `candidate_only` rewrite), empty when the
 /// mode is `silent`. Anything else is the reason the answer is of no use.
 pub(crate) fn user_turn(text: &str) -> Result<(String, UserTurn), String> {
     let trimmed = text.trim();
-    let json = trimmed
-        .strip_prefix("```json")
-        .or_else(|| trimmed.strip_prefix("```"))
-        .and_then(|inner| inner.trim_end().strip_suffix("```"))
-        .unwrap_or(trimmed);
-    let answer: Answer = serde_json::from_str(json.trim()).map_err(|error| {
+    let answer: Answer = serde_json::from_str(unfenced(trimmed)).map_err(|error| {
         format!(
             "the simulated user's answer is not the JSON object asked for ({error}): {}; expected {{\"mode\": \"silent\"|\"nudge\"|\"instruction\", \"tone\": \"neutral\"|\"firm\"|\"urgent\", \"candidate_feedback\": \"…\", \"public_feedback_points\": [\"…\"]}}",
             head(trimmed, 200)
