@@ -27,8 +27,8 @@ use crate::grade::Grade;
 use crate::judge::Judge;
 use crate::sandbox::RoundSetup;
 use crate::task::{Feedback, SimulatorKind, Task};
-use crate::trajectory::rounds::{Round, RoundVerdict, Rounds, StopReason, UserTurn};
 use crate::trajectory::Trajectory;
+use crate::trajectory::rounds::{Round, RoundVerdict, Rounds, StopReason, UserTurn};
 
 /// The loop's result: the best round's grade, and the last round's trajectory with the
 /// rounds in it.
@@ -339,7 +339,7 @@ fn record(
             .map(|missing| missing.name.clone())
             .collect(),
         supervisor: supervision.model.clone(),
-        duration_ms: trajectory.duration.as_millis() as u64,
+        duration_ms: Some(trajectory.duration.as_millis() as u64),
         // The harness's own: the simulated user's, the supervisor's and the judge's calls since
         // the last round are the gateway's too, not the round's.
         model_calls: trajectory

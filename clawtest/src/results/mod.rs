@@ -68,7 +68,16 @@ impl RoundsSummary {
             stop: rounds.stop,
             used: rounds.used(),
             best_round: rounds.best_round,
-            rounds: rounds.rounds.clone(),
+            // A round's time differs from run to run: results, which replays must give byte
+            // for byte, leave it to the trajectory.
+            rounds: rounds
+                .rounds
+                .iter()
+                .map(|round| crate::trajectory::rounds::Round {
+                    duration_ms: None,
+                    ..round.clone()
+                })
+                .collect(),
         }
     }
 }

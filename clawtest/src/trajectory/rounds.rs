@@ -56,8 +56,10 @@ pub struct Round {
     /// hidden from the harness and the simulated user, kept for the reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supervisor: Option<ModelSupervision>,
-    /// The harness's time in this round, in milliseconds.
-    pub duration_ms: u64,
+    /// The harness's time in this round, in milliseconds: in the trajectory only (results
+    /// leave it out, so that replays give byte-identical results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
     /// The harness's model calls in this round.
     pub model_calls: usize,
 }
