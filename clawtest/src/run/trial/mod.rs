@@ -119,8 +119,16 @@ async fn prepare(plan: &TrialPlan, trial: u32, provisions: &Provisions) -> Resul
     let opened = endpoints::open(provisions.sandbox.kind().transport())
         .await
         .map_err(|error| format!("could not open the trial's endpoints: {error}"))?;
-    // Kept from one round of a closed loop to the next, removed when the trial ends.
-    let folder = crate::sandbox::scratch::folder("trial")
+    // Kept from one round of a closed loop to the next, removed when the trial ends; in memory
+    // on the host when it can be (`scratch::trial_parent`), never where a container mounts it
+    // from (a docker engine may not share the host's memory file system).
+    let parent = match provisions.sandbox.kind() {
+        crate::sandbox::BackendKind::Host => {
+            crate::sandbox::scratch::trial_parent(provisions.harness.limits.workspace_disk_bytes)
+        }
+        crate::sandbox::BackendKind::Container => std::env::temp_dir(),
+    };
+    let folder = crate::sandbox::scratch::folder_in("trial", &parent)
         .map_err(|error| format!("could not make the trial's folder: {error}"))?;
     Ok(Ready {
         world: Arc::new(Mutex::new(world)),
