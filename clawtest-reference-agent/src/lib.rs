@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod config;
+mod http;
 pub mod image;
 pub mod mcp;
 pub mod model;

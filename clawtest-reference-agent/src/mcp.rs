@@ -29,12 +29,8 @@ impl McpClient {
     /// Connects (`initialize` and the `initialized` notification) and returns the client and
     /// the server's tools.
     pub fn connect(url: &str, retries: u32) -> Result<(McpClient, Vec<Tool>), String> {
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(TIMEOUT))
-            .build();
         let client = McpClient {
-            http: ureq::Agent::new_with_config(config),
+            http: crate::http::client(TIMEOUT),
             url: url.to_string(),
             next_id: std::cell::Cell::new(1),
             retries,

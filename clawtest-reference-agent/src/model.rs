@@ -64,13 +64,10 @@ fn clip(text: &str) -> String {
 
 impl ModelClient {
     pub fn new(base_url: &str, api_key: Option<String>, model: &str) -> ModelClient {
-        let config = ureq::Agent::config_builder()
-            // Gateways put the useful explanation in the error body; keep the response to show it.
-            .http_status_as_error(false)
-            .timeout_global(Some(MODEL_CALL_TIMEOUT))
-            .build();
         ModelClient {
-            http: ureq::Agent::new_with_config(config),
+            // Gateways put the useful explanation in the error body: the response is kept to
+            // show it.
+            http: crate::http::client(MODEL_CALL_TIMEOUT),
             url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
             api_key,
             model: model.to_owned(),

@@ -239,13 +239,9 @@ pub struct ToolRunner {
 impl ToolRunner {
     /// A runner that tries a call answered 429 or 5xx again up to `retries` times.
     pub fn new(services_url: &str, retries: u32) -> ToolRunner {
-        let config = ureq::Agent::config_builder()
-            // A 4xx/5xx is a result for the model to read, not a failure of the agent.
-            .http_status_as_error(false)
-            .timeout_global(Some(TOOL_CALL_TIMEOUT))
-            .build();
         ToolRunner {
-            http: ureq::Agent::new_with_config(config),
+            // A 4xx/5xx is a result for the model to read, not a failure of the agent.
+            http: crate::http::client(TOOL_CALL_TIMEOUT),
             services_url: services_url.trim_end_matches('/').to_owned(),
             retries,
         }

@@ -116,13 +116,17 @@ pub fn publish(
             Durability::Report,
         )?;
     }
-    let results = json::render(summary);
-    if let Some(path) = &outputs.json {
-        write(path, &results, Durability::Report)?;
-    }
-    // A baseline is kept and compared against later: a crash must not lose it.
-    if let Some(path) = &outputs.save_baseline {
-        write(path, &results, Durability::Recording)?;
+    // Rendered only when written: for a suite of 10,000 tasks it is tens of megabytes, the
+    // largest thing a run would hold at its end.
+    if outputs.json.is_some() || outputs.save_baseline.is_some() {
+        let results = json::render(summary);
+        if let Some(path) = &outputs.json {
+            write(path, &results, Durability::Report)?;
+        }
+        // A baseline is kept and compared against later: a crash must not lose it.
+        if let Some(path) = &outputs.save_baseline {
+            write(path, &results, Durability::Recording)?;
+        }
     }
     if let Some(folder) = &outputs.html {
         html::write(summary, &outputs.trajectories, folder).map_err(|source| {

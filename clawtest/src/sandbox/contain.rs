@@ -107,8 +107,7 @@ impl Containment {
         }
     }
 
-    /// The same, its children made by `launcher` (for tests of the fork).
-    #[cfg(test)]
+    /// The same, its children made by `launcher`.
     pub(crate) fn made_by(mut self, launcher: Launcher) -> Containment {
         self.launcher = launcher;
         self

@@ -21,7 +21,7 @@ use super::capture::{self, Tail, read_tail};
 use super::contain::{Containment, Mechanism};
 use super::disk::{DiskFull, DiskWatch};
 use super::session;
-use super::spawn::{Child, Spawn};
+use super::spawn::{Child, Launcher, Spawn};
 use super::{
     CheckCommand, CheckOutcome, Endpoints, Finished, Launch, Running, Sandbox, SandboxError,
 };
@@ -37,13 +37,20 @@ pub(crate) struct ProcessSandbox {
     /// How a trial's processes are held (a cgroup where the machine allows; the tests of the
     /// fallback ask for the mark).
     containment: Mechanism,
+    /// How its children are made (`clone3` where the machine allows; the tests of the
+    /// fallback ask for a fork).
+    launcher: Launcher,
 }
 
 impl ProcessSandbox {
-    /// A process backend holding each trial's processes by `containment`.
+    /// A process backend holding each trial's processes by `containment`, its children made
+    /// by `launcher`.
     #[cfg(test)]
-    pub(crate) fn holding_by(containment: Mechanism) -> ProcessSandbox {
-        ProcessSandbox { containment }
+    pub(crate) fn holding_by(containment: Mechanism, launcher: Launcher) -> ProcessSandbox {
+        ProcessSandbox {
+            containment,
+            launcher,
+        }
     }
 }
 
@@ -54,7 +61,7 @@ impl Sandbox for ProcessSandbox {
 
     fn run(&self, launch: Launch, interrupt: CancellationToken) -> Running<'_> {
         Box::pin(async move {
-            let containment = Containment::new(self.containment);
+            let containment = Containment::new(self.containment).made_by(self.launcher);
             let finished = run(launch, &containment, interrupt).await;
             // Whatever outcome: nothing of the trial outlives it.
             containment.release().await;
@@ -628,19 +635,31 @@ mod tests {
     #[tokio::test]
     async fn in_a_cgroup_one_deadline_holds_for_the_harness_its_escaped_children_and_its_checks() {
         if cgroups_here() {
-            escaped_children_die_at_the_deadline(Mechanism::Cgroup).await;
+            escaped_children_die_at_the_deadline(Mechanism::Cgroup, Launcher::Clone).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn forked_into_a_cgroup_one_deadline_holds_for_the_escaped_children_too() {
+        if cgroups_here() {
+            escaped_children_die_at_the_deadline(Mechanism::Cgroup, Launcher::Fork).await;
         }
     }
 
     #[tokio::test]
     async fn by_the_mark_one_deadline_holds_for_the_harness_its_escaped_children_and_its_checks() {
-        escaped_children_die_at_the_deadline(Mechanism::Mark).await;
+        escaped_children_die_at_the_deadline(Mechanism::Mark, Launcher::Clone).await;
+    }
+
+    #[tokio::test]
+    async fn forked_and_marked_one_deadline_holds_for_the_escaped_children_too() {
+        escaped_children_die_at_the_deadline(Mechanism::Mark, Launcher::Fork).await;
     }
 
     /// A harness and two checks each leave a `setsid` grandchild (`sleep 600`) holding their
     /// stdout; the harness and one check outlive their time limits. All of them, escaped or
     /// not, must be gone when the trial has ended, held by `mechanism`.
-    async fn escaped_children_die_at_the_deadline(mechanism: Mechanism) {
+    async fn escaped_children_die_at_the_deadline(mechanism: Mechanism, launcher: Launcher) {
         let folder = tempfile::tempdir().unwrap();
         let pids = folder.path().join("pids");
         let cgroups = folder.path().join("cgroups");
@@ -672,7 +691,7 @@ mod tests {
             ("CGROUP_FILE".into(), cgroups.display().to_string()),
         ];
         let interrupt = CancellationToken::new();
-        let finished = ProcessSandbox::holding_by(mechanism)
+        let finished = ProcessSandbox::holding_by(mechanism, launcher)
             .run(launch, interrupt)
             .await
             .unwrap();
