@@ -24,7 +24,7 @@ use crate::llm::AnswerSource;
 use crate::llm::gateway::{Gateway, TrialValues};
 use crate::report::events::TrialOutcome;
 use crate::run::plan::{Provisions, TrialPlan};
-use crate::sandbox::{Endpoints, ServicesSeen};
+use crate::sandbox::{Endpoints, ServicesSeen, TrialFolder};
 use crate::surfaces::mcp::McpServer;
 use crate::trajectory::Trajectory;
 use crate::world::{FaultPlan, World, WorldOptions};
@@ -96,7 +96,7 @@ pub(crate) async fn run(
 /// What a trial needs before its harness starts: its World, its folder and its endpoints.
 struct Ready {
     world: Arc<Mutex<World>>,
-    folder: tempfile::TempDir,
+    folder: TrialFolder,
     opened: Opened,
 }
 
@@ -116,12 +116,15 @@ async fn prepare(plan: &TrialPlan, trial: u32, provisions: &Provisions) -> Resul
         world_options(plan, trial, &provisions.harness.limits),
     )
     .map_err(|error| format!("could not build the services of the task: {error}"))?;
-    let opened = endpoints::open(provisions.sandbox.kind().transport())
+    // Kept from one round of a closed loop to the next, removed (or given back to the
+    // backend) when the trial ends.
+    let folder = provisions
+        .sandbox
+        .trial_folder()
+        .map_err(|error| format!("could not make the trial's folder: {error}"))?;
+    let opened = endpoints::open(provisions.sandbox.kind().transport(), folder.sockets())
         .await
         .map_err(|error| format!("could not open the trial's endpoints: {error}"))?;
-    // Kept from one round of a closed loop to the next, removed when the trial ends.
-    let folder = crate::sandbox::scratch::folder("trial")
-        .map_err(|error| format!("could not make the trial's folder: {error}"))?;
     Ok(Ready {
         world: Arc::new(Mutex::new(world)),
         folder,
