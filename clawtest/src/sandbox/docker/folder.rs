@@ -37,6 +37,24 @@ pub(super) struct Supervised {
     pub(super) disk_full: Option<DiskFull>,
 }
 
+impl Supervised {
+    /// A harness killed when the trial's folder passed its disk cap (`full`), after
+    /// `duration`: no checks are run (they would grade nothing).
+    pub(super) fn stopped_at_disk_cap(duration: Duration, full: Option<DiskFull>) -> Supervised {
+        Supervised {
+            exit: HarnessExit {
+                code: None,
+                timed_out: false,
+                signal: Some(rustix::process::Signal::KILL.as_raw()),
+            },
+            shim_said: String::new(),
+            checks: Vec::new(),
+            duration,
+            disk_full: full,
+        }
+    }
+}
+
 /// The trial's socket folder: the docker backend serves a trial on Unix sockets.
 pub(super) fn socket_folder(launch: &Launch) -> Result<PathBuf, SandboxError> {
     match &launch.endpoints {

@@ -24,6 +24,7 @@ mod container;
 mod engine;
 mod folder;
 pub mod image;
+mod pool;
 pub mod shim;
 mod trial;
 mod worker;
@@ -94,7 +95,7 @@ pub struct DockerSandbox {
     /// Whether trials run in worker containers kept for the run (`[docker] reuse`).
     reuse: bool,
     /// The worker containers and their folders.
-    pool: Arc<worker::Pool>,
+    pool: Arc<pool::Pool>,
 }
 
 impl DockerSandbox {
@@ -183,7 +184,7 @@ impl Sandbox for DockerSandbox {
 
     fn trial_folder(&self) -> std::io::Result<TrialFolder> {
         if self.reuse {
-            worker::Pool::lend(&self.pool)
+            pool::Pool::lend(&self.pool)
         } else {
             TrialFolder::fresh()
         }

@@ -153,19 +153,8 @@ impl DockerSandbox {
             tokio::select! {
                 report = &mut report => break Some(report.map_err(prepare_error)?),
                 () = disk.passed() => {
-                    let options = KillContainerOptionsBuilder::default().signal("SIGKILL").build();
-                    let _ = self.docker.kill_container(id, Some(options)).await;
-                    return Ok(Supervised {
-                        exit: HarnessExit {
-                            code: None,
-                            timed_out: false,
-                            signal: Some(rustix::process::Signal::KILL.as_raw()),
-                        },
-                        shim_said: String::new(),
-                        checks: Vec::new(),
-                        duration: started.elapsed(),
-                        disk_full: disk.finish(None),
-                    });
+                    self.kill(id).await;
+                    return Ok(Supervised::stopped_at_disk_cap(started.elapsed(), disk.finish(None)));
                 }
                 () = tokio::time::sleep_until(deadline) => break None,
                 () = interrupt.cancelled() => return Err(SandboxError::Interrupted),
@@ -218,13 +207,11 @@ impl DockerSandbox {
         };
         let disk_full = disk.finish(exit.signal);
         let cap = launch.limits.output_bytes;
-        let mut checks = Vec::with_capacity(launch.checks.len());
         // A trial past its disk cap is an error: its checks would grade nothing.
-        if disk_full.is_none() {
-            for check in &launch.checks {
-                checks.push(self.exec(id, check, environment, cap, interrupt).await?);
-            }
-        }
+        let checks = match disk_full {
+            None => self.checks(id, launch, environment, interrupt).await?,
+            Some(_) => Vec::new(),
+        };
         let (_, shim_said) = self.logs(id, cap).await;
         Ok(Supervised {
             exit,
@@ -247,19 +234,9 @@ impl DockerSandbox {
         let mut notes = Vec::new();
         let answer = rounds.answer(limits.output_file_bytes, &mut notes);
         let duration = round.started.elapsed();
-        let mut checks = Vec::with_capacity(round.launch.checks.len());
-        for check in &round.launch.checks {
-            checks.push(
-                self.exec(
-                    round.id,
-                    check,
-                    round.environment,
-                    limits.output_bytes,
-                    interrupt,
-                )
-                .await?,
-            );
-        }
+        let checks = self
+            .checks(round.id, round.launch, round.environment, interrupt)
+            .await?;
         let workspace = round.launch.folder.join("workspace");
         let workspace = capture::snapshot(&workspace, limits, &mut notes).map_err(prepare_error)?;
         let answered = Answered {
@@ -279,6 +256,38 @@ impl DockerSandbox {
             .stderr(true)
             .build();
         collect(self.docker.logs(id, Some(options)), cap).await
+    }
+
+    /// Runs the launch's checks, one after another, as execs in container `id`.
+    pub(super) async fn checks(
+        &self,
+        id: &str,
+        launch: &Launch,
+        environment: &[String],
+        interrupt: &CancellationToken,
+    ) -> Result<Vec<CheckOutcome>, SandboxError> {
+        let mut checks = Vec::with_capacity(launch.checks.len());
+        for check in &launch.checks {
+            let outcome = self
+                .exec(
+                    id,
+                    check,
+                    environment,
+                    launch.limits.output_bytes,
+                    interrupt,
+                )
+                .await?;
+            checks.push(outcome);
+        }
+        Ok(checks)
+    }
+
+    /// Kills container `id` at once (SIGKILL): the trial's folder passed its disk cap.
+    pub(super) async fn kill(&self, id: &str) {
+        let options = KillContainerOptionsBuilder::default()
+            .signal("SIGKILL")
+            .build();
+        let _ = self.docker.kill_container(id, Some(options)).await;
     }
 
     /// Runs one check as an exec in the container.

@@ -5,6 +5,7 @@
 //! mounts its parts where a trial's are (`/clawtest`, `/clawtest/sockets`, `/workspace`,
 //! `/home/clawtest`), the trial lays its files out there and serves its endpoints in its
 //! `sockets/`, and the worker's shim runs the harness as its child (`clawtest-shim --worker`).
+//! This file starts a worker and runs a trial in it; `pool` lends the folders and empties them.
 //!
 //! What a trial leaves is gone before the next one starts, and each part has one owner:
 //!
@@ -15,7 +16,7 @@
 //!   the container's own writable mounts (`/tmp`, `/dev/shm`, `/dev`, `/dev/mqueue`, an
 //!   image's volumes) and System V IPC objects, and fails the reset when something it recorded
 //!   at the start was changed; the host empties the folders it mounts (workspace, home folder,
-//!   control folder, sockets: [`empty_worker_folder`]) and puts their mode, times and
+//!   control folder, sockets: `pool::empty_worker_folder`) and puts their mode, times and
 //!   extended attributes back, when the folder is given back;
 //! - variables: the container has none but the image's; each harness gets its trial's.
 //!
@@ -25,257 +26,31 @@
 //! closed loop's rounds) runs in a container of its own in the lent folder, as on
 //! `[docker] reuse = false`.
 
-use std::collections::HashMap;
-use std::os::unix::fs::PermissionsExt as _;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
-use bollard::query_parameters::{
-    CreateContainerOptionsBuilder, KillContainerOptionsBuilder, StopContainerOptionsBuilder,
-};
+use bollard::query_parameters::{CreateContainerOptionsBuilder, StopContainerOptionsBuilder};
 use futures_util::StreamExt;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 
-use super::container::{ContainerGuard, environment};
+use super::container::environment;
 use super::folder::{
     Streams, Supervised, finished, lay_out_folder, prepare_error, remove_stale, socket_folder,
 };
+use super::pool::{Live, Slot};
 use super::trial::{REPORT_GRACE, STOP_GRACE_SECONDS, docker_error, parse_report};
 use super::{DockerSandbox, SOCKETS_MOUNT, STDERR_SOCKET, STDOUT_SOCKET, WORKER_SOCKET};
 use crate::sandbox::disk::DiskWatch;
-use crate::sandbox::{Finished, Launch, SandboxError, TrialFolder};
+use crate::sandbox::{Finished, Launch, SandboxError};
 use crate::trajectory::HarnessExit;
 
 /// How long a new worker's shim may take to connect and say it is ready.
 const START_LIMIT: Duration = Duration::from_secs(30);
 /// How long a reset may take (the shim waits up to 5 s for killed processes to go).
 const RESET_LIMIT: Duration = Duration::from_secs(15);
-/// The parts of a worker's folder its container mounts, which stay (a mount point removed on
-/// the host would be unmounted in the container): emptied between trials.
-const MOUNTED: [&str; 5] = [
-    "clawtest",
-    "clawtest/sockets",
-    "sockets",
-    "workspace",
-    "home",
-];
-
-/// The run's worker containers and their folders.
-#[derive(Default)]
-pub(super) struct Pool {
-    /// Workers no trial has: emptied, their container (if started) reset.
-    idle: Mutex<Vec<Worker>>,
-    /// Workers lent to a trial, by their folder's path.
-    lent: Mutex<HashMap<PathBuf, Worker>>,
-    /// Numbers the run's worker containers by.
-    started: AtomicU32,
-    /// Set when a worker's shim would not promise a reset: later trials get containers of
-    /// their own.
-    refused: Mutex<Option<String>>,
-}
-
-/// One worker: its folder on the host, and its container once started.
-struct Worker {
-    folder: tempfile::TempDir,
-    /// The modes of the [`MOUNTED`] folders as made, put back between trials.
-    modes: Vec<u32>,
-    live: Option<Live>,
-}
-
-/// A worker's running container and its shim's connection, reset and ready for a trial.
-pub(super) struct Live {
-    guard: ContainerGuard,
-    shim: BufReader<UnixStream>,
-    /// The one-file cap (`fsize`) the container was made with.
-    disk_cap: u64,
-}
-
-/// A lent folder's worker, taken for a run of its harness: the container if it has one.
-pub(super) struct Slot {
-    live: Option<Live>,
-}
-
-/// Gives the folder back to the pool when the trial drops it.
-struct Lease {
-    pool: Arc<Pool>,
-    path: PathBuf,
-}
-
-impl Drop for Lease {
-    fn drop(&mut self) {
-        self.pool.give_back(&self.path);
-    }
-}
-
-impl Pool {
-    /// A worker's folder for a trial: an idle worker's, else a new one (its container is made
-    /// when the trial's harness first runs). Fresh folders once workers were refused.
-    pub(super) fn lend(pool: &Arc<Pool>) -> std::io::Result<TrialFolder> {
-        if pool.refused.lock().is_ok_and(|refused| refused.is_some()) {
-            return TrialFolder::fresh();
-        }
-        let idle = pool.idle.lock().ok().and_then(|mut idle| idle.pop());
-        let worker = match idle {
-            Some(worker) => worker,
-            None => Worker::new()?,
-        };
-        let path = worker.folder.path().to_path_buf();
-        if let Ok(mut lent) = pool.lent.lock() {
-            lent.insert(path.clone(), worker);
-        }
-        let lease = Lease {
-            pool: Arc::clone(pool),
-            path: path.clone(),
-        };
-        Ok(TrialFolder::lent(
-            path.clone(),
-            Some(path.join("sockets")),
-            Box::new(lease),
-        ))
-    }
-
-    /// The worker of lent folder `path`, taken for a run of its harness; `None` for a folder
-    /// the pool did not lend.
-    pub(super) fn take(&self, path: &Path) -> Option<Slot> {
-        let mut lent = self.lent.lock().ok()?;
-        let worker = lent.get_mut(path)?;
-        Some(Slot {
-            live: worker.live.take(),
-        })
-    }
-
-    /// The worker's container back, reset, after a run in lent folder `path`.
-    pub(super) fn put_back(&self, path: &Path, slot: Slot) {
-        if let Ok(mut lent) = self.lent.lock()
-            && let Some(worker) = lent.get_mut(path)
-        {
-            worker.live = slot.live;
-        }
-    }
-
-    /// The trial has ended: its folder emptied, the worker idle again. A folder that cannot
-    /// be emptied goes, with its container.
-    fn give_back(&self, path: &Path) {
-        let Some(worker) = self.lent.lock().ok().and_then(|mut lent| lent.remove(path)) else {
-            return;
-        };
-        if empty_worker_folder(worker.folder.path(), &worker.modes).is_ok()
-            && let Ok(mut idle) = self.idle.lock()
-        {
-            idle.push(worker);
-        }
-        // Otherwise dropped: its container removed (`ContainerGuard`), its folder with it.
-    }
-
-    /// Removes the idle workers' containers (waiting until they are gone) and folders.
-    pub(super) async fn settle(&self) {
-        let idle: Vec<Worker> = self
-            .idle
-            .lock()
-            .map(|mut idle| std::mem::take(&mut *idle))
-            .unwrap_or_default();
-        let removals = idle
-            .into_iter()
-            .filter_map(|worker| worker.live)
-            .map(|live| live.guard.remove());
-        futures_util::future::join_all(removals).await;
-    }
-
-    fn refuse(&self, why: String) {
-        if let Ok(mut refused) = self.refused.lock() {
-            refused.get_or_insert(why);
-        }
-    }
-}
-
-impl Worker {
-    fn new() -> std::io::Result<Worker> {
-        let folder = crate::sandbox::scratch::folder("trial")?;
-        let mut modes = Vec::with_capacity(MOUNTED.len());
-        for part in MOUNTED {
-            let path = folder.path().join(part);
-            std::fs::create_dir_all(&path)?;
-            modes.push(std::fs::metadata(&path)?.permissions().mode());
-        }
-        Ok(Worker {
-            folder,
-            modes,
-            live: None,
-        })
-    }
-}
-
-/// Empties a worker's folder for the next trial: everything in the [`MOUNTED`] folders goes
-/// (no link followed; a folder a harness locked is opened first), each gets its mode back, its
-/// times set to now, and its `user.` extended attributes removed; anything else a trial made in
-/// the folder (a kept session's) goes too. Only run when nothing runs in the container.
-pub(super) fn empty_worker_folder(root: &Path, modes: &[u32]) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(root)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        let kept = MOUNTED.contains(&name.to_string_lossy().as_ref())
-            || name == crate::sandbox::scratch::MARKER;
-        if !kept {
-            remove_tree(&entry.path())?;
-        }
-    }
-    for (part, mode) in MOUNTED.iter().zip(modes) {
-        let path = root.join(part);
-        for entry in std::fs::read_dir(&path)? {
-            let entry = entry?;
-            // `clawtest/sockets` is a mount point of its own.
-            if *part == "clawtest" && entry.file_name() == "sockets" {
-                continue;
-            }
-            remove_tree(&entry.path())?;
-        }
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(*mode))?;
-        remove_user_attributes(&path)?;
-        let now = SystemTime::now();
-        std::fs::File::open(&path)?.set_times(
-            std::fs::FileTimes::new()
-                .set_accessed(now)
-                .set_modified(now),
-        )?;
-    }
-    Ok(())
-}
-
-/// Removes `path` and everything under it, never following a link.
-fn remove_tree(path: &Path) -> std::io::Result<()> {
-    let metadata = std::fs::symlink_metadata(path)?;
-    if !metadata.is_dir() {
-        return std::fs::remove_file(path);
-    }
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))?;
-    for entry in std::fs::read_dir(path)? {
-        remove_tree(&entry?.path())?;
-    }
-    std::fs::remove_dir(path)
-}
-
-/// Removes the `user.` extended attributes of `path` (the ones its owner may set).
-fn remove_user_attributes(path: &Path) -> std::io::Result<()> {
-    let mut names = vec![0u8; 64 * 1024];
-    let length = match rustix::fs::llistxattr(path, &mut names[..]) {
-        Ok(length) => length,
-        // A file system without extended attributes holds none.
-        Err(rustix::io::Errno::OPNOTSUPP) => return Ok(()),
-        Err(error) => return Err(error.into()),
-    };
-    for name in names[..length.min(names.len())]
-        .split(|byte| *byte == 0)
-        .filter(|name| name.starts_with(b"user."))
-    {
-        rustix::fs::lremovexattr(path, name)?;
-    }
-    Ok(())
-}
-
 /// Why a worker container could not be started.
 enum Start {
     /// Its shim would not promise a reset: the run's trials get containers of their own.
@@ -459,19 +234,8 @@ impl DockerSandbox {
         let reported = tokio::select! {
             reported = read_report(&mut live.shim, deadline) => reported,
             () = disk.passed() => {
-                let options = KillContainerOptionsBuilder::default().signal("SIGKILL").build();
-                let _ = self.docker.kill_container(&live.guard.id, Some(options)).await;
-                let supervised = Supervised {
-                    exit: HarnessExit {
-                        code: None,
-                        timed_out: false,
-                        signal: Some(rustix::process::Signal::KILL.as_raw()),
-                    },
-                    shim_said: String::new(),
-                    checks: Vec::new(),
-                    duration: started.elapsed(),
-                    disk_full: disk.finish(None),
-                };
+                self.kill(&live.guard.id).await;
+                let supervised = Supervised::stopped_at_disk_cap(started.elapsed(), disk.finish(None));
                 return Ran { outcome: Ok(supervised), keep: false };
             }
             () = interrupt.cancelled() => {
@@ -508,25 +272,23 @@ impl DockerSandbox {
             }
         };
         let disk_full = disk.finish(exit.signal);
-        let cap = launch.limits.output_bytes;
-        let mut checks = Vec::with_capacity(launch.checks.len());
         // A trial past its disk cap is an error: its checks would grade nothing.
-        if disk_full.is_none() {
-            for check in &launch.checks {
-                match self
-                    .exec(&live.guard.id, check, environment, cap, interrupt)
+        let checks = match disk_full {
+            None => {
+                self.checks(&live.guard.id, launch, environment, interrupt)
                     .await
-                {
-                    Ok(outcome) => checks.push(outcome),
-                    Err(error) => {
-                        return Ran {
-                            outcome: Err(error),
-                            keep: false,
-                        };
-                    }
-                }
             }
-        }
+            Some(_) => Ok(Vec::new()),
+        };
+        let checks = match checks {
+            Ok(checks) => checks,
+            Err(error) => {
+                return Ran {
+                    outcome: Err(error),
+                    keep: false,
+                };
+            }
+        };
         Ran {
             keep: keep && disk_full.is_none(),
             outcome: Ok(Supervised {
@@ -647,75 +409,5 @@ mod tests {
     fn hex_crosses_the_socket_both_ways() {
         let text = "PROMPT=two\nlines ü";
         assert_eq!(unhex(&hex(text.as_bytes())), text);
-    }
-
-    /// Before a worker's folder is lent again, nothing of the trial before is left in it.
-    #[test]
-    fn an_emptied_worker_folder_holds_nothing_of_the_trial_before() {
-        let worker = Worker::new().unwrap();
-        let root = worker.folder.path();
-        let made: Vec<(String, u32)> = MOUNTED
-            .iter()
-            .map(|part| {
-                let mode = std::fs::metadata(root.join(part))
-                    .unwrap()
-                    .permissions()
-                    .mode();
-                (part.to_string(), mode)
-            })
-            .collect();
-        // A trial's leftovers: files, a locked folder, a link out, a changed mode, an
-        // attribute, a kept session's folder.
-        std::fs::write(root.join("workspace/answer.txt"), "42").unwrap();
-        std::fs::create_dir_all(root.join("home/.cache/deep")).unwrap();
-        std::fs::write(root.join("home/.cache/deep/note"), "remember").unwrap();
-        std::fs::set_permissions(
-            root.join("home/.cache"),
-            std::fs::Permissions::from_mode(0o000),
-        )
-        .unwrap();
-        std::os::unix::fs::symlink("/etc", root.join("workspace/out")).unwrap();
-        std::fs::set_permissions(
-            root.join("workspace"),
-            std::fs::Permissions::from_mode(0o711),
-        )
-        .unwrap();
-        let _ = rustix::fs::lsetxattr(
-            root.join("home"),
-            "user.left",
-            b"behind",
-            rustix::fs::XattrFlags::empty(),
-        );
-        std::fs::write(root.join("clawtest/prompt.md"), "the prompt").unwrap();
-        std::fs::write(root.join("sockets/stdout.sock"), "").unwrap();
-        std::fs::create_dir_all(root.join("session")).unwrap();
-        empty_worker_folder(root, &worker.modes).unwrap();
-        for (part, mode) in &made {
-            let path = root.join(part);
-            let left: Vec<_> = std::fs::read_dir(&path)
-                .unwrap()
-                .map(|entry| entry.unwrap().file_name())
-                .filter(|name| !(part == "clawtest" && name == "sockets"))
-                .collect();
-            assert!(left.is_empty(), "{part}: {left:?}");
-            assert_eq!(
-                std::fs::metadata(&path).unwrap().permissions().mode(),
-                *mode
-            );
-        }
-        assert!(!root.join("session").exists());
-        assert!(root.join(crate::sandbox::scratch::MARKER).exists());
-        assert!(
-            std::fs::metadata("/etc").is_ok(),
-            "the link was not followed"
-        );
-        let mut names = vec![0u8; 1024];
-        let length = rustix::fs::llistxattr(root.join("home"), &mut names[..]).unwrap_or(0);
-        assert!(
-            !names[..length]
-                .windows(9)
-                .any(|window| window == b"user.left"),
-            "the attribute stayed"
-        );
     }
 }
