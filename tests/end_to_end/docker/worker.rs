@@ -129,3 +129,36 @@ fn a_worker_s_root_file_system_is_read_only() {
     );
     runtime.block_on(sandbox.settle());
 }
+
+#[test]
+fn a_worker_that_ended_while_idle_is_replaced_before_the_next_trial() {
+    let Some(ready) = ready() else { return };
+    let runtime = runtime();
+    let sandbox = sandbox(ready, &runtime);
+    let minute = Duration::from_secs(60);
+    let first = in_worker(&runtime, &sandbox, &["look"], "first", minute, Vec::new());
+    let label = format!("clawtest.run={}", sandbox.run_id());
+    // Killed from outside while no trial runs in it (the engine then removes it).
+    let workers = containers_labelled(&label);
+    assert_eq!(workers.len(), 1, "one worker: {workers:?}");
+    runtime.block_on(async {
+        let engine = clawtest::sandbox::docker::connect().await.expect("engine");
+        for id in workers {
+            let options = bollard::query_parameters::KillContainerOptionsBuilder::default()
+                .signal("SIGKILL")
+                .build();
+            engine
+                .kill_container(&id, Some(options))
+                .await
+                .expect("killed");
+        }
+    });
+    super::wait_for(
+        || containers_labelled(&label).is_empty(),
+        "the worker to go",
+    );
+    let next = in_worker(&runtime, &sandbox, &["look"], "second", minute, Vec::new());
+    assert!(next.stdout.contains("passed=second"), "{}", next.stdout);
+    assert_ne!(host(&next.stdout), host(&first.stdout), "a new container");
+    runtime.block_on(sandbox.settle());
+}

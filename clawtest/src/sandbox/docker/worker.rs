@@ -94,7 +94,7 @@ impl DockerSandbox {
         let sockets = socket_folder(&launch)?;
         let disk_cap = launch.limits.workspace_disk_bytes;
         let live = match slot.live {
-            Some(live) if live.disk_cap == disk_cap => live,
+            Some(live) if live.disk_cap == disk_cap && live.answers() => live,
             other => {
                 if let Some(old) = other {
                     old.guard.remove().await;
@@ -303,6 +303,17 @@ impl DockerSandbox {
 }
 
 impl Live {
+    /// Whether the shim is still there to ask: its connection not closed (a worker container
+    /// that ended while idle, killed from outside, is replaced before a trial is lost to it).
+    fn answers(&self) -> bool {
+        let mut byte = [0u8; 1];
+        // Between trials the shim says nothing: anything but "nothing yet" is a dead worker.
+        matches!(
+            self.shim.get_ref().try_read(&mut byte),
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock
+        ) && self.shim.buffer().is_empty()
+    }
+
     /// Asks the shim to end every process and put the container back; an error says why it
     /// could not (the container must then go).
     async fn reset(&mut self) -> Result<(), String> {
