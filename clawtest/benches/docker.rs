@@ -136,22 +136,25 @@ fn measure(runtime: &tokio::runtime::Runtime, sandbox: &Arc<DockerSandbox>, reus
         });
         throughput as f64 / started.elapsed().as_secs_f64()
     };
-    let cpu_before = cpu(runtime, sandbox);
+    let cpu_start = cpu(runtime, sandbox);
     let single = rate(1);
-    let cpu_after = cpu(runtime, sandbox);
+    let cpu_single = cpu(runtime, sandbox);
     let double = rate(2);
+    let cpu_double = cpu(runtime, sandbox);
     println!(
         "  throughput, {throughput} trials: 1 job {single:.2} trials/s, 2 jobs {double:.2} trials/s = {:.2}× (load {} at the end)",
         double / single,
         load()
     );
     if reuse {
-        let [own, containers] =
-            [0, 1].map(|at| (cpu_after[at] - cpu_before[at]) / throughput as f64 * 1e3);
-        println!(
-            "  CPU a trial (1 job): {:.2} ms = this process {own:.2} ms + the worker containers {containers:.2} ms",
-            own + containers
-        );
+        for (jobs, before, after) in [(1, cpu_start, cpu_single), (2, cpu_single, cpu_double)] {
+            let [own, containers] =
+                [0, 1].map(|at| (after[at] - before[at]) / throughput as f64 * 1e3);
+            println!(
+                "  CPU a trial ({jobs} job(s)): {:.2} ms = this process {own:.2} ms + the worker containers {containers:.2} ms",
+                own + containers
+            );
+        }
     }
     runtime.block_on(sandbox.settle());
 }

@@ -135,16 +135,27 @@ impl Streams {
 
     /// Once the harness's processes are gone: the streams end now, or after a grace if still
     /// held; what they kept.
-    pub(super) async fn finish(self) -> Output {
+    pub(super) async fn finish(mut self) -> Output {
+        // Awaited as they end (not polled: a poll every 20 ms cost a trial in a worker, a few
+        // milliseconds long, up to 20 ms), both within the one grace.
+        let mut stdout = None;
+        let mut stderr = None;
         let _ = tokio::time::timeout(PIPE_GRACE, async {
-            while !self.stdout.is_finished() || !self.stderr.is_finished() {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+            stdout = Some((&mut self.stdout).await);
+            stderr = Some((&mut self.stderr).await);
         })
         .await;
         let _ = self.stop.send(true);
-        let (stdout, stdout_note) = self.stdout.await.unwrap_or_default().finish("stdout");
-        let (stderr, stderr_note) = self.stderr.await.unwrap_or_default().finish("stderr");
+        let stdout = match stdout {
+            Some(ended) => ended,
+            None => self.stdout.await,
+        };
+        let stderr = match stderr {
+            Some(ended) => ended,
+            None => self.stderr.await,
+        };
+        let (stdout, stdout_note) = stdout.unwrap_or_default().finish("stdout");
+        let (stderr, stderr_note) = stderr.unwrap_or_default().finish("stderr");
         Output {
             stdout,
             stderr,
