@@ -80,18 +80,16 @@ impl Pool {
     /// A worker's folder for a trial: an idle worker's, else a new one (its container is made
     /// when the trial's harness first runs). Fresh folders once workers were refused.
     pub(super) fn lend(pool: &Arc<Pool>) -> std::io::Result<TrialFolder> {
-        if pool.refused.lock().is_ok_and(|refused| refused.is_some()) {
+        if held(&pool.refused).is_some() {
             return TrialFolder::fresh();
         }
-        let idle = pool.idle.lock().ok().and_then(|mut idle| idle.pop());
+        let idle = held(&pool.idle).pop();
         let worker = match idle {
             Some(worker) => worker,
             None => Worker::new()?,
         };
         let path = worker.folder.path().to_path_buf();
-        if let Ok(mut lent) = pool.lent.lock() {
-            lent.insert(path.clone(), worker);
-        }
+        held(&pool.lent).insert(path.clone(), worker);
         let lease = Lease {
             pool: Arc::clone(pool),
             path: path.clone(),
@@ -106,7 +104,7 @@ impl Pool {
     /// The worker of lent folder `path`, taken for a run of its harness; `None` for a folder
     /// the pool did not lend.
     pub(super) fn take(&self, path: &Path) -> Option<Slot> {
-        let mut lent = self.lent.lock().ok()?;
+        let mut lent = held(&self.lent);
         let worker = lent.get_mut(path)?;
         Some(Slot {
             live: worker.live.take(),
@@ -115,9 +113,7 @@ impl Pool {
 
     /// The worker's container back, reset, after a run in lent folder `path`.
     pub(super) fn put_back(&self, path: &Path, slot: Slot) {
-        if let Ok(mut lent) = self.lent.lock()
-            && let Some(worker) = lent.get_mut(path)
-        {
+        if let Some(worker) = held(&self.lent).get_mut(path) {
             worker.live = slot.live;
         }
     }
@@ -125,24 +121,18 @@ impl Pool {
     /// The trial has ended: its folder emptied, the worker idle again. A folder that cannot
     /// be emptied goes, with its container.
     fn give_back(&self, path: &Path) {
-        let Some(worker) = self.lent.lock().ok().and_then(|mut lent| lent.remove(path)) else {
+        let Some(worker) = held(&self.lent).remove(path) else {
             return;
         };
-        if empty_worker_folder(worker.folder.path(), &worker.modes).is_ok()
-            && let Ok(mut idle) = self.idle.lock()
-        {
-            idle.push(worker);
+        if empty_worker_folder(worker.folder.path(), &worker.modes).is_ok() {
+            held(&self.idle).push(worker);
         }
         // Otherwise dropped: its container removed (`ContainerGuard`), its folder with it.
     }
 
     /// Removes the idle workers' containers (waiting until they are gone) and folders.
     pub(super) async fn settle(&self) {
-        let idle: Vec<Worker> = self
-            .idle
-            .lock()
-            .map(|mut idle| std::mem::take(&mut *idle))
-            .unwrap_or_default();
+        let idle: Vec<Worker> = std::mem::take(&mut *held(&self.idle));
         let removals = idle
             .into_iter()
             .filter_map(|worker| worker.live)
@@ -151,10 +141,15 @@ impl Pool {
     }
 
     pub(super) fn refuse(&self, why: String) {
-        if let Ok(mut refused) = self.refused.lock() {
-            refused.get_or_insert(why);
-        }
+        held(&self.refused).get_or_insert(why);
     }
+}
+
+/// The pool's lock, even after a panic elsewhere: every change to what it guards is one
+/// statement, never left half done.
+fn held<T>(lock: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    lock.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Worker {
