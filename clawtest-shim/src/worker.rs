@@ -26,6 +26,12 @@ use std::sync::mpsc;
 use crate::reset::{self, Baseline};
 use crate::{HARNESS_DONE, Harness, IN_WORKER, SAID, STOPPING, run_harness};
 
+unsafe extern "C" {
+    fn prctl(option: i32, ...) -> i32;
+}
+
+const PR_SET_DUMPABLE: i32 = 4;
+
 /// What the host asks of the worker.
 #[derive(Debug, PartialEq)]
 enum Request {
@@ -52,6 +58,12 @@ pub(crate) fn run(socket: &str, host_empties: &[String]) -> ! {
     } else {
         Err("the shim is not the container's first process: it cannot end the others".into())
     };
+    // Not dumpable: a harness (the same user) can neither trace the shim nor read its memory,
+    // so it cannot make the shim skip a reset or keep one of its processes alive.
+    // SAFETY: prctl with PR_SET_DUMPABLE takes one integer argument.
+    unsafe {
+        prctl(PR_SET_DUMPABLE, 0);
+    }
     let greeting = match &baseline {
         Ok(_) => "ready\n".to_string(),
         Err(why) => format!("refused {}\n", hex(why.as_bytes())),

@@ -19,6 +19,7 @@ use crate::support::repository;
 
 mod commands;
 mod disk;
+mod worker;
 
 /// The test image: `/reference-agent` and `/clawtest-probe`, nothing else.
 const IMAGE: &str = "clawtest-test-harness:latest";

@@ -12,11 +12,29 @@
 //!   (`fill-0`, …), print `filled`, then never finish (a disk cap must end it);
 //! - `link TARGET NAME`: plant a symbolic link NAME → TARGET (the host must not follow it),
 //!   then print `linked NAME`;
+//! - `leave`: leave things behind for the next trial in the same container: a process in a
+//!   session of its own (`linger`), files named `left-behind` in `/tmp`, `$HOME`, `/dev/shm`,
+//!   `/dev` and the workspace, and a System V shared memory segment; print `left`;
+//! - `look`: print `found …` for each of those things still there, `passed=…` (the
+//!   `CLAWTEST_PASSED` variable), the host name, then `looked`;
 //! - `-c LINE`: LINE split at spaces, as one of the above (installed as `/bin/sh`, the probe
 //!   is the shell a task's `exit_code` command is run with in a FROM scratch image).
 
 use std::net::{SocketAddr, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::time::Duration;
+
+unsafe extern "C" {
+    fn setsid() -> i32;
+    fn shmget(key: i32, size: usize, flags: i32) -> i32;
+}
+
+/// The key of the System V segment `leave` makes.
+const SEGMENT_KEY: i32 = 0x1ef7;
+const IPC_CREAT: i32 = 0o1000;
+
+/// Where `leave` writes a `left-behind` file (`$HOME` added).
+const PLACES: [&str; 4] = ["/tmp", "/dev/shm", "/dev", "."];
 
 fn main() {
     let mut arguments: Vec<String> = std::env::args().skip(1).collect();
@@ -90,11 +108,93 @@ fn main() {
             }
             println!("linked {name}");
         }
+        ["leave"] => leave(),
+        ["linger"] => loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        },
+        ["look"] => look(),
         _ => {
             eprintln!(
-                "usage: clawtest-probe env | connect HOST:PORT | sleep | write FILE TEXT | exit CODE | fill COUNT BYTES | link TARGET NAME | -c LINE"
+                "usage: clawtest-probe env | connect HOST:PORT | sleep | write FILE TEXT | exit CODE | fill COUNT BYTES | link TARGET NAME | leave | look | -c LINE"
             );
             std::process::exit(2);
         }
     }
+}
+
+/// The places `leave` writes to, `$HOME` among them.
+fn places() -> Vec<std::path::PathBuf> {
+    let home = std::env::var("HOME").unwrap_or_default();
+    PLACES
+        .iter()
+        .map(std::path::PathBuf::from)
+        .chain(std::iter::once(std::path::PathBuf::from(home)))
+        .collect()
+}
+
+fn leave() {
+    // SAFETY: setsid in the child between fork and exec only changes its session.
+    let lingering = unsafe {
+        std::process::Command::new("/proc/self/exe")
+            .arg("linger")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .pre_exec(|| {
+                setsid();
+                Ok(())
+            })
+            .spawn()
+    };
+    if let Err(error) = lingering {
+        println!("cannot leave a process: {error}");
+    }
+    for place in places() {
+        // Some are not writable (`/dev` but for root): what can be left is left.
+        let _ = std::fs::write(place.join("left-behind"), "from the trial before");
+    }
+    // SAFETY: shmget only makes a segment.
+    if unsafe { shmget(SEGMENT_KEY, 4096, IPC_CREAT | 0o600) } < 0 {
+        println!(
+            "cannot leave a segment: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    println!("left");
+}
+
+fn look() {
+    for place in places() {
+        let path = place.join("left-behind");
+        if std::fs::symlink_metadata(&path).is_ok() {
+            println!("found {}", path.display());
+        }
+    }
+    let own = std::process::id().to_string();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.parse::<u32>().is_err() || name == "1" || name == own {
+            continue;
+        }
+        let command = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        println!(
+            "found process {name}: {}",
+            String::from_utf8_lossy(&command).replace('\0', " ")
+        );
+    }
+    // SAFETY: shmget without IPC_CREAT only looks the segment up.
+    if unsafe { shmget(SEGMENT_KEY, 0, 0) } >= 0 {
+        println!("found the shared memory segment");
+    }
+    println!(
+        "passed={}",
+        std::env::var("CLAWTEST_PASSED").unwrap_or_default()
+    );
+    println!(
+        "host {}",
+        std::fs::read_to_string("/etc/hostname")
+            .unwrap_or_default()
+            .trim()
+    );
+    println!("looked");
 }

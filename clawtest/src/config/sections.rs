@@ -412,7 +412,7 @@ pub struct ReportConfig {
     pub html: Option<PathBuf>,
 }
 
-/// `[docker]`: limits of each docker-sandbox container.
+/// `[docker]`: limits of each docker-sandbox container, and whether containers are reused.
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DockerConfig {
@@ -425,6 +425,11 @@ pub struct DockerConfig {
     /// The most processes and threads the container may run (default 512; at least 8).
     #[serde(default = "default_pids")]
     pub pids: u32,
+    /// Whether trials run one after another in worker containers kept for the run, with a
+    /// read-only root file system (default true), or each in a container of its own, which
+    /// may write its root file system (false). docs/sandbox.md says what each promises.
+    #[serde(default = "default_reuse")]
+    pub reuse: bool,
 }
 
 impl Default for DockerConfig {
@@ -433,8 +438,13 @@ impl Default for DockerConfig {
             memory_mb: default_memory_mb(),
             cpus: default_cpus(),
             pids: default_pids(),
+            reuse: default_reuse(),
         }
     }
+}
+
+fn default_reuse() -> bool {
+    true
 }
 
 fn default_memory_mb() -> u64 {

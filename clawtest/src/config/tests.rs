@@ -44,7 +44,10 @@ fn docker_keys_parse_and_are_checked() {
     assert_eq!(config.harness.image.as_deref(), Some("agent:1"));
     assert_eq!(config.docker.pids, 64);
     assert_eq!(config.docker.memory_mb, 2048);
+    assert!(config.docker.reuse, "worker containers by default");
     assert_eq!(config.harness_command_in_image().unwrap(), ["/agent"]);
+    let one_shot = parse("[docker]\nreuse = false\n").unwrap();
+    assert!(!one_shot.docker.reuse);
     let error = parse("[run]\nbackend = \"vm\"\n").unwrap_err();
     assert!(error.to_string().contains("vm"), "{error}");
     let error = parse("[harness]\nimage = \"a\"\ndockerfile = \"Dockerfile\"\n").unwrap_err();

@@ -137,6 +137,8 @@ pub(crate) async fn execute_streamed(
     let mut noticed = Noticed::default();
     let verdicts = collect(receiver, &shared, k, reporter, &mut noticed).await;
     while trials.join_next().await.is_some() {}
+    // What the backend kept warm between trials (docker's worker containers) goes now.
+    shared.provisions.sandbox.settle().await;
     let interrupted = interrupt.is_cancelled();
     let (summary, review) = summarize(verdicts, invalid, &shared, k, interrupted, reporter);
     (summary, review, noticed.warnings())

@@ -11,6 +11,7 @@ pub mod commands;
 pub(crate) mod contain;
 pub mod disk;
 pub mod docker;
+pub(crate) mod owner;
 pub(crate) mod process;
 pub mod scratch;
 pub mod select;
@@ -363,6 +364,69 @@ fn hint(program: &str) -> String {
 /// The future a backend returns.
 pub type Running<'a> = Pin<Box<dyn Future<Output = Result<Finished, SandboxError>> + Send + 'a>>;
 
+/// A trial's folder on the host ([`Launch::folder`]): made for the trial and removed after it
+/// ([`TrialFolder::fresh`]), or lent by the backend for the trial's time and given back when
+/// this is dropped (the docker backend's worker containers mount theirs once, and empty it
+/// between trials).
+pub struct TrialFolder {
+    path: PathBuf,
+    sockets: Option<PathBuf>,
+    /// Removes the folder, or gives it back, when dropped.
+    _held: Box<dyn Send + Sync>,
+}
+
+impl TrialFolder {
+    /// A new scratch folder of the trial's own (`scratch::folder`), removed when dropped.
+    pub fn fresh() -> std::io::Result<TrialFolder> {
+        TrialFolder::fresh_in(&std::env::temp_dir())
+    }
+
+    /// A fresh folder in `parent`, removed when dropped.
+    pub fn fresh_in(parent: &std::path::Path) -> std::io::Result<TrialFolder> {
+        let folder = scratch::folder_in("trial", parent)?;
+        Ok(TrialFolder {
+            path: folder.path().to_path_buf(),
+            sockets: None,
+            _held: Box::new(folder),
+        })
+    }
+
+    /// A folder a backend lends: `held` gives it back when dropped; the trial's sockets go
+    /// in `sockets` when the backend names one.
+    pub(crate) fn lent(
+        path: PathBuf,
+        sockets: Option<PathBuf>,
+        held: Box<dyn Send + Sync>,
+    ) -> Self {
+        TrialFolder {
+            path,
+            sockets,
+            _held: held,
+        }
+    }
+
+    /// Where the folder is.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Where the trial's endpoints are to be served on a backend that serves them on Unix
+    /// sockets ([`Endpoints::Sockets`]), when it says (else they get a folder of their own).
+    pub fn sockets(&self) -> Option<&std::path::Path> {
+        self.sockets.as_deref()
+    }
+}
+
+impl std::fmt::Debug for TrialFolder {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("TrialFolder")
+            .field("path", &self.path)
+            .field("sockets", &self.sockets)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A place where a harness runs.
 pub trait Sandbox: Send + Sync {
     /// The backend's name, as `--backend` spells it.
@@ -388,6 +452,18 @@ pub trait Sandbox: Send + Sync {
     /// Runs the harness to completion, the time limit, or `interrupt` being cancelled, then
     /// the launch's checks. Leaves nothing running behind.
     fn run(&self, launch: Launch, interrupt: CancellationToken) -> Running<'_>;
+
+    /// A folder for one trial ([`Launch::folder`], kept for all of a closed loop's rounds):
+    /// a fresh one by default; the docker backend lends one of its worker containers'.
+    fn trial_folder(&self) -> std::io::Result<TrialFolder> {
+        TrialFolder::fresh()
+    }
+
+    /// Lets go of what the backend keeps between trials (the docker backend's worker
+    /// containers, removed before this completes); a run ends with it.
+    fn settle(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(async {})
+    }
 
     /// Where a task's commands run outside a harness run (a feasibility proof, the oracle's
     /// checks): on the host, or in a container of the harness image (`commands`).

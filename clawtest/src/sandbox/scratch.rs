@@ -12,12 +12,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use super::docker::owner::{owner, owner_alive};
+use super::owner::{owner, owner_alive};
 
 /// Every scratch folder's name starts with this.
 const PREFIX: &str = "clawtest-";
 /// The owner marker's file name inside a scratch folder.
-const MARKER: &str = ".clawtest-owner";
+pub(crate) const MARKER: &str = ".clawtest-owner";
 
 /// A new scratch folder `clawtest-<kind>-…`, removed when the guard is dropped. It is the
 /// user's alone (mode 0700): what a harness leaves in a trial's workspace (a setuid binary,

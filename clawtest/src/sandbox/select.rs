@@ -98,7 +98,8 @@ async fn docker_backend(
     };
     let sandbox = DockerSandbox::new(engine, &image, shim, limits)
         .await
-        .map_err(failed)?;
+        .map_err(failed)?
+        .reusing(config.docker.reuse);
     let note = format!(
         "backend: docker ({why}; image {image}, run {})",
         sandbox.run_id()

@@ -173,17 +173,13 @@ async fn answer(
     mcp: Option<&McpServer>,
     prefix: Option<&str>,
 ) -> Response<Full<Bytes>> {
-    let method = req.method().as_str().to_owned();
-    let mut path = req.uri().path().to_owned();
+    let (parts, body) = req.into_parts();
+    let method = parts.method.as_str();
+    let mut path = parts.uri.path();
     if let Some(prefix) = prefix {
         match path.strip_prefix(prefix) {
-            Some(rest) if rest.is_empty() || rest.starts_with('/') => {
-                path = if rest.is_empty() {
-                    "/".into()
-                } else {
-                    rest.to_owned()
-                };
-            }
+            Some("") => path = "/",
+            Some(rest) if rest.starts_with('/') => path = rest,
             _ => {
                 return to_http(ServiceResponse {
                     status: 404,
@@ -194,7 +190,7 @@ async fn answer(
             }
         }
     }
-    let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
+    let body = match Limited::new(body, MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(_) => {
             return to_http(ServiceResponse {
@@ -208,12 +204,12 @@ async fn answer(
     if let Some(mcp) = mcp
         && (path == "/mcp" || path.starts_with("/mcp/"))
     {
-        return to_http(mcp.answer(&method, &body, world));
+        return to_http(mcp.answer(method, &body, world));
     }
     // A poisoned lock still holds a usable world: handle() never leaves it half-updated.
     let response = {
         let mut world = world.lock().unwrap_or_else(|e| e.into_inner());
-        world.handle_serialized(&method, &path, &body)
+        world.handle_serialized(method, path, &body)
     };
     // The call is already in the audit; only the answer waits (the lock is released).
     if let Some(duration) = response.delay {
@@ -233,18 +229,24 @@ fn to_http(resp: ServiceResponse) -> Response<Full<Bytes>> {
 }
 
 fn serialized_to_http(resp: SerializedResponse) -> Response<Full<Bytes>> {
-    let body = resp.body;
-    let mut builder = Response::builder()
-        .status(StatusCode::from_u16(resp.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
-        .header("content-type", "application/json");
+    let mut response = Response::new(Full::new(resp.body));
+    *response.status_mut() =
+        StatusCode::from_u16(resp.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    headers.insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
     for (name, value) in &resp.headers {
-        builder = builder.header(name.as_str(), value.as_str());
+        // The World's own headers (`retry-after`, `allow`): always valid.
+        if let (Ok(name), Ok(value)) = (
+            hyper::header::HeaderName::from_bytes(name.as_bytes()),
+            hyper::header::HeaderValue::from_str(value),
+        ) {
+            headers.append(name, value);
+        }
     }
-    builder.body(Full::new(body)).unwrap_or_else(|_| {
-        let mut fallback = Response::new(Full::new(Bytes::from_static(b"{}")));
-        *fallback.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
-        fallback
-    })
+    response
 }
 
 #[cfg(test)]

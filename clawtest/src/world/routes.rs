@@ -62,8 +62,14 @@ impl World {
         as_text: bool,
     ) -> Answered {
         let path = path.split(['?', '#']).next().unwrap_or("");
-        let method = method.to_ascii_uppercase();
-        if let Some(resp) = self.utility(&method, path) {
+        // HTTP sends methods in upper case: a copy only for one that is not.
+        let method: std::borrow::Cow<str> = if method.bytes().any(|b| b.is_ascii_lowercase()) {
+            method.to_ascii_uppercase().into()
+        } else {
+            method.into()
+        };
+        let method = method.as_ref();
+        if let Some(resp) = self.utility(method, path) {
             return Answered::value(resp, None);
         }
         let prefix = path.trim_start_matches('/').split('/').next().unwrap_or("");
@@ -101,7 +107,7 @@ impl World {
             Ok(v @ Value::Object(_)) => v,
             _ => json!({}),
         };
-        if !route.method.name().eq_ignore_ascii_case(&method) {
+        if !route.method.name().eq_ignore_ascii_case(method) {
             let mut resp = ServiceResponse::json(405, json!({"detail": "Method Not Allowed"}));
             resp.headers
                 .push(("allow".into(), route.method.name().to_owned()));

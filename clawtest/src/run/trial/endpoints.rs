@@ -29,8 +29,12 @@ pub(super) struct Opened {
     sockets: Option<tempfile::TempDir>,
 }
 
-/// Opens the trial's two listeners for `transport`.
-pub(super) async fn open(transport: Transport) -> std::io::Result<Opened> {
+/// Opens the trial's two listeners for `transport`; Unix sockets in `sockets` when the backend
+/// names a folder (its worker container mounts it), else in a folder of their own.
+pub(super) async fn open(
+    transport: Transport,
+    sockets: Option<&std::path::Path>,
+) -> std::io::Result<Opened> {
     match transport {
         Transport::Loopback => {
             let services = TcpListener::bind("127.0.0.1:0").await?;
@@ -49,17 +53,31 @@ pub(super) async fn open(transport: Transport) -> std::io::Result<Opened> {
             })
         }
         Transport::Sockets => {
-            let folder = crate::sandbox::scratch::folder("sockets")?;
-            let services = UnixListener::bind(folder.path().join(SERVICES_SOCKET))?;
-            let gateway = UnixListener::bind(folder.path().join(GATEWAY_SOCKET))?;
+            let (path, owned) = match sockets {
+                Some(path) => (path.to_path_buf(), None),
+                None => {
+                    let folder = crate::sandbox::scratch::folder("sockets")?;
+                    (folder.path().to_path_buf(), Some(folder))
+                }
+            };
+            let bind = |name: &str| {
+                // The trial before, in a lent folder, left its socket there.
+                match std::fs::remove_file(path.join(name)) {
+                    Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(error);
+                    }
+                    _ => {}
+                }
+                UnixListener::bind(path.join(name))
+            };
+            let services = bind(SERVICES_SOCKET)?;
+            let gateway = bind(GATEWAY_SOCKET)?;
             Ok(Opened {
-                endpoints: Endpoints::Sockets {
-                    folder: folder.path().to_path_buf(),
-                },
+                endpoints: Endpoints::Sockets { folder: path },
                 token: None,
                 services: Listener::Unix(services),
                 gateway: Listener::Unix(gateway),
-                sockets: Some(folder),
+                sockets: owned,
             })
         }
     }
@@ -143,7 +161,7 @@ mod tests {
     /// services are told the same.
     #[tokio::test]
     async fn on_loopback_both_endpoints_answer_under_the_trials_one_token() {
-        let opened = open(Transport::Loopback).await.unwrap();
+        let opened = open(Transport::Loopback, None).await.unwrap();
         let token = opened.token.clone().unwrap();
         let Endpoints::Loopback {
             services_url,
@@ -160,7 +178,7 @@ mod tests {
 
     #[tokio::test]
     async fn sockets_need_no_token_and_live_in_their_folder() {
-        let opened = open(Transport::Sockets).await.unwrap();
+        let opened = open(Transport::Sockets, None).await.unwrap();
         assert_eq!(opened.token, None);
         let Endpoints::Sockets { folder } = &opened.endpoints else {
             panic!("{:?}", opened.endpoints);

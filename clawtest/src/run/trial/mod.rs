@@ -24,7 +24,7 @@ use crate::llm::AnswerSource;
 use crate::llm::gateway::{Gateway, TrialValues};
 use crate::report::events::TrialOutcome;
 use crate::run::plan::{Provisions, TrialPlan};
-use crate::sandbox::{Endpoints, ServicesSeen};
+use crate::sandbox::{Endpoints, ServicesSeen, TrialFolder};
 use crate::surfaces::mcp::McpServer;
 use crate::trajectory::Trajectory;
 use crate::world::{FaultPlan, World, WorldOptions};
@@ -96,7 +96,7 @@ pub(crate) async fn run(
 /// What a trial needs before its harness starts: its World, its folder and its endpoints.
 struct Ready {
     world: Arc<Mutex<World>>,
-    folder: tempfile::TempDir,
+    folder: TrialFolder,
     opened: Opened,
 }
 
@@ -116,20 +116,20 @@ async fn prepare(plan: &TrialPlan, trial: u32, provisions: &Provisions) -> Resul
         world_options(plan, trial, &provisions.harness.limits),
     )
     .map_err(|error| format!("could not build the services of the task: {error}"))?;
-    let opened = endpoints::open(provisions.sandbox.kind().transport())
+    // Kept from one round of a closed loop to the next, removed (or given back to the
+    // backend) when the trial ends. On the host, in memory when it can be
+    // (`scratch::trial_parent`); a container's is the backend's (a worker's, lent), never in
+    // the host's memory file system (a docker engine may not share it).
+    let folder = match provisions.sandbox.kind() {
+        crate::sandbox::BackendKind::Host => crate::sandbox::TrialFolder::fresh_in(
+            &crate::sandbox::scratch::trial_parent(provisions.harness.limits.workspace_disk_bytes),
+        ),
+        crate::sandbox::BackendKind::Container => provisions.sandbox.trial_folder(),
+    }
+    .map_err(|error| format!("could not make the trial's folder: {error}"))?;
+    let opened = endpoints::open(provisions.sandbox.kind().transport(), folder.sockets())
         .await
         .map_err(|error| format!("could not open the trial's endpoints: {error}"))?;
-    // Kept from one round of a closed loop to the next, removed when the trial ends; in memory
-    // on the host when it can be (`scratch::trial_parent`), never where a container mounts it
-    // from (a docker engine may not share the host's memory file system).
-    let parent = match provisions.sandbox.kind() {
-        crate::sandbox::BackendKind::Host => {
-            crate::sandbox::scratch::trial_parent(provisions.harness.limits.workspace_disk_bytes)
-        }
-        crate::sandbox::BackendKind::Container => std::env::temp_dir(),
-    };
-    let folder = crate::sandbox::scratch::folder_in("trial", &parent)
-        .map_err(|error| format!("could not make the trial's folder: {error}"))?;
     Ok(Ready {
         world: Arc::new(Mutex::new(world)),
         folder,

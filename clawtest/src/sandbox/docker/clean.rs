@@ -9,8 +9,8 @@ use bollard::models::ContainerSummary;
 use bollard::query_parameters::ListContainersOptionsBuilder;
 
 use super::container::remove_container;
-use super::owner::owner_alive;
 use super::{DockerError, OWNER_LABEL, RUN_LABEL};
+use crate::sandbox::owner::owner_alive;
 
 /// Removes every container carrying `label` (`name` or `name=value`); returns how many.
 pub(crate) async fn remove_labelled(docker: &Docker, label: &str) -> Result<usize, DockerError> {

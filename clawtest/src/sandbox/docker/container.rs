@@ -13,12 +13,12 @@ use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits};
 use bollard::query_parameters::{RemoveContainerOptionsBuilder, WaitContainerOptionsBuilder};
 use futures_util::StreamExt;
 
-use super::owner::owner;
 use super::{
     CONTROL_MOUNT, CONTROL_SOCKET, DockerSandbox, GATEWAY_PORT, HOME_MOUNT, OWNER_LABEL, RUN_LABEL,
     SERVICES_PORT, SESSION_MOUNT, SHIM_MOUNT, SOCKETS_MOUNT, STDERR_SOCKET, STDOUT_SOCKET,
-    TASK_LABEL, TRIAL_LABEL, WORKSPACE_MOUNT,
+    TASK_LABEL, TRIAL_LABEL, WORKER_LABEL, WORKER_SOCKET, WORKSPACE_MOUNT,
 };
+use crate::sandbox::owner::owner;
 use crate::sandbox::{GATEWAY_SOCKET, Launch, SERVICES_SOCKET};
 
 /// Resource limits of each container.
@@ -127,57 +127,119 @@ impl DockerSandbox {
             (TRIAL_LABEL.to_string(), launch.trial.to_string()),
             (OWNER_LABEL.to_string(), owner()),
         ]);
-        let memory =
-            i64::try_from(self.limits.memory_mb.saturating_mul(1 << 20)).unwrap_or(i64::MAX);
-        let disk_cap = i64::try_from(launch.limits.workspace_disk_bytes).unwrap_or(i64::MAX);
+        let binds = vec![
+            format!("{}:{CONTROL_MOUNT}:ro", control.display()),
+            // Read-only: connecting to a socket needs no write access, and nothing
+            // the host reads back lives here for the harness to replace.
+            format!("{}:{SOCKETS_MOUNT}:ro", sockets.display()),
+            format!("{}:{WORKSPACE_MOUNT}", workspace.display()),
+            format!("{}:{SHIM_MOUNT}:ro", self.shim.display()),
+        ]
+        .into_iter()
+        .chain(kept_folders(launch))
+        .collect();
+        ContainerCreateBody {
+            env: Some(environment.to_vec()),
+            cmd: Some(command),
+            labels: Some(labels),
+            host_config: Some(self.host_config(binds, launch.limits.workspace_disk_bytes)),
+            ..self.body_of_every_container()
+        }
+    }
+
+    /// What a worker container (`worker`) is created with: the shim waiting for trials on the
+    /// worker socket, the worker folder's parts mounted where a trial's are, no variable but
+    /// the image's (each trial's are given to its harness), and a read-only root file system,
+    /// so that what a trial can write is what the worker puts back.
+    pub(super) fn worker_body(
+        &self,
+        folder: &Path,
+        name: &str,
+        disk_cap: u64,
+    ) -> ContainerCreateBody {
+        let socket = |name: &str| format!("{SOCKETS_MOUNT}/{name}");
+        let command = vec![
+            "--forward".to_string(),
+            format!("{SERVICES_PORT}={}", socket(SERVICES_SOCKET)),
+            "--forward".into(),
+            format!("{GATEWAY_PORT}={}", socket(GATEWAY_SOCKET)),
+            "--worker".into(),
+            socket(WORKER_SOCKET),
+            "--host-empties".into(),
+            WORKSPACE_MOUNT.into(),
+            "--host-empties".into(),
+            HOME_MOUNT.into(),
+        ];
+        let labels = HashMap::from([
+            (RUN_LABEL.to_string(), self.run_id.clone()),
+            (WORKER_LABEL.to_string(), name.to_string()),
+            (OWNER_LABEL.to_string(), owner()),
+        ]);
+        let binds = vec![
+            format!("{}:{CONTROL_MOUNT}:ro", folder.join("clawtest").display()),
+            format!("{}:{SOCKETS_MOUNT}:ro", folder.join("sockets").display()),
+            format!("{}:{WORKSPACE_MOUNT}", folder.join("workspace").display()),
+            format!("{}:{HOME_MOUNT}", folder.join("home").display()),
+            format!("{}:{SHIM_MOUNT}:ro", self.shim.display()),
+        ];
+        let mut host_config = self.host_config(binds, disk_cap);
+        host_config.readonly_rootfs = Some(true);
+        // The shim must be the container's first process: it ends every other between
+        // trials (`kill(-1)`) and reaps the orphans. An engine configured to add an init would
+        // make it the second; the shim then refuses to serve as a worker.
+        host_config.init = Some(false);
+        ContainerCreateBody {
+            cmd: Some(command),
+            labels: Some(labels),
+            host_config: Some(host_config),
+            ..self.body_of_every_container()
+        }
+    }
+
+    /// What every container of the harness image has: the shim as its entrypoint, the
+    /// workspace as its working folder, the host's user, no network.
+    fn body_of_every_container(&self) -> ContainerCreateBody {
         let user = rustix::process::getuid().as_raw();
         let group = rustix::process::getgid().as_raw();
         ContainerCreateBody {
             image: Some(self.image.clone()),
             entrypoint: Some(vec![SHIM_MOUNT.to_string()]),
-            cmd: Some(command),
-            env: Some(environment.to_vec()),
             working_dir: Some(WORKSPACE_MOUNT.into()),
             // The host's user, so the workspace stays the host's to read and delete.
             user: Some(format!("{user}:{group}")),
-            labels: Some(labels),
             network_disabled: Some(true),
-            host_config: Some(HostConfig {
-                binds: Some(
-                    vec![
-                        format!("{}:{CONTROL_MOUNT}:ro", control.display()),
-                        // Read-only: connecting to a socket needs no write access, and nothing
-                        // the host reads back lives here for the harness to replace.
-                        format!("{}:{SOCKETS_MOUNT}:ro", sockets.display()),
-                        format!("{}:{WORKSPACE_MOUNT}", workspace.display()),
-                        format!("{}:{SHIM_MOUNT}:ro", self.shim.display()),
-                    ]
-                    .into_iter()
-                    .chain(kept_folders(launch))
-                    .collect(),
-                ),
-                network_mode: Some("none".into()),
-                cap_drop: Some(vec!["ALL".into()]),
-                security_opt: Some(vec!["no-new-privileges".into()]),
-                memory: Some(memory),
-                memory_swap: Some(memory),
-                nano_cpus: Some((self.limits.cpus * 1e9) as i64),
-                pids_limit: Some(i64::from(self.limits.pids)),
-                // One file past the trial's disk cap fails (SIGXFSZ); the host measures the
-                // whole workspace (`sandbox::disk`).
-                ulimits: Some(vec![ResourcesUlimits {
-                    name: Some("fsize".into()),
-                    soft: Some(disk_cap),
-                    hard: Some(disk_cap),
-                }]),
-                tmpfs: Some(HashMap::from([(
-                    "/tmp".to_string(),
-                    "rw,nosuid,nodev,size=256m".to_string(),
-                )])),
-                auto_remove: Some(true),
-                ..HostConfig::default()
-            }),
             ..ContainerCreateBody::default()
+        }
+    }
+
+    /// The limits and isolation every container has, with `binds` mounted and one file capped
+    /// at `disk_cap` bytes.
+    fn host_config(&self, binds: Vec<String>, disk_cap: u64) -> HostConfig {
+        let memory =
+            i64::try_from(self.limits.memory_mb.saturating_mul(1 << 20)).unwrap_or(i64::MAX);
+        let disk_cap = i64::try_from(disk_cap).unwrap_or(i64::MAX);
+        HostConfig {
+            binds: Some(binds),
+            network_mode: Some("none".into()),
+            cap_drop: Some(vec!["ALL".into()]),
+            security_opt: Some(vec!["no-new-privileges".into()]),
+            memory: Some(memory),
+            memory_swap: Some(memory),
+            nano_cpus: Some((self.limits.cpus * 1e9) as i64),
+            pids_limit: Some(i64::from(self.limits.pids)),
+            // One file past the trial's disk cap fails (SIGXFSZ); the host measures the
+            // whole workspace (`sandbox::disk`).
+            ulimits: Some(vec![ResourcesUlimits {
+                name: Some("fsize".into()),
+                soft: Some(disk_cap),
+                hard: Some(disk_cap),
+            }]),
+            tmpfs: Some(HashMap::from([(
+                "/tmp".to_string(),
+                "rw,nosuid,nodev,size=256m".to_string(),
+            )])),
+            auto_remove: Some(true),
+            ..HostConfig::default()
         }
     }
 }

@@ -22,10 +22,12 @@ mod clean;
 mod commands;
 mod container;
 mod engine;
+mod folder;
 pub mod image;
-pub(crate) mod owner;
+mod pool;
 pub mod shim;
 mod trial;
+mod worker;
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -36,7 +38,7 @@ use std::sync::{Arc, Mutex};
 use bollard::Docker;
 use tokio_util::sync::CancellationToken;
 
-use super::{BackendKind, Endpoints, Launch, Running, Sandbox, ServicesSeen};
+use super::{BackendKind, Endpoints, Launch, Running, Sandbox, ServicesSeen, TrialFolder};
 
 pub(crate) use clean::remove_labelled;
 pub use clean::{clean, containers_labelled};
@@ -53,6 +55,8 @@ pub const TRIAL_LABEL: &str = "clawtest.trial";
 /// Label holding `<host name>/<process id>` of the clawtest process that owns the container,
 /// so that `clean` leaves the containers of runs still in progress alone.
 pub const OWNER_LABEL: &str = "clawtest.owner";
+/// Label holding a worker container's name within its run (`worker`).
+pub const WORKER_LABEL: &str = "clawtest.worker";
 
 /// The services port of the sandbox contract, inside the container.
 pub const SERVICES_PORT: u16 = 9100;
@@ -76,6 +80,8 @@ const CONTROL_SOCKET: &str = "control.sock";
 /// the harness's stdout and stderr.
 const STDOUT_SOCKET: &str = "stdout.sock";
 const STDERR_SOCKET: &str = "stderr.sock";
+/// Where a worker container's shim asks for its trials (`worker`).
+const WORKER_SOCKET: &str = "worker.sock";
 
 /// Runs harnesses in containers of one image.
 pub struct DockerSandbox {
@@ -86,6 +92,10 @@ pub struct DockerSandbox {
     limits: ResourceLimits,
     /// Containers of this run not yet removed, for [`Sandbox::abort`].
     live: Arc<Mutex<HashSet<String>>>,
+    /// Whether trials run in worker containers kept for the run (`[docker] reuse`).
+    reuse: bool,
+    /// The worker containers and their folders.
+    pool: Arc<pool::Pool>,
 }
 
 impl DockerSandbox {
@@ -104,7 +114,16 @@ impl DockerSandbox {
             run_id: new_run_id(),
             limits,
             live: Arc::new(Mutex::new(HashSet::new())),
+            reuse: true,
+            pool: Arc::default(),
         })
+    }
+
+    /// Whether trials run in worker containers kept for the run (the default), or each in a
+    /// container of its own (`[docker] reuse = false`). docs/sandbox.md says when each is used.
+    pub fn reusing(mut self, reuse: bool) -> DockerSandbox {
+        self.reuse = reuse;
+        self
     }
 
     /// This run's id (the value of [`RUN_LABEL`] on its containers).
@@ -149,7 +168,30 @@ impl Sandbox for DockerSandbox {
     }
 
     fn run(&self, launch: Launch, interrupt: CancellationToken) -> Running<'_> {
-        Box::pin(self.run_trial(launch, interrupt))
+        Box::pin(async move {
+            match self.pool.take(&launch.folder) {
+                // A kept session's harness lives across rounds: a container of its own, in the
+                // lent folder.
+                Some(slot) if crate::sandbox::keeps_session(&launch) => {
+                    self.pool.put_back(&launch.folder, slot);
+                    self.run_trial(launch, interrupt).await
+                }
+                Some(slot) => self.run_in_worker(slot, launch, interrupt).await,
+                None => self.run_trial(launch, interrupt).await,
+            }
+        })
+    }
+
+    fn trial_folder(&self) -> std::io::Result<TrialFolder> {
+        if self.reuse {
+            pool::Pool::lend(&self.pool)
+        } else {
+            TrialFolder::fresh()
+        }
+    }
+
+    fn settle(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(self.pool.settle())
     }
 
     fn command_container(&self) -> Option<ContainerCommands> {

@@ -1,9 +1,11 @@
 //! Where the docker backend gets the static `clawtest-shim` it bind-mounts into every
 //! container. `CLAWTEST_SHIM` names a prebuilt one; otherwise the shim is built from this
-//! source tree with `cargo build --target <host triple>` and `-C target-feature=+crt-static`
-//! into the usual target folder (the `--target` subfolder keeps these artifacts apart from
-//! the ordinary build, so neither invalidates the other). Cargo makes the build a no-op
-//! once it is up to date.
+//! source tree with `cargo build --release --target <host triple>` and `-C
+//! target-feature=+crt-static` into the usual target folder (the `--target` subfolder keeps
+//! these artifacts apart from the ordinary build, so neither invalidates the other). Cargo
+//! makes the build a no-op once it is up to date. Optimized: in a worker container the shim
+//! resets the container after every trial, a part of each trial's cost (std only, so the
+//! release build takes seconds).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,7 +21,7 @@ pub enum ShimError {
     Missing(PathBuf),
     /// The source tree to build the shim from is not there; holds where it was expected.
     #[error(
-        "the clawtest source tree ({}) is not here to build the static shim from; build it with `RUSTFLAGS='-C target-feature=+crt-static' cargo build --target {} -p clawtest-shim` and set {SHIM_VARIABLE} to the binary",
+        "the clawtest source tree ({}) is not here to build the static shim from; build it with `RUSTFLAGS='-C target-feature=+crt-static' cargo build --release --target {} -p clawtest-shim` and set {SHIM_VARIABLE} to the binary",
         .0.display(), host_triple()
     )]
     NoSource(PathBuf),
@@ -51,12 +53,21 @@ pub(crate) fn locate() -> Result<PathBuf, ShimError> {
             Err(ShimError::Missing(path))
         };
     }
-    Ok(build_static(&["clawtest-shim"])?.join("clawtest-shim"))
+    Ok(build_static_optimized(&["clawtest-shim"])?.join("clawtest-shim"))
 }
 
 /// Builds `packages` of the clawtest workspace as static binaries for the host triple and
 /// returns the folder holding them (tests also use it for the reference agent and the probe).
 pub fn build_static(packages: &[&str]) -> Result<PathBuf, ShimError> {
+    build(packages, false)
+}
+
+/// [`build_static`] with the release profile (what a run mounts, and the benchmark).
+pub fn build_static_optimized(packages: &[&str]) -> Result<PathBuf, ShimError> {
+    build(packages, true)
+}
+
+fn build(packages: &[&str], release: bool) -> Result<PathBuf, ShimError> {
     let workspace = source_workspace();
     if !workspace.join("clawtest-shim").join("Cargo.toml").is_file() {
         return Err(ShimError::NoSource(workspace));
@@ -71,6 +82,7 @@ pub fn build_static(packages: &[&str]) -> Result<PathBuf, ShimError> {
     command
         .current_dir(&workspace)
         .args(["build", "--quiet", "--target", &triple])
+        .args(release.then_some("--release"))
         .arg("--target-dir")
         .arg(&target)
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
@@ -86,5 +98,7 @@ pub fn build_static(packages: &[&str]) -> Result<PathBuf, ShimError> {
             String::from_utf8_lossy(&output.stderr).trim().to_string(),
         ));
     }
-    Ok(target.join(triple).join("debug"))
+    Ok(target
+        .join(triple)
+        .join(if release { "release" } else { "debug" }))
 }

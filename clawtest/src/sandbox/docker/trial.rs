@@ -20,99 +20,52 @@ use bollard::query_parameters::{
 use futures_util::{Stream, StreamExt};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::UnixListener;
-use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::container::{ContainerGuard, container_name, environment};
-use super::{
-    CONTROL_SOCKET, DockerSandbox, HOME_MOUNT, STDERR_SOCKET, STDOUT_SOCKET, WORKSPACE_MOUNT,
+use super::folder::{
+    Streams, Supervised, finished, lay_out_folder, prepare_error, remove_stale, socket_folder,
 };
-use crate::sandbox::capture::{self, Tail, read_tail};
-use crate::sandbox::disk::{DiskFull, DiskWatch};
-use crate::sandbox::process::PIPE_GRACE;
+use super::{CONTROL_SOCKET, DockerSandbox, WORKSPACE_MOUNT};
+use crate::sandbox::capture::{self, Tail};
+use crate::sandbox::disk::DiskWatch;
 use crate::sandbox::session::{Answered, Rounds};
-use crate::sandbox::{CheckCommand, CheckOutcome, Endpoints, Finished, Launch, SandboxError};
+use crate::sandbox::{CheckCommand, CheckOutcome, Finished, Launch, SandboxError};
 use crate::trajectory::HarnessExit;
 
 /// Time a harness gets to stop after SIGTERM when a run is interrupted.
-const STOP_GRACE_SECONDS: i32 = 2;
+pub(super) const STOP_GRACE_SECONDS: i32 = 2;
 /// How much longer than the trial's limit the host waits for the shim's report (container
 /// start-up, a shim that cannot report).
-const REPORT_GRACE: Duration = Duration::from_secs(30);
+pub(super) const REPORT_GRACE: Duration = Duration::from_secs(30);
 
 /// A failed engine call, in words, as the trial's error.
-fn docker_error(context: &str, error: impl std::fmt::Display) -> SandboxError {
+pub(super) fn docker_error(context: &str, error: impl std::fmt::Display) -> SandboxError {
     SandboxError::Docker {
         message: format!("{context}: {error}"),
     }
 }
 
-/// The per-trial folder could not be prepared.
-fn prepare_error(error: std::io::Error) -> SandboxError {
-    SandboxError::Prepare {
-        message: error.to_string(),
-    }
-}
-
 impl DockerSandbox {
-    /// Runs one trial: see the module documentation.
+    /// Runs one trial in a container of its own: see the module documentation.
     pub(super) async fn run_trial(
         &self,
         launch: Launch,
         interrupt: CancellationToken,
     ) -> Result<Finished, SandboxError> {
-        let Endpoints::Sockets { folder: sockets } = &launch.endpoints else {
-            return Err(SandboxError::Prepare {
-                message: "the docker backend needs the trial served on Unix sockets".into(),
-            });
-        };
+        let sockets = socket_folder(&launch)?;
         let folder = launch.folder.clone();
-        let control = folder.join("clawtest");
-        let workspace = folder.join("workspace");
-        let home = folder.join("home");
-        let session = folder.join(crate::sandbox::session::SESSION_FOLDER);
-        for path in [&control, &workspace, &home, &control.join("sockets")] {
-            std::fs::create_dir_all(path).map_err(prepare_error)?;
-        }
-        if crate::sandbox::keeps_session(&launch) {
-            std::fs::create_dir_all(&session).map_err(prepare_error)?;
-        }
-        crate::sandbox::lay_out(&launch, &control, &workspace)?;
-        crate::sandbox::write_harness_files(
-            &launch,
-            &crate::config::TemplateValues {
-                services_url: &format!("http://127.0.0.1:{}", super::SERVICES_PORT),
-                gateway_url: &format!("http://127.0.0.1:{}", super::GATEWAY_PORT),
-                model: launch.setup.model.as_deref().unwrap_or_default(),
-                workspace: WORKSPACE_MOUNT,
-                home: HOME_MOUNT,
-            },
-            &workspace,
-            &home,
-        )?;
-        // A follow-up round binds the sockets the round before it left behind.
-        for name in [CONTROL_SOCKET, STDOUT_SOCKET, STDERR_SOCKET] {
-            match std::fs::remove_file(sockets.join(name)) {
-                Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(prepare_error(error));
-                }
-                _ => {}
-            }
-        }
+        lay_out_folder(&launch)?;
+        // A follow-up round binds the socket the round before it left behind.
+        remove_stale(&sockets.join(CONTROL_SOCKET))?;
         let control_listener =
             UnixListener::bind(sockets.join(CONTROL_SOCKET)).map_err(prepare_error)?;
-        let cap = launch.limits.output_bytes;
-        let (stop_streams, streams_stopped) = watch::channel(false);
-        let streams = [STDOUT_SOCKET, STDERR_SOCKET].map(|name| {
-            UnixListener::bind(sockets.join(name))
-                .map(|listener| tokio::spawn(read_stream(listener, cap, streams_stopped.clone())))
-                .map_err(prepare_error)
-        });
-        let [stdout_reader, stderr_reader] = streams;
-        let (stdout_reader, stderr_reader) = (stdout_reader?, stderr_reader?);
+        let streams = Streams::open(&sockets, launch.limits.output_bytes)?;
 
         let environment = environment(&launch);
-        let body = self.container_body(&launch, &control, sockets, &workspace, &environment);
+        let control = folder.join("clawtest");
+        let workspace = folder.join("workspace");
+        let body = self.container_body(&launch, &control, &sockets, &workspace, &environment);
         let name = container_name(&self.run_id, &launch.task_id, launch.trial);
         let created = self
             .docker
@@ -122,15 +75,7 @@ impl DockerSandbox {
             )
             .await
             .map_err(|error| docker_error("creating the container", error))?;
-        if let Ok(mut live) = self.live.lock() {
-            live.insert(created.id.clone());
-        }
-        let guard = ContainerGuard {
-            docker: self.docker.clone(),
-            id: created.id.clone(),
-            live: Arc::clone(&self.live),
-            removed: false,
-        };
+        let guard = self.guard(created.id);
         // The workspace is a bind mount of the trial's folder: measured here, on the host.
         let disk = DiskWatch::start(folder.clone(), launch.limits.workspace_disk_bytes);
         let outcome = self
@@ -152,44 +97,21 @@ impl DockerSandbox {
         }
         guard.remove().await;
         // The container is gone: its streams end now, or after a grace if still held.
-        let _ = tokio::time::timeout(PIPE_GRACE, async {
-            while !stdout_reader.is_finished() || !stderr_reader.is_finished() {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        })
-        .await;
-        let _ = stop_streams.send(true);
-        let (stdout, stdout_note) = stdout_reader.await.unwrap_or_default().finish("stdout");
-        let (mut stderr, stderr_note) = stderr_reader.await.unwrap_or_default().finish("stderr");
-        let Supervised {
-            exit,
-            shim_said,
-            checks,
-            duration,
-            disk_full,
-        } = outcome?;
-        // What the shim itself said (e.g. a port it could not forward) goes with stderr.
-        stderr.push_str(&shim_said);
-        let mut limits_reached: Vec<String> = stdout_note.into_iter().chain(stderr_note).collect();
-        limits_reached.extend(disk_full.as_ref().map(DiskFull::note));
-        let output_file = capture::read_output_file(
-            &workspace,
-            launch.limits.output_file_bytes,
-            &mut limits_reached,
-        );
-        let workspace = capture::snapshot(&workspace, &launch.limits, &mut limits_reached)
-            .map_err(prepare_error)?;
-        Ok(Finished {
-            exit,
-            stdout,
-            stderr,
-            output_file,
-            workspace,
-            duration,
-            checks,
-            limits_reached,
-            disk_full,
-        })
+        let streams = streams.finish().await;
+        finished(&launch, outcome?, streams)
+    }
+
+    /// A guard that removes container `id` (and counts it live until then).
+    pub(super) fn guard(&self, id: String) -> ContainerGuard {
+        if let Ok(mut live) = self.live.lock() {
+            live.insert(id.clone());
+        }
+        ContainerGuard {
+            docker: self.docker.clone(),
+            id,
+            live: Arc::clone(&self.live),
+            removed: false,
+        }
     }
 
     /// Starts the container, waits for the shim's report (or the trial folder's disk cap,
@@ -231,19 +153,8 @@ impl DockerSandbox {
             tokio::select! {
                 report = &mut report => break Some(report.map_err(prepare_error)?),
                 () = disk.passed() => {
-                    let options = KillContainerOptionsBuilder::default().signal("SIGKILL").build();
-                    let _ = self.docker.kill_container(id, Some(options)).await;
-                    return Ok(Supervised {
-                        exit: HarnessExit {
-                            code: None,
-                            timed_out: false,
-                            signal: Some(rustix::process::Signal::KILL.as_raw()),
-                        },
-                        shim_said: String::new(),
-                        checks: Vec::new(),
-                        duration: started.elapsed(),
-                        disk_full: disk.finish(None),
-                    });
+                    self.kill(id).await;
+                    return Ok(Supervised::stopped_at_disk_cap(started.elapsed(), disk.finish(None)));
                 }
                 () = tokio::time::sleep_until(deadline) => break None,
                 () = interrupt.cancelled() => return Err(SandboxError::Interrupted),
@@ -296,13 +207,11 @@ impl DockerSandbox {
         };
         let disk_full = disk.finish(exit.signal);
         let cap = launch.limits.output_bytes;
-        let mut checks = Vec::with_capacity(launch.checks.len());
         // A trial past its disk cap is an error: its checks would grade nothing.
-        if disk_full.is_none() {
-            for check in &launch.checks {
-                checks.push(self.exec(id, check, environment, cap, interrupt).await?);
-            }
-        }
+        let checks = match disk_full {
+            None => self.checks(id, launch, environment, interrupt).await?,
+            Some(_) => Vec::new(),
+        };
         let (_, shim_said) = self.logs(id, cap).await;
         Ok(Supervised {
             exit,
@@ -325,19 +234,9 @@ impl DockerSandbox {
         let mut notes = Vec::new();
         let answer = rounds.answer(limits.output_file_bytes, &mut notes);
         let duration = round.started.elapsed();
-        let mut checks = Vec::with_capacity(round.launch.checks.len());
-        for check in &round.launch.checks {
-            checks.push(
-                self.exec(
-                    round.id,
-                    check,
-                    round.environment,
-                    limits.output_bytes,
-                    interrupt,
-                )
-                .await?,
-            );
-        }
+        let checks = self
+            .checks(round.id, round.launch, round.environment, interrupt)
+            .await?;
         let workspace = round.launch.folder.join("workspace");
         let workspace = capture::snapshot(&workspace, limits, &mut notes).map_err(prepare_error)?;
         let answered = Answered {
@@ -359,8 +258,40 @@ impl DockerSandbox {
         collect(self.docker.logs(id, Some(options)), cap).await
     }
 
+    /// Runs the launch's checks, one after another, as execs in container `id`.
+    pub(super) async fn checks(
+        &self,
+        id: &str,
+        launch: &Launch,
+        environment: &[String],
+        interrupt: &CancellationToken,
+    ) -> Result<Vec<CheckOutcome>, SandboxError> {
+        let mut checks = Vec::with_capacity(launch.checks.len());
+        for check in &launch.checks {
+            let outcome = self
+                .exec(
+                    id,
+                    check,
+                    environment,
+                    launch.limits.output_bytes,
+                    interrupt,
+                )
+                .await?;
+            checks.push(outcome);
+        }
+        Ok(checks)
+    }
+
+    /// Kills container `id` at once (SIGKILL): the trial's folder passed its disk cap.
+    pub(super) async fn kill(&self, id: &str) {
+        let options = KillContainerOptionsBuilder::default()
+            .signal("SIGKILL")
+            .build();
+        let _ = self.docker.kill_container(id, Some(options)).await;
+    }
+
     /// Runs one check as an exec in the container.
-    async fn exec(
+    pub(super) async fn exec(
         &self,
         id: &str,
         check: &CheckCommand,
@@ -445,16 +376,6 @@ struct RoundInContainer<'a> {
     started: Instant,
 }
 
-/// How the harness's container ran: its exit, what the shim said, the checks' outcomes, how
-/// long it ran, and whether it passed its disk cap.
-struct Supervised {
-    exit: HarnessExit,
-    shim_said: String,
-    checks: Vec<CheckOutcome>,
-    duration: Duration,
-    disk_full: Option<DiskFull>,
-}
-
 /// A container's or exec's output streams, stdout and stderr, the tail of each kept.
 async fn collect(
     stream: impl Stream<Item = Result<LogOutput, bollard::errors::Error>>,
@@ -473,22 +394,8 @@ async fn collect(
     (stdout.finish("stdout").0, stderr.finish("stderr").0)
 }
 
-/// One of the harness's streams: the first connection on `listener` (the shim's, made before
-/// the harness starts), read to its end or until `stop` turns true, its tail kept.
-async fn read_stream(listener: UnixListener, cap: usize, mut stop: watch::Receiver<bool>) -> Tail {
-    let stopped = async move {
-        let _ = stop.wait_for(|stop| *stop).await;
-    };
-    tokio::pin!(stopped);
-    let connection = tokio::select! {
-        accepted = listener.accept() => accepted.ok().map(|(stream, _)| stream),
-        () = &mut stopped => None,
-    };
-    read_tail(connection, cap, stopped).await
-}
-
 /// Reads the shim's one-line report.
-fn parse_report(line: &str, command: &[String]) -> Result<HarnessExit, SandboxError> {
+pub(super) fn parse_report(line: &str, command: &[String]) -> Result<HarnessExit, SandboxError> {
     let line = line.trim();
     let (kind, rest) = line.split_once(' ').unwrap_or((line, ""));
     match kind {

@@ -1,6 +1,6 @@
-//! Who owns a container: the host and the process that created it, written in its
-//! [`super::OWNER_LABEL`], and whether that process is still alive (so `clean` spares the
-//! containers of runs in progress).
+//! Who owns a container or a scratch folder: the host and the process that created it,
+//! written in its [`super::docker::OWNER_LABEL`] or its owner marker (`scratch`), and whether
+//! that process is still alive (so `clean` spares what runs in progress hold).
 
 /// This host's name (uname's node name, what gethostname reads).
 fn host_name() -> String {
@@ -10,7 +10,8 @@ fn host_name() -> String {
         .into_owned()
 }
 
-/// The value of [`super::OWNER_LABEL`] for containers this process creates.
+/// The value of [`super::docker::OWNER_LABEL`] (and of the owner marker) for what this
+/// process creates.
 pub(crate) fn owner() -> String {
     format!("{}/{}", host_name(), std::process::id())
 }
