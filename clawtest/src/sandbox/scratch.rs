@@ -76,10 +76,15 @@ fn memory_free(folder: &Path) -> Option<u64> {
     })
 }
 
-/// The folders scratch folders may be in: the system's temporary folder, and the memory file
-/// system when there is one (for `cargo clawtest clean`).
+/// The folders scratch folders may be in (for `cargo clawtest clean`): the system's temporary
+/// folder, and the memory file system when there is one and `TMPDIR` is unset (with `TMPDIR`
+/// set, no trial folder goes there: [`trial_parent`]; a clean of one `TMPDIR` leaves other
+/// runs' folders alone).
 pub fn parents() -> Vec<PathBuf> {
     let mut parents = vec![std::env::temp_dir()];
+    if std::env::var_os("TMPDIR").is_some() {
+        return parents;
+    }
     if memory_free(Path::new(MEMORY)).is_some() && !parents.iter().any(|known| known == MEMORY) {
         parents.push(PathBuf::from(MEMORY));
     }
