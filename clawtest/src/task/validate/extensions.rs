@@ -237,94 +237,75 @@ pub(super) fn validate_feedback(
                         .with_help("e.g. `messages: [\"Also CC the team lead.\"]`"),
                 ),
             },
-            "persona" => match json.as_str() {
-                Some(text) if !text.trim().is_empty() => feedback.persona = Some(text.to_string()),
-                _ => findings.error(Problem::new(
-                    field,
+            "persona" => {
+                feedback.persona = named(
+                    &json,
+                    (field.as_str(), value),
                     "expected non-empty text describing the simulated user",
-                    at(value),
-                )),
-            },
-            "simulator" => match json.as_str() {
-                Some("template") => feedback.simulator = SimulatorKind::Template,
-                Some("llm") => feedback.simulator = SimulatorKind::Llm,
-                _ => findings.error(
-                    Problem::new(
-                        field,
-                        format!("must be `template` or `llm`, found {json}"),
-                        at(value),
-                    )
-                    .with_help("`template` builds the message from the missing checkpoints' names (deterministic); `llm` asks a model through the gateway"),
-                ),
-            },
-            "barrier" => match json.as_str() {
-                Some("strict") => barrier = Some(Barrier::Strict),
-                Some("guided") => barrier = Some(Barrier::Guided),
-                _ => findings.error(
-                    Problem::new(
-                        field,
-                        format!("must be `strict` or `guided`, found {json}"),
-                        at(value),
-                    )
-                    .with_help("`strict` hands the simulated user the verdict, attempt state, recoverable and score only (UniClawBench's barrier); `guided` adds each missed checkpoint's public `feedback`"),
-                ),
-            },
-            "model" => match json.as_str() {
-                Some(text) if !text.trim().is_empty() => feedback.model = Some(text.to_string()),
-                _ => findings.error(Problem::new(
-                    field,
-                    "expected the name of the model the llm simulator asks",
-                    at(value),
-                )),
-            },
-            "supervisor" => match json.as_str() {
-                Some("deterministic") => feedback.supervisor = SupervisorKind::Deterministic,
-                Some("model") => feedback.supervisor = SupervisorKind::Model,
-                _ => findings.error(
-                    Problem::new(
-                        field,
-                        format!("must be `deterministic` or `model`, found {json}"),
-                        at(value),
-                    )
-                    .with_help("`deterministic` grades the checkpoints (reproducible without a model); `model` asks a model with the hidden `evaluation` spec, through the gateway"),
-                ),
-            },
-            "supervisor_model" => match json.as_str() {
-                Some(text) if !text.trim().is_empty() => {
-                    feedback.supervisor_model = Some(text.to_string())
+                    findings,
+                )
+            }
+            "simulator" => {
+                if let Some(kind) = one_of(
+                    &json,
+                    (field.as_str(), value),
+                    &[("template", SimulatorKind::Template), ("llm", SimulatorKind::Llm)],
+                    "`template` builds the message from the missing checkpoints' names (deterministic); `llm` asks a model through the gateway",
+                    findings,
+                ) {
+                    feedback.simulator = kind;
                 }
-                _ => findings.error(Problem::new(
-                    field,
+            }
+            "barrier" => {
+                barrier = one_of(
+                    &json,
+                    (field.as_str(), value),
+                    &[("strict", Barrier::Strict), ("guided", Barrier::Guided)],
+                    "`strict` hands the simulated user the verdict, attempt state, recoverable and score only (UniClawBench's barrier); `guided` adds each missed checkpoint's public `feedback`",
+                    findings,
+                )
+                .or(barrier)
+            }
+            "model" => {
+                feedback.model = named(
+                    &json,
+                    (field.as_str(), value),
+                    "expected the name of the model the llm simulator asks",
+                    findings,
+                )
+            }
+            "supervisor" => {
+                if let Some(kind) = one_of(
+                    &json,
+                    (field.as_str(), value),
+                    &[
+                        ("deterministic", SupervisorKind::Deterministic),
+                        ("model", SupervisorKind::Model),
+                    ],
+                    "`deterministic` grades the checkpoints (reproducible without a model); `model` asks a model with the hidden `evaluation` spec, through the gateway",
+                    findings,
+                ) {
+                    feedback.supervisor = kind;
+                }
+            }
+            "supervisor_model" => {
+                feedback.supervisor_model = named(
+                    &json,
+                    (field.as_str(), value),
                     "expected the name of the model the model supervisor asks",
-                    at(value),
-                )),
-            },
+                    findings,
+                )
+            }
             "evaluation" => {
                 evaluation_at = at(key);
                 feedback.evaluation = validate_evaluation(value, context, findings);
             }
             "round_timeout_seconds" | "total_timeout_seconds" => {
-                match json.as_f64().filter(|seconds| *seconds > 0.0) {
-                    Some(seconds) if seconds > MAX_SECONDS => findings.error(
-                        Problem::new(
-                            field,
-                            format!("{seconds} seconds is more than a week ({MAX_SECONDS} s), the longest a time limit may be"),
-                            at(value),
-                        )
-                        .with_help(format!("e.g. `{}: 300`", key.value)),
-                    ),
-                    Some(seconds) => {
-                        let limit = Duration::from_secs_f64(seconds);
-                        if key.value == "round_timeout_seconds" {
-                            feedback.round_timeout = Some(limit);
-                        } else {
-                            feedback.total_timeout = Some(limit);
-                        }
-                    }
-                    None => findings.error(
-                        Problem::new(field, "must be a positive number of seconds", at(value))
-                            .with_help(format!("e.g. `{}: 300`", key.value)),
-                    ),
+                let limit = time_limit(&json, (field.as_str(), key.value.as_str(), value), findings);
+                if key.value == "round_timeout_seconds" {
+                    feedback.round_timeout = limit.or(feedback.round_timeout);
+                } else {
+                    feedback.total_timeout = limit.or(feedback.total_timeout);
                 }
             }
             other => findings.error(Problem::new(field, "unknown key", at(key)).with_help(
@@ -334,7 +315,96 @@ pub(super) fn validate_feedback(
     }
     feedback.barrier = barrier.unwrap_or(Barrier::default_for(feedback.simulator));
     supervisor_consistent(&feedback, (block, evaluation_at), has_checkpoints, findings);
-    // The model supervisor's attempt state always gives the template something to say.
+    if findings.errors.len() == before {
+        something_to_say(&feedback, block, has_checkpoints, findings);
+    }
+    timeouts_agree(&feedback, block, findings);
+    (findings.errors.len() == before).then_some(feedback)
+}
+
+/// A name (a persona, a model) in `field`: non-empty text, else `message` as the error.
+fn named(
+    json: &Value,
+    (field, value): (&str, &Spanned<Node>),
+    message: &str,
+    findings: &mut Findings,
+) -> Option<String> {
+    match json.as_str() {
+        Some(text) if !text.trim().is_empty() => Some(text.to_string()),
+        _ => {
+            findings.error(Problem::new(field, message, at(value)));
+            None
+        }
+    }
+}
+
+/// One of `choices` by its name in `field`, else an error listing them with `help`.
+fn one_of<T: Copy>(
+    json: &Value,
+    (field, value): (&str, &Spanned<Node>),
+    choices: &[(&str, T)],
+    help: &str,
+    findings: &mut Findings,
+) -> Option<T> {
+    let chosen = json
+        .as_str()
+        .and_then(|name| choices.iter().find(|(choice, _)| *choice == name));
+    if chosen.is_none() {
+        let names: Vec<String> = choices
+            .iter()
+            .map(|(name, _)| format!("`{name}`"))
+            .collect();
+        findings.error(
+            Problem::new(
+                field,
+                format!("must be {}, found {json}", names.join(" or ")),
+                at(value),
+            )
+            .with_help(help),
+        );
+    }
+    chosen.map(|(_, kind)| *kind)
+}
+
+/// A round's or the loop's time limit in `field` (named `key`): positive seconds, at most
+/// [`MAX_SECONDS`].
+fn time_limit(
+    json: &Value,
+    (field, key, value): (&str, &str, &Spanned<Node>),
+    findings: &mut Findings,
+) -> Option<Duration> {
+    match json.as_f64().filter(|seconds| *seconds > 0.0) {
+        Some(seconds) if seconds > MAX_SECONDS => {
+            findings.error(
+                Problem::new(
+                    field,
+                    format!("{seconds} seconds is more than a week ({MAX_SECONDS} s), the longest a time limit may be"),
+                    at(value),
+                )
+                .with_help(format!("e.g. `{key}: 300`")),
+            );
+            None
+        }
+        Some(seconds) => Some(Duration::from_secs_f64(seconds)),
+        None => {
+            findings.error(
+                Problem::new(field, "must be a positive number of seconds", at(value))
+                    .with_help(format!("e.g. `{key}: 300`")),
+            );
+            None
+        }
+    }
+}
+
+/// The simulated user has something to say in every round: the template simulator its
+/// messages, the checkpoints' names or the model supervisor's attempt state; the llm simulator
+/// a persona to play.
+fn something_to_say(
+    feedback: &Feedback,
+    block: &Spanned<Node>,
+    has_checkpoints: bool,
+    findings: &mut Findings,
+) {
     let silent = match feedback.simulator {
         SimulatorKind::Template => {
             feedback.messages.is_empty()
@@ -343,7 +413,7 @@ pub(super) fn validate_feedback(
         }
         SimulatorKind::Llm => feedback.persona.is_none(),
     };
-    if silent && findings.errors.len() == before {
+    if silent {
         let (message, help) = match feedback.simulator {
             SimulatorKind::Template => (
                 "needs `messages` or `checkpoints`: otherwise the template simulator has nothing to say",
@@ -356,6 +426,10 @@ pub(super) fn validate_feedback(
         };
         findings.error(Problem::new("feedback", message, at(block)).with_help(help));
     }
+}
+
+/// A warning when the loop's time limit is shorter than one round's.
+fn timeouts_agree(feedback: &Feedback, block: &Spanned<Node>, findings: &mut Findings) {
     if let (Some(round), Some(total)) = (feedback.round_timeout, feedback.total_timeout)
         && total < round
     {
@@ -365,7 +439,6 @@ pub(super) fn validate_feedback(
             at(block),
         ));
     }
-    (findings.errors.len() == before).then_some(feedback)
 }
 
 /// The supervisor and what it reads agree: `supervisor: model` with an `evaluation` (written
