@@ -54,7 +54,7 @@ async fn one_trial(sandbox: &DockerSandbox, trial: u32, reuse: bool) -> Duration
     let interrupt = clawtest::interrupt::CancellationToken::new();
     let started = Instant::now();
     let finished = if reuse {
-        let folder = sandbox.trial_folder().expect("a worker's folder");
+        let folder = sandbox.trial_folder(0).expect("a worker's folder");
         let mut launch = launch(trial, folder.sockets().expect("a worker's sockets"));
         launch.folder = folder.path().to_path_buf();
         let finished = sandbox.run(launch, interrupt).await;

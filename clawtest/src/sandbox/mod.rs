@@ -453,10 +453,13 @@ pub trait Sandbox: Send + Sync {
     /// the launch's checks. Leaves nothing running behind.
     fn run(&self, launch: Launch, interrupt: CancellationToken) -> Running<'_>;
 
-    /// A folder for one trial ([`Launch::folder`], kept for all of a closed loop's rounds):
-    /// a fresh one by default; the docker backend lends one of its worker containers'.
-    fn trial_folder(&self) -> std::io::Result<TrialFolder> {
-        TrialFolder::fresh()
+    /// A folder for one trial ([`Launch::folder`], kept for all of a closed loop's rounds),
+    /// whose workspace may take `disk_cap` bytes: by default a fresh one, in memory when it
+    /// can be (`scratch::trial_parent`); the docker backend lends one of its worker
+    /// containers', or makes one where the engine can mount it from (a docker engine may not
+    /// share the host's memory file system).
+    fn trial_folder(&self, disk_cap: u64) -> std::io::Result<TrialFolder> {
+        TrialFolder::fresh_in(&scratch::trial_parent(disk_cap))
     }
 
     /// Lets go of what the backend keeps between trials (the docker backend's worker

@@ -20,7 +20,7 @@ fn in_worker(
     timeout: Duration,
     checks: Vec<CheckCommand>,
 ) -> Finished {
-    let folder = sandbox.trial_folder().expect("a worker's folder");
+    let folder = sandbox.trial_folder(0).expect("a worker's folder");
     let sockets = folder.sockets().expect("a worker names its socket folder");
     let mut launch = probe_launch("worker-probe", arguments, sockets, timeout);
     launch.folder = folder.path().to_path_buf();

@@ -117,16 +117,11 @@ async fn prepare(plan: &TrialPlan, trial: u32, provisions: &Provisions) -> Resul
     )
     .map_err(|error| format!("could not build the services of the task: {error}"))?;
     // Kept from one round of a closed loop to the next, removed (or given back to the
-    // backend) when the trial ends. On the host, in memory when it can be
-    // (`scratch::trial_parent`); a container's is the backend's (a worker's, lent), never in
-    // the host's memory file system (a docker engine may not share it).
-    let folder = match provisions.sandbox.kind() {
-        crate::sandbox::BackendKind::Host => crate::sandbox::TrialFolder::fresh_in(
-            &crate::sandbox::scratch::trial_parent(provisions.harness.limits.workspace_disk_bytes),
-        ),
-        crate::sandbox::BackendKind::Container => provisions.sandbox.trial_folder(),
-    }
-    .map_err(|error| format!("could not make the trial's folder: {error}"))?;
+    // backend) when the trial ends.
+    let folder = provisions
+        .sandbox
+        .trial_folder(provisions.harness.limits.workspace_disk_bytes)
+        .map_err(|error| format!("could not make the trial's folder: {error}"))?;
     let opened = endpoints::open(provisions.sandbox.kind().transport(), folder.sockets())
         .await
         .map_err(|error| format!("could not open the trial's endpoints: {error}"))?;

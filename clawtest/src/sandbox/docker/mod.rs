@@ -182,7 +182,7 @@ impl Sandbox for DockerSandbox {
         })
     }
 
-    fn trial_folder(&self) -> std::io::Result<TrialFolder> {
+    fn trial_folder(&self, _disk_cap: u64) -> std::io::Result<TrialFolder> {
         if self.reuse {
             pool::Pool::lend(&self.pool)
         } else {
