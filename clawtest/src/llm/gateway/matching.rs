@@ -10,6 +10,8 @@
 //! A difference is described by the first place it occurs, with the text around it on both
 //! sides, so that a long system prompt differing in one word shows that word.
 
+use std::borrow::Cow;
+
 use regex::Regex;
 use serde_json::Value;
 
@@ -128,19 +130,189 @@ impl Matcher {
     /// Where `actual` first differs from `recorded` once both are normalised, in words, or
     /// `None` when it matches. A `whole` recording's lists must have as many items as
     /// recorded; otherwise a recorded list is matched by the request's last items.
+    #[cfg(test)]
     pub(crate) fn difference(
         &self,
         recorded: &Value,
         actual: &Value,
         whole: bool,
     ) -> Option<String> {
-        let lists = if whole { Lists::Whole } else { Lists::Trailing };
-        differ(
-            &self.normalise(recorded),
-            &self.normalise(actual),
-            "body",
-            lists,
+        self.difference_seen(recorded, actual, whole, &|text| Cow::Borrowed(text))
+    }
+
+    /// [`Matcher::difference`] with every string of `actual` first seen through `seen` (the
+    /// trial's values made placeholders).
+    ///
+    /// Nothing is copied to compare: a request repeats the whole conversation and every
+    /// tool at each call, while a recording names a few of its fields, so only the strings
+    /// the recording names are looked at, and a string is redacted only when it differs as
+    /// written (redactions map equal texts to equal texts).
+    pub(crate) fn difference_seen(
+        &self,
+        recorded: &Value,
+        actual: &Value,
+        whole: bool,
+        seen: &dyn Fn(&str) -> Cow<'_, str>,
+    ) -> Option<String> {
+        let comparison = Comparison {
+            matcher: self,
+            seen,
+            lists: if whole { Lists::Whole } else { Lists::Trailing },
+        };
+        comparison.differ(
+            &self.without_ignored(recorded),
+            &self.without_ignored(actual),
+            &At::Body,
         )
+    }
+
+    /// `body` without the ignored fields: itself when none of them is there.
+    fn without_ignored<'v>(&self, body: &'v Value) -> Cow<'v, Value> {
+        if !self.ignored.iter().any(|path| present(body, path)) {
+            return Cow::Borrowed(body);
+        }
+        let mut body = body.clone();
+        for path in &self.ignored {
+            remove(&mut body, path);
+        }
+        Cow::Owned(body)
+    }
+}
+
+/// Where in the bodies a comparison is, written out only when it reports a difference.
+enum At<'a> {
+    Body,
+    Key(&'a At<'a>, &'a str),
+    /// The item `.1` from the end of a list.
+    FromEnd(&'a At<'a>, usize),
+}
+
+impl std::fmt::Display for At<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            At::Body => formatter.write_str("body"),
+            At::Key(parent, key) => write!(formatter, "{parent}.{key}"),
+            At::FromEnd(parent, from_end) => write!(formatter, "{parent}[-{from_end}]"),
+        }
+    }
+}
+
+/// One comparison of a recorded body with a request.
+struct Comparison<'a> {
+    matcher: &'a Matcher,
+    /// The request's strings as compared (the trial's values made placeholders).
+    seen: &'a dyn Fn(&str) -> Cow<'_, str>,
+    lists: Lists,
+}
+
+impl Comparison<'_> {
+    fn differ(&self, recorded: &Value, actual: &Value, at: &At<'_>) -> Option<String> {
+        match (recorded, actual) {
+            (Value::Object(expected), Value::Object(found)) => {
+                expected
+                    .iter()
+                    .find_map(|(key, value)| match found.get(key) {
+                        None => Some(format!(
+                            "{at}.{key} is missing (recorded {})",
+                            brief(&self.matcher.redact(value))
+                        )),
+                        Some(other) => self.differ(value, other, &At::Key(at, key)),
+                    })
+            }
+            (Value::Array(expected), Value::Array(found)) => {
+                if self.lists == Lists::Whole && found.len() != expected.len() {
+                    return Some(format!(
+                        "{at} has {} items, the recording has {}",
+                        found.len(),
+                        expected.len()
+                    ));
+                }
+                if found.len() < expected.len() {
+                    return Some(format!(
+                        "{at} has {} items, the recording expects at least {}",
+                        found.len(),
+                        expected.len()
+                    ));
+                }
+                let offset = found.len() - expected.len();
+                expected.iter().enumerate().find_map(|(index, value)| {
+                    let from_end = expected.len() - index;
+                    self.differ(value, &found[offset + index], &At::FromEnd(at, from_end))
+                })
+            }
+            (Value::Number(expected), Value::Number(found))
+                if expected.as_f64() == found.as_f64() =>
+            {
+                None
+            }
+            (Value::String(expected), Value::String(found)) => {
+                let found = (self.seen)(found);
+                if *expected == *found {
+                    return None;
+                }
+                let (expected, found) = (
+                    self.matcher.redact_text(expected),
+                    self.matcher.redact_text(&found),
+                );
+                (expected != found).then(|| text_difference(at, &expected, &found))
+            }
+            (expected, found) if expected == found => None,
+            (expected, found) => Some(format!(
+                "{at}: recorded {}, got {}",
+                brief(&self.matcher.redact(expected)),
+                brief(&self.matcher.redact(&self.seen_value(found)))
+            )),
+        }
+    }
+
+    /// A request's value as compared, for a message.
+    fn seen_value(&self, value: &Value) -> Value {
+        match value {
+            Value::String(text) => Value::String((self.seen)(text).into_owned()),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|item| self.seen_value(item)).collect())
+            }
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(key, value)| (key.clone(), self.seen_value(value)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+}
+
+/// Whether the field at `path` (`*` is any key or item) is anywhere in `value`: what
+/// [`remove`] would change.
+fn present(value: &Value, path: &[String]) -> bool {
+    let Some((first, rest)) = path.split_first() else {
+        return false;
+    };
+    match value {
+        Value::Object(map) if rest.is_empty() => {
+            if first == "*" {
+                !map.is_empty()
+            } else {
+                map.contains_key(first)
+            }
+        }
+        Value::Object(map) => map
+            .iter()
+            .any(|(key, child)| (first == "*" || key == first) && present(child, rest)),
+        Value::Array(items) => {
+            let index = first.parse::<usize>().ok();
+            if rest.is_empty() {
+                return match index {
+                    Some(index) => index < items.len(),
+                    None => first == "*" && !items.is_empty(),
+                };
+            }
+            items
+                .iter()
+                .enumerate()
+                .any(|(at, child)| (first == "*" || index == Some(at)) && present(child, rest))
+        }
+        _ => false,
     }
 }
 
@@ -200,60 +372,9 @@ enum Lists {
     Trailing,
 }
 
-fn differ(recorded: &Value, actual: &Value, at: &str, lists: Lists) -> Option<String> {
-    match (recorded, actual) {
-        (Value::Object(expected), Value::Object(found)) => {
-            expected
-                .iter()
-                .find_map(|(key, value)| match found.get(key) {
-                    None => Some(format!("{at}.{key} is missing (recorded {})", brief(value))),
-                    Some(other) => differ(value, other, &format!("{at}.{key}"), lists),
-                })
-        }
-        (Value::Array(expected), Value::Array(found)) => {
-            if lists == Lists::Whole && found.len() != expected.len() {
-                return Some(format!(
-                    "{at} has {} items, the recording has {}",
-                    found.len(),
-                    expected.len()
-                ));
-            }
-            if found.len() < expected.len() {
-                return Some(format!(
-                    "{at} has {} items, the recording expects at least {}",
-                    found.len(),
-                    expected.len()
-                ));
-            }
-            let offset = found.len() - expected.len();
-            expected.iter().enumerate().find_map(|(index, value)| {
-                let from_end = expected.len() - index;
-                differ(
-                    value,
-                    &found[offset + index],
-                    &format!("{at}[-{from_end}]"),
-                    lists,
-                )
-            })
-        }
-        (Value::Number(expected), Value::Number(found)) if expected.as_f64() == found.as_f64() => {
-            None
-        }
-        (expected, found) if expected == found => None,
-        (Value::String(expected), Value::String(found)) => {
-            Some(text_difference(at, expected, found))
-        }
-        (expected, found) => Some(format!(
-            "{at}: recorded {}, got {}",
-            brief(expected),
-            brief(found)
-        )),
-    }
-}
-
 /// Two texts that differ, shown from a little before their first differing character to a
 /// little after it, on both sides.
-fn text_difference(at: &str, recorded: &str, actual: &str) -> String {
+fn text_difference(at: &At<'_>, recorded: &str, actual: &str) -> String {
     let recorded: Vec<char> = recorded.chars().collect();
     let actual: Vec<char> = actual.chars().collect();
     let first = recorded
@@ -425,6 +546,51 @@ mod tests {
             Matcher::default()
                 .difference(&recorded, &actual, false)
                 .is_some()
+        );
+    }
+
+    #[test]
+    fn only_the_strings_the_recording_names_are_seen_and_unequal_ones_redacted() {
+        // A request repeats every tool and message at each call; the recording names two
+        // strings of it. Only those are seen through the trial's values, and the one equal
+        // as written matches without the redactions.
+        let tools: Vec<Value> = (0..50)
+            .map(|index| json!({"name": format!("tool_{index}"), "description": "at 2026-12-01"}))
+            .collect();
+        let actual = json!({"model": "m", "tools": tools, "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "at http://127.0.0.1:41234, 2027-01-01"}]});
+        let recorded =
+            json!({"model": "m", "messages": [{"content": "at {{services_url}}, 2026-12-01"}]});
+        // A closure of the signature the comparison asks for (the answer may borrow the text).
+        fn seeing<F: Fn(&str) -> Cow<'_, str>>(function: F) -> F {
+            function
+        }
+        let seen = std::cell::RefCell::new(Vec::new());
+        let hide = seeing(|text| {
+            seen.borrow_mut().push(text.to_string());
+            Cow::Owned(text.replace("http://127.0.0.1:41234", "{{services_url}}"))
+        });
+        let matcher = Matcher::default();
+        assert_eq!(
+            matcher.difference_seen(&recorded, &actual, false, &hide),
+            None
+        );
+        assert_eq!(
+            *seen.borrow(),
+            ["m", "at http://127.0.0.1:41234, 2027-01-01"]
+        );
+        // A difference is still told as the normalised texts differ.
+        let other =
+            json!({"model": "m", "messages": [{"content": "at http://127.0.0.1:41234, later"}]});
+        let message = matcher
+            .difference_seen(&recorded, &other, false, &hide)
+            .unwrap();
+        assert!(
+            message.starts_with("body.messages[-1].content differs at character")
+                && message.contains("{{services_url}}, ⟦<date>")
+                && message.contains("{{services_url}}, ⟦later"),
+            "{message}"
         );
     }
 

@@ -67,6 +67,19 @@ impl TrialValues {
         text
     }
 
+    /// [`TrialValues::hide_text`], without a copy when `text` holds none of the values.
+    pub(crate) fn hide_seen<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        if self
+            .exact
+            .iter()
+            .any(|(_, value)| text.contains(value.as_str()))
+        {
+            std::borrow::Cow::Owned(self.hide_text(text))
+        } else {
+            std::borrow::Cow::Borrowed(text)
+        }
+    }
+
     /// `text` with the placeholders replaced by this trial's values.
     pub(crate) fn restore_text(&self, text: &str) -> String {
         if !text.contains("{{") {

@@ -111,8 +111,7 @@ impl Gateway {
         if let Some(first) = state.failure().cloned() {
             return Replayed::Refused(refuse(&mut state, call, route, request, first));
         }
-        let hidden = self.values.hide(&request);
-        let outcome = self.recorded(&mut state, script, route, &hidden, call);
+        let outcome = self.recorded(&mut state, script, route, &request, call);
         let response = outcome.and_then(|response| {
             let response = RecordedResponse {
                 body: self.values.restore(&response.body),
@@ -170,8 +169,7 @@ impl Gateway {
         );
     }
 
-    /// The recorded answer for call `call` (its request `hidden`, the trial's values as
-    /// placeholders): the next recorded call of the route's speaker in the trial (in a closed
+    /// The recorded answer for call `call` (its request `request`): the next recorded call of the route's speaker in the trial (in a closed
     /// loop, in the round), if it matches; else why not. Each speaker replays in its own call
     /// order: the judge's calls never take the harness's answers, whatever the interleaving.
     fn recorded(
@@ -179,7 +177,7 @@ impl Gateway {
         log: &mut CallLog,
         script: &Result<Vec<Interaction>, Gap>,
         route: &Route,
-        hidden: &Value,
+        request: &Value,
         call: usize,
     ) -> Result<RecordedResponse, GatewayFailure> {
         match script {
@@ -205,7 +203,7 @@ impl Gateway {
                 };
                 let number = log.next_of(speaker);
                 match recorded().nth(number) {
-                    Some(interaction) => self.matched(interaction, route, hidden, call),
+                    Some(interaction) => self.matched(interaction, route, request, call),
                     None => {
                         let recorded = recorded().count();
                         let kind = match round {
@@ -228,8 +226,8 @@ impl Gateway {
         }
     }
 
-    /// The recorded answer of `interaction` when `request` (its values already placeholders)
-    /// matches its recorded request.
+    /// The recorded answer of `interaction` when `request`, this trial's values seen as their
+    /// placeholders, matches its recorded request.
     fn matched(
         &self,
         interaction: &Interaction,
@@ -243,10 +241,11 @@ impl Gateway {
                 interaction.request.path, route.path
             ))
         } else {
-            self.rules.matcher.difference(
+            self.rules.matcher.difference_seen(
                 &interaction.request.body,
                 request,
                 interaction.request.whole,
+                &|text| self.values.hide_seen(text),
             )
         };
         match difference {
@@ -255,7 +254,7 @@ impl Gateway {
                 let matcher = &self.rules.matcher;
                 let diff = super::stale::diff(
                     &matcher.normalise(&interaction.request.body),
-                    &matcher.normalise(request),
+                    &matcher.normalise(&self.values.hide(request)),
                 );
                 self.note_stale(&failure, Some(diff));
                 Err(failure)
