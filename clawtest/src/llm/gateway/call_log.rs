@@ -85,6 +85,11 @@ impl CallLog {
         self.calls.push(call);
     }
 
+    /// How many calls were answered or refused so far.
+    pub(super) fn call_count(&self) -> usize {
+        self.calls.len()
+    }
+
     /// Every call so far, in call order.
     pub(super) fn calls(&self) -> Vec<ModelCall> {
         let mut calls = self.calls.clone();

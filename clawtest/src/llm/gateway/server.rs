@@ -273,6 +273,16 @@ impl Gateway {
         self.lock().calls()
     }
 
+    /// Brings `calls`, taken from this gateway before, up to date: left as it is when no call
+    /// was made since (calls are only ever added), so a trial's calls, their conversations
+    /// with them, are not copied again for nothing.
+    pub(crate) fn update_calls(&self, calls: &mut Vec<ModelCall>) {
+        let log = self.lock();
+        if log.call_count() != calls.len() {
+            *calls = log.calls();
+        }
+    }
+
     /// Starts round `number` of a closed loop: its calls are recorded with that round, and
     /// replayed from that round's interactions only.
     pub(crate) fn begin_round(&self, number: u32) {

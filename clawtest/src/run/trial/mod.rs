@@ -192,7 +192,9 @@ async fn run_harness(
     match looped {
         Ok(mut outcome) => {
             // The supervisor's last call came after the last round's trajectory was taken.
-            outcome.trajectory.model_calls = harness.gateway.calls();
+            harness
+                .gateway
+                .update_calls(&mut outcome.trajectory.model_calls);
             Ok((Some(outcome.grade), outcome.trajectory))
         }
         Err(LoopError::Round(outcome)) => Err(outcome),
@@ -233,7 +235,7 @@ async fn finish(
         }
     };
     let mut trajectory = trajectory;
-    trajectory.model_calls = gateway.calls();
+    gateway.update_calls(&mut trajectory.model_calls);
     let grade = match grade {
         Ok(grade) => grade,
         Err(_) if gateway.failure().is_some() => {
@@ -281,7 +283,7 @@ fn failed_at_the_gateway(
     trajectory: Option<Trajectory>,
 ) -> TrialOutcome {
     let trajectory = trajectory.map(|mut trajectory| {
-        trajectory.model_calls = gateway.calls();
+        gateway.update_calls(&mut trajectory.model_calls);
         trajectory
     });
     harness::gateway_error(gateway, mode, trajectory)
