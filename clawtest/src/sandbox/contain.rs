@@ -15,8 +15,8 @@
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rustix::fs::{Mode, OFlags};
@@ -57,6 +57,48 @@ pub(crate) struct Containment {
     hold: Hold,
     /// How its children are made.
     launcher: Launcher,
+    /// Where its groups go back to when they were never killed.
+    pool: Option<Arc<GroupPool>>,
+}
+
+/// Empty groups kept for the next trials, removed with the pool. A trial whose processes all
+/// ended by themselves leaves its group empty and never killed, and such a group can be born
+/// into again; a new group costs a `mkdir` and an `rmdir` of the kernel's cgroup code, about
+/// a twentieth of clawtest's own CPU in a replayed trial.
+#[derive(Debug, Default)]
+pub(crate) struct GroupPool {
+    groups: std::sync::Mutex<Vec<Group>>,
+}
+
+/// How many empty groups a pool keeps: more than the trials a run runs at once is waste.
+const POOL_LIMIT: usize = 64;
+
+impl GroupPool {
+    fn take(&self) -> Option<Group> {
+        self.groups.lock().ok()?.pop()
+    }
+
+    /// Keeps `group` (empty, never killed) for a later trial, or removes it.
+    fn give(&self, group: Group) {
+        if let Ok(mut groups) = self.groups.lock()
+            && groups.len() < POOL_LIMIT
+        {
+            groups.push(group);
+            return;
+        }
+        group.remove();
+    }
+}
+
+impl Drop for GroupPool {
+    fn drop(&mut self) {
+        if let Ok(groups) = self.groups.get_mut() {
+            for mut group in groups.drain(..) {
+                group.kill();
+                group.remove();
+            }
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -69,13 +111,11 @@ enum Hold {
 /// A trial's cgroups: the one its next child is born in (the last), and those before it. A
 /// group that was killed is not cloned into again: Linux (6.1x) kills a child cloned into a
 /// cgroup whose `cgroup.kill` was written before (its kill count is not its parent's), so the
-/// next child after a kill gets a new group, and every group is killed and removed with the
-/// trial.
+/// next child after a kill gets a new group. A killed group is removed with the trial; one
+/// never killed and empty goes back to the pool.
 #[derive(Debug)]
 struct Groups {
     held: Vec<Group>,
-    /// The last group was killed since its child started.
-    killed: bool,
 }
 
 #[derive(Debug)]
@@ -85,25 +125,35 @@ struct Group {
     opened: OwnedFd,
     /// The group's `cgroup.procs`, opened for writing: a forked child writes `0` to it to join.
     procs: OwnedFd,
+    /// Its `cgroup.kill` was written: nothing is cloned into it again.
+    killed: bool,
 }
 
 impl Containment {
     /// A new hold by `mechanism` (a cgroup falls back to the mark where the machine does not
     /// allow one).
     pub(crate) fn new(mechanism: Mechanism) -> Containment {
+        Containment::drawing_on(mechanism, None)
+    }
+
+    /// [`Containment::new`], its group taken from `pool` when one is there and given back
+    /// at [`release`](Self::release) when it was never killed.
+    pub(crate) fn drawing_on(mechanism: Mechanism, pool: Option<Arc<GroupPool>>) -> Containment {
         let group = match mechanism {
-            Mechanism::Cgroup => cgroup_base().and_then(|base| Group::make(base).ok()),
+            Mechanism::Cgroup => cgroup_base().and_then(|base| {
+                pool.as_ref()
+                    .and_then(|pool| pool.take())
+                    .or_else(|| Group::make(base).ok())
+            }),
             Mechanism::Mark => None,
         };
         Containment {
             hold: match group {
-                Some(group) => Hold::Groups(std::sync::Mutex::new(Groups {
-                    held: vec![group],
-                    killed: false,
-                })),
+                Some(group) => Hold::Groups(std::sync::Mutex::new(Groups { held: vec![group] })),
                 None => Hold::Mark(crate::http::random_token()),
             },
             launcher: Launcher::default(),
+            pool,
         }
     }
 
@@ -146,12 +196,9 @@ impl Containment {
                     .lock()
                     .map_err(|_| std::io::Error::other("a trial's cgroups were poisoned"))?;
                 let mut launcher = self.launcher;
-                if groups.killed {
+                if groups.held.last().is_some_and(|group| group.killed) {
                     match cgroup_base().map(Group::make) {
-                        Some(Ok(group)) => {
-                            groups.held.push(group);
-                            groups.killed = false;
-                        }
+                        Some(Ok(group)) => groups.held.push(group),
                         // No new group: a forked child joins the killed one by a write, which
                         // its kill count does not stop.
                         _ => launcher = Launcher::Fork,
@@ -174,13 +221,17 @@ impl Containment {
         }
     }
 
-    /// Kills every process held so far (what the trial started, escaped or not).
+    /// Kills every process held so far (what the trial started, escaped or not). A group
+    /// with no process left is not killed: it stays one to be born into.
     pub(crate) fn kill(&self) {
         match &self.hold {
             Hold::Groups(groups) => {
                 if let Ok(mut groups) = groups.lock() {
-                    groups.held.iter().for_each(Group::kill);
-                    groups.killed = true;
+                    for group in &mut groups.held {
+                        if group.populated() {
+                            group.kill();
+                        }
+                    }
                 }
             }
             Hold::Mark(mark) => kill_marked(mark),
@@ -189,14 +240,20 @@ impl Containment {
     }
 
     /// Kills what is left and removes the groups, once their processes have gone (waiting for
-    /// them at most [`RELEASE_WAIT`]).
+    /// them at most [`RELEASE_WAIT`]); a group never killed goes back to the pool instead.
     pub(crate) async fn release(mut self) {
         self.kill();
         if let Hold::Groups(groups) = std::mem::replace(&mut self.hold, Hold::Released) {
-            let mut held = groups
+            let held = groups
                 .into_inner()
                 .map(|groups| groups.held)
                 .unwrap_or_default();
+            let (reusable, mut held): (Vec<Group>, Vec<Group>) = held
+                .into_iter()
+                .partition(|group| self.pool.is_some() && !group.killed);
+            if let Some(pool) = &self.pool {
+                reusable.into_iter().for_each(|group| pool.give(group));
+            }
             let mut waited = Duration::ZERO;
             let mut pause = Duration::from_millis(1);
             loop {
@@ -207,7 +264,7 @@ impl Containment {
                 tokio::time::sleep(pause).await;
                 waited += pause;
                 pause = (pause * 2).min(Duration::from_millis(100));
-                held.iter().for_each(Group::kill);
+                held.iter_mut().for_each(Group::kill);
             }
         }
     }
@@ -256,6 +313,7 @@ impl Group {
                 directory,
                 opened,
                 procs,
+                killed: false,
             }),
             Err(error) => {
                 let _ = std::fs::remove_dir(&directory);
@@ -264,8 +322,29 @@ impl Group {
         }
     }
 
-    fn kill(&self) {
+    fn kill(&mut self) {
         kill_group_folder(&self.directory);
+        self.killed = true;
+    }
+
+    /// Whether a process is in the group or below it (`cgroup.events`); one that cannot be
+    /// read counts as populated, so that it is killed.
+    fn populated(&self) -> bool {
+        let Ok(events) = rustix::fs::openat(
+            &self.opened,
+            "cgroup.events",
+            OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            return true;
+        };
+        let mut buffer = [0u8; 128];
+        match rustix::io::read(&events, &mut buffer) {
+            Ok(read) => !buffer[..read]
+                .split(|byte| *byte == b'\n')
+                .any(|line| line == b"populated 0"),
+            Err(_) => true,
+        }
     }
 
     /// Removes the group; false while processes are still in it.
@@ -321,7 +400,7 @@ fn own_cgroup() -> Option<PathBuf> {
 /// child joins one and fails on purpose before exec.
 fn probe(base: &Path) -> bool {
     use std::os::unix::process::CommandExt;
-    let Ok(group) = Group::make(base) else {
+    let Ok(mut group) = Group::make(base) else {
         return false;
     };
     // `cgroup.kill` came with Linux 5.14; without it nothing ends a group at once.

@@ -12,13 +12,14 @@
 //! network. It is for trusted agents; docker is the boundary (docs/reliability.md).
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::{self, Tail, read_tail};
-use super::contain::{Containment, Mechanism};
+use super::contain::{Containment, GroupPool, Mechanism};
 use super::disk::{DiskFull, DiskWatch};
 use super::session;
 use super::spawn::{Child, Launcher, Spawn};
@@ -40,6 +41,8 @@ pub(crate) struct ProcessSandbox {
     /// How its children are made (`clone3` where the machine allows; the tests of the
     /// fallback ask for a fork).
     launcher: Launcher,
+    /// The trials' empty cgroups, kept for the next trials (removed with the backend).
+    groups: Arc<GroupPool>,
 }
 
 impl ProcessSandbox {
@@ -50,6 +53,7 @@ impl ProcessSandbox {
         ProcessSandbox {
             containment,
             launcher,
+            groups: Arc::default(),
         }
     }
 }
@@ -61,7 +65,9 @@ impl Sandbox for ProcessSandbox {
 
     fn run(&self, launch: Launch, interrupt: CancellationToken) -> Running<'_> {
         Box::pin(async move {
-            let containment = Containment::new(self.containment).made_by(self.launcher);
+            let containment =
+                Containment::drawing_on(self.containment, Some(Arc::clone(&self.groups)))
+                    .made_by(self.launcher);
             let finished = run(launch, &containment, interrupt).await;
             // Whatever outcome: nothing of the trial outlives it.
             containment.release().await;
@@ -738,6 +744,53 @@ mod tests {
         );
         containment.release().await;
         assert!(!directory.exists(), "{} is left", directory.display());
+    }
+
+    /// Runs `script` through `containment` and waits for it.
+    async fn run_held(containment: &Containment, script: &str) {
+        let here = std::env::current_dir().unwrap();
+        let mut command = Spawn::new("/bin/sh", ["-c", script], &here);
+        command.env("PATH", std::env::var_os("PATH").unwrap());
+        containment
+            .start(&mut command)
+            .unwrap()
+            .wait()
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_group_its_processes_left_serves_the_next_trial_and_a_killed_one_is_removed() {
+        if !cgroups_here() {
+            return;
+        }
+        let pool = Arc::new(GroupPool::default());
+        let draw = || Containment::drawing_on(Mechanism::Cgroup, Some(Arc::clone(&pool)));
+        // Every process ended by itself: the backend's kill after the harness finds the
+        // group empty and leaves it unkilled, and the next trial is born in it.
+        let first = draw();
+        let group = first.group_directories()[0].clone();
+        run_held(&first, "exit 0").await;
+        first.kill();
+        first.release().await;
+        assert!(group.is_dir(), "{} was removed", group.display());
+        let second = draw();
+        assert_eq!(second.group_directories(), vec![group.clone()]);
+        // A process that escaped is killed with its group, which is never born into again.
+        run_held(&second, "setsid sleep 600 & exit 0").await;
+        second.kill();
+        let third = draw();
+        assert_ne!(third.group_directories(), vec![group.clone()]);
+        second.release().await;
+        // Removed: a group with a process in it cannot be.
+        assert!(!group.exists(), "{} is left", group.display());
+        let kept = third.group_directories()[0].clone();
+        run_held(&third, "exit 0").await;
+        third.release().await;
+        assert!(kept.is_dir());
+        // The pool's groups go with it.
+        drop(pool);
+        assert!(!kept.exists(), "{} outlived the pool", kept.display());
     }
 
     #[tokio::test]
