@@ -229,7 +229,16 @@ async fn a_child_started_after_a_kill_runs_in_a_new_group_and_release_removes_th
     for launcher in [Launcher::Clone, Launcher::Fork] {
         let containment = Containment::new(Mechanism::Cgroup).made_by(launcher);
         for round in 0..3 {
-            let mut spawn = Spawn::new("/bin/cat", ["/proc/self/cgroup"], folder.path());
+            // A process left running, so that the kill below has something to kill (a group
+            // already empty is not killed, and is born into again).
+            let mut spawn = Spawn::new(
+                "/bin/sh",
+                [
+                    "-c",
+                    "/bin/cat /proc/self/cgroup; /bin/sleep 600 >/dev/null 2>&1 &",
+                ],
+                folder.path(),
+            );
             let (stdout, status) = output(containment.start(&mut spawn).unwrap()).await;
             // Not killed at birth for being cloned into a group killed before.
             assert_eq!(
