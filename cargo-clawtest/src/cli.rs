@@ -104,7 +104,7 @@ pub struct CassettesArgs {
     /// run.backend, else auto).
     #[arg(long, value_name = "BACKEND")]
     pub backend: Option<clawtest::config::BackendChoice>,
-    /// Trials the status's replay runs at once (default: the number of CPUs).
+    /// Trials the status's replay runs at once (default: twice the number of CPUs).
     #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// In a harness × model matrix, only the cells this glob matches, as `HARNESS/MODEL`
@@ -441,7 +441,7 @@ pub struct RunArgs {
     /// Trials per task, 1 to 1000; a task passes only if all of them pass (default 3).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(clawtest::config::MAX_TRIALS)))]
     pub trials: Option<u32>,
-    /// Trials run at once (default: the number of CPUs).
+    /// Trials run at once (default: twice the number of CPUs).
     #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Run only shard M of N: `hash:M/N` (stable as tasks are added) or `count:M/N`.

@@ -49,13 +49,16 @@ fn cassette(suite: &Suite, task: &str) -> String {
     std::fs::read_to_string(suite.path(&format!("cassettes/{task}.yaml"))).expect("cassette")
 }
 
-/// What the RECORDED lines of a run's output name, in order: the file's name and the trials.
+/// What the RECORDED lines of a run's output name: the file's name and the trials, sorted (the
+/// lines come as tasks end, in no fixed order).
 fn recorded(stdout: &str) -> Vec<&str> {
-    stdout
+    let mut recorded: Vec<&str> = stdout
         .lines()
         .filter(|line| line.starts_with("RECORDED "))
         .filter_map(|line| line.rsplit('/').next())
-        .collect()
+        .collect();
+    recorded.sort_unstable();
+    recorded
 }
 
 #[test]
