@@ -5,9 +5,12 @@
 //! The suite is the demo's three fault-free tasks (examples/demo: gmail-reply, inbox-to-todo,
 //! todo-triage) copied N/3 times each under new ids (`gmail-reply-00001`, ...), each copy with
 //! its cassette under the same new id, written to a temporary folder with faults off, replay
-//! mode and 3 trials. The bench first builds the release `cargo-clawtest` and `reference-agent`
-//! (what a user runs), then runs `cargo-clawtest clawtest run` in that folder (process backend,
-//! one job a core) and takes the run's figures from `wait4`: wall time, CPU (user + system, the
+//! mode and 3 trials. The bench first builds the release `cargo-clawtest` (what a user runs) and
+//! the reference agent as a small static agent (`+crt-static`, not position-independent, fat
+//! LTO, `panic = "abort"`: the build a `FROM scratch` image takes, whose start costs a third
+//! less than the dynamic build's: no loader, no relocations), then runs `cargo-clawtest
+//! clawtest run` in that folder (process backend, the default jobs: two a core; `--jobs N`
+//! after the sizes sets them) and takes the run's figures from `wait4`: wall time, CPU (user + system, the
 //! agents' included, since clawtest waits for them), CPU per trial and clawtest's max RSS; and
 //! clawtest's own CPU apart from its children's, read from its `/proc/PID/stat` once it has
 //! ended but before it is reaped (`waitid` with `WNOWAIT`). The
@@ -16,6 +19,9 @@
 //!
 //! `CLAWTEST_BENCH_BINARIES=FOLDER` runs the `cargo-clawtest` and `reference-agent` in FOLDER
 //! instead of building them (to compare two builds: copy one's aside, measure both).
+//!
+//! Nothing else should run beside it: on 2 cores a neighbour's build changes the figures by
+//! half; the machine's other CPU during the run is printed for that reason.
 
 // A benchmark is a binary that prints its figures: the library's no-printing lints are not for it.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -42,23 +48,36 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| workspace_root().join("target"))
 }
 
-/// Builds what the bench runs, in release, as a user would install it.
-fn build() {
+/// Builds what the bench runs: the release `cargo-clawtest`, as a user would install it, and
+/// the static reference agent; returns the agent's path.
+fn build() -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
+    let status = Command::new(&cargo)
         .current_dir(workspace_root())
-        .args([
-            "build",
-            "--quiet",
-            "--release",
-            "-p",
-            "cargo-clawtest",
-            "-p",
-            "reference-agent",
-        ])
+        .args(["build", "--quiet", "--release", "-p", "cargo-clawtest"])
         .status()
         .expect("cargo runs");
     assert!(status.success(), "the release build failed");
+    // `--target` keeps these flags off the host build's artifacts (and off build scripts).
+    let target = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+    let status = Command::new(&cargo)
+        .current_dir(workspace_root())
+        .args(["build", "--quiet", "--release", "-p", "reference-agent"])
+        .args(["--target", &target])
+        .env(
+            "RUSTFLAGS",
+            "-C target-feature=+crt-static -C relocation-model=static",
+        )
+        .env("CARGO_PROFILE_RELEASE_LTO", "fat")
+        .env("CARGO_PROFILE_RELEASE_PANIC", "abort")
+        .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1")
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "the static agent's build failed");
+    target_dir()
+        .join(target)
+        .join("release")
+        .join("reference-agent")
 }
 
 /// Writes the N-task suite into `folder`.
@@ -236,7 +255,7 @@ fn watch_groups(
 
 // The child is waited for by `wait_for` (wait4, for its figures), which clippy cannot see.
 #[allow(clippy::zombie_processes)]
-fn measure(tasks: usize, clawtest: &Path, agent: &Path) {
+fn measure(tasks: usize, jobs: Option<&str>, clawtest: &Path, agent: &Path) {
     let folder = tempfile::tempdir().expect("a temporary folder");
     let suite = folder.path().join("suite");
     write_suite(&suite, tasks, agent);
@@ -246,6 +265,7 @@ fn measure(tasks: usize, clawtest: &Path, agent: &Path) {
     let started = Instant::now();
     let child = Command::new(clawtest)
         .args(["clawtest", "run", "--backend", "process"])
+        .args(jobs.map(|jobs| ["--jobs", jobs]).into_iter().flatten())
         .current_dir(&suite)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&log).expect("run.log"))
@@ -308,8 +328,15 @@ fn measure(tasks: usize, clawtest: &Path, agent: &Path) {
 }
 
 fn main() {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let jobs = arguments
+        .iter()
+        .position(|argument| argument == "--jobs")
+        .and_then(|at| arguments.get(at + 1))
+        .map(String::as_str);
+    let sizes: Vec<usize> = arguments
+        .iter()
+        .filter(|argument| Some(argument.as_str()) != jobs)
         .filter_map(|argument| argument.replace([',', '_'], "").parse().ok())
         .collect();
     let sizes = if sizes.is_empty() {
@@ -317,21 +344,30 @@ fn main() {
     } else {
         sizes
     };
-    let release = match std::env::var_os("CLAWTEST_BENCH_BINARIES") {
-        Some(folder) => PathBuf::from(folder),
+    let (clawtest, agent) = match std::env::var_os("CLAWTEST_BENCH_BINARIES") {
+        Some(folder) => {
+            let folder = PathBuf::from(folder);
+            (
+                folder.join("cargo-clawtest"),
+                folder.join("reference-agent"),
+            )
+        }
         None => {
-            build();
-            target_dir().join("release")
+            let agent = build();
+            (target_dir().join("release").join("cargo-clawtest"), agent)
         }
     };
-    let clawtest = release.join("cargo-clawtest");
-    let agent = release.join("reference-agent");
+    let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
     println!(
-        "{} cores; process backend, replay, release build of {}",
-        std::thread::available_parallelism().map_or(1, |cores| cores.get()),
-        clawtest.display()
+        "{cores} cores, {}; process backend, replay, release build of {}, agent {}",
+        match jobs {
+            Some(jobs) => format!("{jobs} jobs"),
+            None => format!("the default jobs ({})", 2 * cores),
+        },
+        clawtest.display(),
+        agent.display(),
     );
     for tasks in sizes {
-        measure(tasks, &clawtest, &agent);
+        measure(tasks, jobs, &clawtest, &agent);
     }
 }
