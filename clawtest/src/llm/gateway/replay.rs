@@ -112,16 +112,18 @@ impl Gateway {
             return Replayed::Refused(refuse(&mut state, call, route, request, first));
         }
         let outcome = self.recorded(&mut state, script, route, &request, call);
-        let response = outcome.and_then(|response| {
+        let response = outcome.and_then(|recorded| {
+            // This trial's values put back: the one copy of the recorded answer made.
             let response = RecordedResponse {
-                body: self.values.restore(&response.body),
-                events: response.events.map(|events| {
+                status: recorded.status,
+                body: self.values.restore(&recorded.body),
+                events: recorded.events.as_ref().map(|events| {
                     events
                         .iter()
                         .map(|event| self.values.restore_text(event))
                         .collect()
                 }),
-                ..response
+                retried: recorded.retried.clone(),
             };
             self.streamed_if_asked(route, &request, response, call)
         });
@@ -172,14 +174,14 @@ impl Gateway {
     /// The recorded answer for call `call` (its request `request`): the next recorded call of the route's speaker in the trial (in a closed
     /// loop, in the round), if it matches; else why not. Each speaker replays in its own call
     /// order: the judge's calls never take the harness's answers, whatever the interleaving.
-    fn recorded(
+    fn recorded<'script>(
         &self,
         log: &mut CallLog,
-        script: &Result<Vec<Interaction>, Gap>,
+        script: &'script Result<Vec<Interaction>, Gap>,
         route: &Route,
         request: &Value,
         call: usize,
-    ) -> Result<RecordedResponse, GatewayFailure> {
+    ) -> Result<&'script RecordedResponse, GatewayFailure> {
         match script {
             Err(Gap::NoTrial { recorded }) => Err(self.failure_at(
                 call,
@@ -228,13 +230,13 @@ impl Gateway {
 
     /// The recorded answer of `interaction` when `request`, this trial's values seen as their
     /// placeholders, matches its recorded request.
-    fn matched(
+    fn matched<'script>(
         &self,
-        interaction: &Interaction,
+        interaction: &'script Interaction,
         route: &Route,
         request: &Value,
         call: usize,
-    ) -> Result<RecordedResponse, GatewayFailure> {
+    ) -> Result<&'script RecordedResponse, GatewayFailure> {
         let difference = if interaction.request.path != route.path {
             Some(format!(
                 "path: recorded {}, got {}",
@@ -259,7 +261,7 @@ impl Gateway {
                 self.note_stale(&failure, Some(diff));
                 Err(failure)
             }
-            None => Ok(interaction.response.clone()),
+            None => Ok(&interaction.response),
         }
     }
 
