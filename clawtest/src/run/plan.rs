@@ -48,6 +48,8 @@ pub(crate) struct Loaded {
     pub(crate) answers: AnswerSource,
     /// The tools.json document (with the task's own services when they could be added).
     pub(crate) tools: Value,
+    /// The same, as every trial's `tools.json` holds it (rendered once, not once a trial).
+    pub(crate) tools_text: String,
 }
 
 impl TrialPlan {
@@ -101,6 +103,7 @@ impl TrialPlan {
             };
             Arc::new(Loaded {
                 answers: AnswerSource::decide(models, self.cassettes.as_deref(), &self.task.id),
+                tools_text: tools.to_string(),
                 tools,
             })
         }))

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::config::Tier;
-use crate::run::plan::TrialPlan;
+use crate::run::plan::{Loaded, TrialPlan};
 use crate::run::settings::HarnessLaunch;
 use crate::sandbox::{CheckCommand, Endpoints, HarnessSetup, Launch, ServicesSeen};
 use crate::surfaces::mcp::{mcp_config, mcp_url, project_config};
@@ -24,21 +24,21 @@ pub(super) struct Place<'a> {
     pub(super) folder: &'a Path,
 }
 
-/// The launch of trial `trial` of `plan`'s task (whose tools document is `tools`), started as
-/// `harness` says, at `place`.
+/// The launch of trial `trial` of `plan`'s task (whose tools document is in `loaded`), started
+/// as `harness` says, at `place`.
 pub(super) fn launch(
     plan: &TrialPlan,
-    tools: &Value,
+    loaded: &Loaded,
     trial: u32,
     harness: &HarnessLaunch,
     place: Place<'_>,
 ) -> Launch {
     let task = &plan.task;
     let services_url = &place.seen.url;
+    let tools = &loaded.tools;
     let surfaces = surfaces(
         harness.tier,
         &task.prompt,
-        tools,
         skill_md(&task.id, tools, services_url),
         mcp_config(services_url, place.seen.stdio_bridge).to_string(),
         services_url,
@@ -64,9 +64,16 @@ pub(super) fn launch(
         trial,
         command: harness.command.clone(),
         prompt: surfaces.prompt,
-        eval_tools: crate::surfaces::eval_tools::eval_tools(&surfaces.tools, services_url)
-            .to_string(),
-        tools: surfaces.tools.to_string(),
+        eval_tools: crate::surfaces::eval_tools::eval_tools(
+            if surfaces.tools { tools } else { &NO_TOOLS },
+            services_url,
+        )
+        .to_string(),
+        tools: if surfaces.tools {
+            loaded.tools_text.clone()
+        } else {
+            NO_TOOLS.to_string()
+        },
         skill: surfaces.skill,
         mcp_config: surfaces.mcp_config,
         files: task.files.clone(),
@@ -89,12 +96,15 @@ pub(super) fn launch(
     }
 }
 
+/// tools.json where the tier leaves the tools files out.
+static NO_TOOLS: Value = Value::Array(Vec::new());
+
 /// What a harness of `tier` is given: the prompt (tier 2 and 3 say where the tools are), and
-/// tools.json, SKILL.md and mcp.json, empty where the tier leaves a surface out (an empty
-/// SKILL.md or mcp.json is not written; tools.json is then `[]`).
+/// whether the task's tools, SKILL.md and mcp.json, empty where the tier leaves a surface out
+/// (an empty SKILL.md or mcp.json is not written; tools.json is then `[]`).
 struct Surfaces {
     prompt: String,
-    tools: Value,
+    tools: bool,
     skill: String,
     mcp_config: String,
 }
@@ -102,22 +112,20 @@ struct Surfaces {
 fn surfaces(
     tier: Tier,
     prompt: &str,
-    tools: &Value,
     skill: String,
     mcp_config: String,
     services_url: &str,
 ) -> Surfaces {
-    let no_tools = || Value::Array(Vec::new());
     match tier {
         Tier::All => Surfaces {
             prompt: prompt.to_string(),
-            tools: tools.clone(),
+            tools: true,
             skill,
             mcp_config,
         },
         Tier::Tools => Surfaces {
             prompt: prompt.to_string(),
-            tools: tools.clone(),
+            tools: true,
             skill: String::new(),
             mcp_config: String::new(),
         },
@@ -127,14 +135,14 @@ fn surfaces(
                 prompt.trim_end(),
                 services_url.trim_end_matches('/')
             ),
-            tools: no_tools(),
+            tools: false,
             skill: String::new(),
             mcp_config,
         },
         // As ClawEnvKit's tier-3 harnesses get it: the skill appended to the prompt.
         Tier::Skill => Surfaces {
             prompt: format!("{}\n\n{skill}", prompt.trim_end()),
-            tools: no_tools(),
+            tools: false,
             skill,
             mcp_config: String::new(),
         },

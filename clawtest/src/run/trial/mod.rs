@@ -78,7 +78,7 @@ pub(crate) async fn run(
         world: &world,
         planned: &plan.commands,
         interrupt,
-        launch: launch::launch(plan, &loaded.tools, trial, &provisions.harness, place),
+        launch: launch::launch(plan, &loaded, trial, &provisions.harness, place),
         session: None,
     };
     let outcome = run_harness(plan, provisions, &mut harness)
