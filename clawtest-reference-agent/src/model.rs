@@ -90,9 +90,25 @@ impl ModelClient {
         body
     }
 
+    /// [`ModelClient::request_body`] as sent, written from the conversation as it is (the
+    /// body as a value would copy the whole conversation and every tool at each call).
+    pub fn request_text(&self, messages: &[Value], tools: &[Value]) -> String {
+        let mut text = String::from("{\"model\":");
+        text.push_str(&Value::from(self.model.as_str()).to_string());
+        text.push_str(",\"messages\":");
+        // Serializing a JSON value to a string cannot fail.
+        text.push_str(&serde_json::to_string(messages).unwrap_or_default());
+        if !tools.is_empty() {
+            text.push_str(",\"tools\":");
+            text.push_str(&serde_json::to_string(tools).unwrap_or_default());
+        }
+        text.push_str(",\"temperature\":0}");
+        text
+    }
+
     /// Sends one chat-completions request and returns `choices[0].message`.
     pub fn complete(&self, messages: &[Value], tools: &[Value]) -> Result<Value, ModelError> {
-        let body = self.request_body(messages, tools).to_string();
+        let body = self.request_text(messages, tools);
         let mut request = self
             .http
             .post(self.url.as_str())
@@ -154,6 +170,13 @@ mod tests {
             client.request_body(&messages, &tools),
             json!({"model": "m", "messages": messages, "tools": tools, "temperature": 0})
         );
+        // The text sent is the body, key for key and in order.
+        for tools in [&tools[..], &[]] {
+            assert_eq!(
+                client.request_text(&messages, tools),
+                client.request_body(&messages, tools).to_string()
+            );
+        }
     }
 
     #[test]
