@@ -15,6 +15,7 @@ use std::borrow::Cow;
 use regex::Regex;
 use serde_json::Value;
 
+use super::placeholders::map_strings;
 use crate::config::ReplayConfig;
 
 /// The redactions every replay applies unless `[llm.replay] defaults = false`, in order:
@@ -103,18 +104,7 @@ impl Matcher {
     }
 
     fn redact(&self, value: &Value) -> Value {
-        match value {
-            Value::String(text) => Value::String(self.redact_text(text)),
-            Value::Array(items) => {
-                Value::Array(items.iter().map(|item| self.redact(item)).collect())
-            }
-            Value::Object(map) => Value::Object(
-                map.iter()
-                    .map(|(key, value)| (key.clone(), self.redact(value)))
-                    .collect(),
-            ),
-            other => other.clone(),
-        }
+        map_strings(value, &mut |text| self.redact_text(text))
     }
 
     fn redact_text(&self, text: &str) -> String {
@@ -267,18 +257,7 @@ impl Comparison<'_> {
 
     /// A request's value as compared, for a message.
     fn seen_value(&self, value: &Value) -> Value {
-        match value {
-            Value::String(text) => Value::String((self.seen)(text).into_owned()),
-            Value::Array(items) => {
-                Value::Array(items.iter().map(|item| self.seen_value(item)).collect())
-            }
-            Value::Object(map) => Value::Object(
-                map.iter()
-                    .map(|(key, value)| (key.clone(), self.seen_value(value)))
-                    .collect(),
-            ),
-            other => other.clone(),
-        }
+        map_strings(value, &mut |text| (self.seen)(text).into_owned())
     }
 }
 

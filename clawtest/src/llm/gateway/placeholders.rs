@@ -107,7 +107,8 @@ fn placeholder(name: &str) -> String {
     format!("{{{{{name}}}}}")
 }
 
-fn map_strings(value: &Value, change: &mut dyn FnMut(&str) -> String) -> Value {
+/// `value` with each of its strings changed by `change` (keys stay as they are).
+pub(super) fn map_strings(value: &Value, change: &mut dyn FnMut(&str) -> String) -> Value {
     match value {
         Value::String(text) => Value::String(change(text)),
         Value::Array(items) => {
