@@ -11,7 +11,8 @@
 //! before the fork): either way nothing it starts can be born outside it. Whether the machine
 //! allows it is found once per process, by a probe child that joins a group and exits before
 //! exec; groups a crashed clawtest left behind (their process gone) are killed and removed
-//! then too.
+//! then too. A group whose processes all ended by themselves is never killed, and the next
+//! trial of the same backend is born in it ([`GroupPool`]); a killed group is removed.
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
