@@ -675,10 +675,14 @@ fn a_crashed_run_leaves_no_container() {
     let Some(ready) = ready() else { return };
     let task = probe_task("crash-probe", 300, &["never", "never"], &["nothing"]);
     let suite = probe_suite(&["/clawtest-probe", "sleep"], "", 1, "crash-probe", &task);
+    // The run's own temporary folder: what the crash leaves of its trial's folder goes with
+    // the test, not into the machine's.
+    let temporary = tempfile::tempdir().expect("temporary folder");
     let mut child = Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"))
         .args(["clawtest", "--backend", "docker"])
         .current_dir(suite.path())
         .env(shim::SHIM_VARIABLE, ready.binaries.join("clawtest-shim"))
+        .env("TMPDIR", temporary.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -696,6 +700,19 @@ fn a_crashed_run_leaves_no_container() {
         || containers_labelled(label).is_empty(),
         "the container to go",
     );
+    // The trial's folder stays (`cargo clawtest clean` removes it), where the run was told.
+    let left = std::fs::read_dir(temporary.path())
+        .expect("temporary folder read")
+        .filter(|entry| {
+            entry.as_ref().is_ok_and(|entry| {
+                entry
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("clawtest-trial-")
+            })
+        })
+        .count();
+    assert_eq!(left, 1);
 }
 
 /// A trial's folder on the host, whose `workspace` is bind-mounted into the container, is the

@@ -238,8 +238,13 @@ fn hostile_harnesses_fail_or_error_clearly_next_to_a_task_that_passes_and_leave_
 /// pid file lists `started` ids, and returns the exit code and the ids.
 fn signalled(suite: &Suite, arguments: &[&str], started: usize, signal: &str) -> (i32, Vec<i32>) {
     let pid_file = suite.path("pids");
+    // The run's trial folders go in the suite's own temporary folder: what a run killed
+    // before its destructors leaves is removed with the suite, not left in the machine's.
+    let temporary = suite.path("tmp");
+    std::fs::create_dir_all(&temporary).unwrap();
     let mut child = crate::support::command_in(suite.folder.path(), suite, arguments)
         .env("PID_FILE", &pid_file)
+        .env("TMPDIR", &temporary)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -386,6 +391,16 @@ fn a_killed_run_takes_its_harnesses_with_it() {
     eventually("a harness outlived the clawtest that started it", || {
         all_gone(&pids)
     });
+    // Killed before its destructors, the run leaves its trial's folder (`cargo clawtest
+    // clean` removes it): in the temporary folder it was given, never elsewhere.
+    let left: Vec<String> = std::fs::read_dir(suite.path("tmp"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        left.iter().any(|name| name.starts_with("clawtest-trial-")),
+        "{left:?}"
+    );
 }
 
 /// Harnesses that fill their workspace past a 1 MiB cap: one big file (its writer is ended by
