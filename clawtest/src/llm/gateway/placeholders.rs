@@ -58,26 +58,18 @@ impl TrialValues {
 
     /// `text` with this trial's values replaced by their placeholders.
     pub(crate) fn hide_text(&self, text: &str) -> String {
-        let mut text = text.to_string();
-        for (name, value) in &self.exact {
-            if text.contains(value.as_str()) {
-                text = text.replace(value.as_str(), name);
-            }
-        }
-        text
+        self.hide_seen(text).into_owned()
     }
 
     /// [`TrialValues::hide_text`], without a copy when `text` holds none of the values.
     pub(crate) fn hide_seen<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
-        if self
-            .exact
-            .iter()
-            .any(|(_, value)| text.contains(value.as_str()))
-        {
-            std::borrow::Cow::Owned(self.hide_text(text))
-        } else {
-            std::borrow::Cow::Borrowed(text)
+        let mut text = std::borrow::Cow::Borrowed(text);
+        for (name, value) in &self.exact {
+            if text.contains(value.as_str()) {
+                text = std::borrow::Cow::Owned(text.replace(value.as_str(), name));
+            }
         }
+        text
     }
 
     /// `text` with the placeholders replaced by this trial's values.

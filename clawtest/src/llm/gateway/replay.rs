@@ -171,9 +171,10 @@ impl Gateway {
         );
     }
 
-    /// The recorded answer for call `call` (its request `request`): the next recorded call of the route's speaker in the trial (in a closed
-    /// loop, in the round), if it matches; else why not. Each speaker replays in its own call
-    /// order: the judge's calls never take the harness's answers, whatever the interleaving.
+    /// The recorded answer for call `call` (its request `request`): the next recorded call of
+    /// the route's speaker in the trial (in a closed loop, in the round), if it matches; else
+    /// why not. Each speaker replays in its own call order: the judge's calls never take the
+    /// harness's answers, whatever the interleaving.
     fn recorded<'script>(
         &self,
         log: &mut CallLog,
