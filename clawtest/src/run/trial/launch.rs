@@ -35,11 +35,10 @@ pub(super) fn launch(
 ) -> Launch {
     let task = &plan.task;
     let services_url = &place.seen.url;
-    let tools = &loaded.tools;
     let surfaces = surfaces(
         harness.tier,
         &task.prompt,
-        skill_md(&task.id, tools, services_url),
+        skill_md(&task.id, &loaded.tools, services_url),
         mcp_config(services_url, place.seen.stdio_bridge).to_string(),
         services_url,
     );
@@ -52,6 +51,12 @@ pub(super) fn launch(
     if offers_mcp {
         workspace_files.push((".mcp.json".into(), project_config(services_url).to_string()));
     }
+    // tools.json as the task's trials share it, or `[]` where the tier leaves it out.
+    let (tools, tools_text) = if surfaces.tools {
+        (&loaded.tools, loaded.tools_text.clone())
+    } else {
+        (&NO_TOOLS, NO_TOOLS.to_string())
+    };
     let setup = HarnessSetup {
         model: harness.model.clone(),
         mcp_url: offers_mcp.then(|| mcp_url(services_url)),
@@ -64,16 +69,8 @@ pub(super) fn launch(
         trial,
         command: harness.command.clone(),
         prompt: surfaces.prompt,
-        eval_tools: crate::surfaces::eval_tools::eval_tools(
-            if surfaces.tools { tools } else { &NO_TOOLS },
-            services_url,
-        )
-        .to_string(),
-        tools: if surfaces.tools {
-            loaded.tools_text.clone()
-        } else {
-            NO_TOOLS.to_string()
-        },
+        eval_tools: crate::surfaces::eval_tools::eval_tools(tools, services_url).to_string(),
+        tools: tools_text,
         skill: surfaces.skill,
         mcp_config: surfaces.mcp_config,
         files: task.files.clone(),
