@@ -94,8 +94,8 @@ impl GroupPool {
 impl Drop for GroupPool {
     fn drop(&mut self) {
         if let Ok(groups) = self.groups.get_mut() {
-            for mut group in groups.drain(..) {
-                group.kill();
+            // Empty and never killed: each goes by an `rmdir`.
+            for group in groups.drain(..) {
                 group.remove();
             }
         }
@@ -245,14 +245,13 @@ impl Containment {
     pub(crate) async fn release(mut self) {
         self.kill();
         if let Hold::Groups(groups) = std::mem::replace(&mut self.hold, Hold::Released) {
-            let held = groups
+            let mut held = groups
                 .into_inner()
                 .map(|groups| groups.held)
                 .unwrap_or_default();
-            let (reusable, mut held): (Vec<Group>, Vec<Group>) = held
-                .into_iter()
-                .partition(|group| self.pool.is_some() && !group.killed);
             if let Some(pool) = &self.pool {
+                let reusable;
+                (reusable, held) = held.into_iter().partition(|group| !group.killed);
                 reusable.into_iter().for_each(|group| pool.give(group));
             }
             let mut waited = Duration::ZERO;

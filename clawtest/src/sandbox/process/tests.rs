@@ -189,11 +189,7 @@ async fn a_trial_leaves_no_cgroup_behind() {
     }
     let containment = Containment::new(Mechanism::Cgroup);
     let directory = containment.group_directories()[0].clone();
-    let here = std::env::current_dir().unwrap();
-    let mut command = Spawn::new("/bin/sh", ["-c", "setsid sleep 600 & exit 0"], &here);
-    command.env("PATH", std::env::var_os("PATH").unwrap());
-    let mut child = containment.start(&mut command).unwrap();
-    child.wait().await.unwrap();
+    run_held(&containment, "setsid sleep 600 & exit 0").await;
     let procs = std::fs::read_to_string(directory.join("cgroup.procs")).unwrap();
     assert_eq!(
         procs.lines().count(),
