@@ -15,6 +15,13 @@ use clap::Parser;
 
 use cli::{Cli, Command};
 
+/// mimalloc, not the system allocator: a trial allocates and frees a few thousand small values
+/// across the runtime's threads (requests, answers, the trajectory), and glibc's malloc spent a
+/// sixth of clawtest's CPU a trial on it (its arena locks, `malloc_consolidate`, the aligned
+/// allocations of tokio's tasks, pages trimmed and faulted back in); see docs/development.md.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // `cargo clawtest …` runs `cargo-clawtest clawtest …`: drop the repeated subcommand name.
     let mut arguments: Vec<std::ffi::OsString> = std::env::args_os().collect();
