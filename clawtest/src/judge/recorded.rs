@@ -58,9 +58,10 @@ mod tests {
         ModelCall {
             index: 0,
             path: path.into(),
-            request: json!({"model": "m", "messages": [{"role": "user", "content": prompt}]}),
+            request: json!({"model": "m", "messages": [{"role": "user", "content": prompt}]})
+                .into(),
             status: 200,
-            response,
+            response: response.into(),
             events: None,
             retried: Vec::new(),
             input_tokens: 0,

@@ -12,7 +12,7 @@ use crate::config::Mode;
 /// Where a task's model answers come from, decided once per task.
 pub(crate) enum AnswerSource {
     /// Replayed from the task's cassette (an empty one when the harness calls no model).
-    Replay(Cassette),
+    Replay(Arc<Cassette>),
     /// Replay, without a cassette: the trial fails at its first model call, with the reason
     /// (a harness that never calls the model needs none).
     NoCassette { reason: String },
@@ -20,7 +20,7 @@ pub(crate) enum AnswerSource {
     /// far as it answers; from the first call it cannot answer, forwarded to the provider,
     /// and the trial's calls recorded (`record-missing`).
     ReplayOrRecord {
-        cassette: Option<Cassette>,
+        cassette: Option<Arc<Cassette>>,
         upstream: Arc<Upstream>,
     },
     /// Forwarded to the provider; with `record`, each trial's exchanges go to the cassette.
@@ -68,14 +68,14 @@ impl AnswerSource {
     ) -> AnswerSource {
         match (models.mode, &models.upstream) {
             (Mode::Replay, _) => match cassettes {
-                None => AnswerSource::Replay(Cassette {
+                None => AnswerSource::Replay(Arc::new(Cassette {
                     version: super::gateway::cassette::VERSION,
                     task_id: task_id.to_string(),
                     faults: None,
                     trials: Vec::new(),
-                }),
+                })),
                 Some(folder) => match Cassette::load(folder, task_id) {
-                    Ok(cassette) => AnswerSource::Replay(cassette),
+                    Ok(cassette) => AnswerSource::Replay(Arc::new(cassette)),
                     Err(error) => AnswerSource::NoCassette {
                         reason: error.to_string(),
                     },
@@ -88,7 +88,7 @@ impl AnswerSource {
                 },
                 // An unreadable cassette is recorded again: recording is how it is fixed.
                 Some(folder) => AnswerSource::ReplayOrRecord {
-                    cassette: Cassette::load(folder, task_id).ok(),
+                    cassette: Cassette::load(folder, task_id).ok().map(Arc::new),
                     upstream: Arc::clone(upstream),
                 },
             },

@@ -2,6 +2,8 @@
 //! the gateway, what was answered, and what it cost. The gateway writes them; grading and
 //! reports read them.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -60,12 +62,13 @@ pub struct ModelCall {
     pub index: usize,
     /// The request's path on the gateway (`/v1/chat/completions`, `/v1/messages`).
     pub path: String,
-    /// The JSON body the speaker sent.
-    pub request: Value,
+    /// The JSON body the speaker sent. Shared: the gateway's log, the trajectory of each round
+    /// and the grade's evidence hold one call's conversation without copying it.
+    pub request: Arc<Value>,
     /// The HTTP status the speaker was answered (500 when the gateway refused the call).
     pub status: u16,
-    /// The JSON answer (`null` when streamed: see `events`).
-    pub response: Value,
+    /// The JSON answer (`null` when streamed: see `events`); shared as `request` is.
+    pub response: Arc<Value>,
     /// A streamed answer's server-sent events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<Vec<String>>,
@@ -110,9 +113,9 @@ impl From<ModelCallFile> for ModelCall {
         ModelCall {
             index: file.index,
             path: file.path,
-            request: file.request,
+            request: Arc::new(file.request),
             status: file.status,
-            response: file.response,
+            response: Arc::new(file.response),
             events: file.events,
             retried: file.retried,
             input_tokens: file.input_tokens,

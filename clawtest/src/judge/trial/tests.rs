@@ -98,10 +98,10 @@ async fn a_replay_answers_the_judge_from_the_trials_cassette_in_its_own_order() 
     let root = tempfile::tempdir().unwrap();
     let judging = Judging::new(&config(root.path(), ""), &models(Mode::Replay), None, true);
     let gateway = Gateway::replay(
-        &cassette(vec![
+        &Arc::new(cassette(vec![
             judge_call("first rubric", VERDICT),
             judge_call("second rubric", r#"{"score": 0.1, "reasoning": "No."}"#),
-        ]),
+        ])),
         0,
     );
     let judge = judging.for_trial(&gateway, Mode::Replay);
@@ -131,7 +131,10 @@ async fn a_replay_answers_the_judge_from_the_trials_cassette_in_its_own_order() 
 async fn a_question_the_cassette_does_not_record_fails_the_trial_naming_the_judge() {
     let root = tempfile::tempdir().unwrap();
     let judging = Judging::new(&config(root.path(), ""), &models(Mode::Replay), None, true);
-    let gateway = Gateway::replay(&cassette(vec![judge_call("first rubric", VERDICT)]), 0);
+    let gateway = Gateway::replay(
+        &Arc::new(cassette(vec![judge_call("first rubric", VERDICT)])),
+        0,
+    );
     let judge = judging.for_trial(&gateway, Mode::Replay);
     let error = ask(
         &judge,
@@ -148,7 +151,10 @@ async fn a_question_the_cassette_does_not_record_fails_the_trial_naming_the_judg
     );
     assert!(gateway.failure().unwrap().needs_recording());
     // A question that differs from the recorded one is a divergence, as any call's is.
-    let gateway = Gateway::replay(&cassette(vec![judge_call("first rubric", VERDICT)]), 0);
+    let gateway = Gateway::replay(
+        &Arc::new(cassette(vec![judge_call("first rubric", VERDICT)])),
+        0,
+    );
     let judge = judging.for_trial(&gateway, Mode::Replay);
     let error = ask(&judge, &[request("first", "first rubric, changed")])
         .await
@@ -169,8 +175,8 @@ async fn a_cassette_recorded_before_the_judges_calls_takes_them_from_the_cache_a
     // The harness's call only: the judge's were in the cache then.
     let mut harness_call = judge_call("the task", "done");
     harness_call.speaker = Speaker::Harness;
-    let gateway =
-        Gateway::replay(&cassette(vec![harness_call.clone()]), 0).with_stale(Arc::clone(&stale));
+    let gateway = Gateway::replay(&Arc::new(cassette(vec![harness_call.clone()])), 0)
+        .with_stale(Arc::clone(&stale));
     let judge = judging.for_trial(&gateway, Mode::Replay);
     let answers = ask(&judge, std::slice::from_ref(&question)).await.unwrap();
     assert_eq!(
@@ -187,7 +193,7 @@ async fn a_cassette_recorded_before_the_judges_calls_takes_them_from_the_cache_a
     // `record-missing` moves the answer into the trial's recording (nothing asked: the
     // provider's address answers nothing), and a replay of it needs no cache.
     let nowhere = upstream("http://127.0.0.1:9");
-    let moving = Gateway::replay(&cassette(vec![harness_call.clone()]), 0)
+    let moving = Gateway::replay(&Arc::new(cassette(vec![harness_call.clone()])), 0)
         .with_fallback(Arc::clone(&nowhere))
         .with_stale(Arc::new(StaleLog::default()));
     let judge = judging.for_trial(&moving, Mode::RecordMissing);
@@ -203,7 +209,7 @@ async fn a_cassette_recorded_before_the_judges_calls_takes_them_from_the_cache_a
         [Speaker::Harness, Speaker::Judge]
     );
     std::fs::remove_dir_all(root.path().join("judge-cache")).unwrap();
-    let replaying = Gateway::replay(&cassette(recorded), 0);
+    let replaying = Gateway::replay(&Arc::new(cassette(recorded)), 0);
     let judge = judging.for_trial(&replaying, Mode::Replay);
     assert_eq!(harness_asks(&replaying).await.as_deref(), Ok("done"));
     let again = ask(&judge, &[question]).await.unwrap();

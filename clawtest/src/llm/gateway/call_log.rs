@@ -182,9 +182,9 @@ pub(super) fn refuse(
     log.push_call(ModelCall {
         index: call,
         path: route.path.clone(),
-        request,
+        request: request.into(),
         status,
-        response: body,
+        response: body.into(),
         events: None,
         retried: Vec::new(),
         input_tokens: 0,

@@ -3,6 +3,8 @@
 //! answered it, at its recorded cost when it was replayed), and, when recording, kept for the
 //! cassette with the trial's own values as placeholders.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::call_log::CallLog;
@@ -84,38 +86,34 @@ impl Gateway {
             self.unreported(log, call, &model);
         }
         let cost_usd = self.cost(log, call, &model, tokens, spends);
-        log.push_call(ModelCall {
-            index: call,
-            path: path.clone(),
-            request: request.clone(),
-            status: response.status,
-            response: response.body.clone(),
-            events: response.events.clone(),
-            retried: response.retried.clone(),
-            input_tokens: tokens.input,
-            output_tokens: tokens.output,
-            cost_usd,
-            speaker,
-        });
+        let request = Arc::new(request);
+        let RecordedResponse {
+            status,
+            body,
+            events,
+            retried,
+        } = response;
+        let body = Arc::new(body);
         if record {
+            // The cassette holds the trial's own values as placeholders: a copy of each side.
             let round = log.round();
-            let body = self.values.hide(&request);
             let response = RecordedResponse {
-                body: self.values.hide(&response.body),
-                events: response.events.map(|events| {
+                status,
+                body: self.values.hide(&body),
+                events: events.as_ref().map(|events| {
                     events
                         .iter()
                         .map(|event| self.values.hide_text(event))
                         .collect()
                 }),
-                ..response
+                retried: retried.clone(),
             };
             log.record(
                 call,
                 Interaction {
                     request: RecordedRequest {
-                        path,
-                        body,
+                        path: path.clone(),
+                        body: self.values.hide(&request),
                         whole: true,
                     },
                     response,
@@ -124,6 +122,19 @@ impl Gateway {
                 },
             );
         }
+        log.push_call(ModelCall {
+            index: call,
+            path,
+            request,
+            status,
+            response: body,
+            events,
+            retried,
+            input_tokens: tokens.input,
+            output_tokens: tokens.output,
+            cost_usd,
+            speaker,
+        });
     }
 
     /// A provider's answer that reports no token usage: under a cost limit the trial fails

@@ -18,7 +18,7 @@ use super::cassette::{Interaction, RecordedResponse};
 use super::exchange::Exchange;
 use super::failure::{FailureKind, GatewayFailure};
 use super::routes::Route;
-use super::server::{Gap, Gateway, Source};
+use super::server::{Gap, Gateway, Script, Source};
 use super::sse;
 use super::stale::StaleTrial;
 use crate::config::Provider;
@@ -31,9 +31,8 @@ impl Gateway {
     pub(crate) fn answer(&self, path: &str, body: &[u8]) -> (u16, Value) {
         let route = Route::of("POST", path, &[]).expect("a model endpoint");
         match self.replay_call(&route, body, false) {
-            Replayed::Answer(response) => (response.status, response.body),
             Replayed::Missed(_) => unreachable!("a replay without fallback never misses"),
-            Replayed::Refused(response) => match response.body {
+            Replayed::Answer(response) | Replayed::Refused(response) => match response.body {
                 ResponseBody::Whole(bytes) => (
                     response.status,
                     serde_json::from_slice(&bytes).unwrap_or(Value::Null),
@@ -47,8 +46,7 @@ impl Gateway {
     /// a stream.
     pub(super) fn replay_response(&self, route: &Route, request: &HttpRequest) -> HttpResponse {
         match self.replay_call(route, &request.body, false) {
-            Replayed::Answer(response) => as_http(response),
-            Replayed::Refused(refused) => refused,
+            Replayed::Answer(response) | Replayed::Refused(response) => response,
             Replayed::Missed(_) => unreachable!("a replay without fallback never misses"),
         }
     }
@@ -61,8 +59,7 @@ impl Gateway {
         request: &HttpRequest,
     ) -> Result<HttpResponse, usize> {
         match self.replay_call(route, &request.body, true) {
-            Replayed::Answer(response) => Ok(as_http(response)),
-            Replayed::Refused(refused) => Ok(refused),
+            Replayed::Answer(response) | Replayed::Refused(response) => Ok(response),
             Replayed::Missed(call) => {
                 // Turning to the provider spends money: not past the run's limit.
                 if self.budget.exhausted() {
@@ -140,6 +137,8 @@ impl Gateway {
             }
             Ok(response) => {
                 state.answered_from_cassette_once_more();
+                // Written for the harness before the log takes the answer (no copy of it).
+                let answer = as_http(&response);
                 self.log(
                     &mut state,
                     Exchange {
@@ -147,13 +146,13 @@ impl Gateway {
                         path: route.path.clone(),
                         speaker: route.speaker,
                         request,
-                        response: response.clone(),
+                        response,
                     },
                     // `record-missing` keeps what the cassette answered: the trial's
                     // recording, should a later call turn to the provider.
                     fallback,
                 );
-                Replayed::Answer(response)
+                Replayed::Answer(answer)
             }
         }
     }
@@ -178,7 +177,7 @@ impl Gateway {
     fn recorded<'script>(
         &self,
         log: &mut CallLog,
-        script: &'script Result<Vec<Interaction>, Gap>,
+        script: &'script Result<Script, Gap>,
         route: &Route,
         request: &Value,
         call: usize,
@@ -332,8 +331,8 @@ impl Gateway {
 
 /// What a replay made of one call.
 enum Replayed {
-    /// The recorded answer.
-    Answer(RecordedResponse),
+    /// The recorded answer, as the harness gets it.
+    Answer(HttpResponse),
     /// Refused (the trial's failure kept): the error answer.
     Refused(HttpResponse),
     /// `record-missing`: the cassette cannot answer call number `.0`; the provider will.
@@ -341,13 +340,13 @@ enum Replayed {
 }
 
 /// A recorded answer as the harness gets it: whole, or its server-sent events as a stream.
-fn as_http(response: RecordedResponse) -> HttpResponse {
-    match response.events {
+fn as_http(response: &RecordedResponse) -> HttpResponse {
+    match &response.events {
         Some(events) => {
             let (sender, receiver) = mpsc::channel(events.len().max(1));
             for event in events {
                 // The channel holds every event: this never waits or fails.
-                let _ = sender.try_send(Bytes::from(event));
+                let _ = sender.try_send(Bytes::from(event.clone()));
             }
             HttpResponse {
                 status: response.status,

@@ -40,7 +40,7 @@ pub(super) enum Gap {
 #[derive(Clone)]
 pub(super) enum Source {
     Replay {
-        script: Result<Vec<Interaction>, Gap>,
+        script: Result<Script, Gap>,
         /// `record-missing`: the provider the trial turns to, recording, from the first call
         /// the script cannot answer.
         fallback: Option<Arc<Upstream>>,
@@ -49,6 +49,23 @@ pub(super) enum Source {
         upstream: Arc<Upstream>,
         record: bool,
     },
+}
+
+/// One trial's recorded calls, read from its task's cassette where it is: the task's trials,
+/// and the copy of a trial's gateway its server holds, share the one cassette (a copy per
+/// trial was a hundredth of a trial's CPU).
+#[derive(Clone)]
+pub(super) struct Script {
+    cassette: Arc<cassette::Cassette>,
+    trial: usize,
+}
+
+impl std::ops::Deref for Script {
+    type Target = [Interaction];
+
+    fn deref(&self) -> &[Interaction] {
+        &self.cassette.trials[self.trial].interactions
+    }
 }
 
 /// The gateway of one trial.
@@ -125,18 +142,21 @@ impl std::fmt::Debug for Gateway {
 
 impl Gateway {
     /// A gateway replaying `trial` of `cassette`.
-    pub(crate) fn replay(cassette: &cassette::Cassette, trial: u32) -> Gateway {
+    pub(crate) fn replay(cassette: &Arc<cassette::Cassette>, trial: u32) -> Gateway {
+        let script = match cassette.trials.get(trial as usize) {
+            Some(_) => Ok(Script {
+                cassette: Arc::clone(cassette),
+                trial: trial as usize,
+            }),
+            None => Err(Gap::NoTrial {
+                recorded: cassette.trials.len(),
+            }),
+        };
         Gateway::with_source(
             &cassette.task_id,
             trial,
             Source::Replay {
-                script: cassette
-                    .trials
-                    .get(trial as usize)
-                    .map(|recording| recording.interactions.clone())
-                    .ok_or(Gap::NoTrial {
-                        recorded: cassette.trials.len(),
-                    }),
+                script,
                 fallback: None,
             },
         )
@@ -478,7 +498,7 @@ mod tests {
 
     #[test]
     fn calls_are_answered_in_order_and_counted() {
-        let gateway = Gateway::replay(&cassette(), 0);
+        let gateway = Gateway::replay(&Arc::new(cassette()), 0);
         let (status, body) = gateway.answer("/v1/chat/completions", &ask("hello"));
         assert_eq!(status, 200);
         assert_eq!(body["choices"][0]["message"]["content"], "hi");
@@ -502,7 +522,7 @@ mod tests {
 
     #[test]
     fn a_different_request_is_a_divergence_naming_the_difference() {
-        let gateway = Gateway::replay(&cassette(), 0);
+        let gateway = Gateway::replay(&Arc::new(cassette()), 0);
         gateway.answer("/v1/chat/completions", &ask("goodbye"));
         let failure = gateway.failure().unwrap();
         assert_eq!(
@@ -546,7 +566,7 @@ mod tests {
         let values = TrialValues::default()
             .with_url("services_url", "http://127.0.0.1:4444")
             .with_folder(std::path::Path::new("/tmp/clawtest-trial-Zz9"));
-        let gateway = Gateway::replay(&recorded, 0).with_values(values);
+        let gateway = Gateway::replay(&Arc::new(recorded), 0).with_values(values);
         let (status, body) = gateway.answer(
             "/v1/chat/completions",
             &ask("files in /tmp/clawtest-trial-Zz9/workspace, tools at http://127.0.0.1:4444"),
@@ -560,7 +580,7 @@ mod tests {
 
     #[test]
     fn a_trial_without_recording_fails_every_call() {
-        let gateway = Gateway::replay(&cassette(), 2);
+        let gateway = Gateway::replay(&Arc::new(cassette()), 2);
         gateway.answer("/v1/chat/completions", &ask("hello"));
         assert!(matches!(
             gateway.failure(),
@@ -574,7 +594,7 @@ mod tests {
 
     #[test]
     fn a_replay_under_a_limit_needs_no_price_since_it_spends_nothing() {
-        let gateway = Gateway::replay(&cassette(), 0)
+        let gateway = Gateway::replay(&Arc::new(cassette()), 0)
             .with_costs(Arc::default(), Arc::new(Budget::new(Some(1.0))));
         let (status, _) = gateway.answer("/v1/chat/completions", &ask("hello"));
         assert_eq!((status, gateway.failure()), (200, None));
@@ -590,8 +610,8 @@ mod tests {
             },
         )]));
         let budget = Arc::new(Budget::new(Some(5.0)));
-        let gateway =
-            Gateway::replay(&cassette(), 0).with_costs(Arc::new(prices), Arc::clone(&budget));
+        let gateway = Gateway::replay(&Arc::new(cassette()), 0)
+            .with_costs(Arc::new(prices), Arc::clone(&budget));
         gateway.answer("/v1/chat/completions", &ask("hello"));
         assert_eq!(gateway.calls()[0].cost_usd, Some(10.0));
         assert_eq!((budget.cost().usd(), budget.spent().usd()), (10.0, 0.0));

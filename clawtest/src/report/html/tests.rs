@@ -111,7 +111,7 @@ fn a_call_of_clawtests_own_speakers_is_named_and_the_prompt_is_the_harnesss() {
         let mut trajectory = trajectory(trial, "Replied.", 2);
         trajectory.model_calls[0].speaker = crate::trajectory::Speaker::Judge;
         trajectory.model_calls[0].request =
-            json!({"messages": [{"role": "user", "content": "Score the rubric"}]});
+            json!({"messages": [{"role": "user", "content": "Score the rubric"}]}).into();
         Found::Read(Box::new(trajectory))
     });
     assert!(

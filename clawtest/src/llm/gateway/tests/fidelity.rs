@@ -129,7 +129,7 @@ async fn count_tokens_goes_to_anthropic_and_the_model_list_is_served() {
         json!({"model": "gpt-4o-mini"}),
         json!({"choices": []}),
     )]);
-    let replayer = serve(Arc::new(Gateway::replay(&cassette, 0))).await;
+    let replayer = serve(Arc::new(Gateway::replay(&Arc::new(cassette), 0))).await;
     let (status, _, frames) = send(&replayer.url, "GET", "/v1/models", &[], "").await;
     assert_eq!(status, 200);
     assert_eq!(body_of(&frames)["data"][0]["id"], "gpt-4o-mini");
@@ -182,7 +182,7 @@ async fn limits_and_the_token_hold_over_http() {
         max_request_bytes: 1024,
         ..Rules::default()
     };
-    let gateway = Gateway::replay(&cassette, 0)
+    let gateway = Gateway::replay(&Arc::new(cassette), 0)
         .with_rules(Arc::new(rules))
         .with_token("secret".into());
     let served = serve(Arc::new(gateway.clone())).await;

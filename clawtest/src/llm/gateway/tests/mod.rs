@@ -228,7 +228,7 @@ async fn a_recorded_stream_replays_the_same_events_and_whole_answers_the_same_by
     let folder = tempfile::tempdir().unwrap();
     cassette.save(folder.path()).unwrap();
     let cassette = Cassette::load(folder.path(), "t").unwrap();
-    let replaying = Gateway::replay(&cassette, 0);
+    let replaying = Gateway::replay(&Arc::new(cassette), 0);
     let replayer = serve(Arc::new(replaying.clone())).await;
     let (status, replayed_stream) = post(&replayer.url, "/v1/messages", FIRST).await;
     assert_eq!(status, 200);
@@ -287,7 +287,7 @@ async fn a_divergence_is_a_400_the_sdks_do_not_retry_in_each_providers_error_sha
         json!({"messages": [{"role": "user", "content": "recorded"}]}),
         json!({"choices": []}),
     )]);
-    let replaying = Gateway::replay(&cassette, 0);
+    let replaying = Gateway::replay(&Arc::new(cassette), 0);
     let served = serve(Arc::new(replaying.clone())).await;
     let (status, headers, frames) = send(
         &served.url,
@@ -354,7 +354,7 @@ async fn a_streaming_client_replayed_from_a_whole_recording_gets_the_answer_as_e
             json!({"id": "m", "type": "message", "role": "assistant", "model": "c", "content": [{"type": "text", "text": "Bye"}], "stop_reason": "end_turn", "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}}),
         ),
     ]);
-    let gateway = Gateway::replay(&cassette, 0);
+    let gateway = Gateway::replay(&Arc::new(cassette), 0);
     let served = serve(Arc::new(gateway.clone())).await;
     let (status, headers, frames) = send(
         &served.url,
@@ -413,7 +413,7 @@ async fn a_recording_holds_placeholders_where_the_trial_had_its_own_values() {
     assert!(recorded.interactions[0].request.whole);
     // A recording is the whole request: one with a message put before the recorded ones
     // diverges (a hand-written cassette's lists match the newest items).
-    let longer = Gateway::replay(&one_trial(recorded.interactions.clone()), 0)
+    let longer = Gateway::replay(&Arc::new(one_trial(recorded.interactions.clone())), 0)
         .with_values(TrialValues::default().with_url("services_url", "http://127.0.0.1:9999"));
     let longer_server = serve(Arc::new(longer.clone())).await;
     let (status, _) = post(
@@ -431,7 +431,7 @@ async fn a_recording_holds_placeholders_where_the_trial_had_its_own_values() {
         longer.failure()
     );
     // Another trial, another port: the recording matches.
-    let replaying = Gateway::replay(&one_trial(recorded.interactions), 0)
+    let replaying = Gateway::replay(&Arc::new(one_trial(recorded.interactions)), 0)
         .with_values(TrialValues::default().with_url("services_url", "http://127.0.0.1:9999"));
     let replayer = serve(Arc::new(replaying.clone())).await;
     let (status, _) = post(
@@ -497,7 +497,7 @@ async fn a_closed_loops_calls_are_recorded_with_their_round_and_speaker_and_repl
     );
 
     // Replayed: round 1 calling twice gets no answer of round 2's; it fails in round 1.
-    let replaying = Gateway::replay(&one_trial(recorded.interactions.clone()), 0);
+    let replaying = Gateway::replay(&Arc::new(one_trial(recorded.interactions.clone())), 0);
     let replayer = serve(Arc::new(replaying.clone())).await;
     replaying.begin_round(1);
     assert_eq!(
@@ -526,7 +526,7 @@ async fn a_closed_loops_calls_are_recorded_with_their_round_and_speaker_and_repl
     );
 
     // In order, each speaker gets its own recording of the round, whatever the interleaving.
-    let replaying = Gateway::replay(&one_trial(recorded.interactions), 0);
+    let replaying = Gateway::replay(&Arc::new(one_trial(recorded.interactions)), 0);
     let replayer = serve(Arc::new(replaying.clone())).await;
     replaying.begin_round(1);
     post(&replayer.url, "/v1/chat/completions", ask).await;
@@ -588,7 +588,7 @@ async fn each_speaker_replays_its_own_calls_in_its_own_order_whatever_the_interl
 
     // Replayed in another interleaving: the judge first, then both harness calls, then the
     // supervisor: each speaker still gets its own answers.
-    let replaying = Gateway::replay(&cassette, 0);
+    let replaying = Gateway::replay(&Arc::new(cassette), 0);
     let replayer = serve(Arc::new(replaying.clone())).await;
     asking_as(Speaker::Judge)
         .reply(&replaying, &[Message::user("score the rubric")])

@@ -32,7 +32,7 @@ async fn record_missing_replays_what_matches_and_records_from_the_first_call_tha
     };
 
     let stale = Arc::new(StaleLog::default());
-    let missing = Gateway::replay(&cassette, 0)
+    let missing = Gateway::replay(&Arc::new(cassette.clone()), 0)
         .with_fallback(upstream(&model.url))
         .with_stale(Arc::clone(&stale));
     let served = serve(Arc::new(missing.clone())).await;
@@ -73,7 +73,7 @@ async fn record_missing_replays_what_matches_and_records_from_the_first_call_tha
 
     // A plain replay of a trial that makes fewer calls than recorded: noted, not failed.
     let short_log = Arc::new(StaleLog::default());
-    let short = Gateway::replay(&cassette, 0).with_stale(Arc::clone(&short_log));
+    let short = Gateway::replay(&Arc::new(cassette), 0).with_stale(Arc::clone(&short_log));
     let served = serve(Arc::new(short.clone())).await;
     post(&served.url, "/v1/chat/completions", CHAT_FIRST).await;
     assert_eq!(short.failure(), None);
