@@ -8,10 +8,12 @@
 //! mode and 3 trials. The bench first builds the release `cargo-clawtest` (what a user runs) and
 //! the reference agent as a small static agent (`+crt-static`, not position-independent, fat
 //! LTO, `panic = "abort"`: the build a `FROM scratch` image takes, whose start costs a third
-//! less than the dynamic build's: no loader, no relocations), then runs `cargo-clawtest
+//! less than the dynamic build's: no loader, no relocations; against musl when its target is
+//! installed, else glibc, and the first line says which), then runs `cargo-clawtest
 //! clawtest run` in that folder (process backend, the default jobs: two a core; `--jobs N`
-//! after the sizes sets them) and takes the run's figures from `wait4`: wall time, CPU (user + system, the
-//! agents' included, since clawtest waits for them), CPU per trial and clawtest's max RSS; and
+//! after the sizes sets them) and takes the run's figures from `wait4`: wall time, CPU (user +
+//! system, the agents' included, since clawtest waits for them), CPU per trial and clawtest's
+//! max RSS; and
 //! clawtest's own CPU apart from its children's, read from its `/proc/PID/stat` once it has
 //! ended but before it is reaped (`waitid` with `WNOWAIT`). The
 //! rest of the machine's CPU during the run and the load average are printed beside them, so
@@ -58,8 +60,8 @@ fn build() -> PathBuf {
         .status()
         .expect("cargo runs");
     assert!(status.success(), "the release build failed");
+    let target = agent_target();
     // `--target` keeps these flags off the host build's artifacts (and off build scripts).
-    let target = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
     let status = Command::new(&cargo)
         .current_dir(workspace_root())
         .args(["build", "--quiet", "--release", "-p", "reference-agent"])
@@ -78,6 +80,29 @@ fn build() -> PathBuf {
         .join(target)
         .join("release")
         .join("reference-agent")
+}
+
+/// The target the agent is built for: musl where its standard library is installed (`rustup
+/// target add x86_64-unknown-linux-musl`), else glibc. Both give a static agent; glibc's
+/// start-up asks the processor its cache sizes with some sixty `cpuid` instructions, each a
+/// trap to the hypervisor on a virtual machine (a third of a millisecond a trial here), and
+/// musl's asks nothing.
+fn agent_target() -> String {
+    let arch = std::env::consts::ARCH;
+    let musl = format!("{arch}-unknown-linux-musl");
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let installed = Command::new(rustc)
+        .args(["--print", "target-libdir", "--target", &musl])
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|output| output.status.success())
+        .map(|output| PathBuf::from(String::from_utf8_lossy(&output.stdout).trim()))
+        .is_some_and(|folder| folder.is_dir());
+    match installed {
+        true => musl,
+        false => format!("{arch}-unknown-linux-gnu"),
+    }
 }
 
 /// Writes the N-task suite into `folder`.
