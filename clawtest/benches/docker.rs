@@ -3,10 +3,10 @@
 //! throughput of 2 parallel jobs against 1, in both modes: a container of its own per trial
 //! (`[docker] reuse = false`: create, start, harness exits, stop, remove) and worker
 //! containers kept for the run (a trial is the shim's child; the container is reset between
-//! trials). The targets: a median ≤ 0.15 s a trial and ≥ 1.8× with two jobs. With
-//! workers it also prints the CPU a trial costs (this process's, and the worker containers'
-//! from the engine's statistics), which other work on the machine does not move as it moves
-//! wall times. Run with `cargo bench -p clawtest --bench docker` (`-- worker` or `-- one-shot`
+//! trials), and then of the default jobs (two a core) against 1. The targets: a
+//! median ≤ 0.15 s a trial and ≥ 1.8× with two jobs. With workers it also prints the CPU a
+//! trial costs (this process's, and the worker containers' from the engine's statistics),
+//! which other work on the machine does not move as it moves wall times. Run with `cargo bench -p clawtest --bench docker` (`-- worker` or `-- one-shot`
 //! for one mode); it builds its FROM scratch image locally, prints its figures with the
 //! machine's load and asserts nothing. Without a Docker engine it says so and stops.
 
@@ -146,6 +146,21 @@ fn measure(runtime: &tokio::runtime::Runtime, sandbox: &Arc<DockerSandbox>, reus
         double / single,
         load()
     );
+    // A run's default is two jobs a core: a trial in a worker is a chain of hand-overs
+    // (host, shim, harness, shim, host), each waking a thread, and with one job a core
+    // both chains wait at once often enough to leave a core idle.
+    let default_jobs = 2 * std::thread::available_parallelism().map_or(1, |cores| cores.get());
+    if default_jobs > 2 {
+        runtime.block_on(futures_util::future::join_all(
+            (0..default_jobs).map(|job| one_trial(sandbox, 60 + job as u32, reuse)),
+        ));
+        let default = rate(default_jobs);
+        println!(
+            "  the default {default_jobs} jobs (two a core): {default:.2} trials/s = {:.2}× one job (load {})",
+            default / single,
+            load()
+        );
+    }
     if reuse {
         for (jobs, before, after) in [(1, cpu_start, cpu_single), (2, cpu_single, cpu_double)] {
             let [own, containers] =
