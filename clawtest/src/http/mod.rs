@@ -184,12 +184,13 @@ impl Accept for Listener {
 
 /// [`accept_loop`] on one of the server threads (one a core, each a single-threaded
 /// runtime, started once per process and shared by every server after): every connection of
-/// `listener` is served on that one thread. For a server whose requests all take one lock (a
-/// trial's World), this is faster and steadier than spreading its connections over the
-/// shared runtime's workers: no contention for the lock, no wake-ups from thread to thread
-/// (services benchmark, list at 16 connections: half the server CPU per request). The
-/// threads are shared, not made per server: a thread and a runtime of its own cost a trial
-/// more than its three requests. The loop ends when `shutdown` completes or when the
+/// `listener` is served on that one thread. For a server whose requests all take one lock and
+/// come over many connections at once (`cargo clawtest serve` under load), this is faster and
+/// steadier than spreading its connections over the shared runtime's workers: no contention
+/// for the lock, no wake-ups from thread to thread (services benchmark, list at 16
+/// connections: half the server CPU per request). A trial's services, a connection or two,
+/// are served on the run's runtime instead (`run/trial/endpoints.rs`). The threads are shared,
+/// not made per server. The loop ends when `shutdown` completes or when the
 /// returned future is dropped; the connections in flight are then dropped, as
 /// [`accept_loop`] drops them.
 pub(crate) async fn accept_loop_on_server_thread<F, Served>(
