@@ -6,9 +6,10 @@
 //! trials), and then of the default jobs (two a core) against 1. The targets: a
 //! median ≤ 0.15 s a trial and ≥ 1.8× with two jobs. With workers it also prints the CPU a
 //! trial costs (this process's, and the worker containers' from the engine's statistics),
-//! which other work on the machine does not move as it moves wall times. Run with `cargo bench -p clawtest --bench docker` (`-- worker` or `-- one-shot`
-//! for one mode); it builds its FROM scratch image locally, prints its figures with the
-//! machine's load and asserts nothing. Without a Docker engine it says so and stops.
+//! which other work on the machine does not move as it moves wall times. Run with `cargo
+//! bench -p clawtest --bench docker` (`-- worker` or `-- one-shot` for one mode); it builds
+//! its FROM scratch image locally, prints its figures with the machine's load and asserts
+//! nothing. Without a Docker engine it says so and stops.
 
 // A benchmark is a binary that prints its figures: the library's no-printing lints are not for it.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -149,7 +150,7 @@ fn measure(runtime: &tokio::runtime::Runtime, sandbox: &Arc<DockerSandbox>, reus
     // A run's default is two jobs a core: a trial in a worker is a chain of hand-overs
     // (host, shim, harness, shim, host), each waking a thread, and with one job a core
     // both chains wait at once often enough to leave a core idle.
-    let default_jobs = 2 * std::thread::available_parallelism().map_or(1, |cores| cores.get());
+    let default_jobs = clawtest::run::settings::default_jobs();
     if default_jobs > 2 {
         runtime.block_on(futures_util::future::join_all(
             (0..default_jobs).map(|job| one_trial(sandbox, 60 + job as u32, reuse)),

@@ -13,11 +13,10 @@
 //! clawtest run` in that folder (process backend, the default jobs: two a core; `--jobs N`
 //! after the sizes sets them) and takes the run's figures from `wait4`: wall time, CPU (user +
 //! system, the agents' included, since clawtest waits for them), CPU per trial and clawtest's
-//! max RSS; and
-//! clawtest's own CPU apart from its children's, read from its `/proc/PID/stat` once it has
-//! ended but before it is reaped (`waitid` with `WNOWAIT`). The
-//! rest of the machine's CPU during the run and the load average are printed beside them, so
-//! a figure from a busy machine is read as such. It asserts nothing but that the run passed.
+//! max RSS; and clawtest's own CPU apart from its children's, read from its `/proc/PID/stat`
+//! once it has ended but before it is reaped (`waitid` with `WNOWAIT`). The rest of the
+//! machine's CPU during the run and the load average are printed beside them, so a figure
+//! from a busy machine is read as such. It asserts nothing but that the run passed.
 //!
 //! `CLAWTEST_BENCH_BINARIES=FOLDER` runs the `cargo-clawtest` and `reference-agent` in FOLDER
 //! instead of building them (to compare two builds: copy one's aside, measure both).
@@ -387,7 +386,10 @@ fn main() {
         "{cores} cores, {}; process backend, replay, release build of {}, agent {}",
         match jobs {
             Some(jobs) => format!("{jobs} jobs"),
-            None => format!("the default jobs ({})", 2 * cores),
+            None => format!(
+                "the default jobs ({})",
+                clawtest::run::settings::default_jobs()
+            ),
         },
         clawtest.display(),
         agent.display(),

@@ -307,7 +307,8 @@ fn passthrough(config: &Config) -> Vec<(String, String)> {
 /// over between clawtest and its harness at every model and tool call, and waits on models,
 /// slow faults and containers, so one trial a CPU leaves the CPUs idle at each handover
 /// (10,400 replayed tasks × 3 on 2 CPUs: 66 s with 2 jobs, 59.5 s with 4; docs/development.md).
-fn default_jobs() -> usize {
+/// Public for the benches, which measure at it.
+pub fn default_jobs() -> usize {
     2 * std::thread::available_parallelism().map_or(1, usize::from)
 }
 
