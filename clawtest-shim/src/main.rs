@@ -24,16 +24,20 @@
 
 mod mcp_stdio;
 mod reset;
+mod wait;
 mod worker;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::fd::BorrowedFd;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::{Mutex, mpsc};
 use std::time::Duration;
+
+use wait::Waited;
 
 const SIGINT: i32 = 2;
 const SIGKILL: i32 = 9;
@@ -222,7 +226,11 @@ fn main() {
             std::process::exit(0);
         });
     }
-    let report = run_harness(&options.harness);
+    // The control connection's watcher thread ends the shim on a hang-up: the wait watches
+    // no connection and never says the host hung up.
+    let Ok(report) = run_harness(&options.harness, None) else {
+        std::process::exit(0);
+    };
     HARNESS_DONE.store(true, Ordering::SeqCst);
     let Some(mut control) = control else {
         std::process::exit(match report {
@@ -270,16 +278,22 @@ fn output(path: Option<&String>) -> Result<Stdio, String> {
     }
 }
 
-fn run_harness(options: &Harness) -> Report {
+/// The host hung up on the connection a worker watches while its harness runs.
+#[derive(Debug)]
+struct HungUp;
+
+/// Runs the harness to its end or its time limit; `watched`, a worker's connection to the
+/// host, ends the wait when the host hangs up on it (the harness still runs then).
+fn run_harness(options: &Harness, watched: Option<BorrowedFd<'_>>) -> Result<Report, HungUp> {
     let (stdout, stderr) = match (
         output(options.stdout.as_ref()),
         output(options.stderr.as_ref()),
     ) {
         (Ok(stdout), Ok(stderr)) => (stdout, stderr),
-        (Err(message), _) | (_, Err(message)) => return Report::NotStarted(message),
+        (Err(message), _) | (_, Err(message)) => return Ok(Report::NotStarted(message)),
     };
     let Some(program) = options.command.first() else {
-        return Report::NotStarted("no harness command".into());
+        return Ok(Report::NotStarted("no harness command".into()));
     };
     // A worker's harness: the shim's own variables (the image's) with the trial's over them.
     let mut child = match Command::new(program)
@@ -295,7 +309,7 @@ fn run_harness(options: &Harness) -> Report {
         Err(error) => {
             let message = format!("cannot start `{program}`: {error}");
             say(&message);
-            return Report::NotStarted(message);
+            return Ok(Report::NotStarted(message));
         }
     };
     let group = i32::try_from(child.id()).unwrap_or(0);
@@ -303,33 +317,21 @@ fn run_harness(options: &Harness) -> Report {
     if STOPPING.load(Ordering::SeqCst) {
         on_signal(SIGTERM);
     }
-    let (sender, receiver) = mpsc::channel::<std::io::Result<ExitStatus>>();
-    std::thread::spawn(move || {
-        let _ = sender.send(child.wait());
-    });
-    let status = match options.timeout {
-        Some(limit) => match receiver.recv_timeout(limit) {
-            Ok(status) => status,
-            Err(_) => {
-                kill_group(group);
-                let _ = receiver.recv();
-                return Report::TimedOut;
-            }
-        },
-        None => receiver
-            .recv()
-            .unwrap_or_else(|_| Err(std::io::Error::other("waiter gone"))),
+    let status = match wait::wait(&mut child, options.timeout, watched, || kill_group(group)) {
+        Waited::Ended(status) => status,
+        Waited::TimedOut => return Ok(Report::TimedOut),
+        Waited::HungUp => return Err(HungUp),
     };
     // Whatever the harness left running in its group ends with it.
     kill_group(group);
-    match status {
+    Ok(match status {
         Ok(status) => match (status.code(), status.signal()) {
             (Some(code), _) => Report::Exited(code),
             (None, Some(signum)) => Report::Signalled(signum),
             (None, None) => Report::Exited(-1),
         },
         Err(error) => Report::NotStarted(format!("waiting for the harness: {error}")),
-    }
+    })
 }
 
 fn kill_group(group: i32) {

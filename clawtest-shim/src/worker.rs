@@ -16,12 +16,14 @@
 //!   process but itself and puts back what the container can write, and answers `clean`, or
 //!   `dirty HEX` when it could not (the host then removes the container);
 //! - the host hanging up, or dying, ends every process and the shim: the container ends and
-//!   the engine removes it.
+//!   the engine removes it. The shim's one thread reads the host's lines, and watches for the
+//!   hang-up while a harness runs ([`crate::wait`]); it notices one during a reset when the
+//!   reset is done.
 
 use std::io::{BufRead, BufReader, Write};
+use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc;
 
 use crate::reset::{self, Baseline};
 use crate::{HARNESS_DONE, Harness, IN_WORKER, SAID, STOPPING, run_harness};
@@ -75,11 +77,12 @@ pub(crate) fn run(socket: &str, host_empties: &[String]) -> ! {
         // The host hangs up and the container ends.
         wait_for_hang_up(connection);
     };
-    let lines = read_lines(connection);
+    let mut lines = BufReader::new(connection);
     loop {
-        let request = match next_request(&lines) {
-            Ok(request) => request,
-            Err(message) => {
+        let request = match next_request(&mut lines) {
+            None => leave(),
+            Some(Ok(request)) => request,
+            Some(Err(message)) => {
                 // The report of a trial that could not start.
                 let message = message.replace(['\n', '\r'], " ");
                 let _ = answers.write_all(format!("error {message}\n").as_bytes());
@@ -87,7 +90,7 @@ pub(crate) fn run(socket: &str, host_empties: &[String]) -> ! {
             }
         };
         let answer = match request {
-            Request::Run(harness) => run_trial(&harness),
+            Request::Run(harness) => run_trial(&harness, lines.get_ref()),
             Request::Reset => match reset::reset(&baseline) {
                 Ok(()) => "clean\n".to_string(),
                 Err(why) => format!("dirty {}\n", hex(why.as_bytes())),
@@ -99,13 +102,16 @@ pub(crate) fn run(socket: &str, host_empties: &[String]) -> ! {
     }
 }
 
-/// Runs one trial's harness; the answer: what the shim said meanwhile, then the report.
-fn run_trial(harness: &Harness) -> String {
+/// Runs one trial's harness; the answer: what the shim said meanwhile, then the report. The
+/// host hanging up on `connection` meanwhile ends everything.
+fn run_trial(harness: &Harness, connection: &UnixStream) -> String {
     if let Ok(mut said) = SAID.lock() {
         said.clear();
     }
     HARNESS_DONE.store(false, Ordering::SeqCst);
-    let report = run_harness(harness);
+    let Ok(report) = run_harness(harness, Some(connection.as_fd())) else {
+        leave();
+    };
     HARNESS_DONE.store(true, Ordering::SeqCst);
     if STOPPING.load(Ordering::SeqCst) {
         // The container is being stopped: the harness has ended, and so does the shim.
@@ -121,24 +127,6 @@ fn run_trial(harness: &Harness) -> String {
     }
     answer.push_str(&report.line());
     answer
-}
-
-/// The host's lines, read on a thread of their own: the host hanging up ends everything,
-/// even while a harness runs.
-fn read_lines(connection: UnixStream) -> mpsc::Receiver<String> {
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(connection);
-        let mut line = String::new();
-        while matches!(reader.read_line(&mut line), Ok(read) if read > 0) {
-            if sender.send(line.trim_end().to_string()).is_err() {
-                break;
-            }
-            line.clear();
-        }
-        leave();
-    });
-    receiver
 }
 
 /// Reads `connection` until the host hangs up, then leaves.
@@ -157,23 +145,27 @@ fn leave() -> ! {
     std::process::exit(0);
 }
 
-/// The next request from the host's lines. A line it cannot read makes the request an error,
-/// read to its end (`run`) all the same, so the next one starts at its first line.
-fn next_request(lines: &mpsc::Receiver<String>) -> Result<Request, String> {
+/// The next request from the host's lines; `None` when the host hung up. A line it cannot
+/// read makes the request an error, read to its end (`run`) all the same, so the next one
+/// starts at its first line.
+fn next_request(lines: &mut impl BufRead) -> Option<Result<Request, String>> {
     let mut harness = Harness::default();
     let mut refused = None;
+    let mut line = String::new();
     loop {
-        let Ok(line) = lines.recv() else {
-            leave();
-        };
-        let (word, value) = line.split_once(' ').unwrap_or((line.as_str(), ""));
+        line.clear();
+        if !matches!(lines.read_line(&mut line), Ok(read) if read > 0) {
+            return None;
+        }
+        let line = line.trim_end();
+        let (word, value) = line.split_once(' ').unwrap_or((line, ""));
         let read = match word {
-            "reset" => return Ok(Request::Reset),
+            "reset" => return Some(Ok(Request::Reset)),
             "run" => {
-                return match refused {
+                return Some(match refused {
                     Some(why) => Err(why),
                     None => Ok(Request::Run(harness)),
-                };
+                });
             }
             "arg" => unhex_text(value).map(|arg| harness.command.push(arg)),
             "env" => unhex_text(value).and_then(|pair| match pair.split_once('=') {
@@ -226,18 +218,14 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn lines(lines: &[&str]) -> mpsc::Receiver<String> {
-        let (sender, receiver) = mpsc::channel();
-        for line in lines {
-            sender.send(line.to_string()).unwrap();
-        }
-        receiver
+    fn lines(lines: &[&str]) -> std::io::Cursor<String> {
+        std::io::Cursor::new(lines.iter().map(|line| format!("{line}\n")).collect())
     }
 
     #[test]
     fn a_trial_request_reads_back_as_the_host_wrote_it() {
         let prompt = "PROMPT=two\nlines";
-        let requests = lines(&[
+        let mut requests = lines(&[
             &format!("arg {}", hex(b"/agent")),
             &format!("arg {}", hex("--mode=ü".as_bytes())),
             &format!("env {}", hex(prompt.as_bytes())),
@@ -248,21 +236,22 @@ mod tests {
             "reset",
         ]);
         assert_eq!(
-            next_request(&requests),
-            Ok(Request::Run(Harness {
+            next_request(&mut requests),
+            Some(Ok(Request::Run(Harness {
                 command: vec!["/agent".into(), "--mode=ü".into()],
                 timeout: Some(Duration::from_millis(1500)),
                 stdout: Some("/clawtest/sockets/stdout.sock".into()),
                 stderr: Some("/clawtest/sockets/stderr.sock".into()),
                 env: vec![("PROMPT".into(), "two\nlines".into())],
-            }))
+            })))
         );
-        assert_eq!(next_request(&requests), Ok(Request::Reset));
+        assert_eq!(next_request(&mut requests), Some(Ok(Request::Reset)));
+        assert_eq!(next_request(&mut requests), None, "the host hung up");
     }
 
     #[test]
     fn a_malformed_request_is_an_error_not_a_trial_and_the_next_one_reads() {
-        let requests = lines(&[
+        let mut requests = lines(&[
             "arg 4",
             "run",
             "env 4142",
@@ -273,14 +262,14 @@ mod tests {
             "run",
         ]);
         for _ in 0..3 {
-            assert!(next_request(&requests).is_err());
+            assert!(matches!(next_request(&mut requests), Some(Err(_))));
         }
         assert_eq!(
-            next_request(&requests),
-            Ok(Request::Run(Harness {
+            next_request(&mut requests),
+            Some(Ok(Request::Run(Harness {
                 command: vec!["/agent".into()],
                 ..Harness::default()
-            }))
+            })))
         );
     }
 }
