@@ -6,10 +6,13 @@
 //! trials), and then of the default jobs (two a core) against 1. The targets: a
 //! median ≤ 0.15 s a trial and ≥ 1.8× with two jobs. With workers it also prints the CPU a
 //! trial costs (this process's, and the worker containers' from the engine's statistics),
-//! which other work on the machine does not move as it moves wall times. Run with `cargo
-//! bench -p clawtest --bench docker` (`-- worker` or `-- one-shot` for one mode); it builds
-//! its FROM scratch image locally, prints its figures with the machine's load and asserts
-//! nothing. Without a Docker engine it says so and stops.
+//! which other work on the machine does not move as it moves wall times. Last, the docker
+//! demo as a user runs it (the issue's own measure: its 12 trials with 1 job and with 2), its
+//! time split by the engine's events into the set-up, the trials and the end. Run with `cargo
+//! bench -p clawtest --bench docker` (`-- worker`, `-- one-shot` or `-- demo` for one part);
+//! it builds its FROM scratch image (and for the demo the release `cargo-clawtest`) locally,
+//! prints its figures with the machine's load and asserts nothing but that the demo passes.
+//! Without a Docker engine it says so and stops.
 
 // A benchmark is a binary that prints its figures: the library's no-printing lints are not for it.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -208,6 +211,140 @@ fn cpu(runtime: &tokio::runtime::Runtime, sandbox: &DockerSandbox) -> [f64; 2] {
     [own as f64 / 1e9, containers as f64 / 1e9]
 }
 
+/// The docker demo (`examples/demo/clawtest.docker.toml`: 4 tasks × 3 trials of the static
+/// reference agent with its services, replayed, faults on), run by the release
+/// `cargo-clawtest` as a user runs it, with 1 and with 2 jobs in turn, [`DEMO_ROUNDS`] times.
+/// Each run's time is split by the engine's events for its containers: the set-up (the
+/// harness build, the image build, the static shim, the worker containers made: nothing more
+/// jobs shorten), the trials (the first worker started to the first one stopped) and the end
+/// (the workers removed, the reports written).
+fn demo(runtime: &tokio::runtime::Runtime, engine: &bollard::Docker) {
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the library sits in the workspace");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let built = std::process::Command::new(cargo)
+        .current_dir(workspace)
+        .args(["build", "--quiet", "--release", "-p", "cargo-clawtest"])
+        .status()
+        .expect("cargo runs");
+    assert!(built.success(), "the release cargo-clawtest builds");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace.join("target"), std::path::PathBuf::from);
+    let clawtest = workspace.join(target).join("release/cargo-clawtest");
+    // The first run builds what later runs find built (the agent, its image, the shim).
+    demo_run(runtime, engine, &clawtest, 1);
+    println!(
+        "the docker demo (12 trials), 1 and 2 jobs in turn, load {}:",
+        load()
+    );
+    let mut runs: [Vec<[f64; 4]>; 2] = [Vec::new(), Vec::new()];
+    for _ in 0..DEMO_ROUNDS {
+        for jobs in [1, 2] {
+            runs[jobs - 1].push(demo_run(runtime, engine, &clawtest, jobs));
+        }
+    }
+    let medians = runs.map(|mut runs| {
+        runs.sort_by(|one, other| one[0].total_cmp(&other[0]));
+        runs[runs.len() / 2]
+    });
+    for (jobs, [total, set_up, trials, end]) in [1, 2].into_iter().zip(medians) {
+        println!(
+            "  {jobs} job(s), the median of {DEMO_ROUNDS} runs: {total:.3} s = set-up {set_up:.3} s + trials {trials:.3} s + end {end:.3} s"
+        );
+    }
+    println!(
+        "  2 jobs against 1: the run {:.2}×, its trials {:.2}× (load {})",
+        medians[0][0] / medians[1][0],
+        medians[0][2] / medians[1][2],
+        load()
+    );
+}
+
+/// How many times the demo runs with each number of jobs.
+const DEMO_ROUNDS: usize = 3;
+
+/// One run of the docker demo with `jobs`: its wall time, set-up, trials and end, in seconds.
+fn demo_run(
+    runtime: &tokio::runtime::Runtime,
+    engine: &bollard::Docker,
+    clawtest: &std::path::Path,
+    jobs: usize,
+) -> [f64; 4] {
+    let filters = std::collections::HashMap::from([
+        ("type".to_string(), vec!["container".to_string()]),
+        ("label".to_string(), vec![docker::RUN_LABEL.to_string()]),
+    ]);
+    let options = bollard::query_parameters::EventsOptionsBuilder::default()
+        .filters(&filters)
+        .build();
+    let mut events = engine.events(Some(options));
+    let (listening, listened) = tokio::sync::oneshot::channel();
+    let (finish, finished) = tokio::sync::oneshot::channel::<()>();
+    // Collects the events of the containers made from now on, until the run has ended and
+    // each of them was removed (the engine's last events may come after the run's exit).
+    let collected = runtime.spawn(async move {
+        let mut seen: Vec<(i64, String)> = Vec::new();
+        let _ = listening.send(());
+        let mut finished = std::pin::pin!(finished);
+        let mut ended = false;
+        let count = |seen: &[(i64, String)], wanted: &str| {
+            seen.iter().filter(|(_, action)| action == wanted).count()
+        };
+        while !(ended && count(&seen, "create") == count(&seen, "destroy")) {
+            tokio::select! {
+                event = futures_util::StreamExt::next(&mut events) => match event {
+                    Some(Ok(event)) => {
+                        if let (Some(nanos), Some(action)) = (event.time_nano, event.action) {
+                            seen.push((nanos, action));
+                        }
+                    }
+                    _ => break,
+                },
+                _ = &mut finished, if !ended => ended = true,
+            }
+        }
+        seen
+    });
+    // Subscribed before the run starts: none of its events is missed.
+    runtime.block_on(listened).expect("the event stream");
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos() as i64)
+    };
+    let started = now();
+    let status = std::process::Command::new(clawtest)
+        .args([
+            "clawtest",
+            "--config",
+            "clawtest.docker.toml",
+            "--jobs",
+            &jobs.to_string(),
+        ])
+        .current_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/demo"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("cargo-clawtest runs");
+    let ended = now();
+    assert!(status.success(), "the docker demo passes");
+    let _ = finish.send(());
+    let seen = runtime
+        .block_on(async { tokio::time::timeout(Duration::from_secs(30), collected).await })
+        .expect("the run's containers were all removed")
+        .expect("the event collector");
+    let first = |actions: &[&str]| {
+        seen.iter()
+            .filter(|(nanos, action)| *nanos >= started && actions.contains(&action.as_str()))
+            .map(|(nanos, _)| *nanos)
+            .min()
+            .expect("the run's containers started and stopped")
+    };
+    let (start, stop) = (first(&["start"]), first(&["kill", "die"]));
+    [ended - started, start - started, stop - start, ended - stop].map(|nanos| nanos as f64 / 1e9)
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -245,7 +382,7 @@ fn main() {
     let sandbox = Arc::new(
         runtime
             .block_on(DockerSandbox::new(
-                engine,
+                engine.clone(),
                 IMAGE,
                 shim,
                 ResourceLimits::default(),
@@ -265,5 +402,8 @@ fn main() {
         if chosen.is_empty() || chosen.iter().any(|word| word == name) {
             measure(&runtime, &sandbox, reuse);
         }
+    }
+    if chosen.is_empty() || chosen.iter().any(|word| word == "demo") {
+        demo(&runtime, &engine);
     }
 }
