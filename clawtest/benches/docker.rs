@@ -26,6 +26,8 @@ use clawtest::sandbox::{Endpoints, Launch, Sandbox};
 const IMAGE: &str = "clawtest-bench-harness:latest";
 const SEQUENTIAL: usize = 12;
 const THROUGHPUT: usize = 12;
+/// How many times the throughput of one job and of two is measured, in turn.
+const ROUNDS: usize = 3;
 
 fn launch(trial: u32, sockets: &std::path::Path) -> Launch {
     Launch {
@@ -140,15 +142,41 @@ fn measure(runtime: &tokio::runtime::Runtime, sandbox: &Arc<DockerSandbox>, reus
         });
         throughput as f64 / started.elapsed().as_secs_f64()
     };
-    let cpu_start = cpu(runtime, sandbox);
-    let single = rate(1);
-    let cpu_single = cpu(runtime, sandbox);
-    let double = rate(2);
-    let cpu_double = cpu(runtime, sandbox);
+    // One job and two in turn, ROUNDS times: the machine's speed drifts from minute to minute,
+    // and one pair of figures moves the ratio by a tenth.
+    let mut ratios = Vec::with_capacity(ROUNDS);
+    let mut singles = Vec::with_capacity(ROUNDS);
+    // CPU seconds over every round, [this process, the containers], for 1 job and for 2.
+    let mut spent = [[0.0; 2]; 2];
+    for round in 1..=ROUNDS {
+        let mut measured = [0.0; 2];
+        for jobs in [1, 2] {
+            let before = reuse.then(|| cpu(runtime, sandbox));
+            measured[jobs - 1] = rate(jobs);
+            if let Some(before) = before {
+                let after = cpu(runtime, sandbox);
+                for at in 0..2 {
+                    spent[jobs - 1][at] += after[at] - before[at];
+                }
+            }
+        }
+        let [single, double] = measured;
+        println!(
+            "  round {round}, {throughput} trials: 1 job {single:.2} trials/s, 2 jobs {double:.2} trials/s = {:.2}× (load {} at the end)",
+            double / single,
+            load()
+        );
+        ratios.push(double / single);
+        singles.push(single);
+    }
+    let median = |mut values: Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    let single = median(singles);
     println!(
-        "  throughput, {throughput} trials: 1 job {single:.2} trials/s, 2 jobs {double:.2} trials/s = {:.2}× (load {} at the end)",
-        double / single,
-        load()
+        "  2 jobs against 1, the median of {ROUNDS} rounds: {:.2}×",
+        median(ratios)
     );
     // A run's default is two jobs a core: a trial in a worker is a chain of hand-overs
     // (host, shim, harness, shim, host), each waking a thread, and with one job a core
@@ -160,17 +188,17 @@ fn measure(runtime: &tokio::runtime::Runtime, sandbox: &Arc<DockerSandbox>, reus
         ));
         let default = rate(default_jobs);
         println!(
-            "  the default {default_jobs} jobs (two a core): {default:.2} trials/s = {:.2}× one job (load {})",
+            "  the default {default_jobs} jobs (two a core): {default:.2} trials/s = {:.2}× one job's median (load {})",
             default / single,
             load()
         );
     }
     if reuse {
-        for (jobs, before, after) in [(1, cpu_start, cpu_single), (2, cpu_single, cpu_double)] {
+        for (jobs, [own, containers]) in [1, 2].into_iter().zip(spent) {
             let [own, containers] =
-                [0, 1].map(|at| (after[at] - before[at]) / throughput as f64 * 1e3);
+                [own, containers].map(|seconds| seconds / (ROUNDS * throughput) as f64 * 1e3);
             println!(
-                "  CPU a trial ({jobs} job(s)): {:.2} ms = this process {own:.2} ms + the worker containers {containers:.2} ms",
+                "  CPU a trial ({jobs} job(s), every round): {:.2} ms = this process {own:.2} ms + the worker containers {containers:.2} ms",
                 own + containers
             );
         }
