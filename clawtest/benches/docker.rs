@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 use clawtest::sandbox::docker::{self, DockerSandbox, ResourceLimits, image::ContextFile, shim};
 use clawtest::sandbox::{Endpoints, Launch, Sandbox};
 
+mod common;
+
 const IMAGE: &str = "clawtest-bench-harness:latest";
 const SEQUENTIAL: usize = 12;
 const THROUGHPUT: usize = 12;
@@ -247,19 +249,7 @@ fn cpu(runtime: &tokio::runtime::Runtime, sandbox: &DockerSandbox) -> [f64; 2] {
 /// jobs shorten), the trials (the first worker started to the first one stopped) and the end
 /// (the workers removed, the reports written).
 fn demo(runtime: &tokio::runtime::Runtime, engine: &bollard::Docker) {
-    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the library sits in the workspace");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let built = std::process::Command::new(cargo)
-        .current_dir(workspace)
-        .args(["build", "--quiet", "--release", "-p", "cargo-clawtest"])
-        .status()
-        .expect("cargo runs");
-    assert!(built.success(), "the release cargo-clawtest builds");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| workspace.join("target"), std::path::PathBuf::from);
-    let clawtest = workspace.join(target).join("release/cargo-clawtest");
+    let clawtest = common::release_clawtest();
     // The first run builds what later runs find built (the agent, its image, the shim).
     demo_run(runtime, engine, &clawtest, 1);
     println!(
@@ -350,7 +340,7 @@ fn demo_run(
             "--jobs",
             &jobs.to_string(),
         ])
-        .current_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/demo"))
+        .current_dir(common::workspace_root().join("examples/demo"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status()

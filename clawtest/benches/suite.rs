@@ -31,37 +31,22 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{target_dir, workspace_root};
+
+mod common;
+
 /// The demo's fault-free tasks (todo-flaky is about faults; it has a seed of its own).
 const TASKS: [&str; 3] = ["gmail-reply", "inbox-to-todo", "todo-triage"];
 const TRIALS: usize = 3;
 const DEFAULT_SIZES: [usize; 2] = [1_040, 10_400];
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the library sits in the workspace")
-        .to_path_buf()
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"))
-}
-
 /// Builds what the bench runs: the release `cargo-clawtest`, as a user would install it, and
-/// the static reference agent; returns the agent's path.
-fn build() -> PathBuf {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(&cargo)
-        .current_dir(workspace_root())
-        .args(["build", "--quiet", "--release", "-p", "cargo-clawtest"])
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "the release build failed");
+/// the static reference agent; returns both paths.
+fn build() -> (PathBuf, PathBuf) {
+    let clawtest = common::release_clawtest();
     let target = agent_target();
     // `--target` keeps these flags off the host build's artifacts (and off build scripts).
-    let status = Command::new(&cargo)
+    let status = Command::new(common::cargo())
         .current_dir(workspace_root())
         .args(["build", "--quiet", "--release", "-p", "reference-agent"])
         .args(["--target", &target])
@@ -75,10 +60,11 @@ fn build() -> PathBuf {
         .status()
         .expect("cargo runs");
     assert!(status.success(), "the static agent's build failed");
-    target_dir()
+    let agent = target_dir()
         .join(target)
         .join("release")
-        .join("reference-agent")
+        .join("reference-agent");
+    (clawtest, agent)
 }
 
 /// The target the agent is built for: musl where its standard library is installed (`rustup
@@ -98,9 +84,10 @@ fn agent_target() -> String {
         .filter(|output| output.status.success())
         .map(|output| PathBuf::from(String::from_utf8_lossy(&output.stdout).trim()))
         .is_some_and(|folder| folder.is_dir());
-    match installed {
-        true => musl,
-        false => format!("{arch}-unknown-linux-gnu"),
+    if installed {
+        musl
+    } else {
+        format!("{arch}-unknown-linux-gnu")
     }
 }
 
@@ -376,10 +363,7 @@ fn main() {
                 folder.join("reference-agent"),
             )
         }
-        None => {
-            let agent = build();
-            (target_dir().join("release").join("cargo-clawtest"), agent)
-        }
+        None => build(),
     };
     let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
     println!(
