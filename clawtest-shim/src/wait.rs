@@ -91,6 +91,8 @@ pub(crate) fn wait(
 ) -> Waited {
     match ending(child) {
         Ok(ending) => wait_on(&ending, child, limit, watched, at_deadline),
+        // Neither a pidfd nor a pipe (the shim is out of descriptors): wait for the end alone;
+        // the host's own deadline still ends a harness past its limit, with its container.
         Err(_) => Waited::Ended(child.wait()),
     }
 }
