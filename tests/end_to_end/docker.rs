@@ -19,6 +19,7 @@ use crate::support::repository;
 
 mod commands;
 mod disk;
+mod image;
 mod worker;
 
 /// The test image: `/reference-agent` and `/clawtest-probe`, nothing else.
@@ -630,14 +631,25 @@ fn a_harness_image_is_built_from_the_configured_dockerfile() {
         "FROM scratch\nCOPY clawtest-probe /\nENV BUILT_FROM=dockerfile\n",
     )
     .expect("Dockerfile");
-    let outcome = clawtest(ready, suite.path(), &["--backend", "docker"], &[]);
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
     let tag = docker::image::tag_for(&context.join("Dockerfile"));
-    assert!(
-        outcome.stderr.contains(&format!("image {tag}")),
-        "{}",
-        outcome.stderr
-    );
+    // Built, then left as it is, then built again once its Dockerfile changed.
+    for (added, said) in [
+        ("", "(built)"),
+        ("", "(unchanged since built)"),
+        ("ENV EDITED=yes\n", "(built)"),
+    ] {
+        let mut dockerfile =
+            std::fs::read_to_string(context.join("Dockerfile")).expect("Dockerfile");
+        dockerfile.push_str(added);
+        std::fs::write(context.join("Dockerfile"), dockerfile).expect("Dockerfile written");
+        let outcome = clawtest(ready, suite.path(), &["--backend", "docker"], &[]);
+        assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+        assert!(
+            outcome.stderr.contains(&format!("image {tag} {said}")),
+            "{}",
+            outcome.stderr
+        );
+    }
     // Each test folder makes a new tag: do not let them pile up in the engine.
     runtime().block_on(async {
         let engine = docker::connect().await.expect("engine");

@@ -113,7 +113,7 @@ fn upgrade(folder: &std::path::Path) -> Outcome {
 fn status(config: &Config, request: &Request) -> Outcome {
     let folder = session::cassette_folder(config, request);
     let (task_ids, executed) = runtime()?.block_on(async {
-        let chosen = select::choose(config, request.backend)
+        let chosen = select::choose(config, request.backend, None)
             .await
             .map_err(ExpectedError::Backend)?;
         errln!("{}", chosen.note);

@@ -53,7 +53,7 @@ fn command_place(
     choice: Option<clawtest::config::BackendChoice>,
 ) -> Result<clawtest::sandbox::commands::CommandPlace, ExpectedError> {
     let chosen = runtime()?
-        .block_on(clawtest::sandbox::select::choose(config, choice))
+        .block_on(clawtest::sandbox::select::choose(config, choice, None))
         .map_err(ExpectedError::Backend)?;
     let place = chosen.sandbox.command_place();
     if place != clawtest::sandbox::commands::CommandPlace::Host {

@@ -135,6 +135,8 @@ fn one_run(
     // A harness built into its image is built before the image, which is built when the
     // backend is chosen.
     let source = session::HarnessSource::of(&request);
+    // The static shim a docker run mounts is located while the harness builds.
+    let shim = select::locate_shim_ahead(config, request.backend);
     if config.harness.dockerfile.is_some() && !request.no_build && source.is_built() {
         // The build runs in a process group of its own, which a terminal's Ctrl-C (or CI's
         // SIGTERM to clawtest) does not reach: the signals are taken over to end it.
@@ -164,7 +166,7 @@ fn one_run(
     runtime()?.block_on(async {
         // The oracle plays its calls on the host, but the tasks' commands run where the
         // chosen backend runs commands: the choice stands for `--oracle` too.
-        let chosen = select::choose(config, request.backend)
+        let chosen = select::choose(config, request.backend, shim)
             .await
             .map_err(ExpectedError::Backend)?;
         errln!("{}", chosen.note);

@@ -5,6 +5,8 @@
 use std::sync::Arc;
 
 use super::Sandbox;
+use super::docker::image::Built;
+use super::docker::shim::Locating;
 use super::docker::{self, DockerError, DockerSandbox, ResourceLimits};
 use super::process::ProcessSandbox;
 use crate::config::{BackendChoice, Config};
@@ -26,10 +28,24 @@ pub struct BackendError {
     pub error: DockerError,
 }
 
-/// Picks and prepares the sandbox for `choice` (the command line's, else the config's).
+/// The static shim, its locating started now when `choice` (the command line's, else the
+/// config's) may take the docker backend: a run calls it before building its harness, so
+/// that the two overlap (see `docker::shim`), and gives it to [`choose`].
+pub fn locate_shim_ahead(config: &Config, choice: Option<BackendChoice>) -> Option<Locating> {
+    let names_image = config.harness.image.is_some() || config.harness.dockerfile.is_some();
+    let may_use_docker = match choice.unwrap_or(config.run.backend) {
+        BackendChoice::Process => false,
+        BackendChoice::Auto | BackendChoice::Docker => names_image,
+    };
+    may_use_docker.then(Locating::start)
+}
+
+/// Picks and prepares the sandbox for `choice` (the command line's, else the config's), with
+/// the static shim of [`locate_shim_ahead`] if it was started (else it is located here).
 pub async fn choose(
     config: &Config,
     choice: Option<BackendChoice>,
+    shim: Option<Locating>,
 ) -> Result<Chosen, BackendError> {
     let choice = choice.unwrap_or(config.run.backend);
     let names_image = config.harness.image.is_some() || config.harness.dockerfile.is_some();
@@ -43,7 +59,9 @@ pub async fn choose(
             "auto: no harness.image or harness.dockerfile in the configuration".into(),
         )),
         BackendChoice::Auto => match docker::connect().await {
-            Ok(engine) => docker_backend(config, engine, "auto: the Docker engine answers").await,
+            Ok(engine) => {
+                docker_backend(config, engine, "auto: the Docker engine answers", shim).await
+            }
             Err(error) => Ok(process(format!("auto: {error}"))),
         },
         // Nothing to run in: said before the engine is asked, whether it answers or not.
@@ -54,7 +72,7 @@ pub async fn choose(
             let engine = docker::connect()
                 .await
                 .map_err(|error| BackendError { error })?;
-            docker_backend(config, engine, "chosen").await
+            docker_backend(config, engine, "chosen", shim).await
         }
     }
 }
@@ -63,14 +81,16 @@ async fn docker_backend(
     config: &Config,
     engine: bollard::Docker,
     why: &str,
+    shim: Option<Locating>,
 ) -> Result<Chosen, BackendError> {
     let failed = |error: DockerError| BackendError { error };
-    // Building the static shim runs cargo: keep it off the async threads, and let it run while
-    // the engine builds the image (each takes a tenth of a second or more of every run's start,
-    // a time more jobs do not shorten).
-    let shim = tokio::task::spawn_blocking(docker::shim::locate);
-    let image = match (&config.harness.image, &config.harness.dockerfile) {
-        (Some(image), _) => image.clone(),
+    // Building the static shim runs cargo: on a thread of its own, started before the harness
+    // build when the run could (`locate_shim_ahead`), else now, while the engine builds the
+    // image (each takes a tenth of a second or more of every run's start, a time more jobs do
+    // not shorten).
+    let shim = shim.unwrap_or_else(Locating::start);
+    let (image, built) = match (&config.harness.image, &config.harness.dockerfile) {
+        (Some(image), _) => (image.clone(), None),
         (None, Some(dockerfile)) => {
             let dockerfile = config.root.join(dockerfile);
             let context = match &config.harness.context {
@@ -83,17 +103,14 @@ async fn docker_backend(
             let tag = docker::image::tag_for(&dockerfile);
             let files =
                 docker::image::context_from_folder(&context, &dockerfile).map_err(failed)?;
-            docker::image::build(&engine, &tag, &files)
+            let built = docker::image::build_unless_unchanged(&engine, &tag, &files)
                 .await
                 .map_err(failed)?;
-            tag
+            (tag, Some(built))
         }
         (None, None) => return Err(failed(DockerError::NoImage)),
     };
-    let shim = shim
-        .await
-        .map_err(|error| failed(DockerError::Engine(error.to_string())))?
-        .map_err(|error| failed(error.into()))?;
+    let shim = shim.wait().await.map_err(|error| failed(error.into()))?;
     let limits = ResourceLimits {
         memory_mb: config.docker.memory_mb,
         cpus: config.docker.cpus,
@@ -103,8 +120,13 @@ async fn docker_backend(
         .await
         .map_err(failed)?
         .reusing(config.docker.reuse);
+    let built = match built {
+        Some(Built::Built) => " (built)",
+        Some(Built::Unchanged) => " (unchanged since built)",
+        None => "",
+    };
     let note = format!(
-        "backend: docker ({why}; image {image}, run {})",
+        "backend: docker ({why}; image {image}{built}, run {})",
         sandbox.run_id()
     );
     Ok(Chosen {

@@ -26,6 +26,7 @@ mod folder;
 pub mod image;
 mod pool;
 pub mod shim;
+mod source;
 mod trial;
 mod worker;
 

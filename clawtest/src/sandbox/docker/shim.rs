@@ -5,7 +5,9 @@
 //! these artifacts apart from the ordinary build, so neither invalidates the other). Cargo
 //! makes the build a no-op once it is up to date. Optimized: in a worker container the shim
 //! resets the container after every trial, a part of each trial's cost (std only, so the
-//! release build takes seconds).
+//! release build takes seconds). A run starts locating it ([`Locating::start`]) before it
+//! builds its harness, on a thread of its own: even a no-op `cargo build` is a tenth of a
+//! second of every docker run's start, which the harness build's time can hide.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,6 +43,45 @@ fn source_workspace() -> PathBuf {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default()
+}
+
+/// The static shim being located on a thread of its own, from [`Locating::start`] until
+/// [`Locating::wait`] takes it.
+#[derive(Debug)]
+pub struct Locating {
+    answer: Option<tokio::sync::oneshot::Receiver<Result<PathBuf, ShimError>>>,
+}
+
+impl Locating {
+    /// Starts locating the shim ([`locate`]); where no thread can be started, [`wait`]
+    /// locates it instead.
+    ///
+    /// [`wait`]: Locating::wait
+    pub fn start() -> Locating {
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        let started = std::thread::Builder::new()
+            .name("clawtest-shim-build".into())
+            .spawn(move || {
+                let _ = sender.send(locate());
+            });
+        Locating {
+            answer: started.ok().map(|_| receiver),
+        }
+    }
+
+    /// The shim's path, once located.
+    pub async fn wait(self) -> Result<PathBuf, ShimError> {
+        match self.answer {
+            Some(answer) => answer.await.unwrap_or_else(|_| {
+                Err(ShimError::Build(
+                    "the thread locating the static shim ended without an answer".into(),
+                ))
+            }),
+            None => tokio::task::spawn_blocking(locate)
+                .await
+                .unwrap_or_else(|error| Err(ShimError::Build(error.to_string()))),
+        }
+    }
 }
 
 /// The static shim: `CLAWTEST_SHIM`, else built from source (see the module comment).
