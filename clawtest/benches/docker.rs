@@ -150,11 +150,18 @@ fn measure(runtime: &tokio::runtime::Runtime, sandbox: &Arc<DockerSandbox>, reus
     let mut singles = Vec::with_capacity(ROUNDS);
     // CPU seconds over every round, [this process, the containers], for 1 job and for 2.
     let mut spent = [[0.0; 2]; 2];
+    // The machine's jiffies over every round, [busy, all], for 1 job and for 2.
+    let mut machine = [[0; 2]; 2];
     for round in 1..=ROUNDS {
         let mut measured = [0.0; 2];
         for jobs in [1, 2] {
             let before = reuse.then(|| cpu(runtime, sandbox));
+            let jiffies = machine_jiffies();
             measured[jobs - 1] = rate(jobs);
+            let jiffies_after = machine_jiffies();
+            for at in 0..2 {
+                machine[jobs - 1][at] += jiffies_after[at] - jiffies[at];
+            }
             if let Some(before) = before {
                 let after = cpu(runtime, sandbox);
                 for at in 0..2 {
@@ -180,6 +187,7 @@ fn measure(runtime: &tokio::runtime::Runtime, sandbox: &Arc<DockerSandbox>, reus
         "  2 jobs against 1, the median of {ROUNDS} rounds: {:.2}×",
         median(ratios)
     );
+    print_ceiling(machine);
     // A run's default is two jobs a core: a trial in a worker is a chain of hand-overs
     // (host, shim, harness, shim, host), each waking a thread, and with one job a core
     // both chains wait at once often enough to leave a core idle.
@@ -206,6 +214,40 @@ fn measure(runtime: &tokio::runtime::Runtime, sandbox: &Arc<DockerSandbox>, reus
         }
     }
     runtime.block_on(sandbox.settle());
+}
+
+/// How busy the machine's cores were with 1 job and with 2 (`machine`: busy and all jiffies
+/// over every round), and what that leaves two jobs: one job already keeping more than one
+/// core busy (its hand-overs overlap: the host's threads, the shim, the harness, the engine's
+/// storage driver), two jobs on two cores can reach at most the cores over one job's busy
+/// cores, scaled by how much more CPU a trial costs with two.
+fn print_ceiling(machine: [[u64; 2]; 2]) {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from) as f64;
+    let busy = machine.map(|[busy, all]| busy as f64 / all.max(1) as f64 * cores);
+    println!(
+        "  the machine's cores busy (/proc/stat, every round): 1 job {:.2}, 2 jobs {:.2} of {cores}; with 1 job's CPU a trial two jobs could reach at most {:.2}× one job",
+        busy[0],
+        busy[1],
+        cores / busy[0]
+    );
+}
+
+/// The machine's CPU time so far in jiffies, [busy, all] (`/proc/stat`: all is busy, idle
+/// and I/O wait).
+fn machine_jiffies() -> [u64; 2] {
+    let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let fields: Vec<u64> = text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|field| field.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest time is already in user).
+    let at = |index: usize| fields.get(index).copied().unwrap_or(0);
+    let busy = at(0) + at(1) + at(2) + at(5) + at(6) + at(7);
+    [busy, busy + at(3) + at(4)]
 }
 
 /// CPU seconds so far: this process's (every thread's, from `/proc/self/task/*/schedstat`) and
