@@ -12,7 +12,7 @@ use clawtest::run::session::{self, Request};
 use clawtest::sandbox::select;
 use clawtest::services::Catalogue;
 
-use super::{Outcome, load_config, runtime, warn};
+use super::{Outcome, build_before_image, load_config, runtime, warn};
 use crate::cli::{CassettesAction, CassettesArgs, GlobalArgs};
 use crate::errors::{ExpectedError, exit};
 
@@ -112,8 +112,15 @@ fn upgrade(folder: &std::path::Path) -> Outcome {
 /// The replay run, then each cassette's state; fails when one needs recording.
 fn status(config: &Config, request: &Request) -> Outcome {
     let folder = session::cassette_folder(config, request);
+    // As a run: a harness built into its image is built before the image.
+    let shim = select::locate_shim_ahead(config, request.backend);
+    let mut request = request.clone();
+    if build_before_image(config, !request.no_build)? {
+        request.no_build = true;
+    }
+    let request = &request;
     let (task_ids, executed) = runtime()?.block_on(async {
-        let chosen = select::choose(config, request.backend, None)
+        let chosen = select::choose(config, request.backend, shim)
             .await
             .map_err(ExpectedError::Backend)?;
         errln!("{}", chosen.note);

@@ -44,16 +44,21 @@ fn load_config(global: &GlobalArgs) -> Result<Config, ExpectedError> {
     Config::load(global.config.as_deref(), &working_directory()).map_err(ExpectedError::Config)
 }
 
-/// The async runtime every command runs on.
 /// Where the backend `choice` (the command line's, else `run.backend`) runs a task's
 /// commands, for the commands that check tasks without running a harness (`validate
 /// --feasibility`, `vary`, `generate`); the choice's line is shown when it is a container.
+/// The harness is not run, but an image built from `harness.dockerfile` needs it built.
 fn command_place(
     config: &clawtest::config::Config,
     choice: Option<clawtest::config::BackendChoice>,
 ) -> Result<clawtest::sandbox::commands::CommandPlace, ExpectedError> {
+    let shim = clawtest::sandbox::select::locate_shim_ahead(config, choice);
+    build_before_image(
+        config,
+        clawtest::sandbox::select::may_use_docker(config, choice),
+    )?;
     let chosen = runtime()?
-        .block_on(clawtest::sandbox::select::choose(config, choice, None))
+        .block_on(clawtest::sandbox::select::choose(config, choice, shim))
         .map_err(ExpectedError::Backend)?;
     let place = chosen.sandbox.command_place();
     if place != clawtest::sandbox::commands::CommandPlace::Host {
@@ -62,6 +67,42 @@ fn command_place(
     Ok(place)
 }
 
+/// Runs `[harness] build` now when `wanted` and the harness is built into its image
+/// (`harness.dockerfile`): the image, built when the backend is chosen, is made of what the
+/// build makes, so the build comes first. Returns whether it ran (the run's own build is then
+/// skipped: `Request::no_build`).
+fn build_before_image(config: &Config, wanted: bool) -> Result<bool, ExpectedError> {
+    use clawtest::interrupt::{self, Notice};
+    if !wanted || config.harness.dockerfile.is_none() {
+        return Ok(false);
+    }
+    // The build runs in a process group of its own, which a terminal's Ctrl-C (or CI's
+    // SIGTERM to clawtest) does not reach: the signals are taken over to end it.
+    let stopped = runtime()?.block_on(async {
+        let signals = interrupt::Signals::install().map_err(ExpectedError::Runtime)?;
+        let stopping = interrupt::escalate(
+            signals.into_source(),
+            || async {},
+            |notice| match notice {
+                Notice::Stopping => errln!("\ninterrupted: stopping the harness build"),
+                Notice::Aborted => {
+                    std::process::exit(i32::from(crate::errors::exit::interrupted()))
+                }
+            },
+        );
+        clawtest::run::session::build(config, &stopping)
+            .await
+            .map_err(ExpectedError::Session)?;
+        Ok::<bool, ExpectedError>(stopping.is_cancelled())
+    })?;
+    if stopped {
+        errln!("the harness build was stopped: nothing else ran");
+        return Err(ExpectedError::Run(RunStatus::Interrupted));
+    }
+    Ok(true)
+}
+
+/// The async runtime every command runs on.
 fn runtime() -> Result<tokio::runtime::Runtime, ExpectedError> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -16,7 +16,9 @@ use clawtest::run::cells;
 use clawtest::run::session::{self, Request};
 use clawtest::sandbox::select;
 
-use super::{Outcome, finished, load_config, publish, read_baseline, runtime, warn};
+use super::{
+    Outcome, build_before_image, finished, load_config, publish, read_baseline, runtime, warn,
+};
 use crate::cli::{GlobalArgs, RunArgs};
 use crate::errors::{ExpectedError, exit};
 
@@ -137,30 +139,7 @@ fn one_run(
     let source = session::HarnessSource::of(&request);
     // The static shim a docker run mounts is located while the harness builds.
     let shim = select::locate_shim_ahead(config, request.backend);
-    if config.harness.dockerfile.is_some() && !request.no_build && source.is_built() {
-        // The build runs in a process group of its own, which a terminal's Ctrl-C (or CI's
-        // SIGTERM to clawtest) does not reach: the signals are taken over to end it.
-        let stopped = runtime()?.block_on(async {
-            let signals = interrupt::Signals::install().map_err(ExpectedError::Runtime)?;
-            let stopping = interrupt::escalate(
-                signals.into_source(),
-                || async {},
-                |notice| match notice {
-                    Notice::Stopping => errln!("\ninterrupted: stopping the harness build"),
-                    Notice::Aborted => std::process::exit(i32::from(exit::interrupted())),
-                },
-            );
-            session::build(config, &stopping)
-                .await
-                .map_err(ExpectedError::Session)?;
-            Ok::<bool, ExpectedError>(stopping.is_cancelled())
-        })?;
-        if stopped {
-            errln!("the run stopped during the harness build: no trial ran");
-            return Err(ExpectedError::Run(
-                clawtest::results::RunStatus::Interrupted,
-            ));
-        }
+    if build_before_image(config, !request.no_build && source.is_built())? {
         request.no_build = true;
     }
     runtime()?.block_on(async {

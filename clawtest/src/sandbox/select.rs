@@ -32,12 +32,17 @@ pub struct BackendError {
 /// config's) may take the docker backend: a run calls it before building its harness, so
 /// that the two overlap (see `docker::shim`), and gives it to [`choose`].
 pub fn locate_shim_ahead(config: &Config, choice: Option<BackendChoice>) -> Option<Locating> {
+    may_use_docker(config, choice).then(Locating::start)
+}
+
+/// Whether `choice` (the command line's, else the config's) may take the docker backend: it
+/// is not `process`, and the configuration names an image or a Dockerfile.
+pub fn may_use_docker(config: &Config, choice: Option<BackendChoice>) -> bool {
     let names_image = config.harness.image.is_some() || config.harness.dockerfile.is_some();
-    let may_use_docker = match choice.unwrap_or(config.run.backend) {
+    match choice.unwrap_or(config.run.backend) {
         BackendChoice::Process => false,
         BackendChoice::Auto | BackendChoice::Docker => names_image,
-    };
-    may_use_docker.then(Locating::start)
+    }
 }
 
 /// Picks and prepares the sandbox for `choice` (the command line's, else the config's), with

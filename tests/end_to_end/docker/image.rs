@@ -1,11 +1,12 @@
 //! Harness images built from a Dockerfile are built again only when what they are built from
 //! changed (`docker::image::build_unless_unchanged`): the context's files, or the id of an
 //! image the Dockerfile builds on. Each test's tags are its own (the process id and the
-//! time), and removed at its end.
+//! time), and removed at its end. Every command that builds the image runs `harness.build`
+//! first, since the image is made of what it makes.
 
 use clawtest::sandbox::docker::{self, image::Built, image::ContextFile};
 
-use super::{ready, runtime};
+use super::{clawtest, probe_suite_with, probe_task, ready, runtime};
 
 /// A tag no other test run uses.
 fn own_tag(what: &str) -> String {
@@ -107,4 +108,54 @@ fn an_image_is_built_again_only_when_its_files_or_its_base_change() {
             None
         );
     });
+}
+
+#[test]
+fn every_command_that_builds_the_image_runs_the_harness_build_first() {
+    let Some(ready) = ready() else { return };
+    let task = probe_task(
+        "built-first",
+        60,
+        &["BUILT_FROM=dockerfile", "CLAWTEST_TRIAL=0"],
+        &["nothing"],
+    );
+    let probe = ready.binaries.join("clawtest-probe");
+    // The build puts the probe where the Dockerfile copies it from: without it first, the
+    // image cannot be built.
+    let build = format!(
+        "build = [\"cp\", {:?}, \"image/clawtest-probe\"]",
+        probe.display().to_string()
+    );
+    let suite = probe_suite_with(
+        "dockerfile = \"image/Dockerfile\"",
+        &["/clawtest-probe", "env"],
+        &build,
+        1,
+        "built-first",
+        &task,
+    );
+    let context = suite.path().join("image");
+    std::fs::create_dir_all(&context).expect("context folder");
+    std::fs::write(
+        context.join("Dockerfile"),
+        "FROM scratch\nCOPY clawtest-probe /\nENV BUILT_FROM=dockerfile\n",
+    )
+    .expect("Dockerfile");
+    let tags = Tags(vec![docker::image::tag_for(&context.join("Dockerfile"))]);
+    // `validate` finds the probe's task invalid (its keywords are nowhere an agent sees them,
+    // exit 101) once the image is built; an image that cannot be built is exit 102.
+    for (command, code) in [
+        (&["cassettes", "--backend", "docker"][..], 0),
+        (&["validate", "--feasibility", "--backend", "docker"], 101),
+        (&["run", "--backend", "docker"], 0),
+    ] {
+        let _ = std::fs::remove_file(context.join("clawtest-probe"));
+        let outcome = clawtest(ready, suite.path(), command, &[]);
+        assert_eq!(outcome.code, code, "{command:?}: {}", outcome.stderr);
+        assert!(
+            outcome.stderr.contains(&format!("image {}", tags.0[0])),
+            "{command:?}: {}",
+            outcome.stderr
+        );
+    }
 }
