@@ -763,15 +763,21 @@ fn a_trial_s_folder_on_the_host_is_the_user_s_alone_while_its_container_runs() {
         .collect();
     // SIGTERM: the run removes its container itself (a SIGKILL right after the container was
     // made can come before its shim holds the connection whose end would stop it).
+    terminate(&mut child);
+    assert_eq!(containers_labelled(label), Vec::<String>::new());
+    assert_eq!(modes.len(), 1, "one trial folder: {modes:?}");
+    assert_eq!(modes[0].1, 0o700, "{modes:?}");
+}
+
+/// Sends SIGTERM to a run (which then ends its trials and removes its containers itself)
+/// and waits for it to end.
+fn terminate(child: &mut std::process::Child) {
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
         .expect("kill runs");
     assert!(status.success());
     let _ = child.wait();
-    assert_eq!(containers_labelled(label), Vec::<String>::new());
-    assert_eq!(modes.len(), 1, "one trial folder: {modes:?}");
-    assert_eq!(modes[0].1, 0o700, "{modes:?}");
 }
 
 /// Polls `condition` until it holds; fails after two minutes.

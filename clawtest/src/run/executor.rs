@@ -214,6 +214,12 @@ fn schedule(
         let plan = Arc::new(plan(&planner, source));
         futures_util::stream::iter((0..k).map(move |trial| (task, Arc::clone(&plan), trial)))
     });
+    // Once the last unit has been started, the backend hears that no trial will come after
+    // the running ones: docker's workers go as their trials end, not all at the run's end.
+    let sandbox = Arc::clone(&shared.provisions.sandbox);
+    let ended = futures_util::stream::once(async move { sandbox.all_trials_started() })
+        .filter_map(|()| std::future::ready(None));
+    let units = units.chain(ended);
     let shared = Arc::clone(shared);
     let stop = interrupt.clone();
     let mut dispatcher = JoinSet::new();

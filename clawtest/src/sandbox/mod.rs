@@ -462,6 +462,11 @@ pub trait Sandbox: Send + Sync {
         TrialFolder::fresh_in(&scratch::trial_parent(disk_cap))
     }
 
+    /// Every trial of the run has started: no trial asks for a folder after those already
+    /// started have theirs. What the backend keeps for trials to come (the docker backend's
+    /// worker containers) may go as the trials give it back, while the others still run.
+    fn all_trials_started(&self) {}
+
     /// Lets go of what the backend keeps between trials (the docker backend's worker
     /// containers, removed before this completes); a run ends with it.
     fn settle(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {

@@ -191,6 +191,10 @@ impl Sandbox for DockerSandbox {
         }
     }
 
+    fn all_trials_started(&self) {
+        self.pool.close();
+    }
+
     fn settle(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
         Box::pin(self.pool.settle())
     }

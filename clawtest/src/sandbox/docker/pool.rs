@@ -3,13 +3,14 @@
 //! trial's harness and put back once reset ([`Pool::take`], [`Pool::put_back`]), and the
 //! folder emptied when the trial gives it back ([`empty_worker_folder`]: every file the
 //! trial left, no link followed; the mounted folders' mode, times and `user.` attributes put
-//! back). A folder that cannot be emptied goes, with its container; a run's end removes the
-//! idle workers ([`Pool::settle`]).
+//! back). A folder that cannot be emptied goes, with its container; once every trial has
+//! started ([`Pool::close`]) a worker given back goes too, and a run's end removes the idle
+//! workers and waits for those going ([`Pool::settle`]).
 
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -41,6 +42,12 @@ pub(super) struct Pool {
     /// Set when a worker's shim would not promise a reset: later trials get containers of
     /// their own.
     refused: Mutex<Option<String>>,
+    /// Set once every trial has started ([`Pool::close`]): a worker given back is removed
+    /// then, not kept for a trial that will not come.
+    closed: AtomicBool,
+    /// The removals of workers given back after [`Pool::close`], awaited by
+    /// [`Pool::settle`].
+    removing: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 /// One worker: its folder on the host, and its container once started.
@@ -125,19 +132,34 @@ impl Pool {
             return;
         };
         if empty_worker_folder(worker.folder.path(), &worker.modes).is_ok() {
-            held(&self.idle).push(worker);
+            if self.closed.load(Ordering::Acquire)
+                && let Ok(runtime) = tokio::runtime::Handle::try_current()
+            {
+                held(&self.removing).push(runtime.spawn(worker.remove()));
+            } else {
+                held(&self.idle).push(worker);
+            }
         }
         // Otherwise dropped: its container removed (`ContainerGuard`), its folder with it.
     }
 
-    /// Removes the idle workers' containers (waiting until they are gone) and folders.
+    /// Every trial has started: the workers idle now stay for the trials that have started
+    /// but not yet taken a folder, and each worker given back from now on is removed at once.
+    pub(super) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+
+    /// Removes the idle workers' containers and folders, and waits until they and those
+    /// removed since [`Pool::close`] are gone.
     pub(super) async fn settle(&self) {
         let idle: Vec<Worker> = std::mem::take(&mut *held(&self.idle));
-        let removals = idle
-            .into_iter()
-            .filter_map(|worker| worker.live)
-            .map(|live| live.guard.remove());
-        futures_util::future::join_all(removals).await;
+        let removing: Vec<_> = std::mem::take(&mut *held(&self.removing));
+        let removals = idle.into_iter().map(Worker::remove);
+        futures_util::future::join(
+            futures_util::future::join_all(removals),
+            futures_util::future::join_all(removing),
+        )
+        .await;
     }
 
     pub(super) fn refuse(&self, why: String) {
@@ -153,6 +175,13 @@ fn held<T>(lock: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Worker {
+    /// Removes the worker's container, waiting until it is gone, then its folder.
+    async fn remove(self) {
+        if let Some(live) = self.live {
+            live.guard.remove().await;
+        }
+    }
+
     fn new() -> std::io::Result<Worker> {
         let folder = crate::sandbox::scratch::folder("trial")?;
         let mut modes = Vec::with_capacity(MOUNTED.len());
