@@ -288,7 +288,7 @@ fn cpu(runtime: &tokio::runtime::Runtime, sandbox: &DockerSandbox) -> [f64; 2] {
 /// `cargo-clawtest` as a user runs it, with 1 and with 2 jobs in turn, [`DEMO_ROUNDS`] times.
 /// Each run's time is split by the engine's events for its containers: the set-up (the
 /// harness build, the image build, the static shim, the worker containers made: nothing more
-/// jobs shorten), the trials (the first worker started to the first one stopped) and the end
+/// jobs shorten), the trials (the first worker started to the last one stopped) and the end
 /// (the workers removed, the reports written).
 fn demo(runtime: &tokio::runtime::Runtime, engine: &bollard::Docker) {
     let clawtest = common::release_clawtest();
@@ -394,14 +394,19 @@ fn demo_run(
         .block_on(async { tokio::time::timeout(Duration::from_secs(30), collected).await })
         .expect("the run's containers were all removed")
         .expect("the event collector");
-    let first = |actions: &[&str]| {
+    let during = |action: &str| -> Vec<i64> {
         seen.iter()
-            .filter(|(nanos, action)| *nanos >= started && actions.contains(&action.as_str()))
+            .filter(|(nanos, seen)| *nanos >= started && seen == action)
             .map(|(nanos, _)| *nanos)
-            .min()
-            .expect("the run's containers started and stopped")
+            .collect()
     };
-    let (start, stop) = (first(&["start"]), first(&["kill", "die"]));
+    // The trials end when the last worker is stopped: a worker whose job has no trial left
+    // goes while the others' last trials run.
+    let start = during("start").into_iter().min();
+    let stop = (during("kill").into_iter().max()).or_else(|| during("die").into_iter().max());
+    let (start, stop) = start
+        .zip(stop)
+        .expect("the run's containers started and stopped");
     [ended - started, start - started, stop - start, ended - stop].map(|nanos| nanos as f64 / 1e9)
 }
 
