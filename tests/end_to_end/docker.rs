@@ -505,14 +505,19 @@ fn probe_suite_with(
         ),
     )
     .expect("config");
-    std::fs::write(suite.path().join(format!("tasks/{task_id}.yaml")), task).expect("task");
+    add_task(suite.path(), task_id, task, trials);
+    suite
+}
+
+/// Adds `task` to the suite in `folder`, with an empty cassette of `trials` trials.
+fn add_task(folder: &Path, task_id: &str, task: &str, trials: u32) {
+    std::fs::write(folder.join(format!("tasks/{task_id}.yaml")), task).expect("task");
     let trials_json = vec!["{\"interactions\": []}"; trials as usize].join(", ");
     std::fs::write(
-        suite.path().join(format!("cassettes/{task_id}.yaml")),
+        folder.join(format!("cassettes/{task_id}.yaml")),
         format!("{{\"version\": 1, \"task_id\": \"{task_id}\", \"trials\": [{trials_json}]}}"),
     )
     .expect("cassette");
-    suite
 }
 
 #[test]

@@ -242,12 +242,7 @@ fn a_run_removes_a_worker_once_no_trial_is_left_for_it() {
     let suite = probe_suite(&["/clawtest-probe", "sleep"], "", 1, "short", &short);
     // The long trial lasts until the test interrupts the run (or, failing, its time limit).
     let long = probe_task("long", 60, never, &["nothing"]);
-    std::fs::write(suite.path().join("tasks/long.yaml"), long).expect("task");
-    std::fs::write(
-        suite.path().join("cassettes/long.yaml"),
-        "{\"version\": 1, \"task_id\": \"long\", \"trials\": [{\"interactions\": []}]}",
-    )
-    .expect("cassette");
+    super::add_task(suite.path(), "long", &long, 1);
     let mut child = Command::new(env!("CARGO_BIN_EXE_cargo-clawtest"))
         .args(["clawtest", "--backend", "docker", "--jobs", "2"])
         .current_dir(suite.path())
