@@ -38,11 +38,15 @@ pub fn locate_shim_ahead(config: &Config, choice: Option<BackendChoice>) -> Opti
 /// Whether `choice` (the command line's, else the config's) may take the docker backend: it
 /// is not `process`, and the configuration names an image or a Dockerfile.
 pub fn may_use_docker(config: &Config, choice: Option<BackendChoice>) -> bool {
-    let names_image = config.harness.image.is_some() || config.harness.dockerfile.is_some();
     match choice.unwrap_or(config.run.backend) {
         BackendChoice::Process => false,
-        BackendChoice::Auto | BackendChoice::Docker => names_image,
+        BackendChoice::Auto | BackendChoice::Docker => names_image(config),
     }
+}
+
+/// Whether the configuration names a harness image or a Dockerfile to build one from.
+fn names_image(config: &Config) -> bool {
+    config.harness.image.is_some() || config.harness.dockerfile.is_some()
 }
 
 /// Picks and prepares the sandbox for `choice` (the command line's, else the config's), with
@@ -53,7 +57,7 @@ pub async fn choose(
     shim: Option<Locating>,
 ) -> Result<Chosen, BackendError> {
     let choice = choice.unwrap_or(config.run.backend);
-    let names_image = config.harness.image.is_some() || config.harness.dockerfile.is_some();
+    let names_image = names_image(config);
     let process = |why: String| Chosen {
         sandbox: Arc::new(ProcessSandbox::default()),
         note: format!("backend: process ({why})"),

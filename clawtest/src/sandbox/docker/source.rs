@@ -150,16 +150,9 @@ pub(super) fn digest(files: &[ContextFile], bases: &[(String, String)]) -> Strin
 mod tests {
     use super::*;
 
-    fn bases_of(text: &str) -> Option<Vec<String>> {
-        bases(text)
-    }
-
     #[test]
     fn from_scratch_builds_on_nothing() {
-        assert_eq!(
-            bases_of("FROM scratch\nCOPY agent /agent\n"),
-            Some(Vec::new())
-        );
+        assert_eq!(bases("FROM scratch\nCOPY agent /agent\n"), Some(Vec::new()));
     }
 
     #[test]
@@ -173,7 +166,7 @@ mod tests {
             COPY --from=0 /x /y\n\
             FROM runtime\n";
         assert_eq!(
-            bases_of(dockerfile),
+            bases(dockerfile),
             Some(vec![
                 "rust:1.95".to_string(),
                 "debian:bookworm-slim".to_string(),
@@ -185,22 +178,22 @@ mod tests {
     #[test]
     fn continued_lines_are_read_as_one_instruction() {
         assert_eq!(
-            bases_of("FROM \\\n  # between\n  alpine:3 \\\n  AS base\nFROM base\n"),
+            bases("FROM \\\n  # between\n  alpine:3 \\\n  AS base\nFROM base\n"),
             Some(vec!["alpine:3".to_string()])
         );
     }
 
     #[test]
     fn a_base_named_through_a_variable_has_no_digest() {
-        assert_eq!(bases_of("ARG BASE=alpine\nFROM $BASE\n"), None);
-        assert_eq!(bases_of("ARG TAG=3\nFROM alpine:${TAG}\n"), None);
-        assert_eq!(bases_of("FROM scratch\nCOPY --from=${STAGE} /a /a\n"), None);
+        assert_eq!(bases("ARG BASE=alpine\nFROM $BASE\n"), None);
+        assert_eq!(bases("ARG TAG=3\nFROM alpine:${TAG}\n"), None);
+        assert_eq!(bases("FROM scratch\nCOPY --from=${STAGE} /a /a\n"), None);
     }
 
     #[test]
     fn variables_elsewhere_keep_the_digest() {
         assert_eq!(
-            bases_of("FROM --platform=$BUILDPLATFORM scratch\nENV PATH=$PATH:/bin\nCOPY $FILE /\n"),
+            bases("FROM --platform=$BUILDPLATFORM scratch\nENV PATH=$PATH:/bin\nCOPY $FILE /\n"),
             Some(Vec::new())
         );
     }
@@ -208,16 +201,16 @@ mod tests {
     #[test]
     fn fetching_adds_and_escape_directives_have_no_digest() {
         assert_eq!(
-            bases_of("FROM scratch\nADD https://example.com/a.tar /\n"),
+            bases("FROM scratch\nADD https://example.com/a.tar /\n"),
             None
         );
         assert_eq!(
-            bases_of("FROM scratch\nADD git@example.com:a/b.git /src\n"),
+            bases("FROM scratch\nADD git@example.com:a/b.git /src\n"),
             None
         );
-        assert_eq!(bases_of("# escape=`\nFROM scratch\n"), None);
+        assert_eq!(bases("# escape=`\nFROM scratch\n"), None);
         // A local ADD is part of the context.
-        assert_eq!(bases_of("FROM scratch\nADD a.tar /\n"), Some(Vec::new()));
+        assert_eq!(bases("FROM scratch\nADD a.tar /\n"), Some(Vec::new()));
     }
 
     fn file(path: &str, contents: &[u8], mode: u32) -> ContextFile {
